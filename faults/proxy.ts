@@ -1,0 +1,244 @@
+import http from 'node:http';
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
+
+/**
+ * A fault-injecting HTTP proxy: it forwards every request (`/v1/...`, `/quickstart/...`, anything)
+ * to one upstream and applies one named fault on the way. See `faults/README.md` and the
+ * architecture page (docs/architecture.md, "Faults").
+ *
+ * It never logs: the `Authorization` header only ever lives in memory, on its way upstream.
+ */
+
+/** A header list in wire order with the names' original case (`[name, value]` pairs). */
+export type HeaderList = Array<[string, string]>;
+
+/** A request as the proxy holds it before forwarding. */
+export interface ProxyRequest {
+  method: string;
+  /** Path and query, e.g. `/v1/inventory/12`. */
+  path: string;
+  headers: HeaderList;
+  body: Buffer;
+}
+
+/** A response as the proxy holds it before answering. */
+export interface ProxyResponse {
+  status: number;
+  headers: HeaderList;
+  body: Buffer;
+}
+
+/** What a fault may read about the run it is part of. */
+export interface FaultContext {
+  /** The upstream origin (plus optional path prefix). */
+  upstream: URL;
+  /** The run's environment (`API_KEY`, `API_PLAN`, ...), when the caller gave it. */
+  env: Record<string, string | undefined>;
+  /** Sends a request straight to the upstream, bypassing the fault (for faults that need a side look). */
+  forward(request: ProxyRequest): Promise<ProxyResponse>;
+}
+
+/**
+ * The hooks of one fault instance. Every hook is optional; a fault without `response` streams the
+ * upstream's answer through untouched, a fault without `request` streams the request body.
+ */
+export interface FaultHooks {
+  /**
+   * Rewrites the request, answers it (return a `ProxyResponse`), or swallows it (return `'swallow'`:
+   * the client's connection is left hanging until the proxy closes).
+   */
+  request?(req: ProxyRequest, ctx: FaultContext): ProxyRequest | ProxyResponse | 'swallow' | Promise<ProxyRequest | ProxyResponse | 'swallow'>;
+  /** Rewrites the upstream's response (buffered) before it reaches the client. */
+  response?(res: ProxyResponse, req: ProxyRequest, ctx: FaultContext): ProxyResponse | Promise<ProxyResponse>;
+  /** Milliseconds to hold each request before forwarding it. */
+  delayMs?(req: ProxyRequest): number;
+}
+
+/** A fault: its hooks are created once per proxy, so per-run state stays inside the closure. */
+export interface ProxyFault {
+  name: string;
+  create(): FaultHooks;
+}
+
+export interface FaultProxyOptions {
+  /** Upstream origin, e.g. `http://127.0.0.1:8080` (a path prefix is kept: `https://host/api`). */
+  upstream: string;
+  /** The fault to apply; omit for a transparent proxy. */
+  fault?: ProxyFault | FaultHooks;
+  /** Exposed to the fault as `ctx.env` (e.g. the run's `API_KEY`). Never logged. */
+  env?: Record<string, string | undefined>;
+  port?: number;
+  host?: string;
+}
+
+export interface RunningFaultProxy {
+  /** Origin of the proxy, e.g. `http://127.0.0.1:40123` (no trailing slash). */
+  url: string;
+  close(): Promise<void>;
+}
+
+const HOP_BY_HOP = new Set([
+  'connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'host',
+]);
+
+function pairs(raw: string[]): HeaderList {
+  const out: HeaderList = [];
+  for (let i = 0; i + 1 < raw.length; i += 2) out.push([raw[i]!, raw[i + 1]!]);
+  return out;
+}
+
+function flat(headers: HeaderList): string[] {
+  return headers.flatMap(([k, v]) => [k, v]);
+}
+
+/** Case-insensitive header helpers over a `HeaderList`. */
+export const headers = {
+  get(list: HeaderList, name: string): string | undefined {
+    const n = name.toLowerCase();
+    return list.find(([k]) => k.toLowerCase() === n)?.[1];
+  },
+  set(list: HeaderList, name: string, value: string): HeaderList {
+    const n = name.toLowerCase();
+    const i = list.findIndex(([k]) => k.toLowerCase() === n);
+    const out = list.filter(([k], j) => j === i || k.toLowerCase() !== n);
+    if (i >= 0) return out.map(([k, v]) => (k.toLowerCase() === n ? [k, value] : [k, v]));
+    return [...out, [name, value]];
+  },
+  remove(list: HeaderList, name: string): HeaderList {
+    const n = name.toLowerCase();
+    return list.filter(([k]) => k.toLowerCase() !== n);
+  },
+};
+
+function isResponse(x: unknown): x is ProxyResponse {
+  return typeof x === 'object' && x !== null && 'status' in x;
+}
+
+function readBody(stream: NodeJS.ReadableStream): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    stream.on('data', (c: Buffer) => chunks.push(c));
+    stream.on('end', () => resolve(Buffer.concat(chunks)));
+    stream.on('error', reject);
+  });
+}
+
+/**
+ * Starts the proxy on `host:port` (default 127.0.0.1, any free port).
+ * Requests are buffered only when the fault has a `request` hook, responses only when it has a
+ * `response` hook; otherwise both stream. The upstream's `Date` header is kept (the proxy never
+ * adds its own), as are the upstream's header names in their original case.
+ */
+export async function startFaultProxy(options: FaultProxyOptions): Promise<RunningFaultProxy> {
+  const upstream = new URL(options.upstream);
+  const prefix = upstream.pathname.replace(/\/$/, '');
+  const client = upstream.protocol === 'https:' ? https : http;
+  const agent = new client.Agent({ keepAlive: true, maxSockets: 64 });
+  const hooks: FaultHooks = options.fault && 'create' in options.fault ? options.fault.create() : (options.fault ?? {});
+  const hanging = new Set<http.ServerResponse>();
+
+  const send = (req: ProxyRequest, body?: NodeJS.ReadableStream) =>
+    new Promise<http.IncomingMessage>((resolve, reject) => {
+      const outHeaders = req.headers.filter(([k]) => !HOP_BY_HOP.has(k.toLowerCase()));
+      const up = client.request(
+        {
+          protocol: upstream.protocol,
+          hostname: upstream.hostname,
+          port: upstream.port,
+          method: req.method,
+          path: prefix + req.path,
+          headers: [...flat(outHeaders), 'Host', upstream.host],
+          agent,
+        } as http.RequestOptions,
+        resolve,
+      );
+      up.on('error', reject);
+      if (body) body.pipe(up);
+      else up.end(req.body);
+    });
+
+  const ctx: FaultContext = {
+    upstream,
+    env: options.env ?? {},
+    async forward(req) {
+      const res = await send(withLength(req));
+      return { status: res.statusCode ?? 502, headers: pairs(res.rawHeaders), body: await readBody(res) };
+    },
+  };
+
+  const answer = (res: http.ServerResponse, r: ProxyResponse) => {
+    const list = r.headers.filter(([k]) => !HOP_BY_HOP.has(k.toLowerCase()) && k.toLowerCase() !== 'content-length');
+    res.sendDate = false;
+    res.writeHead(r.status, [...flat(list), 'Content-Length', String(r.body.length)]);
+    res.end(r.body);
+  };
+
+  const server = http.createServer(async (inc, res) => {
+    try {
+      let req: ProxyRequest = { method: inc.method ?? 'GET', path: inc.url ?? '/', headers: pairs(inc.rawHeaders), body: Buffer.alloc(0) };
+      let stream: NodeJS.ReadableStream | undefined = inc;
+      if (hooks.request) {
+        req.body = await readBody(inc);
+        stream = undefined;
+        const out = await hooks.request(req, ctx);
+        if (out === 'swallow') {
+          hanging.add(res);
+          res.on('close', () => hanging.delete(res));
+          return;
+        }
+        if (isResponse(out)) return answer(res, out);
+        req = withLength(out);
+      }
+      const delay = hooks.delayMs?.(req) ?? 0;
+      if (delay > 0) await new Promise((r) => setTimeout(r, delay));
+      const upRes = await send(req, stream);
+      const status = upRes.statusCode ?? 502;
+      if (hooks.response) {
+        const buffered: ProxyResponse = { status, headers: pairs(upRes.rawHeaders), body: await readBody(upRes) };
+        return answer(res, await hooks.response(buffered, req, ctx));
+      }
+      res.sendDate = false;
+      res.writeHead(status, flat(pairs(upRes.rawHeaders).filter(([k]) => !HOP_BY_HOP.has(k.toLowerCase()))));
+      upRes.pipe(res);
+    } catch (err) {
+      if (!res.headersSent) {
+        const body = Buffer.from(JSON.stringify({ code: 'bad_gateway', message: `fault proxy: ${(err as Error).message}`, status: 502 }));
+        answer(res, { status: 502, headers: [['Content-Type', 'application/json'], ['Date', new Date().toUTCString()]], body });
+      } else res.destroy();
+    }
+  });
+
+  await new Promise<void>((resolve) => server.listen(options.port ?? 0, options.host ?? '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://${options.host ?? '127.0.0.1'}:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const res of hanging) res.destroy();
+        agent.destroy();
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+/** Drops any stale `Content-Length` of a rewritten request; `send` ends it with the exact body. */
+function withLength(req: ProxyRequest): ProxyRequest {
+  const hs = headers.remove(req.headers, 'content-length');
+  if (req.body.length > 0 || ['POST', 'PUT', 'PATCH'].includes(req.method.toUpperCase())) hs.push(['Content-Length', String(req.body.length)]);
+  return { ...req, headers: hs };
+}
+
+/**
+ * Rewrites a run's target addresses so the run goes through the proxy: the origin of `BASE_URL`
+ * and `API_URL` is replaced by the proxy's; their paths are kept.
+ */
+export function throughProxy(env: Record<string, string | undefined>, proxyUrl: string): Record<string, string | undefined> {
+  const swap = (u: string | undefined) => {
+    if (!u) return u;
+    const parsed = new URL(u);
+    return proxyUrl.replace(/\/$/, '') + parsed.pathname.replace(/\/$/, '') + parsed.search;
+  };
+  return { ...env, BASE_URL: swap(env.BASE_URL), API_URL: swap(env.API_URL) };
+}
