@@ -74,19 +74,20 @@ const addFormats = ((addFormatsModule as unknown as { default?: unknown }).defau
   addFormatsModule) as typeof addFormatsModule.default;
 
 /**
- * Values come from `parseJson`, so an int64 field may hold a `bigint`, which Ajv's `type: integer`
- * rejects. Each `{ type: integer, format: int64 }` is therefore checked by the `int64` keyword
- * instead (range [-2^63, 2^63-1], number or bigint); `date-time` additionally requires UTC.
+ * Values come from `parseJson`, so an integer field may hold a `bigint`, which Ajv's
+ * `type: integer` rejects. Each `type: integer` is therefore checked by the `integer` keyword
+ * instead: any integral number or bigint, and with `format: int64` only within [-2^63, 2^63-1].
+ * `date-time` additionally requires UTC (see `isUtcTimestamp`).
  */
-function withInt64Keyword(node: unknown): unknown {
-  if (Array.isArray(node)) return node.map(withInt64Keyword);
+function withIntegerKeyword(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(withIntegerKeyword);
   if (node === null || typeof node !== 'object') return node;
   const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(node)) out[key] = withInt64Keyword(value);
-  if (out.type === 'integer' && out.format === 'int64') {
+  for (const [key, value] of Object.entries(node)) out[key] = withIntegerKeyword(value);
+  if (out.type === 'integer') {
+    out.integer = out.format === 'int64' ? 'int64' : 'any';
     delete out.type;
-    delete out.format;
-    out.int64 = true;
+    if (out.format === 'int64') delete out.format;
   }
   return out;
 }
@@ -95,13 +96,14 @@ const ajv = new Ajv2020({ allErrors: true, strict: true });
 addFormats(ajv);
 ajv.addFormat('date-time', { type: 'string', validate: isUtcTimestamp });
 ajv.addKeyword({
-  keyword: 'int64',
-  schemaType: 'boolean',
+  keyword: 'integer',
+  schemaType: 'string',
+  metaSchema: { enum: ['any', 'int64'] },
   errors: true,
-  validate: function int64(this: unknown, _schema: boolean, data: unknown) {
-    const self = int64 as { errors?: Partial<ErrorObject>[] };
+  validate: function integer(schema: string, data: unknown) {
+    const self = integer as { errors?: Partial<ErrorObject>[] };
     const isInteger = typeof data === 'bigint' || (typeof data === 'number' && Number.isInteger(data));
-    if (isInt64(data)) return true;
+    if (isInteger && (schema !== 'int64' || isInt64(data))) return true;
     self.errors = [
       isInteger
         ? { keyword: 'int64', message: 'must be an int64 (between -2^63 and 2^63-1)', params: {} }
@@ -112,7 +114,7 @@ ajv.addKeyword({
 });
 
 const validators = Object.fromEntries(
-  schemaNames.map((name) => [name, ajv.compile(withInt64Keyword(jsonSchemas[name]) as SchemaObject)]),
+  schemaNames.map((name) => [name, ajv.compile(withIntegerKeyword(jsonSchemas[name]) as SchemaObject)]),
 ) as Record<SchemaName, ReturnType<typeof ajv.compile>>;
 
 function formatError(error: ErrorObject): string {
