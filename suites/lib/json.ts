@@ -4,6 +4,8 @@
  */
 import { isInteger, isSafeNumber, parse, stringify } from 'lossless-json';
 
+const UNSAFE_DIGITS = /\d{16}/;
+
 function parseNumber(text: string): number | bigint {
   if (isInteger(text) && !isSafeNumber(text)) return BigInt(text);
   return Number(text);
@@ -15,6 +17,8 @@ function parseNumber(text: string): number | bigint {
  * `JSON.parse`. Throws `SyntaxError` on invalid JSON.
  */
 export function parseJson(text: string): unknown {
+  // Every unsafe integer has at least 16 digits; without such a run JSON.parse is exact (and ~8x faster).
+  if (!UNSAFE_DIGITS.test(text)) return JSON.parse(text);
   return parse(text, null, { parseNumber, onDuplicateKey: ({ newValue }) => newValue });
 }
 

@@ -27,14 +27,17 @@ test('9007199254740993 round-trips exactly through parseJson and stringifyJson',
 });
 
 test('parses like JSON.parse otherwise', () => {
-  for (const text of ['{"a":[1,2,{"b":null}],"c":"\\u00e9\\n","d":true}', '"x"', ' [ ] ', '{"__proto__":{"x":1}}', '{"a":1,"a":2}']) {
+  const texts = ['{"a":[1,2,{"b":null}],"c":"\\u00e9\\n","d":true}', '"x"', ' [ ] ', '{"__proto__":{"x":1}}', '{"a":1,"a":2}', '[1e400, -0.5e-3]'];
+  // Each text also with a 16-digit run inside a string, which takes the lossless path.
+  for (const text of [...texts, ...texts.map((t) => `[${t}, "1234567890123456"]`)]) {
     expect(parseJson(text), text).toEqual(JSON.parse(text));
   }
   expect(Object.getPrototypeOf(parseJson('{"__proto__":{"x":1}}'))).toBe(Object.prototype);
 });
 
 test('invalid JSON throws SyntaxError', () => {
-  for (const text of ['', '{', '[1,]', "{'a':1}", 'NaN', '01', '{"a":1}x', 'undefined']) {
+  const texts = ['', '{', '[1,]', "{'a':1}", 'NaN', '01', '{"a":1}x', 'undefined', '\uFEFF{}'];
+  for (const text of [...texts, ...texts.map((t) => `[9007199254740993, ${t}]`)]) {
     expect(() => parseJson(text), JSON.stringify(text)).toThrow(SyntaxError);
   }
 });
