@@ -1,0 +1,539 @@
+import { headers, type FaultHooks, type ProxyRequest, type ProxyResponse, type HeaderList } from './proxy.ts';
+import {
+  answer, dateSeconds, intHeader, isError, isJson, isList, isMessages, isPatch, jsonBody, mapHeader, mapJson,
+  mapRequestJson, petIdOf, readJson, respond, tokenOf, PLAN_LIMITS,
+} from './lib.ts';
+import { lateByOneStore, racyStore, unenforcedStore } from './stores.ts';
+import type { RateLimitStore } from '../reference-server/rate-limit/store.ts';
+import { REQ } from './requirements.ts';
+
+/**
+ * The fault catalogue: realistic deviations a vendor or a regressed staging deployment could ship.
+ * Each names the ledger ids (`suites/requirements.yaml`) whose checks must fail when it is injected.
+ *
+ * A fault is either proxy hooks (`proxy`, applied by `startFaultProxy` in front of any upstream) or,
+ * for behaviour a proxy cannot fake (limiter races), a `RateLimitStore` for `startReferenceServer`.
+ */
+
+export type Area =
+  | 'auth' | 'error-body' | 'list' | 'update' | 'messages' | 'rate-limit-headers' | '429' | 'ban' | 'malformed-input';
+
+export interface Fault {
+  /** Unique, kebab-case; selects the fault (`FAULT=<name>`). */
+  name: string;
+  description: string;
+  area: Area;
+  /** Ledger ids that must be among the failing requirements. */
+  expect: string[];
+  /** Proxy hooks, created fresh for each proxy (state lives in the closure). */
+  proxy?: () => FaultHooks;
+  /** A limiter store for the reference server, for faults a proxy cannot fake. */
+  store?: () => RateLimitStore;
+}
+
+const isRateLimited = (res: ProxyResponse) => res.status === 429;
+
+/** Error bodies only: JSON responses with status >= 400. */
+function mapErrorBody(fn: (body: Record<string, unknown>, res: ProxyResponse) => unknown): FaultHooks {
+  return respond(
+    (res) => isError(res) && isJson(res.headers),
+    (res) => mapJson(res, (b) => (b && typeof b === 'object' && !Array.isArray(b) ? fn(b, res) : b)),
+  );
+}
+
+/** List responses only (a 200 JSON array), item by item. */
+function mapItems(fn: (item: Record<string, unknown>, index: number) => unknown): FaultHooks {
+  return respond(
+    (res, req) => isList(req) && res.status === 200,
+    (res) => mapJson(res, (b) => (Array.isArray(b) ? b.map((item, i) => fn(item, i)) : b)),
+  );
+}
+
+/** The successful message response only. */
+function mapMessage(fn: (m: Record<string, unknown>) => unknown): FaultHooks {
+  return respond((res, req) => isMessages(req) && res.status >= 200 && res.status < 300, (res) => mapJson(res, fn));
+}
+
+function setStatus(res: ProxyResponse, status: number): ProxyResponse {
+  const next = mapJson({ ...res, status }, (b) => (b && typeof b === 'object' && 'status' in b ? { ...b, status } : b));
+  return next;
+}
+
+/** The known keys of the run; a fault that "accepts any token" swaps an unknown one for `API_KEY`. */
+function knownKeys(env: Record<string, string | undefined>): string[] {
+  return [env.API_KEY, env.RATE_LIMIT_KEY, env.LOAD_KEY].filter((k): k is string => !!k);
+}
+
+/** GET the list with the same credentials (a side look, for faults that need the old quantity). */
+async function quantityBefore(req: ProxyRequest, forward: (r: ProxyRequest) => Promise<ProxyResponse>): Promise<number | undefined> {
+  const listPath = req.path.split('?')[0]!.replace(/\/[^/]+$/, '');
+  const res = await forward({ method: 'GET', path: listPath, headers: req.headers.filter(([k]) => /^authorization$/i.test(k)), body: Buffer.alloc(0) });
+  const list = readJson(res.body);
+  if (res.status !== 200 || !Array.isArray(list)) return undefined;
+  const item = list.find((i: any) => String(i?.petId) === petIdOf(req));
+  return typeof item?.quantity === 'number' ? item.quantity : undefined;
+}
+
+function updateQuantity(req: ProxyRequest): unknown {
+  const b = readJson(req.body) as any;
+  return b && typeof b === 'object' ? b.quantity : undefined;
+}
+
+export const faults: Fault[] = [
+  // --- auth -------------------------------------------------------------------------------------
+  {
+    name: 'auth-401-as-403',
+    area: 'auth',
+    description: 'A missing or invalid key gets 403 Forbidden (body status 403) instead of 401.',
+    expect: [REQ.auth401],
+    proxy: () => respond((res) => res.status === 401, (res) => ({ ...setStatus(res, 403), headers: headers.remove(res.headers, 'www-authenticate') })),
+  },
+  {
+    name: 'auth-any-token-accepted',
+    area: 'auth',
+    description: 'Any bearer token is accepted (the gateway only checks that a token is present).',
+    expect: [REQ.auth401],
+    proxy: () => ({
+      request(req, ctx) {
+        const token = tokenOf(req);
+        const keys = knownKeys(ctx.env);
+        if (token === undefined || keys.includes(token) || !ctx.env.API_KEY) return req;
+        return { ...req, headers: headers.set(req.headers, 'Authorization', `Bearer ${ctx.env.API_KEY}`) };
+      },
+    }),
+  },
+  {
+    name: 'auth-key-without-scheme-accepted',
+    area: 'auth',
+    description: 'The bare key without the `Bearer` scheme (`Authorization: <key>`) is accepted.',
+    expect: [REQ.auth401],
+    proxy: () => ({
+      request(req, ctx) {
+        const auth = headers.get(req.headers, 'authorization')?.trim();
+        if (auth && knownKeys(ctx.env).includes(auth)) return { ...req, headers: headers.set(req.headers, 'Authorization', `Bearer ${auth}`) };
+        return req;
+      },
+    }),
+  },
+  {
+    name: 'auth-lowercase-bearer-refused',
+    area: 'auth',
+    description: 'The scheme is compared case-sensitively: `bearer <key>` gets 401 (RFC 9110 §11.1: schemes are case-insensitive).',
+    expect: [REQ.authSchemeCase],
+    proxy: () => ({
+      request(req) {
+        const auth = headers.get(req.headers, 'authorization');
+        const scheme = auth?.trim().split(/\s+/)[0];
+        if (scheme && scheme !== 'Bearer' && scheme.toLowerCase() === 'bearer') return { ...req, headers: headers.set(req.headers, 'Authorization', 'Bearer not-a-key') };
+        return req;
+      },
+    }),
+  },
+  {
+    name: 'auth-no-www-authenticate',
+    area: 'auth',
+    description: 'A 401 carries no `WWW-Authenticate` challenge (RFC 9110 §15.5.2, RFC 6750 §3).',
+    expect: [REQ.authChallenge],
+    proxy: () => respond((res) => res.status === 401, (res) => ({ ...res, headers: headers.remove(res.headers, 'www-authenticate') })),
+  },
+
+  // --- Error body -------------------------------------------------------------------------------
+  {
+    name: 'error-missing-code',
+    area: 'error-body',
+    description: 'Error bodies lack the required `code` field.',
+    expect: [REQ.errorBody],
+    proxy: () => mapErrorBody(({ code: _code, ...rest }) => rest),
+  },
+  {
+    name: 'error-status-string',
+    area: 'error-body',
+    description: 'The Error `status` is a string (`"404"`), not an integer.',
+    expect: [REQ.errorBody],
+    proxy: () => mapErrorBody((b) => ({ ...b, status: String(b.status) })),
+  },
+  {
+    name: 'error-status-mismatch',
+    area: 'error-body',
+    description: 'A generic error handler writes `status: 400` into every Error body, whatever the HTTP status.',
+    expect: [REQ.errorStatusMatches],
+    proxy: () => mapErrorBody((b) => ({ ...b, status: 400 })),
+  },
+  {
+    name: 'error-text-plain',
+    area: 'error-body',
+    description: 'Error responses are labelled `text/plain` although the body is the Error JSON.',
+    expect: [REQ.errorContentType],
+    proxy: () => respond((res) => isError(res), (res) => ({ ...res, headers: headers.set(res.headers, 'Content-Type', 'text/plain; charset=utf-8') })),
+  },
+
+  // --- list shape and types ----------------------------------------------------------------------
+  {
+    name: 'list-petid-string',
+    area: 'list',
+    description: 'The list serializes `petId` as a string (a common int64 workaround) instead of an integer.',
+    expect: [REQ.listSchema],
+    proxy: () => mapItems((item) => ({ ...item, petId: String(item.petId) })),
+  },
+  {
+    name: 'list-status-outside-enum',
+    area: 'list',
+    description: '`status` uses a value outside PetStatus (`sold` renamed to `out_of_stock`).',
+    expect: [REQ.listSchema],
+    proxy: () => mapItems((item) => (item.status === 'sold' ? { ...item, status: 'out_of_stock' } : item)),
+  },
+  {
+    name: 'list-quantity-missing',
+    area: 'list',
+    description: 'Zero quantities are omitted from items (Go-style `omitempty`), so the required `quantity` is missing.',
+    expect: [REQ.listSchema],
+    proxy: () => mapItems((item) => {
+      if (item.quantity !== 0) return item;
+      const { quantity: _q, ...rest } = item;
+      return rest;
+    }),
+  },
+  {
+    name: 'list-int64-rounded',
+    area: 'list',
+    description: 'Ids above 2^53 are rounded as a JavaScript server would (JSON.parse/JSON.stringify): 9007199254740993 becomes 9007199254740992.',
+    expect: [REQ.listInt64],
+    proxy: () => respond(
+      (res, req) => (isList(req) || isPatch(req)) && res.status === 200 && isJson(res.headers),
+      (res) => ({ ...res, body: Buffer.from(JSON.stringify(JSON.parse(res.body.toString('utf8')))) }),
+    ),
+  },
+  {
+    name: 'list-wrapped-in-object',
+    area: 'list',
+    description: 'The list is wrapped in an envelope `{ "items": [...] }` instead of being a JSON array.',
+    expect: [REQ.listSchema],
+    proxy: () => respond((res, req) => isList(req) && res.status === 200, (res) => mapJson(res, (b) => ({ items: b }))),
+  },
+
+  // --- update semantics --------------------------------------------------------------------------
+  {
+    name: 'update-not-persisted',
+    area: 'update',
+    description: 'PATCH answers 200 with the new quantity but the write is lost (the list keeps the old quantity).',
+    expect: [REQ.updatePersisted],
+    proxy: () => ({
+      async request(req, ctx) {
+        if (!isPatch(req) || typeof updateQuantity(req) !== 'number') return req;
+        const before = await quantityBefore(req, ctx.forward);
+        const res = await ctx.forward(req);
+        if (res.status === 200 && before !== undefined) {
+          await ctx.forward({ ...req, body: jsonBody({ quantity: before }) });
+        }
+        return res;
+      },
+    }),
+  },
+  {
+    name: 'update-stale-response',
+    area: 'update',
+    description: 'PATCH persists the new quantity but answers with the item as it was before (a read-before-write cache).',
+    expect: [REQ.updateResponse],
+    proxy: () => ({
+      async request(req, ctx) {
+        if (!isPatch(req) || typeof updateQuantity(req) !== 'number') return req;
+        const before = await quantityBefore(req, ctx.forward);
+        const res = await ctx.forward(req);
+        if (res.status !== 200 || before === undefined) return res;
+        return mapJson(res, (b) => ({ ...b, quantity: before }));
+      },
+    }),
+  },
+  {
+    name: 'update-string-quantity-coerced',
+    area: 'update',
+    description: 'A string quantity (`"5"`) is coerced to a number and accepted instead of 400.',
+    expect: [REQ.update400],
+    proxy: () => ({
+      request: (req) => (isPatch(req) ? mapRequestJson(req, (b) => {
+        if (b && typeof b === 'object' && typeof b.quantity === 'string') {
+          const n = Number.parseInt(b.quantity, 10);
+          return { ...b, quantity: Number.isNaN(n) ? 0 : n };
+        }
+        return b;
+      }) : req),
+    }),
+  },
+  {
+    name: 'update-float-truncated',
+    area: 'update',
+    description: 'A fractional quantity (`2.5`) is truncated to an integer and accepted instead of 400.',
+    expect: [REQ.update400],
+    proxy: () => ({
+      request: (req) => (isPatch(req) ? mapRequestJson(req, (b) =>
+        b && typeof b === 'object' && typeof b.quantity === 'number' && !Number.isInteger(b.quantity) ? { ...b, quantity: Math.trunc(b.quantity) } : b) : req),
+    }),
+  },
+  {
+    name: 'update-upsert',
+    area: 'update',
+    description: 'PATCH of an unknown pet creates it (200) instead of answering 404.',
+    expect: [REQ.update404],
+    proxy: () => respond(
+      (res, req) => isPatch(req) && res.status === 404,
+      (res, req) => {
+        const q = updateQuantity(req);
+        const id = petIdOf(req);
+        const body = Buffer.from(`{"petId":${/^\d+$/.test(id) ? id : JSON.stringify(id)},"quantity":${JSON.stringify(q ?? 0)},"status":"available"}`);
+        return { status: 200, headers: headers.set(res.headers, 'Content-Type', 'application/json'), body };
+      },
+    ),
+  },
+
+  // --- messages ------------------------------------------------------------------------------------
+  {
+    name: 'messages-createdat-local-offset',
+    area: 'messages',
+    description: '`createdAt` is written in the server\'s local time with an offset (`2026-01-01T11:00:00+02:00`), not UTC.',
+    expect: [REQ.messageCreatedAt],
+    proxy: () => mapMessage((m) => {
+      const t = Date.parse(String(m.createdAt));
+      if (Number.isNaN(t)) return m;
+      const local = new Date(t + 2 * 3600_000).toISOString().replace(/\.\d+Z$|Z$/, '+02:00');
+      return { ...m, createdAt: local };
+    }),
+  },
+  {
+    name: 'messages-id-number',
+    area: 'messages',
+    description: 'The message `id` is a number (an auto-increment column) instead of a string.',
+    expect: [REQ.messageResponse],
+    proxy: () => {
+      let next = 1000;
+      return mapMessage((m) => ({ ...m, id: next++ }));
+    },
+  },
+  {
+    name: 'messages-missing-content-type-accepted',
+    area: 'messages',
+    description: 'A message POST without `Content-Type` is parsed as JSON anyway and accepted instead of 400.',
+    expect: [REQ.message400],
+    proxy: () => ({
+      request: (req) => (isMessages(req) && !headers.get(req.headers, 'content-type') ? { ...req, headers: [...req.headers, ['Content-Type', 'application/json']] } : req),
+    }),
+  },
+  {
+    name: 'messages-missing-message-accepted',
+    area: 'messages',
+    description: 'A message request without `message` is accepted (an empty message is queued) instead of 400.',
+    expect: [REQ.message400],
+    proxy: () => ({
+      request: (req) => (isMessages(req) ? mapRequestJson(req, (b) =>
+        b && typeof b === 'object' && !Array.isArray(b) && !('message' in b) ? { ...b, message: '(empty)' } : b) : req),
+    }),
+  },
+
+  // --- rate-limit headers ------------------------------------------------------------------------
+  {
+    name: 'ratelimit-headers-missing-on-errors',
+    area: 'rate-limit-headers',
+    description: 'Error responses (4xx, including 429) carry no `X-RateLimit-*` headers: the middleware runs only on success.',
+    expect: [REQ.rlHeadersPresent],
+    proxy: () => respond(isError, (res) => ({ ...res, headers: res.headers.filter(([k]) => !/^x-ratelimit-/i.test(k)) })),
+  },
+  {
+    name: 'ratelimit-headers-missing-on-quickstart',
+    area: 'rate-limit-headers',
+    description: 'The quickstart messages operation sends no `X-RateLimit-*` headers (it sits behind another gateway).',
+    expect: [REQ.rlHeadersPresent],
+    proxy: () => respond((_res, req) => isMessages(req), (res) => ({ ...res, headers: res.headers.filter(([k]) => !/^x-ratelimit-/i.test(k)) })),
+  },
+  {
+    name: 'ratelimit-reset-milliseconds',
+    area: 'rate-limit-headers',
+    description: '`X-RateLimit-Reset` is in epoch milliseconds (`Date.now()`-style) instead of seconds.',
+    expect: [REQ.rlReset],
+    proxy: () => ({ response: (res) => mapHeader(res, 'x-ratelimit-reset', (v) => String(Number(v) * 1000)) }),
+  },
+  {
+    name: 'ratelimit-reset-delta',
+    area: 'rate-limit-headers',
+    description: '`X-RateLimit-Reset` is the number of seconds until the reset (a delta) instead of a Unix timestamp.',
+    expect: [REQ.rlReset],
+    proxy: () => ({ response: (res) => mapHeader(res, 'x-ratelimit-reset', (v) => String(Math.max(0, Number(v) - dateSeconds(res.headers)))) }),
+  },
+  {
+    name: 'ratelimit-remaining-above-limit',
+    area: 'rate-limit-headers',
+    description: '`X-RateLimit-Remaining` counts the day window while `X-RateLimit-Limit` shows the minute limit, so Remaining exceeds Limit.',
+    expect: [REQ.rlRemainingRange],
+    proxy: () => ({
+      response(res) {
+        const limit = intHeader(res.headers, 'x-ratelimit-limit');
+        const remaining = intHeader(res.headers, 'x-ratelimit-remaining');
+        if (limit === undefined || remaining === undefined || res.status === 429) return res;
+        return { ...res, headers: headers.set(res.headers, 'X-RateLimit-Remaining', String(remaining + limit + 1)) };
+      },
+    }),
+  },
+  {
+    name: 'ratelimit-limit-wrong-plan',
+    area: 'rate-limit-headers',
+    description: '`X-RateLimit-Limit` shows the figure of another plan (a free key reports the pro limit 300).',
+    expect: [REQ.rlPlanLimit],
+    proxy: () => ({
+      response: (res) => mapHeader(res, 'x-ratelimit-limit', (v) => {
+        const n = Number(v);
+        const plan = Object.values(PLAN_LIMITS).find((p) => p.minute === n || p.day === n);
+        if (!plan) return v;
+        const order = Object.values(PLAN_LIMITS);
+        const other = order[(order.indexOf(plan) + 1) % order.length]!;
+        return String(plan.minute === n ? other.minute : other.day);
+      }),
+    }),
+  },
+
+  // --- 429 ---------------------------------------------------------------------------------------
+  {
+    name: '429-no-retry-after',
+    area: '429',
+    description: 'A 429 carries no `Retry-After` header.',
+    expect: [REQ.retryAfterPresent],
+    proxy: () => respond(isRateLimited, (res) => ({ ...res, headers: headers.remove(res.headers, 'retry-after') })),
+  },
+  {
+    name: '429-retry-after-milliseconds',
+    area: '429',
+    description: '`Retry-After` is given in milliseconds (`2000` for two seconds).',
+    expect: [REQ.retryAfterFormat],
+    proxy: () => respond(isRateLimited, (res) => mapHeader(res, 'retry-after', (v) => (/^\d+$/.test(v) ? String(Number(v) * 1000) : v))),
+  },
+  {
+    name: '429-retry-after-decimal',
+    area: '429',
+    description: '`Retry-After` is a decimal (`2.0`), which is neither delta-seconds nor an HTTP-date.',
+    expect: [REQ.retryAfterFormat],
+    proxy: () => respond(isRateLimited, (res) => mapHeader(res, 'retry-after', (v) => (/^\d+$/.test(v) ? `${v}.0` : v))),
+  },
+  {
+    name: '429-retry-after-rounded-down',
+    area: '429',
+    description: '`Retry-After` is rounded down (floor instead of ceil), so a client that waits exactly that long still gets 429.',
+    expect: [REQ.retryAfterSuffices],
+    proxy: () => respond(isRateLimited, (res) => mapHeader(res, 'retry-after', (v) => (/^\d+$/.test(v) ? String(Math.max(0, Number(v) - 1)) : v))),
+  },
+  {
+    name: '429-early-at-the-limit',
+    area: '429',
+    description: 'Off by one: the request that brings Remaining to 0 is already refused, so only Limit-1 requests are admitted.',
+    expect: [REQ.limitEnforced],
+    proxy: () => respond(
+      (res) => res.status < 300 && intHeader(res.headers, 'x-ratelimit-remaining') === 0,
+      (res) => {
+        const reset = intHeader(res.headers, 'x-ratelimit-reset');
+        const retry = Math.max(1, (reset ?? dateSeconds(res.headers) + 1) - dateSeconds(res.headers));
+        return answer(429, { code: 'rate_limited', message: 'Too many requests', status: 429 }, headers.set(res.headers, 'Retry-After', String(retry)));
+      },
+    ),
+  },
+  {
+    name: '429-late-by-one',
+    area: '429',
+    description: 'Off by one the other way (`count > limit`): Limit+1 requests are admitted in one window.',
+    expect: [REQ.limitEnforced],
+    store: () => lateByOneStore(),
+  },
+  {
+    name: '429-limit-not-enforced',
+    area: '429',
+    description: 'The limiter runs in monitor-only mode: headers count down but no request is ever refused.',
+    expect: [REQ.limitEnforced],
+    store: () => unenforcedStore(),
+  },
+  {
+    name: '429-over-admission-under-concurrency',
+    area: '429',
+    description: 'The limiter reads and writes its counter in separate steps, so concurrent requests are over-admitted.',
+    expect: [REQ.limitConcurrent],
+    store: () => racyStore(),
+  },
+  {
+    name: '429-remaining-not-zero',
+    area: '429',
+    description: 'A 429 reports `X-RateLimit-Remaining: 1` (computed before the refused request was counted).',
+    expect: [REQ.remainingZeroOn429],
+    proxy: () => respond(isRateLimited, (res) => mapHeader(res, 'x-ratelimit-remaining', () => '1')),
+  },
+
+  // --- bans --------------------------------------------------------------------------------------
+  {
+    name: 'ban-after-honest-wait',
+    area: 'ban',
+    description: 'A key that waited the full `Retry-After` after a 429 is banned anyway on its next request.',
+    expect: [REQ.retryAfterSuffices],
+    proxy: () => {
+      const limited = new Set<string>();
+      return {
+        request(req) {
+          const token = tokenOf(req);
+          if (token && limited.has(token)) {
+            limited.delete(token);
+            const base: HeaderList = [['X-RateLimit-Limit', '60'], ['X-RateLimit-Remaining', '0'], ['X-RateLimit-Reset', String(Math.ceil(Date.now() / 1000) + 5)], ['Retry-After', '5']];
+            return answer(429, { code: 'key_banned', message: 'Key temporarily banned', status: 429 }, base);
+          }
+          return req;
+        },
+        response(res, req) {
+          const token = tokenOf(req);
+          if (token && res.status === 429) limited.add(token);
+          return res;
+        },
+      };
+    },
+  },
+
+  // --- malformed input ---------------------------------------------------------------------------
+  {
+    name: 'malformed-json-500',
+    area: 'malformed-input',
+    description: 'Invalid JSON in a PATCH body crashes the handler: 500 instead of 400.',
+    expect: [REQ.update400],
+    proxy: () => ({
+      request(req) {
+        if (!isPatch(req) || readJson(req.body) !== undefined || tokenOf(req) === undefined) return req;
+        return answer(500, { code: 'internal_error', message: 'Unexpected token in JSON', status: 500 });
+      },
+    }),
+  },
+  {
+    name: 'messages-invalid-json-500',
+    area: 'malformed-input',
+    description: 'Invalid JSON in a message POST crashes the handler: 500 instead of 400.',
+    expect: [REQ.message400],
+    proxy: () => ({
+      request(req) {
+        if (!isMessages(req) || readJson(req.body) !== undefined || tokenOf(req) === undefined) return req;
+        return answer(500, { code: 'internal_error', message: 'Unexpected token in JSON', status: 500 });
+      },
+    }),
+  },
+  {
+    name: 'update-null-quantity-500',
+    area: 'malformed-input',
+    description: '`{"quantity": null}` or a non-object body reaches the database layer: 500 instead of 400.',
+    expect: [REQ.update400],
+    proxy: () => ({
+      request(req) {
+        if (!isPatch(req) || tokenOf(req) === undefined) return req;
+        const b = readJson(req.body) as any;
+        if (b === undefined) return req;
+        if (b === null || typeof b !== 'object' || Array.isArray(b) || b.quantity === null) {
+          return answer(500, { code: 'internal_error', message: 'TypeError: cannot read properties of null', status: 500 });
+        }
+        return req;
+      },
+    }),
+  },
+];
+
+/** The fault named `name`, or an error listing the names. */
+export function faultByName(name: string): Fault {
+  const f = faults.find((x) => x.name === name);
+  if (!f) throw new Error(`unknown fault "${name}"; known: ${faults.map((x) => x.name).join(', ')}`);
+  return f;
+}
