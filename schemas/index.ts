@@ -47,8 +47,7 @@ export function isInt64(value: unknown): boolean {
   return typeof value === 'number' && Number.isInteger(value) && value >= -(2 ** 63) && value < 2 ** 63;
 }
 
-const RFC3339 =
-  /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.\d+)?(?:[Zz]|[+-]\d{2}:\d{2})$/;
+const RFC3339_UTC = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.\d+)?(?:[Zz]|\+00:00)$/;
 
 /**
  * True iff `value` is an RFC 3339 / ISO 8601 date-time in UTC: offset `Z`, `z` or `+00:00`
@@ -57,11 +56,12 @@ const RFC3339 =
  */
 export function isUtcTimestamp(value: unknown): boolean {
   if (typeof value !== 'string') return false;
-  const m = RFC3339.exec(value);
-  if (!m || !/(?:[Zz]|\+00:00)$/.test(value)) return false;
+  const m = RFC3339_UTC.exec(value);
+  if (!m) return false;
   const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number);
-  const daysInMonth = new Date(Date.UTC(year, month, 0)).getUTCDate();
-  if (month < 1 || month > 12 || day < 1 || day > daysInMonth) return false;
+  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+  const daysInMonth = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1];
+  if (daysInMonth === undefined || day < 1 || day > daysInMonth) return false;
   if (hour > 23 || minute > 59) return false;
   // A leap second exists only at 23:59:60 UTC.
   return second < 60 || (second === 60 && hour === 23 && minute === 59);
