@@ -109,3 +109,17 @@ test('the document states the interface of the spec', async () => {
     }
   }
 });
+
+test('objects allow extra fields and invent no bounds the spec does not show', () => {
+  const text = JSON.stringify(openapi);
+  expect(text).not.toContain('"additionalProperties":false');
+  expect(text).not.toContain('"unevaluatedProperties":false');
+  const schemas = (openapi as Doc).components.schemas;
+  for (const schema of [schemas.InventoryItem.properties.quantity, schemas.InventoryUpdate.properties.quantity]) {
+    expect(Object.keys(schema).sort()).toEqual(['description', 'type']);
+  }
+  expect(schemas.MessageResponse.required).toEqual(['id', 'message', 'status', 'createdAt']);
+  expect(schemas.MessageResponse.properties.createdAt).toMatchObject({ type: 'string', format: 'date-time' });
+  expect(schemas.MessageResponse.properties.createdAt.description).toMatch(/UTC/);
+  expect(schemas.MessageResponse.properties.status.enum).toBeUndefined();
+});
