@@ -132,8 +132,8 @@ function formatError(error: ErrorObject): string {
  * `name`. Errors are readable lines: `/0/petId: must be integer`.
  */
 export function validate(name: SchemaName, value: unknown): { valid: boolean; errors: string[] } {
+  if (!Object.hasOwn(validators, name)) throw new Error(`unknown schema ${String(name)}`);
   const validator = validators[name];
-  if (!validator) throw new Error(`unknown schema ${String(name)}`);
   const valid = validator(value) as boolean;
   const errors = validator.errors ?? [];
   // The createdAt pattern repeats the UTC date-time check for other validators; report it once.

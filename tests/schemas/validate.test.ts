@@ -155,6 +155,7 @@ test('all errors are reported, each on its own line', () => {
 
 test('an unknown schema name throws', () => {
   expect(() => validate('Pet' as SchemaName, {})).toThrow(/unknown schema Pet/);
+  expect(() => validate('toString' as SchemaName, {})).toThrow(/unknown schema toString/);
 });
 
 test('isInt64 bounds', () => {
