@@ -1,0 +1,236 @@
+/**
+ * The reference server: `startReferenceServer()`.
+ *
+ * Spec: [Inventory Service Specification](../shared/spec/inventory-service.md). One `node:http`
+ * listener serves the inventory under `/v1` ({base_url}) and the quickstart under `/quickstart`
+ * ({api_url}). Each request goes through the same steps, in this order:
+ *
+ * 1. route the target (`http/router.ts`), so route headers such as `Deprecation` are known;
+ * 2. authenticate (`auth/bearer.ts`): the identity is the key, or the client address without one;
+ * 3. count it against the identity's limits (`rate-limit/`): a refused request gets 429 and is not executed;
+ * 4. 401 without a valid key; 400/414 for a bad target; 404 unknown path; 405 unknown method;
+ * 5. run the operation (`inventory/`, `messages/`, `other-operations/`).
+ *
+ * Every failure goes through the central error handler (`errors/handler.ts`); every response
+ * carries `X-RateLimit-*` (`http/response.ts`).
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { authenticate } from './auth/bearer.ts';
+import { KeyRing, type ApiKeyRecord } from './auth/keys.ts';
+import { resolveConfig, type ConfigInput, type ResolvedConfig } from './config.ts';
+import { ApiError, ErrorCode } from './errors/api-error.ts';
+import { sendError } from './errors/handler.ts';
+import { loadInventorySeed, loadKeys } from './fixtures.ts';
+import { answerClientError } from './http/client-error.ts';
+import type { AppState, Exchange } from './http/exchange.ts';
+import { Router, type RouteDef, type RouteMatch } from './http/router.ts';
+import { listInventory, updateInventory } from './inventory/routes.ts';
+import { Inventory } from './inventory/store.ts';
+import { sendMessage } from './messages/routes.ts';
+import { listOrders } from './other-operations/orders.ts';
+import { getPetById } from './other-operations/pets.ts';
+import { PLAN_LIMITS, type Limits, type Plan } from './rate-limit/plans.ts';
+import type { RateDecision, RatePolicy } from './rate-limit/policy.ts';
+import { refusal } from './rate-limit/refusal.ts';
+import { MemoryRateLimitStore, type RateLimitStore } from './rate-limit/store.ts';
+import { deprecationHeaders } from './versioning/deprecation.ts';
+
+export type { RateLimitStore } from './rate-limit/store.ts';
+export type { RateDecision, RatePolicy, RateState } from './rate-limit/policy.ts';
+export { decide, newRateState } from './rate-limit/policy.ts';
+export { MemoryRateLimitStore } from './rate-limit/store.ts';
+
+/** Options of `startReferenceServer`; each falls back to its environment variable, then its default (see `config.ts`). */
+export interface ReferenceServerOptions extends ConfigInput {
+  /** Limiter storage; default in-memory, exact under concurrency. */
+  store?: RateLimitStore;
+}
+
+export interface RunningReferenceServer {
+  /** e.g. `http://127.0.0.1:8080/v1` */
+  baseUrl: string;
+  /** e.g. `http://127.0.0.1:8080/quickstart` (POST `${apiUrl}/messages`) */
+  apiUrl: string;
+  keys: { free: string; pro: string; business: string; enterprise: string; load: string };
+  close(): Promise<void>;
+}
+
+/** The demo keys every server must have (`fixtures/keys.yaml`). */
+export const REQUIRED_KEY_NAMES = ['free', 'pro', 'business', 'enterprise', 'load'] as const;
+
+/** The routes: the spec's endpoints plus the named-only operations. */
+export function routes(now: number): RouteDef[] {
+  return [
+    { path: '/v1/inventory', operations: { GET: { id: 'listInventory', handler: listInventory } } },
+    { path: '/v1/inventory/{petId}', operations: { PATCH: { id: 'updateInventory', handler: updateInventory } } },
+    { path: '/quickstart/messages', operations: { POST: { id: 'sendMessage', handler: sendMessage } } },
+    { path: '/v1/pets/{petId}', operations: { GET: { id: 'getPetById', handler: getPetById } }, headers: deprecationHeaders(now) },
+    { path: '/v1/store/orders', operations: { GET: { id: 'listOrders', handler: listOrders } } },
+  ];
+}
+
+/** Builds the request listener for a resolved configuration (exported for tests and the bench). */
+export function createReferenceApp(config: ResolvedConfig, store: RateLimitStore) {
+  const policyOf = (limits: Limits): RatePolicy => ({
+    windows: [
+      { name: 'minute', limit: limits.minute, ms: config.minuteWindowMs },
+      { name: 'day', limit: limits.day, ms: config.dayWindowMs },
+    ],
+    banThreshold: config.banThreshold,
+    banMs: config.banMs,
+  });
+  const planLimits = (plan: Plan): Limits => (plan === 'enterprise' ? config.enterpriseLimits : PLAN_LIMITS[plan]);
+  const entries = loadKeys(config.keysFile);
+  const keys = {} as Record<string, string>;
+  const keyRing = new KeyRing(
+    entries.map((entry) => {
+      keys[entry.name] = entry.key;
+      const record: ApiKeyRecord = {
+        name: entry.name,
+        plan: entry.plan,
+        identity: `key:${entry.name}`,
+        policy: policyOf(entry.limits ?? planLimits(entry.plan)),
+      };
+      return { key: entry.key, record };
+    }),
+  );
+  for (const name of REQUIRED_KEY_NAMES) {
+    if (!(name in keys)) throw new Error(`${config.keysFile}: no key named "${name}"`);
+  }
+  const anonymousPolicy = policyOf(config.anonymousLimits);
+  const state: AppState = {
+    inventory: new Inventory(loadInventorySeed(config.inventoryFile)),
+    bodyLimits: { maxBodyBytes: config.maxBodyBytes, bodyTimeoutMs: config.bodyTimeoutMs },
+  };
+  const router = new Router(routes(Date.now()));
+  const listMatch = router.match('GET', '/v1/inventory')!;
+
+  const addressIdentity = (socket: Socket): string => `addr:${socket.remoteAddress ?? 'unknown'}`;
+
+  function proceed(
+    req: IncomingMessage,
+    res: ServerResponse,
+    match: RouteMatch | undefined,
+    targetError: unknown,
+    auth: ApiKeyRecord | ApiError,
+    decision: RateDecision,
+  ): void {
+    const routeHeaders = match?.route.headers;
+    const failed = (error: unknown): void => {
+      const extra = routeHeaders ? [...routeHeaders] : [];
+      if (Number(req.headers['content-length'] ?? 0) > config.maxBodyBytes && !(error instanceof ApiError && 'Connection' in error.headers)) {
+        extra.push('Connection', 'close');
+      }
+      sendError(res, decision, error, extra);
+    };
+    if (decision.outcome !== 'admitted') return failed(refusal(decision));
+    if (auth instanceof ApiError) return failed(auth);
+    if (targetError !== undefined) return failed(targetError);
+    if (match === undefined) return failed(new ApiError(404, ErrorCode.routeNotFound, 'No such route.'));
+    if (match.handler === undefined) {
+      return failed(new ApiError(405, ErrorCode.methodNotAllowed, `Method ${req.method} is not allowed here.`, { Allow: match.allow }));
+    }
+    const exchange: Exchange = { req, res, key: auth, decision, params: match.params, routeHeaders, app: state };
+    try {
+      const pending = match.handler(exchange);
+      if (pending !== undefined) pending.catch(failed);
+    } catch (error) {
+      failed(error);
+    }
+  }
+
+  function fallbackDecision(policy: RatePolicy, now: number): RateDecision {
+    const w = policy.windows[0];
+    return { outcome: 'admitted', limit: w.limit, remaining: 0, resetSeconds: Math.ceil((now - (now % w.ms) + w.ms) / 1000), retryAfterSeconds: 0 };
+  }
+
+  function onRequest(req: IncomingMessage, res: ServerResponse, forced?: ApiError): void {
+    const now = Date.now();
+    const url = req.url ?? '/';
+    const method = req.method ?? 'GET';
+    let match: RouteMatch | undefined;
+    let targetError: unknown;
+    if (method === 'GET' && url === '/v1/inventory') match = listMatch;
+    else {
+      try {
+        match = router.match(method, url);
+      } catch (error) {
+        targetError = error;
+      }
+    }
+    if (forced !== undefined) targetError = forced;
+    const auth = authenticate(req.rawHeaders, keyRing);
+    const policy = auth instanceof ApiError ? anonymousPolicy : auth.policy;
+    const identity = auth instanceof ApiError ? addressIdentity(req.socket) : auth.identity;
+    let decision: RateDecision | Promise<RateDecision>;
+    try {
+      decision = store.hit(identity, policy, now);
+    } catch (error) {
+      return sendError(res, fallbackDecision(policy, now), error);
+    }
+    if (decision instanceof Promise) {
+      decision.then(
+        (d) => proceed(req, res, match, targetError, auth, d),
+        (error) => sendError(res, fallbackDecision(policy, now), error),
+      );
+    } else {
+      proceed(req, res, match, targetError, auth, decision);
+    }
+  }
+
+  function onClientError(error: NodeJS.ErrnoException, socket: Socket): void {
+    answerClientError(error, socket, () => store.hit(addressIdentity(socket), anonymousPolicy, Date.now()));
+  }
+
+  function onExpectation(req: IncomingMessage, res: ServerResponse): void {
+    onRequest(req, res, new ApiError(417, ErrorCode.expectationFailed, 'Only Expect: 100-continue is supported.'));
+  }
+
+  return { onRequest, onClientError, onExpectation, keys: keys as RunningReferenceServer['keys'], state };
+}
+
+/**
+ * Starts a reference server with its own fresh copy of the seed inventory.
+ * Resolves once it listens; `close()` stops it and drops its connections.
+ */
+export async function startReferenceServer(options: ReferenceServerOptions = {}): Promise<RunningReferenceServer> {
+  const config = resolveConfig(options);
+  const store: RateLimitStore = options.store ?? new MemoryRateLimitStore();
+  const app = createReferenceApp(config, store);
+  const server = createServer(
+    {
+      requireHostHeader: false,
+      headersTimeout: Math.min(60_000, config.bodyTimeoutMs),
+      requestTimeout: config.bodyTimeoutMs + 5_000,
+      connectionsCheckingInterval: 1_000,
+      keepAliveTimeout: 5_000,
+    },
+    (req, res) => app.onRequest(req, res),
+  );
+  server.on('clientError', app.onClientError);
+  server.on('checkExpectation', app.onExpectation);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.port, config.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const { port } = server.address() as AddressInfo;
+  const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+  const origin = `http://${host}:${port}`;
+  let closing: Promise<void> | undefined;
+  return {
+    baseUrl: `${origin}/v1`,
+    apiUrl: `${origin}/quickstart`,
+    keys: app.keys,
+    close() {
+      closing ??= new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }).then(() => store.close?.());
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,63 @@
+/**
+ * Bearer authentication.
+ *
+ * Spec: [Authentication](../shared/spec/inventory-service.md#authentication) and
+ * [Errors](../shared/spec/inventory-service.md#errors) — "401: Missing or invalid API key; the
+ * `Authorization` header must use the bearer form". Applied to every route, including the
+ * quickstart and the named-only operations.
+ *
+ * - The scheme is case-insensitive (`bearer`, `BEARER`; RFC 9110 §11.1); the token is not.
+ * - Missing, empty, malformed (`Bearer` alone), other scheme (`Basic …`), no scheme (a bare key),
+ *   several `Authorization` headers and unknown keys all yield 401 with an Error body and
+ *   `WWW-Authenticate: Bearer realm="inventory"` (RFC 9110 §15.5.2, RFC 6750 §3), with
+ *   `error="invalid_token"` whenever a credential was sent (none when the header is absent).
+ */
+import { ApiError, ErrorCode } from '../errors/api-error.ts';
+import type { ApiKeyRecord, KeyRing } from './keys.ts';
+
+export const REALM = 'inventory';
+const CHALLENGE = `Bearer realm="${REALM}"`;
+const CHALLENGE_INVALID = `Bearer realm="${REALM}", error="invalid_token"`;
+
+/** The outcome: the key's record, or the 401 to send (after the rate limiter has counted the request). */
+export type AuthResult = ApiKeyRecord | ApiError;
+
+const missing = (): ApiError =>
+  new ApiError(401, ErrorCode.missingCredentials, 'Missing API key: send Authorization: Bearer <API_KEY>.', {
+    'WWW-Authenticate': CHALLENGE,
+  });
+
+const invalid = (message: string): ApiError =>
+  new ApiError(401, ErrorCode.invalidCredentials, message, { 'WWW-Authenticate': CHALLENGE_INVALID });
+
+/**
+ * Authenticates from the raw header list (`req.rawHeaders`), so duplicate headers are seen and
+ * the lazily built `req.headers` object is not needed on the hot path.
+ */
+export function authenticate(rawHeaders: readonly string[], keys: KeyRing): AuthResult {
+  let value: string | undefined;
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i];
+    if (name.length === 13 && (name === 'authorization' || name === 'Authorization' || name.toLowerCase() === 'authorization')) {
+      if (value !== undefined) return invalid('Send exactly one Authorization header.');
+      value = rawHeaders[i + 1];
+    }
+  }
+  if (value === undefined) return missing();
+  if (value === '') return invalid('Empty Authorization header: send Authorization: Bearer <API_KEY>.');
+  const space = value.indexOf(' ');
+  if (space < 0) {
+    return invalid(value.length === 6 && value.toLowerCase() === 'bearer'
+      ? 'Bearer scheme without a token: send Authorization: Bearer <API_KEY>.'
+      : 'Authorization must use the bearer form: Bearer <API_KEY>.');
+  }
+  const scheme = value.slice(0, space);
+  if (!(scheme === 'Bearer' || (scheme.length === 6 && scheme.toLowerCase() === 'bearer'))) {
+    return invalid('Authorization must use the Bearer scheme.');
+  }
+  let start = space + 1;
+  while (start < value.length && value.charCodeAt(start) === 32) start++;
+  const token = value.slice(start);
+  if (token === '') return invalid('Bearer scheme without a token: send Authorization: Bearer <API_KEY>.');
+  return keys.lookup(token) ?? invalid('Invalid API key.');
+}

@@ -1,0 +1,29 @@
+/**
+ * What a route handler gets: the request, the response, the authenticated key, the rate-limit
+ * decision already taken for this request, the path parameters and the server's state.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ApiKeyRecord } from '../auth/keys.ts';
+import type { Inventory } from '../inventory/store.ts';
+import type { RateDecision } from '../rate-limit/policy.ts';
+import type { BodyLimits } from './body.ts';
+
+export interface AppState {
+  readonly inventory: Inventory;
+  readonly bodyLimits: BodyLimits;
+}
+
+export interface Exchange {
+  readonly req: IncomingMessage;
+  readonly res: ServerResponse;
+  readonly key: ApiKeyRecord;
+  readonly decision: RateDecision;
+  /** Decoded path segments matched by `{param}` placeholders, in order. */
+  readonly params: readonly string[];
+  /** Headers every response of the route carries (e.g. `Deprecation`), flat name/value list. */
+  readonly routeHeaders: readonly string[] | undefined;
+  readonly app: AppState;
+}
+
+/** A route handler; it sends the response or throws an `ApiError` for the central error handler. */
+export type Handler = (exchange: Exchange) => void | Promise<void>;

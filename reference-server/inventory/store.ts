@@ -1,0 +1,60 @@
+/**
+ * The inventory: one InventoryItem per pet, with a pre-serialized list body.
+ *
+ * Spec: [InventoryItem](../shared/spec/inventory-service.md#inventoryitem-response-object) and
+ * [PetStatus](../shared/spec/inventory-service.md#petstatus-enumeration-of-strings). `petId` is an
+ * int64 kept as `bigint` and written to JSON as its exact decimal digits. Mutations are synchronous
+ * (node runs one at a time), so an update is atomic and its response is serialized from exactly
+ * the stored item; the cached list body is dropped on every update.
+ */
+export type PetStatus = 'available' | 'pending' | 'sold';
+
+export const PET_STATUSES: readonly PetStatus[] = ['available', 'pending', 'sold'];
+
+export interface InventoryItem {
+  readonly petId: bigint;
+  quantity: number;
+  readonly status: PetStatus;
+}
+
+/** JSON of one item; `petId` as exact decimal digits (JSON.stringify cannot write a bigint). */
+export function serializeItem(item: InventoryItem): string {
+  return `{"petId":${item.petId.toString()},"quantity":${item.quantity},"status":"${item.status}"}`;
+}
+
+export class Inventory {
+  private readonly items = new Map<bigint, InventoryItem>();
+  private listBody: Buffer | undefined;
+
+  /** Copies `seed`: each server owns its inventory. */
+  constructor(seed: Iterable<InventoryItem>) {
+    for (const item of seed) this.items.set(item.petId, { petId: item.petId, quantity: item.quantity, status: item.status });
+  }
+
+  /** The `GET /inventory` body, built once per change. */
+  listJson(): Buffer {
+    if (this.listBody === undefined) {
+      const parts: string[] = [];
+      for (const item of this.items.values()) parts.push(serializeItem(item));
+      this.listBody = Buffer.from(`[${parts.join(',')}]`);
+    }
+    return this.listBody;
+  }
+
+  get(petId: bigint): InventoryItem | undefined {
+    return this.items.get(petId);
+  }
+
+  /** Replaces the stock count; returns the stored item, or undefined for an unknown pet. */
+  setQuantity(petId: bigint, quantity: number): InventoryItem | undefined {
+    const item = this.items.get(petId);
+    if (item === undefined) return undefined;
+    item.quantity = quantity;
+    this.listBody = undefined;
+    return item;
+  }
+
+  snapshot(): InventoryItem[] {
+    return [...this.items.values()].map((item) => ({ ...item }));
+  }
+}
