@@ -1,0 +1,129 @@
+import http from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import nock from 'nock';
+import { test as suiteTest, expect, expectErrorBody, expectStatus } from '../../suites/fixtures.ts';
+import { readEnv } from '../../suites/lib/env.ts';
+
+/**
+ * Hostile responses through the suites' own client (`api` fixture of suites/fixtures.ts): each
+ * ends in a clear, redacted failure naming the requirement, never a crash or a hang.
+ */
+
+const KEY = 'hostile-test-key-0123456789abcdef';
+const ORIGIN = 'http://hostile.test';
+
+/** A real server that accepts connections and never answers: `API_URL` points at it. */
+async function silentServer() {
+  const sockets = new Set<Socket>();
+  const server = http.createServer(() => { /* never answers */ });
+  server.on('connection', (s) => sockets.add(s));
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/quickstart`,
+    close: () => new Promise<void>((r) => { for (const s of sockets) s.destroy(); server.close(() => r()); }),
+  };
+}
+
+const test = suiteTest.extend<{}, { silent: { url: string }; conformance: ReturnType<typeof readEnv> }>({
+  silent: [
+    async ({}, use) => {
+      const s = await silentServer();
+      await use(s);
+      await s.close();
+    },
+    { scope: 'worker' },
+  ],
+  conformance: [
+    async ({ silent }, use) => {
+      await use(readEnv({ BASE_URL: `${ORIGIN}/v1`, API_URL: silent.url, API_KEY: KEY, REQUEST_TIMEOUT_MS: '500', MAX_RETRY_AFTER_S: '5' }));
+    },
+    { scope: 'worker' },
+  ],
+});
+
+// Each test starts with fresh pacers: a 429 in one test must not hold the key in the next.
+test.afterEach(({ pacers }) => {
+  nock.cleanAll();
+  pacers.clear();
+});
+
+const RL = { 'X-RateLimit-Limit': '60', 'X-RateLimit-Remaining': '50', 'X-RateLimit-Reset': String(Math.floor(Date.now() / 1000) + 30) };
+
+test('not JSON: an HTML page where the list should be fails INV naming the body, no crash', async ({ api }) => {
+  nock(ORIGIN).get('/v1/inventory').reply(200, '<html><body>Service Unavailable</body></html>', { 'Content-Type': 'text/html', ...RL });
+  const res = await api.listInventory();
+  expect(res.json).toBeUndefined();
+  expect(res.jsonError).toBeTruthy();
+  nock(ORIGIN).get('/v1/inventory').reply(200, '<html><body>Service Unavailable</body></html>', { 'Content-Type': 'text/html', ...RL });
+  await expect(api.inventory('INV-01')).rejects.toThrow(/INV-01: GET \/inventory, expected a JSON array, observed <html>/);
+});
+
+test('not JSON: an error answered with plain text is reported as Error-body deviations', async ({ api }) => {
+  nock(ORIGIN).patch('/v1/inventory/1').reply(400, 'Bad Request', { 'Content-Type': 'text/plain', ...RL });
+  const res = await api.updateInventory(1, { quantity: 'x' });
+  expectStatus('UPD-03', res, 400);
+  expect(() => expectErrorBody('ERR-01', res)).toThrow(/ERR-01: Error body of PATCH \/v1\/inventory\/1 → 400/);
+  try {
+    expectErrorBody('ERR-01', res);
+  } catch (e) {
+    const msg = (e as Error).message;
+    expect(msg).toContain('Content-Type is \\"text/plain\\", expected application/json');
+    expect(msg).toContain('body is not JSON');
+  }
+});
+
+test('headers missing: no X-RateLimit-*, no Date, no Content-Type is reported, not a crash', async ({ api }) => {
+  nock(ORIGIN).get('/v1/inventory').reply(200, '[]');
+  const res = await api.listInventory();
+  expect(res.status).toBe(200);
+  expect(res.rateLimit.missing).toEqual(['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset']);
+  expect(res.header('date')).toBeUndefined();
+  // and the pacer keeps working without them
+  nock(ORIGIN).get('/v1/inventory').reply(200, '[]');
+  expect((await api.listInventory()).status).toBe(200);
+});
+
+test('a 429 without Retry-After is an unplanned-429 failure that names what is missing', async ({ api }) => {
+  nock(ORIGIN).get('/v1/inventory').reply(429, '', { 'X-RateLimit-Limit': '60', 'X-RateLimit-Remaining': '0', 'X-RateLimit-Reset': String(Math.floor(Date.now() / 1000) + 2) });
+  const err = await api.listInventory().then(() => undefined, (e: Error) => e);
+  expect(err?.message).toMatch(/unplanned 429 on <API_KEY>.*Retry-After: missing/);
+  expect(err?.message).not.toContain(KEY);
+});
+
+test('a Retry-After beyond MAX_RETRY_AFTER_S fails the next request instead of waiting', async ({ api }) => {
+  nock(ORIGIN).get('/v1/inventory').reply(429, '', { 'Retry-After': '3600', Date: new Date().toUTCString() });
+  const first = await api.listInventory(undefined, { expect429: true });
+  expect(first.status).toBe(429);
+  const t0 = Date.now();
+  await expect(api.listInventory(undefined, { expect429: true })).rejects.toThrow(/MAX_RETRY_AFTER_S=5 s/);
+  expect(Date.now() - t0).toBeLessThan(1000);
+});
+
+test('a hang: a server that accepts and never answers fails within REQUEST_TIMEOUT_MS', async ({ api }) => {
+  const t0 = Date.now();
+  await expect(api.sendMessage({ message: 'hello' })).rejects.toThrow(/POST \/quickstart\/messages: request failed: no response within 500 ms \(REQUEST_TIMEOUT_MS\)/);
+  expect(Date.now() - t0).toBeLessThan(3000);
+});
+
+test('a huge body (20 MB) is read, reported abbreviated, and does not crash the client', async ({ api }) => {
+  const huge = 'x'.repeat(20 * 1024 * 1024);
+  nock(ORIGIN).get('/v1/inventory').reply(200, huge, { 'Content-Type': 'application/json', ...RL });
+  const err = await api.inventory('INV-01').then(() => undefined, (e: Error) => e);
+  expect(err?.message).toMatch(/INV-01: GET \/inventory, expected a JSON array/);
+  expect(err!.message.length).toBeLessThan(2000);
+  expect(err!.message).toContain(`(${huge.length} chars)`);
+});
+
+test('a connection reset mid-response is a clear "request failed", not a crash', async ({ api }) => {
+  nock(ORIGIN).get('/v1/inventory').replyWithError('socket hang up');
+  await expect(api.listInventory()).rejects.toThrow(/GET \/v1\/inventory: request failed: socket hang up/);
+});
+
+test('a key echoed back by a hostile server is redacted everywhere the suite writes it', async ({ api }, testInfo) => {
+  nock(ORIGIN).get('/v1/inventory').reply(401, JSON.stringify({ code: 'bad', message: `key ${KEY} is unknown`, status: 401 }), { 'Content-Type': 'application/json', 'X-Echo': `Bearer ${KEY}` });
+  const res = await api.listInventory();
+  expect(res.text).not.toContain(KEY);
+  expect(res.text).toContain('<API_KEY>');
+  expect(JSON.stringify(res.headers)).not.toContain(KEY);
+  expect(JSON.stringify(testInfo.annotations)).not.toContain(KEY);
+});
