@@ -1,0 +1,68 @@
+/**
+ * Spec: Endpoints > 1. List inventory; Resources and their fields > InventoryItem, PetStatus.
+ * `GET {base_url}/inventory` answers 200 with a JSON array of InventoryItem.
+ */
+import { test, expect, expectStatus } from '../fixtures.ts';
+import { validate, isInt64 } from '../../schemas/index.ts';
+import { isJsonMediaType } from '../lib/headers.ts';
+import { abbreviate } from '../lib/error-body.ts';
+import { rawIntegerTokens } from '../lib/json-tokens.ts';
+
+test('INV-01 the list answers 200 with a JSON array of valid InventoryItems', async ({ api }) => {
+  const res = await api.listInventory();
+  expectStatus('INV-01', res, 200);
+  expect(res.jsonError, `INV-01: body of ${res.label}: expected JSON, observed ${abbreviate(res.text)}`).toBeUndefined();
+  expect(Array.isArray(res.json), `INV-01: expected a JSON array, observed ${abbreviate(res.text)}`).toBe(true);
+  const { errors } = validate('Inventory', res.json);
+  expect(errors, `INV-01: ${res.label}: expected every item to be a valid InventoryItem, observed these schema errors`).toEqual([]);
+});
+
+test('INV-02 petIds are exact int64 integers', async ({ api }) => {
+  const res = await api.listInventory();
+  expectStatus('INV-02', res, 200);
+  const items = (Array.isArray(res.json) ? res.json : []) as Record<string, unknown>[];
+  const problems: string[] = [];
+  const tokens = rawIntegerTokens(res.text, 'petId');
+  items.forEach((item, i) => {
+    const id = item.petId;
+    if (!isInt64(id)) {
+      problems.push(`[${i}].petId is ${typeof id === 'string' ? `the string "${id}"` : String(id)}, expected an int64 integer`);
+      return;
+    }
+    const token = tokens[i];
+    if (token !== undefined && !/^-?(0|[1-9]\d*)$/.test(token)) {
+      problems.push(`[${i}].petId is written as ${token}, expected a plain JSON integer (no fraction, no exponent)`);
+    } else if (token !== undefined && token !== String(id)) {
+      problems.push(`[${i}].petId reads back as ${String(id)}, written as ${token}`);
+    }
+  });
+  expect(problems, `INV-02: ${res.label}: expected exact int64 petIds, observed`).toEqual([]);
+});
+
+test('INV-03 the list is served as application/json', async ({ api }) => {
+  const res = await api.listInventory();
+  expectStatus('INV-03', res, 200);
+  const ct = res.header('content-type');
+  expect(isJsonMediaType(ct), `INV-03: ${res.label}: expected Content-Type application/json, observed ${ct ?? 'none'}`).toBe(true);
+});
+
+test('INV-04 every status is available, pending or sold', async ({ api }) => {
+  const res = await api.listInventory();
+  expectStatus('INV-04', res, 200);
+  const items = (Array.isArray(res.json) ? res.json : []) as Record<string, unknown>[];
+  const wrong = items
+    .map((item, i) => ({ i, status: item.status }))
+    .filter(({ status }) => !(['available', 'pending', 'sold'] as unknown[]).includes(status))
+    .map(({ i, status }) => `[${i}].status = ${JSON.stringify(status)}`);
+  expect(wrong, 'INV-04: expected only available, pending or sold, observed').toEqual([]);
+});
+
+test('INV-05 each pet has one entry in the list', async ({ api }) => {
+  const res = await api.listInventory();
+  expectStatus('INV-05', res, 200);
+  const items = (Array.isArray(res.json) ? res.json : []) as Record<string, unknown>[];
+  const seen = new Map<string, number>();
+  for (const item of items) seen.set(String(item.petId), (seen.get(String(item.petId)) ?? 0) + 1);
+  const dupes = [...seen].filter(([, n]) => n > 1).map(([id, n]) => `petId ${id} × ${n}`);
+  expect(dupes, 'INV-05: expected unique petIds, observed duplicates').toEqual([]);
+});

@@ -1,0 +1,71 @@
+/**
+ * `Retry-After` (RFC 9110 §10.2.3): `delta-seconds` (`1*DIGIT`, `0` valid) or an HTTP-date in
+ * any of the three formats, judged against the response's `Date`. Pure functions.
+ */
+import { parseHttpDate, type HttpDateFormat } from './http-date.ts';
+
+export type RetryAfterResult =
+  | {
+      ok: true;
+      /** Seconds to wait from the moment the response was received (never negative). */
+      seconds: number;
+      kind: 'delta' | 'date';
+      format?: HttpDateFormat;
+      /** What an HTTP-date was judged against: the response `Date`, or the local clock when `Date` is absent. */
+      basis?: 'date-header' | 'local-clock';
+    }
+  | { ok: false; reason: string };
+
+export interface RetryAfterContext {
+  /** Seconds until `X-RateLimit-Reset` as judged against `Date`, when known: used to spot milliseconds. */
+  secondsUntilReset?: number;
+  /** The local clock, for an HTTP-date when the response has no `Date` (default `Date.now()`). */
+  nowMs?: number;
+}
+
+/**
+ * Parses and judges a `Retry-After` value. Rejects `2.0`, negative numbers, units, epoch
+ * timestamps, values that look like milliseconds (about 1000 times the time left until
+ * `X-RateLimit-Reset`), and malformed dates.
+ */
+export function parseRetryAfter(
+  value: string | undefined,
+  dateHeader: string | undefined,
+  context: RetryAfterContext = {},
+): RetryAfterResult {
+  if (value === undefined) return { ok: false, reason: 'Retry-After is missing' };
+  const v = value.trim();
+  if (v === '') return { ok: false, reason: 'Retry-After is empty' };
+  if (/^\d+$/.test(v)) {
+    const seconds = Number(v);
+    if (seconds >= 1e9) {
+      return { ok: false, reason: `Retry-After "${v}" looks like an epoch timestamp, not delta-seconds` };
+    }
+    const reset = context.secondsUntilReset;
+    if (seconds >= 1000 && reset !== undefined && reset >= 0 && seconds > reset * 100 + 100 && Math.abs(seconds / 1000 - reset) <= 2) {
+      return {
+        ok: false,
+        reason: `Retry-After "${v}" looks like milliseconds (X-RateLimit-Reset is ${reset} s away)`,
+      };
+    }
+    return { ok: true, seconds, kind: 'delta' };
+  }
+  if (/^[+-]?\d*\.\d*$|^-\d+$|^\+\d+$/.test(v)) {
+    return { ok: false, reason: `Retry-After "${v}" is not delta-seconds (1*DIGIT): no sign, no fraction` };
+  }
+  if (/^\d+\s*[a-z]+$/i.test(v)) {
+    return { ok: false, reason: `Retry-After "${v}" carries a unit; delta-seconds is bare digits` };
+  }
+  const local = context.nowMs ?? Date.now();
+  const date = parseHttpDate(v, local);
+  if (!date) return { ok: false, reason: `Retry-After "${v}" is neither delta-seconds nor an HTTP-date` };
+  const responseDate = parseHttpDate(dateHeader, local);
+  const basisMs = responseDate ? responseDate.ms : local;
+  return {
+    ok: true,
+    seconds: Math.max(0, (date.ms - basisMs) / 1000),
+    kind: 'date',
+    format: date.format,
+    basis: responseDate ? 'date-header' : 'local-clock',
+  };
+}
