@@ -129,18 +129,21 @@ function lowerCaseHeaders(headers: unknown): Record<string, string> {
   return out;
 }
 
-/** Which responses the bounded sample keeps: the first ones, then every `stride`-th. */
-function sampler(size: number): (index: number) => boolean {
+/**
+ * Which responses the bounded sample keeps: the first half of `size` in order, the other half a
+ * reservoir sample (algorithm R) of everything after, so late responses are validated too.
+ * Returns the slot to write (an index into the sample) or -1.
+ */
+function sampler(size: number): (index: number) => number {
   const head = Math.ceil(size / 2);
-  const stride = 25;
-  let kept = 0;
+  const reservoir = size - head;
   return (index) => {
-    if (kept >= size) return false;
-    if (index < head || index % stride === 0) {
-      kept++;
-      return true;
-    }
-    return false;
+    if (index < head) return index;
+    if (reservoir === 0) return -1;
+    const seen = index - head;
+    if (seen < reservoir) return index;
+    const j = Math.floor(Math.random() * (seen + 1));
+    return j < reservoir ? head + j : -1;
   };
 }
 
@@ -210,7 +213,8 @@ export async function runLoad(options: LoadRunOptions): Promise<LoadResult> {
         receivedAt: Date.now(),
       };
       if (options.recordAll && responses.length < options.maxRequests) responses.push(record);
-      if (keep(index)) samples.push({ ...record, body });
+      const slot = keep(index);
+      if (slot >= 0) samples[slot] = { ...record, body };
       index++;
       last = record;
     },
