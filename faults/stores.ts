@@ -57,3 +57,50 @@ export function unenforcedStore(): RateLimitStore {
     return { ...d, limit, remaining: Math.max(0, limit - count) };
   });
 }
+
+/**
+ * A conformant sliding-log limiter (a legitimate choice where the spec is silent): the first
+ * window (per minute) slides, later windows (per day) stay fixed. Headers describe the sliding
+ * window: Reset is when the window is fully free again (newest admitted request + window),
+ * Retry-After after a refusal is when the oldest admitted request leaves the window. Early
+ * retries after a 429 count as strikes and ban the identity as the reference server does.
+ */
+export function slidingWindowStore(): RateLimitStore {
+  interface SlidingState { log: number[]; head: number; fixed: RateState; retryAt: number; strikes: number; bannedUntil: number }
+  const states = new Map<string, SlidingState>();
+  return {
+    hit(identity, policy, now) {
+      const [minute, ...rest] = policy.windows;
+      const restPolicy: RatePolicy = { ...policy, windows: rest };
+      let s = states.get(identity);
+      if (!s) states.set(identity, (s = { log: [], head: 0, fixed: newRateState(restPolicy), retryAt: 0, strikes: 0, bannedUntil: 0 }));
+      const w = minute!;
+      if (s.bannedUntil > now) {
+        return { outcome: 'banned', limit: w.limit, remaining: 0, resetSeconds: Math.ceil(s.bannedUntil / 1000), retryAfterSeconds: Math.ceil((s.bannedUntil - now) / 1000) };
+      }
+      if (s.bannedUntil !== 0) Object.assign(s, { log: [], head: 0, fixed: newRateState(restPolicy), retryAt: 0, strikes: 0, bannedUntil: 0 });
+      while (s.head < s.log.length && s.log[s.head]! + w.ms <= now) s.head++;
+      if (s.head > 1024) s.log = s.log.slice(s.head), (s.head = 0);
+      const inWindow = s.log.length - s.head;
+      const refuse = (freeAt: number, limit: number): RateDecision => {
+        if (now < s!.retryAt && ++s!.strikes >= policy.banThreshold) {
+          s!.bannedUntil = now + policy.banMs;
+          return { outcome: 'banned', limit: w.limit, remaining: 0, resetSeconds: Math.ceil(s!.bannedUntil / 1000), retryAfterSeconds: Math.ceil(policy.banMs / 1000) };
+        }
+        if (now >= s!.retryAt) s!.strikes = 0;
+        s!.retryAt = freeAt;
+        return { outcome: 'limited', limit, remaining: 0, resetSeconds: Math.ceil(freeAt / 1000), retryAfterSeconds: Math.ceil((freeAt - now) / 1000) };
+      };
+      if (inWindow >= w.limit) return refuse(s.log[s.head]! + w.ms, w.limit);
+      if (rest.length) {
+        const probe = structuredClone(s.fixed);
+        const d = decide(probe, restPolicy, now);
+        if (d.outcome !== 'admitted') return refuse(d.resetSeconds * 1000, d.limit);
+        s.fixed = probe;
+      }
+      s.log.push(now);
+      s.strikes = 0;
+      return { outcome: 'admitted', limit: w.limit, remaining: w.limit - inWindow - 1, resetSeconds: Math.ceil((now + w.ms) / 1000), retryAfterSeconds: 0 };
+    },
+  };
+}

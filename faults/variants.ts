@@ -1,0 +1,155 @@
+import { headers, type FaultHooks, type HeaderList, type ProxyRequest, type ProxyResponse } from './proxy.ts';
+import { dateSeconds, isError, isJson, isList, isMessages, isPatch, mapJson, readJson } from './lib.ts';
+import { slidingWindowStore } from './stores.ts';
+import type { RateLimitStore } from '../reference-server/rate-limit/store.ts';
+
+/**
+ * Conformant variants: servers that make other legitimate choices where the spec (or HTTP) leaves
+ * the decision open. Certify must PASS each one; a failure is an over-assertion of the suite.
+ * Each variant lists the choices it makes, with the clause that leaves them open.
+ */
+export interface Variant {
+  name: string;
+  description: string;
+  /** The open decisions this variant takes differently from the reference server, and why each is allowed. */
+  choices: string[];
+  proxy?: () => FaultHooks;
+  store?: () => RateLimitStore;
+}
+
+type HttpDateFormat = 'imf-fixdate' | 'rfc850' | 'asctime';
+const DAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+const two = (n: number) => String(n).padStart(2, '0');
+
+/** Formats epoch seconds as an HTTP-date in one of the three formats of RFC 9110 §5.6.7. */
+export function httpDate(seconds: number, format: HttpDateFormat): string {
+  const d = new Date(seconds * 1000);
+  const time = `${two(d.getUTCHours())}:${two(d.getUTCMinutes())}:${two(d.getUTCSeconds())}`;
+  const mon = MONTHS[d.getUTCMonth()]!;
+  const day = DAYS[d.getUTCDay()]!;
+  if (format === 'imf-fixdate') return d.toUTCString();
+  if (format === 'rfc850') return `${day}, ${two(d.getUTCDate())}-${mon}-${two(d.getUTCFullYear() % 100)} ${time} GMT`;
+  return `${day.slice(0, 3)} ${mon} ${String(d.getUTCDate()).padStart(2, ' ')} ${time} ${d.getUTCFullYear()}`;
+}
+
+/**
+ * `Retry-After` as an HTTP-date. The date is the response `Date` plus the delta plus one second:
+ * `Date` is truncated to the second, so `Date + delta` alone could fall up to a second before the
+ * real end of the wait, and the variant must stay truthful.
+ */
+function retryAfterAsDate(res: ProxyResponse, format: HttpDateFormat): ProxyResponse {
+  const v = headers.get(res.headers, 'retry-after');
+  if (res.status !== 429 || v === undefined || !/^\d+$/.test(v.trim())) return res;
+  return { ...res, headers: headers.set(res.headers, 'Retry-After', httpDate(dateSeconds(res.headers) + Number(v) + 1, format)) };
+}
+
+/** Renames every header to `rename(name)` (values and order unchanged). */
+function renameHeaders(list: HeaderList, rename: (name: string) => string): HeaderList {
+  return list.map(([k, v]) => [rename(k), v]);
+}
+
+/** Chains hooks: requests through each in order, responses back in reverse. */
+export function chain(...parts: FaultHooks[]): FaultHooks {
+  return {
+    async request(req, ctx) {
+      let current: ProxyRequest = req;
+      for (const p of parts) {
+        if (!p.request) continue;
+        const out = await p.request(current, ctx);
+        if (out === 'swallow' || 'status' in out) return out;
+        current = out;
+      }
+      return current;
+    },
+    async response(res, req, ctx) {
+      let current = res;
+      for (const p of [...parts].reverse()) if (p.response) current = await p.response(current, req, ctx);
+      return current;
+    },
+  };
+}
+
+export const variants: Variant[] = [
+  {
+    name: 'gateway-style',
+    description: 'An API-gateway style deployment: lowercase header names, JSON with charset, extra fields, 202 for messages, an empty 429 body, Retry-After as an IMF-fixdate.',
+    choices: [
+      'header names all lowercase (RFC 9110 §5.1: names are case-insensitive)',
+      'Content-Type `application/json; charset=utf-8` (RFC 8259 §11, RFC 9110 §8.3.1)',
+      'extra fields in items, Error bodies and message responses (the spec lists required fields only)',
+      'messages answer 202 Accepted (the spec names no success code)',
+      'message `status` "accepted" (values other than `queued`: not shown)',
+      'a 429 with an empty body (spec: "Body of the 429 response: not shown")',
+      'Retry-After as an IMF-fixdate HTTP-date (RFC 9110 §10.2.3)',
+    ],
+    proxy: () => ({
+      response(res, req) {
+        let out = retryAfterAsDate(res, 'imf-fixdate');
+        if (isJson(out.headers)) out = { ...out, headers: headers.set(out.headers, 'Content-Type', 'application/json; charset=utf-8') };
+        if (out.status === 429) {
+          out = { ...out, body: Buffer.alloc(0), headers: headers.remove(out.headers, 'content-type') };
+        } else if (isList(req) && out.status === 200) {
+          out = mapJson(out, (b) => (Array.isArray(b) ? b.map((item) => ({ ...item, warehouse: 'north', updatedAt: '2026-01-01T00:00:00Z' })) : b));
+        } else if (isPatch(req) && out.status === 200) {
+          out = mapJson(out, (b) => ({ ...b, warehouse: 'north' }));
+        } else if (isMessages(req) && out.status === 201) {
+          out = mapJson({ ...out, status: 202 }, (b) => ({ ...b, status: 'accepted', channel: 'default' }));
+        } else if (isError(out)) {
+          out = mapJson(out, (b) => ({ ...b, requestId: 'req-0001', details: [] }));
+        }
+        return { ...out, headers: renameHeaders(out.headers, (k) => k.toLowerCase()) };
+      },
+    }),
+  },
+  {
+    name: 'legacy-style',
+    description: 'A server built on another stack: UPPERCASE header names, Retry-After in RFC 850 format, 200 for messages, `+00:00` timestamps, 404 for malformed path ids, other Error codes.',
+    choices: [
+      'header names all uppercase (RFC 9110 §5.1)',
+      'Retry-After as an RFC 850 HTTP-date (obsolete but recipients must accept it, RFC 9110 §5.6.7)',
+      'messages answer 200 OK (the spec names no success code)',
+      'message `status` "sent" (values other than `queued`: not shown)',
+      '`createdAt` with `+00:00` instead of `Z` (both denote UTC, RFC 3339)',
+      'a path id that is not an integer (`/inventory/abc`) answers 404 instead of 400 (no pet has that id)',
+      'Error `code` values in another style (values of `code`: not shown)',
+    ],
+    proxy: () => ({
+      response(res, req) {
+        let out = retryAfterAsDate(res, 'rfc850');
+        if (isMessages(req) && out.status === 201) {
+          out = mapJson({ ...out, status: 200 }, (b) => ({ ...b, status: 'sent', createdAt: String(b.createdAt).replace(/Z$/, '+00:00') }));
+        } else if (isPatch(req) && out.status === 400) {
+          const code = (readJson(out.body) as { code?: unknown } | undefined)?.code;
+          if (code === 'invalid_pet_id') out = mapJson({ ...out, status: 404 }, (b) => ({ ...b, code: 'NOT_FOUND', status: 404 }));
+        }
+        if (isError(out)) out = mapJson(out, (b) => (typeof b?.code === 'string' ? { ...b, code: `E_${b.code.toUpperCase()}` } : b));
+        return { ...out, headers: renameHeaders(out.headers, (k) => k.toUpperCase()) };
+      },
+    }),
+  },
+  {
+    name: 'sliding-window',
+    description: 'A sliding-log limiter: Reset is when the window is fully free again, Retry-After when the oldest request leaves it, given as an asctime HTTP-date; odd-case header names.',
+    choices: [
+      'a sliding window instead of fixed windows (the spec does not say which)',
+      'Retry-After as an asctime HTTP-date (RFC 9110 §5.6.7)',
+      'header names in odd case, e.g. `x-RateLimit-remaining` (RFC 9110 §5.1)',
+    ],
+    store: () => slidingWindowStore(),
+    proxy: () => ({
+      response(res) {
+        const out = retryAfterAsDate(res, 'asctime');
+        const odd: Record<string, string> = { 'x-ratelimit-limit': 'X-RATELIMIT-limit', 'x-ratelimit-remaining': 'x-RateLimit-remaining', 'x-ratelimit-reset': 'X-Ratelimit-RESET', 'content-type': 'content-TYPE' };
+        return { ...out, headers: renameHeaders(out.headers, (k) => odd[k.toLowerCase()] ?? k) };
+      },
+    }),
+  },
+];
+
+/** The variant named `name`, or an error listing the names. */
+export function variantByName(name: string): Variant {
+  const v = variants.find((x) => x.name === name);
+  if (!v) throw new Error(`unknown variant "${name}"; known: ${variants.map((x) => x.name).join(', ')}`);
+  return v;
+}
