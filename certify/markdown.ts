@@ -1,0 +1,150 @@
+import type { ConformanceReport, EvidenceEntry, RequirementResult, RequirementStatus } from './verdict.ts';
+
+/**
+ * `conformance.md`: the human-readable verdict. Order: verdict and target; what was not
+ * certified (at the top, plainly); run problems; failures with their evidence; warnings; then the
+ * table of every requirement by spec section; excluded requirements last. Pure.
+ */
+
+const ICON: Record<RequirementStatus, string> = { pass: '✅ pass', fail: '❌ fail', warn: '⚠️ warn', skipped: '⏭️ skipped' };
+
+function cell(text: string): string {
+  return text.replace(/\|/g, '\\|').replace(/\r?\n/g, ' ');
+}
+
+function block(text: string): string {
+  const fence = text.includes('```') ? '~~~~' : '```';
+  return `${fence}\n${text}\n${fence}`;
+}
+
+function targetLine(target: unknown): string {
+  if (target && typeof target === 'object') {
+    const t = target as Record<string, unknown>;
+    const parts = [`inventory \`${String(t.baseUrl ?? '?')}\``];
+    if (t.apiUrl) parts.push(`messages \`${String(t.apiUrl)}\``);
+    return parts.join(', ') + (t.kind === 'reference' ? ' (bundled reference server)' : '');
+  }
+  return `\`${String(target)}\``;
+}
+
+function name(r: RequirementResult): string {
+  return `**${r.id}**${r.experimental ? ' 🧪 _experimental_' : ''}`;
+}
+
+function evidenceLines(e: EvidenceEntry, full: boolean): string[] {
+  const out: string[] = [];
+  out.push(`- \`${e.test}\` [${e.project}] → **${e.outcome}**${e.requests ? ` (${e.requests} requests)` : ''}`);
+  for (const err of e.errors ?? []) out.push('', indent(block(err)));
+  for (const w of e.warnings ?? []) out.push(`  - ⚠️ ${w.replace(/\n/g, ' ')}`);
+  if (e.notCertified) out.push(`  - not certified: ${e.notCertified}`);
+  if (full) {
+    const ev = e.evidence ?? [];
+    const shown = ev.slice(0, 12);
+    for (const x of shown) out.push(`  - \`${x.replace(/`/g, "'").replace(/\n/g, ' ')}\``);
+    if (ev.length > shown.length) out.push(`  - … ${ev.length - shown.length} more exchanges in results.json`);
+  }
+  return out;
+}
+
+function indent(text: string): string {
+  return text
+    .split('\n')
+    .map((l) => `  ${l}`)
+    .join('\n');
+}
+
+export function renderMarkdown(report: ConformanceReport): string {
+  const lines: string[] = [];
+  const verdict = report.verdict === 'pass' ? '✅ PASS' : '❌ FAIL';
+  lines.push('# Inventory Service conformance report', '');
+  lines.push(`**Verdict: ${verdict}**`, '');
+  lines.push(`- Target: ${targetLine(report.target)}`);
+  lines.push(`- Profile: \`${report.profile}\``);
+  lines.push(`- Requests sent: ${report.requests}`);
+  lines.push(`- Generated: ${report.generatedAt}`);
+  const s = report.summary;
+  lines.push(`- Requirements: ${s.pass} pass, ${s.warn} warn, ${s.fail} fail, ${s.skipped} skipped`, '');
+
+  const profileLeftOut = report.notCertified.filter((n) => !n.partial);
+  const partial = report.notCertified.filter((n) => n.partial);
+  if (report.notCertified.length) {
+    lines.push('## Not certified by this run', '');
+    lines.push(
+      `The profile \`${report.profile}\` left out the checks below. ` +
+        'These requirements are **not certified**, whatever the verdict says about the rest.',
+      '',
+    );
+    for (const n of profileLeftOut) lines.push(`- **${n.id}** (${n.level}) ${n.title} — ${n.reason}`);
+    for (const n of partial) lines.push(`- **${n.id}** (${n.level}) ${n.title} — partly: ${n.reason}`);
+    lines.push('');
+  }
+
+  if (report.problems.length) {
+    lines.push('## Run problems', '', 'Each of these fails the run on its own:', '');
+    for (const p of report.problems) lines.push(`- ${p.replace(/\n/g, ' ')}`);
+    lines.push('');
+  }
+
+  const failed = report.requirements.filter((r) => r.status === 'fail');
+  if (failed.length) {
+    lines.push(`## Failures (${failed.length})`, '');
+    for (const r of failed) {
+      lines.push(`### ${name(r)} (${r.level}) ${r.title}`, '', `Section: ${r.section}`, '');
+      if (r.reason) lines.push(`Reason: ${r.reason}`, '');
+      for (const e of r.evidence.filter((x) => x.outcome !== 'passed')) lines.push(...evidenceLines(e, true));
+      lines.push('');
+    }
+  }
+
+  const warned = report.requirements.filter((r) => r.status === 'warn');
+  if (warned.length) {
+    lines.push(`## Warnings (${warned.length})`, '', 'Should-level findings and leniency notes; they do not fail the run.', '');
+    for (const r of warned) {
+      lines.push(`### ${name(r)} (${r.level}) ${r.title}`, '');
+      if (r.reason) lines.push(`Reason: ${r.reason}`, '');
+      for (const e of r.evidence.filter((x) => x.outcome !== 'passed' || (x.warnings?.length ?? 0) > 0)) lines.push(...evidenceLines(e, false));
+      lines.push('');
+    }
+  }
+
+  if (report.experimental.length) {
+    lines.push(
+      '## Experimental operations',
+      '',
+      `🧪 marks requirements of operations the spec marks experimental (\`updateInventory\`: "its request shape may change"): ${report.experimental.join(', ')}.`,
+      '',
+    );
+  }
+
+  lines.push('## All requirements by spec section', '');
+  const sections = new Map<string, RequirementResult[]>();
+  for (const r of report.requirements) {
+    const list = sections.get(r.section) ?? [];
+    list.push(r);
+    sections.set(r.section, list);
+  }
+  for (const [section, reqs] of sections) {
+    lines.push(`### ${section}`, '', '| Requirement | Level | Status | Title | Tests |', '|---|---|---|---|---|');
+    for (const r of reqs) {
+      const tests = r.evidence.length ? `${r.evidence.filter((e) => e.outcome === 'passed').length}/${r.evidence.length} passed` : '—';
+      const note = r.reason && r.status === 'skipped' ? ` (${r.reason})` : '';
+      lines.push(`| ${name(r)} | ${r.level} | ${ICON[r.status]} | ${cell(r.title + note)} | ${tests} |`);
+    }
+    lines.push('');
+  }
+
+  if (report.unmapped.length) {
+    lines.push('## Tests naming no ledger requirement', '');
+    for (const u of report.unmapped) lines.push(`- \`${u.test}\` [${u.project}] → ${u.outcome}`);
+    lines.push('');
+  }
+
+  lines.push(
+    '---',
+    '',
+    'Files beside this one: `conformance.json` (the same verdict, machine-readable), `html/index.html` (Playwright HTML report), ' +
+      '`junit.xml`, `results.json` (Playwright JSON), `load.json` (load figures, when the load phase ran). See reports/README.md.',
+    '',
+  );
+  return lines.join('\n');
+}

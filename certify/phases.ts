@@ -1,0 +1,237 @@
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/**
+ * Orchestration of the conformance run: one `playwright test --project=<phase>` child process per
+ * phase, in order, so that a failing phase never stops the next (project `dependencies` would skip
+ * them). Each phase writes a blob report; `playwright merge-reports` then builds the HTML report,
+ * `junit.xml` and `results.json` from all blobs in one pass.
+ *
+ * Every child writes through `redact-reporter.ts` first, and the parent filters the children's
+ * console output, so no key reaches the console or a report.
+ */
+
+const require = createRequire(import.meta.url);
+export const PLAYWRIGHT_CLI = require.resolve('@playwright/test/cli');
+export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+export const REDACT_REPORTER = fileURLToPath(new URL('./redact-reporter.ts', import.meta.url));
+export const MERGE_CONFIG = fileURLToPath(new URL('./merge.config.ts', import.meta.url));
+
+export interface PhaseOptions {
+  phase: string;
+  /** Playwright config (default: the root `playwright.config.ts`). */
+  configFile: string;
+  /** Complete environment of the child (keys included; never printed). */
+  env: Record<string, string | undefined>;
+  blobFile: string;
+  outputDir: string;
+  workers?: string;
+  timeoutS: number;
+  /** Already-redacting sink for console lines. */
+  write: (text: string) => void;
+  /** Seconds of silence before a "still running" line (default 15). */
+  heartbeatS?: number;
+  cwd?: string;
+  /** Aborting stops the phase (its whole process group). */
+  signal?: AbortSignal;
+}
+
+export interface PhaseResult {
+  phase: string;
+  exitCode: number | null;
+  signal: NodeJS.Signals | null;
+  durationMs: number;
+  timedOut: boolean;
+  blobWritten: boolean;
+}
+
+/**
+ * Line-buffered filter for a child's output: every complete line goes through `redact`; a partial
+ * line is held back (at most `holdMs`, then written except for its last `keep` characters, which
+ * could be the start of a key).
+ */
+export function lineFilter(redact: (s: string) => string, write: (s: string) => void, keep = 512, holdMs = 1000) {
+  let buffer = '';
+  let timer: NodeJS.Timeout | undefined;
+  const flushPartial = () => {
+    timer = undefined;
+    if (buffer.length > keep) {
+      const redacted = redact(buffer);
+      // Only release what cannot be the beginning of a secret split across chunks.
+      if (redacted === buffer) {
+        write(buffer.slice(0, buffer.length - keep));
+        buffer = buffer.slice(buffer.length - keep);
+      }
+    }
+  };
+  return {
+    push(chunk: Buffer | string) {
+      buffer += chunk.toString();
+      const nl = buffer.lastIndexOf('\n');
+      if (nl >= 0) {
+        write(redact(buffer.slice(0, nl + 1)));
+        buffer = buffer.slice(nl + 1);
+      }
+      if (timer) clearTimeout(timer);
+      if (buffer) timer = setTimeout(flushPartial, holdMs);
+    },
+    end() {
+      if (timer) clearTimeout(timer);
+      if (buffer) write(redact(buffer) + (buffer.endsWith('\n') ? '' : '\n'));
+      buffer = '';
+    },
+  };
+}
+
+function playwrightArgs(o: PhaseOptions): string[] {
+  const args = [
+    PLAYWRIGHT_CLI,
+    'test',
+    '--config',
+    o.configFile,
+    `--project=${o.phase}`,
+    `--reporter=${REDACT_REPORTER},list,blob`,
+    `--output=${o.outputDir}`,
+    '--trace=off',
+    '--pass-with-no-tests',
+    `--global-timeout=${o.timeoutS * 1000}`,
+  ];
+  if (o.workers) args.push(`--workers=${o.workers}`);
+  return args;
+}
+
+/** Runs one phase as a child process; never throws for a failing or crashing phase. */
+export function runPhase(o: PhaseOptions, redact: (s: string) => string): Promise<PhaseResult> {
+  const started = Date.now();
+  fs.mkdirSync(path.dirname(o.blobFile), { recursive: true });
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, playwrightArgs(o), {
+      cwd: o.cwd ?? REPO_ROOT,
+      env: { ...o.env, PLAYWRIGHT_BLOB_OUTPUT_FILE: o.blobFile, FORCE_COLOR: '0' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
+    let lastOutput = Date.now();
+    const sink = (s: string) => {
+      lastOutput = Date.now();
+      o.write(s);
+    };
+    const out = lineFilter(redact, sink);
+    const err = lineFilter(redact, sink);
+    child.stdout.on('data', (c: Buffer) => out.push(c));
+    child.stderr.on('data', (c: Buffer) => err.push(c));
+    const heartbeatMs = (o.heartbeatS ?? 15) * 1000;
+    const heartbeat = setInterval(() => {
+      if (Date.now() - lastOutput >= heartbeatMs) {
+        sink(`  … phase ${o.phase} still running (${Math.round((Date.now() - started) / 1000)} s)\n`);
+      }
+    }, 1000);
+    const stop = () => {
+      try {
+        process.kill(-child.pid!, 'SIGTERM');
+      } catch {
+        /* already gone */
+      }
+    };
+    o.signal?.addEventListener('abort', stop, { once: true });
+    let timedOut = false;
+    // Backstop beyond Playwright's own --global-timeout: stop the whole process group.
+    const killer = setTimeout(() => {
+      timedOut = true;
+      sink(`  ✗ phase ${o.phase} exceeded PHASE_TIMEOUT_S=${o.timeoutS}; stopping it\n`);
+      try {
+        process.kill(-child.pid!, 'SIGTERM');
+      } catch {
+        /* already gone */
+      }
+      setTimeout(() => {
+        try {
+          process.kill(-child.pid!, 'SIGKILL');
+        } catch {
+          /* already gone */
+        }
+      }, 5000).unref();
+    }, o.timeoutS * 1000 + 30_000);
+    child.on('close', (exitCode, signal) => {
+      o.signal?.removeEventListener('abort', stop);
+      clearInterval(heartbeat);
+      clearTimeout(killer);
+      out.end();
+      err.end();
+      resolve({
+        phase: o.phase,
+        exitCode,
+        signal,
+        durationMs: Date.now() - started,
+        timedOut,
+        blobWritten: fs.existsSync(o.blobFile),
+      });
+    });
+  });
+}
+
+/** Runs a Playwright CLI command to completion, capturing its output (for --list and merge-reports). */
+export function runPlaywright(
+  args: string[],
+  env: Record<string, string | undefined>,
+  redact: (s: string) => string,
+  cwd = REPO_ROOT,
+  timeoutMs = 120_000,
+): Promise<{ exitCode: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [PLAYWRIGHT_CLI, ...args], { cwd, env: { ...env, FORCE_COLOR: '0' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.on('close', (exitCode) => {
+      clearTimeout(timer);
+      resolve({ exitCode, stdout: redact(stdout), stderr: redact(stderr) });
+    });
+  });
+}
+
+/** Lists the tests of a phase without running them (`playwright test --list`), as a JSON report. */
+export async function listPhase(
+  phase: string,
+  configFile: string,
+  env: Record<string, string | undefined>,
+  redact: (s: string) => string,
+  outFile: string,
+  cwd = REPO_ROOT,
+): Promise<unknown | undefined> {
+  fs.mkdirSync(path.dirname(outFile), { recursive: true });
+  const { exitCode } = await runPlaywright(
+    ['test', '--config', configFile, `--project=${phase}`, '--list', '--reporter=json', '--pass-with-no-tests'],
+    { ...env, PLAYWRIGHT_JSON_OUTPUT_FILE: outFile },
+    redact,
+    cwd,
+  );
+  if (exitCode !== 0 || !fs.existsSync(outFile)) return undefined;
+  try {
+    return JSON.parse(fs.readFileSync(outFile, 'utf8'));
+  } catch {
+    return undefined;
+  }
+}
+
+/** Merges every blob in `blobDir` into the HTML report, junit.xml and results.json under `reportsDir`. */
+export async function mergeReports(
+  blobDir: string,
+  reportsDir: string,
+  env: Record<string, string | undefined>,
+  redact: (s: string) => string,
+  cwd = REPO_ROOT,
+): Promise<{ ok: boolean; output: string }> {
+  const { exitCode, stdout, stderr } = await runPlaywright(
+    ['merge-reports', '--config', MERGE_CONFIG, blobDir],
+    { ...env, CERTIFY_REPORTS_DIR: path.resolve(reportsDir), CERTIFY_ROOT_DIR: cwd },
+    redact,
+    cwd,
+  );
+  return { ok: exitCode === 0, output: `${stdout}${stderr}` };
+}
