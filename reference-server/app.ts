@@ -116,28 +116,30 @@ export function createReferenceApp(config: ResolvedConfig, store: RateLimitStore
     auth: ApiKeyRecord | ApiError,
     decision: RateDecision,
   ): void {
-    const routeHeaders = match?.route.headers;
-    const failed = (error: unknown): void => {
-      const extra = routeHeaders ? [...routeHeaders] : [];
-      if (Number(req.headers['content-length'] ?? 0) > config.maxBodyBytes && !(error instanceof ApiError && 'Connection' in error.headers)) {
-        extra.push('Connection', 'close');
-      }
-      sendError(res, decision, error, extra);
-    };
-    if (decision.outcome !== 'admitted') return failed(refusal(decision));
-    if (auth instanceof ApiError) return failed(auth);
-    if (targetError !== undefined) return failed(targetError);
-    if (match === undefined) return failed(new ApiError(404, ErrorCode.routeNotFound, 'No such route.'));
+    if (decision.outcome !== 'admitted') return fail(req, res, match, decision, refusal(decision));
+    if (auth instanceof ApiError) return fail(req, res, match, decision, auth);
+    if (targetError !== undefined) return fail(req, res, match, decision, targetError);
+    if (match === undefined) return fail(req, res, match, decision, new ApiError(404, ErrorCode.routeNotFound, 'No such route.'));
     if (match.handler === undefined) {
-      return failed(new ApiError(405, ErrorCode.methodNotAllowed, `Method ${req.method} is not allowed here.`, { Allow: match.allow }));
+      const error = new ApiError(405, ErrorCode.methodNotAllowed, `Method ${req.method} is not allowed here.`, { Allow: match.allow });
+      return fail(req, res, match, decision, error);
     }
-    const exchange: Exchange = { req, res, key: auth, decision, params: match.params, routeHeaders, app: state };
+    const exchange: Exchange = { req, res, key: auth, decision, params: match.params, routeHeaders: match.route.headers, app: state };
     try {
       const pending = match.handler(exchange);
-      if (pending !== undefined) pending.catch(failed);
+      if (pending !== undefined) pending.catch((error: unknown) => fail(req, res, match, decision, error));
     } catch (error) {
-      failed(error);
+      fail(req, res, match, decision, error);
     }
+  }
+
+  /** Sends `error` with the route's headers; closes the connection if a large body was left unread. */
+  function fail(req: IncomingMessage, res: ServerResponse, match: RouteMatch | undefined, decision: RateDecision, error: unknown): void {
+    const extra = match?.route.headers ? [...match.route.headers] : [];
+    if (Number(req.headers['content-length'] ?? 0) > config.maxBodyBytes && !(error instanceof ApiError && 'Connection' in error.headers)) {
+      extra.push('Connection', 'close');
+    }
+    sendError(res, decision, error, extra);
   }
 
   function fallbackDecision(policy: RatePolicy, now: number): RateDecision {
@@ -160,7 +162,7 @@ export function createReferenceApp(config: ResolvedConfig, store: RateLimitStore
       }
     }
     if (forced !== undefined) targetError = forced;
-    const auth = authenticate(req.rawHeaders, keyRing);
+    const auth = authenticate(req.rawHeaders, keyRing, req.socket);
     const policy = auth instanceof ApiError ? anonymousPolicy : auth.policy;
     const identity = auth instanceof ApiError ? addressIdentity(req.socket) : auth.identity;
     let decision: RateDecision | Promise<RateDecision>;

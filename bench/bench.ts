@@ -1,0 +1,134 @@
+/**
+ * `npm run bench`: throughput of the reference server's hot path against a bare `node:http` server.
+ *
+ * Both targets (`bench/target.ts`) run in their own child process on loopback; the bare one returns
+ * the same bytes as the reference `GET /v1/inventory` (same body and header names). They are loaded
+ * in turn, in alternating rounds, by the same autocannon settings, with the reference server
+ * authenticating a bearer key (`load`: enterprise plan, limits never reached) and counting every
+ * request against its limits. Prints req/s, p50 and p99 latency per server and round, the ratio
+ * per round and the median ratio. Bounded: rounds × 2 × duration plus warm-up.
+ *
+ * Environment: BENCH_CONNECTIONS (10), BENCH_DURATION (seconds per run, 5), BENCH_ROUNDS (5),
+ * BENCH_WARMUP (seconds per server, 2), BENCH_PIPELINING (1).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+
+interface Target {
+  name: 'reference' | 'bare';
+  url: string;
+  authorization: string;
+  child: ChildProcess;
+}
+
+interface RunResult {
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  non2xx: number;
+}
+
+const num = (name: string, fallback: number): number => {
+  const raw = process.env[name];
+  const value = raw === undefined || raw === '' ? fallback : Number(raw);
+  if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must be a positive number`);
+  return value;
+};
+
+const settings = {
+  connections: num('BENCH_CONNECTIONS', 10),
+  duration: num('BENCH_DURATION', 5),
+  rounds: num('BENCH_ROUNDS', 5),
+  warmup: num('BENCH_WARMUP', 2),
+  pipelining: num('BENCH_PIPELINING', 1),
+};
+
+const targetScript = fileURLToPath(new URL('./target.ts', import.meta.url));
+
+function startTarget(name: Target['name']): Promise<Target> {
+  const child = spawn(process.execPath, ['--import', 'tsx', targetScript, name], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, PORT: '0', HOST: '127.0.0.1' },
+  });
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${name}: no address within 20 s`)), 20_000);
+    child.once('exit', (code) => reject(new Error(`${name} exited with ${code}`)));
+    createInterface({ input: child.stdout! }).once('line', (line) => {
+      clearTimeout(timer);
+      const { url, authorization } = JSON.parse(line) as { url: string; authorization: string };
+      if (!url.startsWith('http://127.0.0.1:')) reject(new Error(`${name}: not a loopback address`));
+      resolve({ name, url, authorization, child });
+    });
+  });
+}
+
+async function load(target: Target, duration: number): Promise<RunResult> {
+  const result = await autocannon({
+    url: target.url,
+    connections: settings.connections,
+    pipelining: settings.pipelining,
+    duration,
+    headers: { authorization: target.authorization },
+  });
+  return {
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: result.errors + result.timeouts,
+    non2xx: result.non2xx,
+  };
+}
+
+const median = (values: number[]): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+};
+
+const fmt = (r: RunResult): string =>
+  `${r.rps.toFixed(0).padStart(8)} req/s  p50 ${String(r.p50).padStart(3)} ms  p99 ${String(r.p99).padStart(3)} ms` +
+  (r.errors || r.non2xx ? `  (errors ${r.errors}, non-2xx ${r.non2xx})` : '');
+
+async function main(): Promise<void> {
+  console.log(
+    `bench: GET /v1/inventory, ${settings.connections} connections, pipelining ${settings.pipelining}, ` +
+      `${settings.duration} s per run, ${settings.rounds} rounds (alternating), warm-up ${settings.warmup} s`,
+  );
+  const targets = [await startTarget('reference'), await startTarget('bare')];
+  try {
+    for (const t of targets) await load(t, settings.warmup);
+    const ratios: number[] = [];
+    const totals: Record<string, RunResult[]> = { reference: [], bare: [] };
+    for (let round = 1; round <= settings.rounds; round++) {
+      const order = round % 2 ? targets : [...targets].reverse();
+      const results: Record<string, RunResult> = {};
+      for (const t of order) results[t.name] = await load(t, settings.duration);
+      for (const name of ['reference', 'bare']) {
+        totals[name].push(results[name]);
+        console.log(`round ${round}  ${name.padEnd(9)} ${fmt(results[name])}`);
+      }
+      if (results.reference.non2xx || results.reference.errors) throw new Error('the reference server answered non-2xx or failed: not a valid run');
+      const ratio = results.reference.rps / results.bare.rps;
+      ratios.push(ratio);
+      console.log(`round ${round}  ratio reference/bare ${ratio.toFixed(3)}`);
+    }
+    for (const name of ['reference', 'bare']) {
+      const runs = totals[name];
+      console.log(
+        `${name.padEnd(9)} median ${median(runs.map((r) => r.rps)).toFixed(0)} req/s, ` +
+          `p50 ${median(runs.map((r) => r.p50))} ms, p99 ${median(runs.map((r) => r.p99))} ms`,
+      );
+    }
+    console.log(`median ratio reference/bare: ${median(ratios).toFixed(3)} (target >= 0.85)`);
+  } finally {
+    for (const t of targets) t.child.kill('SIGTERM');
+  }
+}
+
+main().catch((error) => {
+  console.error(`bench: ${(error as Error).message}`);
+  process.exitCode = 1;
+});
