@@ -14,31 +14,54 @@ export interface ErrorResponseLike {
   text: string;
 }
 
-/** Every way `res` deviates from an Error response; empty when it conforms. */
-export function errorBodyProblems(res: ErrorResponseLike): string[] {
-  const problems: string[] = [];
+/** Error content type (spec, Errors: "content type `application/json`"; charset allowed). */
+export function errorContentTypeProblems(res: ErrorResponseLike): string[] {
   const contentType = getHeader(res.headers, 'content-type');
-  if (!isJsonMediaType(contentType)) {
-    problems.push(`Content-Type is ${contentType === undefined ? 'missing' : `"${contentType}"`}, expected application/json`);
-  }
+  return isJsonMediaType(contentType)
+    ? []
+    : [`Content-Type is ${contentType === undefined ? 'missing' : `"${contentType}"`}, expected application/json`];
+}
+
+function errorObject(res: ErrorResponseLike): { object?: Record<string, unknown>; problems: string[] } {
   if (res.jsonError !== undefined || res.json === undefined) {
-    problems.push(`body is not JSON (${res.jsonError ?? 'empty'}): ${abbreviate(res.text)}`);
-    return problems;
+    return { problems: [`body is not JSON (${res.jsonError ?? 'empty'}): ${abbreviate(res.text)}`] };
   }
   const body = res.json;
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-    problems.push(`body is not a JSON object: ${abbreviate(res.text)}`);
-    return problems;
+    return { problems: [`body is not a JSON object: ${abbreviate(res.text)}`] };
   }
-  const o = body as Record<string, unknown>;
+  return { object: body as Record<string, unknown>, problems: [] };
+}
+
+/** The Error object's fields: `code` and `message` strings, `status` an integer. */
+export function errorFieldProblems(res: ErrorResponseLike): string[] {
+  const { object, problems } = errorObject(res);
+  if (!object) return problems;
   for (const field of ['code', 'message'] as const) {
-    if (typeof o[field] !== 'string') problems.push(`"${field}" is ${describe(o[field])}, expected a string`);
+    if (typeof object[field] !== 'string') problems.push(`"${field}" is ${describe(object[field])}, expected a string`);
   }
-  const status = o.status;
+  const status = object.status;
   const isInt = (typeof status === 'number' && Number.isInteger(status)) || typeof status === 'bigint';
   if (!isInt) problems.push(`"status" is ${describe(status)}, expected an integer`);
-  else if (Number(status) !== res.status) problems.push(`"status" is ${String(status)}, expected ${res.status} (the HTTP status)`);
   return problems;
+}
+
+/** The Error object's `status` equals the HTTP status. */
+export function errorStatusProblems(res: ErrorResponseLike): string[] {
+  const { object, problems } = errorObject(res);
+  if (!object) return problems;
+  const status = object.status;
+  if (status === undefined) return [`"status" is missing, expected ${res.status} (the HTTP status)`];
+  return String(status) === String(res.status) && typeof status !== 'string'
+    ? []
+    : [`"status" is ${describe(status)}, expected ${res.status} (the HTTP status)`];
+}
+
+/** Every way `res` deviates from an Error response; empty when it conforms. */
+export function errorBodyProblems(res: ErrorResponseLike): string[] {
+  const fields = errorFieldProblems(res);
+  const status = errorStatusProblems(res).filter((p) => !fields.includes(p));
+  return [...errorContentTypeProblems(res), ...fields, ...status];
 }
 
 export function describe(value: unknown): string {

@@ -1,0 +1,122 @@
+/**
+ * Spec: Authentication; Errors (401). RFC 9110 §11.1 (scheme case-insensitive), §15.5.2
+ * (WWW-Authenticate on 401), RFC 6750 §3 (Bearer challenge, invalid_token).
+ * The matrix runs on every operation: list, update and the quickstart messages.
+ */
+import { test, expect, expectStatus, expectErrorBody, type ApiClient, type Credential } from '../fixtures.ts';
+import { bearerChallenge } from '../lib/headers.ts';
+import { abbreviate } from '../lib/error-body.ts';
+import { OPERATIONS, petFor, swapCase } from './operations.ts';
+
+interface BadCredential {
+  name: string;
+  credential: (api: ApiClient) => Credential;
+  /** An invalid (not merely absent) credential: the challenge should say invalid_token. */
+  invalid: boolean;
+}
+
+/** AUTH-03: missing or invalid keys. */
+const BAD_CREDENTIALS: BadCredential[] = [
+  { name: 'no Authorization header', credential: () => 'none', invalid: false },
+  { name: 'an empty Authorization header', credential: () => ({ authorization: '' }), invalid: false },
+  {
+    name: 'the key under another scheme (Basic)',
+    credential: () => ({ key: 'api', format: (k) => `Basic ${Buffer.from(`${k}:`).toString('base64')}` }),
+    invalid: false,
+  },
+  { name: 'the bare key without a scheme', credential: () => ({ key: 'api', format: (k) => k }), invalid: false },
+  { name: 'an unknown key', credential: (api) => ({ authorization: `Bearer ${api.unknownKey}` }), invalid: true },
+];
+
+for (const op of OPERATIONS) {
+  test.describe(op.name, () => {
+    for (const bad of BAD_CREDENTIALS) {
+      test(`AUTH-03 ${op.name}: ${bad.name} yields 401 with an Error body`, async ({ api, stock }) => {
+        const pet = await petFor(op, stock, 'AUTH-03');
+        const res = await op.send(api, bad.credential(api), pet);
+        expectStatus('AUTH-03', res, 401, `${op.name} with ${bad.name}`);
+        expectErrorBody('AUTH-03', res, `${op.name} with ${bad.name}`);
+      });
+    }
+
+    test(`AUTH-06 ${op.name}: every 401 carries a Bearer challenge`, async ({ api, stock }) => {
+      const pet = await petFor(op, stock, 'AUTH-06');
+      const problems: string[] = [];
+      for (const bad of BAD_CREDENTIALS) {
+        const res = await op.send(api, bad.credential(api), pet);
+        if (res.status !== 401) continue; // AUTH-03 reports the status
+        const value = res.header('www-authenticate');
+        if (!bearerChallenge(value)) {
+          problems.push(`${bad.name}: WWW-Authenticate is ${value === undefined ? 'missing' : JSON.stringify(value)}, expected a Bearer challenge`);
+        }
+      }
+      expect(problems, `AUTH-06: ${op.name}: every 401 must carry WWW-Authenticate with a Bearer challenge (RFC 9110 §15.5.2, RFC 6750 §3)`).toEqual([]);
+    });
+
+    test(`AUTH-02 ${op.name}: a request without a key is refused with 401`, async ({ api, stock }) => {
+      const pet = await petFor(op, stock, 'AUTH-02');
+      const res = await op.send(api, 'none', pet);
+      expectStatus('AUTH-02', res, 401, `${op.name} without Authorization`);
+    });
+
+    test(`AUTH-09 ${op.name}: Bearer without a token yields 400 or 401 with an Error body`, async ({ api, stock }) => {
+      const pet = await petFor(op, stock, 'AUTH-09');
+      const res = await op.send(api, { authorization: 'Bearer' }, pet);
+      expectStatus('AUTH-09', res, [400, 401], `${op.name} with "Authorization: Bearer"`);
+      expectErrorBody('AUTH-09', res, `${op.name} with "Authorization: Bearer"`);
+    });
+
+    for (const scheme of ['bearer', 'BEARER']) {
+      test(`AUTH-05 ${op.name}: the scheme written "${scheme}" authenticates`, { tag: op.mutates ? ['@mutates'] : [] }, async ({ api, stock }) => {
+        const pet = await petFor(op, stock, 'AUTH-05');
+        const res = await op.send(api, { key: 'api', format: (k) => `${scheme} ${k}` }, pet);
+        expect(res.status >= 200 && res.status < 300, `AUTH-05: ${op.name} with "${scheme} <API_KEY>": expected a 2xx (schemes are case-insensitive, RFC 9110 §11.1), observed ${res.status}: ${abbreviate(res.text)}`).toBe(true);
+      });
+    }
+  });
+}
+
+test('AUTH-01 Bearer <API_KEY> authenticates', async ({ api }) => {
+  const res = await api.listInventory('api');
+  expectStatus('AUTH-01', res, 200, 'GET /inventory with Authorization: Bearer <API_KEY>');
+});
+
+test('AUTH-07 the key with its case changed is refused with 401', async ({ api, warn }) => {
+  const probe = await api.listInventory('api', { evidence: false });
+  expectStatus('AUTH-07', probe, 200, 'the valid key first');
+  let swappable = true;
+  const res = await api.listInventory({
+    key: 'api',
+    format: (k) => {
+      const swapped = swapCase(k);
+      if (swapped === undefined) swappable = false;
+      return `Bearer ${swapped ?? k}`;
+    },
+  });
+  if (!swappable) {
+    warn('AUTH-07: API_KEY has no letters; case-sensitivity of the token cannot be observed with it');
+    return;
+  }
+  expectStatus('AUTH-07', res, 401, 'Bearer <API_KEY with letter case swapped> (tokens are case-sensitive)');
+});
+
+test('AUTH-08 an unknown key is challenged with error="invalid_token"', async ({ api, warn }) => {
+  const res = await api.listInventory({ authorization: `Bearer ${api.unknownKey}` });
+  expectStatus('AUTH-08', res, 401, 'an unknown key');
+  const challenge = bearerChallenge(res.header('www-authenticate'));
+  if (challenge?.params.error !== 'invalid_token') {
+    warn(`AUTH-08: the Bearer challenge for an unknown key should carry error="invalid_token" (RFC 6750 §3.1), observed ${JSON.stringify(res.header('www-authenticate') ?? null)}`);
+  }
+});
+
+test('AUTH-12 updates refused for authentication leave the stock unchanged', async ({ api, stock }) => {
+  const pet = await stock.claim('auth-update', 'AUTH-12');
+  const changed: string[] = [];
+  for (const bad of BAD_CREDENTIALS) {
+    const res = await api.updateInventory(pet.id, { quantity: pet.quantity + 7 }, { credential: bad.credential(api) });
+    const now = (await api.inventory('AUTH-12')).find((e) => e.id === pet.id)?.quantity;
+    if (now !== pet.quantity) changed.push(`${bad.name} (${res.status}): quantity ${pet.quantity} became ${now}`);
+    if (now !== pet.quantity) await stock.restore();
+  }
+  expect(changed, `AUTH-12: pet ${pet.id}: expected refused updates to leave quantity ${pet.quantity}, observed`).toEqual([]);
+});
