@@ -1,0 +1,268 @@
+import { test, expect } from '@playwright/test';
+import {
+  cleanErrorMessage,
+  computeVerdict,
+  notRunTests,
+  primaryId,
+  requirementIds,
+  testsFromJsonReport,
+  type LedgerRequirement,
+  type TestRecord,
+} from '../../certify/verdict.ts';
+import { parseLedger } from '../../certify/ledger.ts';
+import { renderMarkdown } from '../../certify/markdown.ts';
+
+const must = (id: string, extra: Partial<LedgerRequirement> = {}): LedgerRequirement => ({ id, section: 'Authentication', title: `${id} title`, level: 'must', ...extra });
+const should = (id: string): LedgerRequirement => ({ id, section: 'Limits', title: `${id} title`, level: 'should' });
+
+function rec(title: string, outcome: TestRecord['outcome'], extra: Partial<TestRecord> = {}): TestRecord {
+  return { title, project: 'functional', tags: [], outcome, errors: [], annotations: [], requests: 1, ...extra };
+}
+
+function verdictOf(ledger: LedgerRequirement[], tests: TestRecord[], extra: { secretFindings?: string[]; runErrors?: string[]; profile?: string } = {}) {
+  return computeVerdict({ ledger, tests, profile: extra.profile ?? 'full', target: { baseUrl: 'http://x/v1' }, generatedAt: '2026-01-01T00:00:00Z', ...extra });
+}
+
+const status = (report: ReturnType<typeof verdictOf>, id: string) => report.requirements.find((r) => r.id === id)?.status;
+
+test('verdict: every test passed without warnings → pass, and the verdict passes', () => {
+  const r = verdictOf([must('AUTH-01')], [rec('AUTH-01 a', 'passed'), rec('AUTH-01 b', 'passed')]);
+  expect(status(r, 'AUTH-01')).toBe('pass');
+  expect(r.verdict).toBe('pass');
+  expect(r.requests).toBe(2);
+});
+
+test('verdict: a passed test with a warning annotation → warn, verdict still passes', () => {
+  const r = verdictOf([must('AUTH-01')], [rec('AUTH-01 a', 'passed', { annotations: [{ type: 'warning', description: 'lenient: 400 for a malformed header' }] })]);
+  expect(status(r, 'AUTH-01')).toBe('warn');
+  expect(r.requirements[0].evidence[0].warnings).toEqual(['lenient: 400 for a malformed header']);
+  expect(r.verdict).toBe('pass');
+});
+
+test('verdict: a must-level test failed → fail with its message as evidence, verdict fails', () => {
+  const r = verdictOf(
+    [must('AUTH-02'), must('AUTH-03')],
+    [rec('AUTH-02 invalid key yields 401', 'failed', { errors: ['AUTH-02: expected status 401, observed 200'] }), rec('AUTH-03 x', 'passed')],
+  );
+  expect(status(r, 'AUTH-02')).toBe('fail');
+  expect(status(r, 'AUTH-03')).toBe('pass');
+  expect(r.requirements[0].evidence[0].errors).toEqual(['AUTH-02: expected status 401, observed 200']);
+  expect(r.verdict).toBe('fail');
+});
+
+test('verdict: one failing test among passing ones fails a must requirement', () => {
+  const r = verdictOf([must('AUTH-02')], [rec('AUTH-02 a', 'passed'), rec('AUTH-02 b', 'failed'), rec('AUTH-02 c', 'passed')]);
+  expect(status(r, 'AUTH-02')).toBe('fail');
+});
+
+test('verdict: a should-level test failed → warn, verdict passes', () => {
+  const r = verdictOf([should('RL-20')], [rec('RL-20 backoff', 'failed', { errors: ['RL-20: expected …, observed …'] })]);
+  expect(status(r, 'RL-20')).toBe('warn');
+  expect(r.verdict).toBe('pass');
+});
+
+test('verdict: a must-level requirement with no test result fails and is named', () => {
+  const r = verdictOf([must('AUTH-01'), must('ERR-03')], [rec('AUTH-01 a', 'passed')]);
+  expect(status(r, 'ERR-03')).toBe('fail');
+  expect(r.requirements[1].reason).toContain('ERR-03');
+  expect(r.requirements[1].reason).toContain('no test result');
+  expect(r.verdict).toBe('fail');
+});
+
+test('verdict: a should-level requirement with no test result warns', () => {
+  const r = verdictOf([should('RL-20')], []);
+  expect(status(r, 'RL-20')).toBe('warn');
+  expect(r.verdict).toBe('pass');
+});
+
+test('verdict: excluded in the ledger → skipped with its reason, even with no test', () => {
+  const r = verdictOf([must('INV-06', { excluded: 'not observable from one base address' })], []);
+  expect(status(r, 'INV-06')).toBe('skipped');
+  expect(r.requirements[0].reason).toBe('excluded: not observable from one base address');
+  expect(r.verdict).toBe('pass');
+});
+
+test('verdict: left out by the profile → skipped, listed as not certified with the reason; verdict judges the rest', () => {
+  const reason = 'not certified: CONFORMANCE_PROFILE=readonly leaves out @mutates checks';
+  const r = verdictOf(
+    [must('UPD-01'), must('INV-01')],
+    [rec('UPD-01 update', 'skipped', { annotations: [{ type: 'not-certified', description: reason }, { type: 'skip', description: reason }] }), rec('INV-01 list', 'passed')],
+    { profile: 'readonly' },
+  );
+  expect(status(r, 'UPD-01')).toBe('skipped');
+  expect(r.requirements[0].reason).toContain('readonly');
+  expect(r.notCertified).toEqual([{ id: 'UPD-01', title: 'UPD-01 title', level: 'must', reason, partial: false }]);
+  expect(r.verdict).toBe('pass');
+  const md = renderMarkdown(r);
+  // Said plainly, at the top: before the requirement table.
+  expect(md.indexOf('## Not certified by this run')).toBeGreaterThan(0);
+  expect(md.indexOf('## Not certified by this run')).toBeLessThan(md.indexOf('## All requirements'));
+  expect(md).toContain('**UPD-01** (must)');
+});
+
+test('verdict: readonly phases not run are listed from `--list` output as not certified', () => {
+  const listing = {
+    suites: [{ title: 'retry-after.spec.ts', file: 'rate-limit/retry-after.spec.ts', specs: [{ title: 'RL-05 the request past the limit gets 429', tags: ['exhausts'], tests: [{ projectName: 'rate-limit', annotations: [], results: [], status: 'skipped' }] }], suites: [] }],
+  };
+  const tests = notRunTests(listing, 'not certified: CONFORMANCE_PROFILE=readonly does not run the rate-limit phase');
+  expect(tests).toHaveLength(1);
+  const r = verdictOf([must('RL-05')], tests, { profile: 'readonly' });
+  expect(status(r, 'RL-05')).toBe('skipped');
+  expect(r.notCertified[0].reason).toContain('rate-limit phase');
+  expect(r.verdict).toBe('pass');
+});
+
+test('verdict: partly left out by the profile keeps the status of what ran and marks it partial', () => {
+  const r = verdictOf(
+    [must('AUTH-02')],
+    [rec('AUTH-02 list', 'passed'), rec('AUTH-02 update', 'skipped', { annotations: [{ type: 'not-certified', description: 'readonly' }] })],
+  );
+  expect(status(r, 'AUTH-02')).toBe('pass');
+  expect(r.notCertified[0].partial).toBe(true);
+});
+
+test('verdict: a must-level test skipped without a profile reason fails (never silently skipped)', () => {
+  const r = verdictOf([must('AUTH-02')], [rec('AUTH-02 a', 'skipped', { annotations: [{ type: 'skip' }] })]);
+  expect(status(r, 'AUTH-02')).toBe('fail');
+  expect(r.requirements[0].reason).toContain('without a profile reason');
+});
+
+test('verdict: flaky (failed, then passed on retry) and interrupted count as failures', () => {
+  const r = verdictOf([must('RL-05'), must('RL-06')], [rec('RL-05 a', 'flaky'), rec('RL-06 a', 'interrupted')]);
+  expect(status(r, 'RL-05')).toBe('fail');
+  expect(r.requirements[0].reason).toContain('passed on retry');
+  expect(status(r, 'RL-06')).toBe('fail');
+});
+
+test('verdict: `requirement` annotations make a test evidence further ids', () => {
+  const t = rec('ERR-01 error bodies on every path', 'failed', { annotations: [{ type: 'requirement', description: 'ERR-02' }, { type: 'requirement', description: 'ERR-03, ERR-04' }] });
+  expect(requirementIds(t)).toEqual(['ERR-01', 'ERR-02', 'ERR-03', 'ERR-04']);
+  const r = verdictOf([must('ERR-01'), must('ERR-02'), should('ERR-03'), must('ERR-04')], [t]);
+  expect(r.requirements.map((x) => x.status)).toEqual(['fail', 'fail', 'warn', 'fail']);
+});
+
+test('verdict: a failing test naming no ledger requirement is a run problem; a passing one is only listed', () => {
+  const r = verdictOf([must('AUTH-01')], [rec('AUTH-01 a', 'passed'), rec('stray check', 'passed'), rec('NOPE-01 unknown id', 'failed')]);
+  expect(r.unmapped.map((u) => u.test)).toEqual(['stray check', 'NOPE-01 unknown id']);
+  expect(r.problems.join('\n')).toContain('NOPE-01');
+  expect(r.verdict).toBe('fail');
+  const ok = verdictOf([must('AUTH-01')], [rec('AUTH-01 a', 'passed'), rec('stray check', 'passed')]);
+  expect(ok.verdict).toBe('pass');
+});
+
+test('verdict: a secret found in an artifact or a run error fails the run', () => {
+  const ledger = [must('AUTH-01')];
+  const tests = [rec('AUTH-01 a', 'passed')];
+  expect(verdictOf(ledger, tests, { secretFindings: ['reports/results.json: API_KEY (raw)'] }).verdict).toBe('fail');
+  expect(verdictOf(ledger, tests, { runErrors: ['phase load ended without a report'] }).verdict).toBe('fail');
+});
+
+test('verdict: experimental requirements are marked in JSON and Markdown', () => {
+  const r = verdictOf([must('UPD-01', { experimental: true, section: 'Endpoints > 2. Update stock level (experimental)' })], [rec('UPD-01 a', 'passed')]);
+  expect(r.experimental).toEqual(['UPD-01']);
+  expect(r.requirements[0].experimental).toBe(true);
+  expect(renderMarkdown(r)).toContain('🧪');
+});
+
+test('verdict: conformance.json carries the contract fields of issue 3', () => {
+  const r = verdictOf([must('AUTH-01')], [rec('AUTH-01 a', 'passed')]);
+  expect(Object.keys(r)).toEqual(expect.arrayContaining(['verdict', 'target', 'requirements', 'profile', 'requests', 'notCertified', 'experimental', 'generatedAt']));
+  expect(Object.keys(r.requirements[0])).toEqual(expect.arrayContaining(['id', 'title', 'level', 'status', 'evidence']));
+});
+
+test('markdown: failures come first with their evidence, then warnings', () => {
+  const r = verdictOf(
+    [must('AUTH-01'), must('AUTH-02'), should('RL-20')],
+    [
+      rec('AUTH-01 a', 'passed'),
+      rec('AUTH-02 b', 'failed', { errors: ['AUTH-02: expected 401, observed 200'], annotations: [{ type: 'evidence', description: 'GET /v1/inventory → 200' }] }),
+      rec('RL-20 c', 'passed', { annotations: [{ type: 'warning', description: 'no backoff hint' }] }),
+    ],
+  );
+  const md = renderMarkdown(r);
+  expect(md.indexOf('## Failures')).toBeLessThan(md.indexOf('## Warnings'));
+  expect(md.indexOf('## Warnings')).toBeLessThan(md.indexOf('## All requirements'));
+  expect(md).toContain('AUTH-02: expected 401, observed 200');
+  expect(md).toContain('GET /v1/inventory → 200');
+  expect(md).toContain('no backoff hint');
+});
+
+test('title ids: the prefix of a test title is its requirement id', () => {
+  expect(primaryId('AUTH-02 invalid key yields 401 with an Error body')).toBe('AUTH-02');
+  expect(primaryId('RL-10 a burst admits at most the limit')).toBe('RL-10');
+  expect(primaryId('HTTP-01: Date on every response')).toBe('HTTP-01');
+  expect(primaryId('auth works')).toBeUndefined();
+  expect(primaryId('AUTH invalid')).toBeUndefined();
+});
+
+test('JSON report: nested suites, outcomes, annotations, request counts and cleaned errors', () => {
+  const report = {
+    suites: [
+      {
+        title: 'a.spec.ts',
+        specs: [],
+        suites: [
+          {
+            title: 'describe',
+            specs: [
+              {
+                title: 'AUTH-02 invalid key',
+                tags: ['mutates'],
+                tests: [
+                  {
+                    projectName: 'functional',
+                    status: 'unexpected',
+                    annotations: [{ type: 'requirement', description: 'ERR-01' }],
+                    results: [
+                      {
+                        status: 'failed',
+                        errors: [{ message: '\u001b[31mError: AUTH-02: expected 401, observed 200\u001b[39m\n\n  10 |   foo\n> 11 |   bar\n     |   ^' }],
+                        annotations: [{ type: 'requests', description: '4' }, { type: 'evidence', description: 'GET /v1/inventory → 200' }],
+                      },
+                    ],
+                  },
+                ],
+              },
+            ],
+          },
+        ],
+      },
+    ],
+  };
+  const [t] = testsFromJsonReport(report);
+  expect(t.title).toBe('AUTH-02 invalid key');
+  expect(t.outcome).toBe('failed');
+  expect(t.tags).toEqual(['@mutates']);
+  expect(t.requests).toBe(4);
+  expect(t.errors).toEqual(['Error: AUTH-02: expected 401, observed 200']);
+  expect(requirementIds(t)).toEqual(['AUTH-02', 'ERR-01']);
+  expect(cleanErrorMessage('x'.repeat(5000)).length).toBeLessThan(4100);
+});
+
+test('ledger: quote becomes the title; excluded, experimental and levels are read; bad entries are refused', () => {
+  const ledger = parseLedger(`
+requirements:
+  - id: INV-06
+    section: What the service does
+    quote: "Two deployments exist: production and staging."
+    level: must
+    excluded: Not observable from one base address.
+  - id: UPD-01
+    section: Endpoints > 2. Update stock level (experimental)
+    quote: "200 | The updated InventoryItem"
+    level: must
+    experimental: true
+  - id: RL-20
+    section: Limits
+    quote: Clients are expected to retry with exponential backoff.
+    level: SHOULD
+`);
+  expect(ledger).toEqual([
+    { id: 'INV-06', section: 'What the service does', title: 'Two deployments exist: production and staging.', level: 'must', excluded: 'Not observable from one base address.' },
+    { id: 'UPD-01', section: 'Endpoints > 2. Update stock level (experimental)', title: '200 | The updated InventoryItem', level: 'must', experimental: true },
+    { id: 'RL-20', section: 'Limits', title: 'Clients are expected to retry with exponential backoff.', level: 'should' },
+  ]);
+  expect(() => parseLedger('requirements:\n  - id: X-01\n    level: must-ish\n')).toThrow(/X-01 has level/);
+  expect(() => parseLedger('requirements:\n  - level: must\n')).toThrow(/no id/);
+  expect(() => parseLedger('requirements:\n  - {id: A-01, level: must}\n  - {id: A-01, level: must}\n')).toThrow(/duplicate/);
+});
