@@ -16,12 +16,12 @@ import { parseJson, stringifyJson } from '../lib/json.ts';
 import { breachedThresholds, runLoad, type LoadFigures, type LoadStep, type SampledResponse } from '../lib/load.ts';
 import { join, probe } from './http.ts';
 
-/** Ledger ids of what this check decides (suites/load/requirements.load.yaml). */
+/** What this check decides, as the prefix of every finding: the ledger id (suites/requirements.yaml) and the part. */
 export const CAPACITY_IDS = {
-  robustness: 'LOAD-01',
-  schemas: 'LOAD-02',
-  thresholds: 'LOAD-03',
-  restored: 'LOAD-04',
+  robustness: 'LOAD-01 (no errors)',
+  schemas: 'LOAD-01 (schemas)',
+  thresholds: 'LOAD-01 (thresholds)',
+  restored: 'LOAD-01 (restored)',
 } as const;
 
 export interface CapacityConfig {

@@ -21,12 +21,15 @@ import { parseRateLimitHeaders, secondsUntilReset } from '../lib/rate-limit.ts';
 import { parseRetryAfter } from '../lib/retry-after.ts';
 import { join, probe, waitWithProgress, type ProbeFailure, type ProbeResponse } from './http.ts';
 
-/** Ledger ids of what this check decides (suites/load/requirements.load.yaml). */
+/**
+ * What this check decides, as the prefix of every finding: the ledger id (suites/requirements.yaml)
+ * and the part, so that each test of `overload.spec.ts` judges its own part of one burst.
+ */
 export const OVERLOAD_IDS = {
-  admission: 'LOAD-05',
-  refusals: 'LOAD-06',
-  fairness: 'LOAD-07',
-  recovery: 'LOAD-08',
+  admission: 'LOAD-02 (admission)',
+  refusals: 'LOAD-02 (refusals)',
+  recovery: 'LOAD-02 (recovery)',
+  fairness: 'LOAD-03 (other key)',
 } as const;
 
 /** Smallest burst, whatever the limit: enough concurrency to expose a non-atomic limiter. */
