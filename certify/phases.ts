@@ -46,6 +46,8 @@ export interface PhaseResult {
   durationMs: number;
   timedOut: boolean;
   blobWritten: boolean;
+  /** Last lines of the phase's (redacted) console output, for a phase that ended without a report. */
+  tail: string[];
 }
 
 /**
@@ -115,9 +117,12 @@ export function runPhase(o: PhaseOptions, redact: (s: string) => string): Promis
       detached: true,
     });
     let lastOutput = Date.now();
+    const tail: string[] = [];
     const sink = (s: string) => {
       lastOutput = Date.now();
       o.write(s);
+      for (const line of s.split('\n')) if (line.trim()) tail.push(line.trim());
+      if (tail.length > 8) tail.splice(0, tail.length - 8);
     };
     const out = lineFilter(redact, sink);
     const err = lineFilter(redact, sink);
@@ -168,6 +173,7 @@ export function runPhase(o: PhaseOptions, redact: (s: string) => string): Promis
         durationMs: Date.now() - started,
         timedOut,
         blobWritten: fs.existsSync(o.blobFile),
+        tail,
       });
     });
   });

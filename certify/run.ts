@@ -251,7 +251,12 @@ export async function runCertify(options: RunOptions): Promise<number> {
             ? 'all checks passed'
             : 'some checks failed';
       say(`■ phase ${phase} finished in ${secondsSince(phaseStart)}: ${how}\n`);
-      if (!result.blobWritten) runErrors.push(`phase ${phase} ended without a report (exit ${result.exitCode ?? result.signal}); its checks have no result`);
+      if (!result.blobWritten) {
+        runErrors.push(
+          `phase ${phase} ended without a report (exit ${result.exitCode ?? result.signal}); its checks have no result. ` +
+            `Last output: ${result.tail.slice(-4).join(' | ') || '(none)'}`,
+        );
+      }
       else if (result.timedOut) runErrors.push(`phase ${phase} was stopped after PHASE_TIMEOUT_S=${config.phaseTimeoutS} s`);
     }
   } finally {
