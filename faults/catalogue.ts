@@ -16,7 +16,7 @@ import { REQ } from './requirements.ts';
  */
 
 export type Area =
-  | 'auth' | 'error-body' | 'list' | 'update' | 'messages' | 'rate-limit-headers' | '429' | 'ban' | 'malformed-input';
+  | 'auth' | 'error-body' | 'list' | 'update' | 'messages' | 'rate-limit-headers' | '429' | 'ban' | 'malformed-input' | 'versioning' | 'load';
 
 export interface Fault {
   /** Unique, kebab-case; selects the fault (`FAULT=<name>`). */
@@ -29,6 +29,12 @@ export interface Fault {
   proxy?: () => FaultHooks;
   /** A limiter store for the reference server, for faults a proxy cannot fake. */
   store?: () => RateLimitStore;
+  /**
+   * `readonly` when every expected id is evidenced by checks that run under
+   * `CONFORMANCE_PROFILE=readonly` (the functional phase without @mutates): the matrix then skips
+   * the rate-limit and load phases for this fault. Default: a full run.
+   */
+  profile?: 'readonly';
 }
 
 const isRateLimited = (res: ProxyResponse) => res.status === 429;
@@ -83,6 +89,7 @@ export const faults: Fault[] = [
   // --- auth -------------------------------------------------------------------------------------
   {
     name: 'auth-401-as-403',
+    profile: 'readonly',
     area: 'auth',
     description: 'A missing or invalid key gets 403 Forbidden (body status 403) instead of 401.',
     expect: [REQ.auth401],
@@ -90,6 +97,7 @@ export const faults: Fault[] = [
   },
   {
     name: 'auth-any-token-accepted',
+    profile: 'readonly',
     area: 'auth',
     description: 'Any bearer token is accepted (the gateway only checks that a token is present).',
     expect: [REQ.auth401],
@@ -104,6 +112,7 @@ export const faults: Fault[] = [
   },
   {
     name: 'auth-key-without-scheme-accepted',
+    profile: 'readonly',
     area: 'auth',
     description: 'The bare key without the `Bearer` scheme (`Authorization: <key>`) is accepted.',
     expect: [REQ.auth401],
@@ -117,6 +126,7 @@ export const faults: Fault[] = [
   },
   {
     name: 'auth-lowercase-bearer-refused',
+    profile: 'readonly',
     area: 'auth',
     description: 'The scheme is compared case-sensitively: `bearer <key>` gets 401 (RFC 9110 §11.1: schemes are case-insensitive).',
     expect: [REQ.authSchemeCase],
@@ -131,6 +141,7 @@ export const faults: Fault[] = [
   },
   {
     name: 'auth-no-www-authenticate',
+    profile: 'readonly',
     area: 'auth',
     description: 'A 401 carries no `WWW-Authenticate` challenge (RFC 9110 §15.5.2, RFC 6750 §3).',
     expect: [REQ.authChallenge],
@@ -140,6 +151,7 @@ export const faults: Fault[] = [
   // --- Error body -------------------------------------------------------------------------------
   {
     name: 'error-missing-code',
+    profile: 'readonly',
     area: 'error-body',
     description: 'Error bodies lack the required `code` field.',
     expect: [REQ.errorBody],
@@ -147,6 +159,7 @@ export const faults: Fault[] = [
   },
   {
     name: 'error-status-string',
+    profile: 'readonly',
     area: 'error-body',
     description: 'The Error `status` is a string (`"404"`), not an integer.',
     expect: [REQ.errorBody],
@@ -154,6 +167,7 @@ export const faults: Fault[] = [
   },
   {
     name: 'error-status-mismatch',
+    profile: 'readonly',
     area: 'error-body',
     description: 'A generic error handler writes `status: 400` into every Error body, whatever the HTTP status.',
     expect: [REQ.errorStatusMatches],
@@ -161,6 +175,7 @@ export const faults: Fault[] = [
   },
   {
     name: 'error-text-plain',
+    profile: 'readonly',
     area: 'error-body',
     description: 'Error responses are labelled `text/plain` although the body is the Error JSON.',
     expect: [REQ.errorContentType],
@@ -170,20 +185,23 @@ export const faults: Fault[] = [
   // --- list shape and types ----------------------------------------------------------------------
   {
     name: 'list-petid-string',
+    profile: 'readonly',
     area: 'list',
     description: 'The list serializes `petId` as a string (a common int64 workaround) instead of an integer.',
-    expect: [REQ.listSchema],
+    expect: [REQ.listSchema, REQ.listInt64],
     proxy: () => mapItems((item) => ({ ...item, petId: String(item.petId) })),
   },
   {
     name: 'list-status-outside-enum',
+    profile: 'readonly',
     area: 'list',
     description: '`status` uses a value outside PetStatus (`sold` renamed to `out_of_stock`).',
-    expect: [REQ.listSchema],
+    expect: [REQ.listSchema, REQ.listStatusEnum],
     proxy: () => mapItems((item) => (item.status === 'sold' ? { ...item, status: 'out_of_stock' } : item)),
   },
   {
     name: 'list-quantity-missing',
+    profile: 'readonly',
     area: 'list',
     description: 'Zero quantities are omitted from items (Go-style `omitempty`), so the required `quantity` is missing.',
     expect: [REQ.listSchema],
@@ -195,6 +213,7 @@ export const faults: Fault[] = [
   },
   {
     name: 'list-int64-rounded',
+    profile: 'readonly',
     area: 'list',
     description: 'Ids above 2^53 are rounded as a JavaScript server would (JSON.parse/JSON.stringify): 9007199254740993 becomes 9007199254740992.',
     expect: [REQ.listInt64],
@@ -205,6 +224,7 @@ export const faults: Fault[] = [
   },
   {
     name: 'list-wrapped-in-object',
+    profile: 'readonly',
     area: 'list',
     description: 'The list is wrapped in an envelope `{ "items": [...] }` instead of being a JSON array.',
     expect: [REQ.listSchema],
@@ -331,6 +351,7 @@ export const faults: Fault[] = [
   // --- rate-limit headers ------------------------------------------------------------------------
   {
     name: 'ratelimit-headers-missing-on-errors',
+    profile: 'readonly',
     area: 'rate-limit-headers',
     description: 'Error responses (4xx, including 429) carry no `X-RateLimit-*` headers: the middleware runs only on success.',
     expect: [REQ.rlHeadersPresent],
@@ -345,6 +366,7 @@ export const faults: Fault[] = [
   },
   {
     name: 'ratelimit-reset-milliseconds',
+    profile: 'readonly',
     area: 'rate-limit-headers',
     description: '`X-RateLimit-Reset` is in epoch milliseconds (`Date.now()`-style) instead of seconds.',
     expect: [REQ.rlReset],
@@ -352,6 +374,7 @@ export const faults: Fault[] = [
   },
   {
     name: 'ratelimit-reset-delta',
+    profile: 'readonly',
     area: 'rate-limit-headers',
     description: '`X-RateLimit-Reset` is the number of seconds until the reset (a delta) instead of a Unix timestamp.',
     expect: [REQ.rlReset],
@@ -359,6 +382,7 @@ export const faults: Fault[] = [
   },
   {
     name: 'ratelimit-remaining-above-limit',
+    profile: 'readonly',
     area: 'rate-limit-headers',
     description: '`X-RateLimit-Remaining` counts the day window while `X-RateLimit-Limit` shows the minute limit, so Remaining exceeds Limit.',
     expect: [REQ.rlRemainingRange],
@@ -373,6 +397,7 @@ export const faults: Fault[] = [
   },
   {
     name: 'ratelimit-limit-wrong-plan',
+    profile: 'readonly',
     area: 'rate-limit-headers',
     description: '`X-RateLimit-Limit` shows the figure of another plan (a free key reports the pro limit 300).',
     expect: [REQ.rlPlanLimit],
@@ -421,7 +446,7 @@ export const faults: Fault[] = [
     name: '429-early-at-the-limit',
     area: '429',
     description: 'Off by one: the request that brings Remaining to 0 is already refused, so only Limit-1 requests are admitted.',
-    expect: [REQ.limitEnforced],
+    expect: [REQ.limitOffByOne],
     proxy: () => respond(
       (res) => res.status < 300 && intHeader(res.headers, 'x-ratelimit-remaining') === 0,
       (res) => {
@@ -435,7 +460,7 @@ export const faults: Fault[] = [
     name: '429-late-by-one',
     area: '429',
     description: 'Off by one the other way (`count > limit`): Limit+1 requests are admitted in one window.',
-    expect: [REQ.limitEnforced],
+    expect: [REQ.limitEnforced, REQ.limitOffByOne],
     store: () => lateByOneStore(),
   },
   {
@@ -528,6 +553,147 @@ export const faults: Fault[] = [
         return req;
       },
     }),
+  },
+  // --- more auth -----------------------------------------------------------------------------------
+  {
+    name: 'auth-token-case-insensitive',
+    profile: 'readonly',
+    area: 'auth',
+    description: 'The key is compared case-insensitively (a lower-cased lookup), so the key with swapped letter case is accepted.',
+    expect: [REQ.authTokenCase],
+    proxy: () => ({
+      request(req, ctx) {
+        const token = tokenOf(req);
+        const key = knownKeys(ctx.env).find((k) => token !== undefined && k !== token && k.toLowerCase() === token.toLowerCase());
+        return key ? { ...req, headers: headers.set(req.headers, 'Authorization', `Bearer ${key}`) } : req;
+      },
+    }),
+  },
+  {
+    name: 'auth-empty-bearer-500',
+    profile: 'readonly',
+    area: 'malformed-input',
+    description: '`Authorization: Bearer` with no token crashes the auth middleware: 500.',
+    expect: [REQ.authMalformed],
+    proxy: () => ({
+      request(req) {
+        const auth = headers.get(req.headers, 'authorization');
+        if (auth !== undefined && /^\s*bearer\s*$/i.test(auth)) return answer(500, { code: 'internal_error', message: 'Cannot read token', status: 500 });
+        return req;
+      },
+    }),
+  },
+  {
+    name: 'auth-checked-after-write',
+    area: 'auth',
+    description: 'PATCH applies the write before checking the key: the caller gets 401, but the stock changed.',
+    expect: [REQ.authNoSideEffect],
+    proxy: () => ({
+      async request(req, ctx) {
+        if (!isPatch(req) || !ctx.env.API_KEY) return req;
+        const token = tokenOf(req);
+        if (token !== undefined && knownKeys(ctx.env).includes(token)) return req;
+        const refused = await ctx.forward(req);
+        if (refused.status === 401 && typeof updateQuantity(req) === 'number') {
+          await ctx.forward({ ...req, headers: headers.set(req.headers, 'Authorization', `Bearer ${ctx.env.API_KEY}`) });
+        }
+        return refused;
+      },
+    }),
+  },
+
+  // --- more list and update ------------------------------------------------------------------------
+  {
+    name: 'list-duplicate-entry',
+    profile: 'readonly',
+    area: 'list',
+    description: 'A join in the list query returns one pet twice.',
+    expect: [REQ.listUnique],
+    proxy: () => respond((res, req) => isList(req) && res.status === 200, (res) => mapJson(res, (b) => (Array.isArray(b) && b.length ? [...b, b[0]] : b))),
+  },
+  {
+    name: 'list-text-plain',
+    profile: 'readonly',
+    area: 'list',
+    description: 'The list is served as `text/plain` (a framework default) although the body is JSON.',
+    expect: [REQ.listContentType],
+    proxy: () => respond((res, req) => isList(req) && res.status === 200, (res) => ({ ...res, headers: headers.set(res.headers, 'Content-Type', 'text/plain') })),
+  },
+  {
+    name: 'update-path-id-500',
+    area: 'malformed-input',
+    description: 'A path id that is not an int64 (`/inventory/abc`) reaches the database: 500.',
+    expect: [REQ.updatePathId],
+    proxy: () => ({
+      request(req) {
+        if (!isPatch(req) || tokenOf(req) === undefined) return req;
+        const id = petIdOf(req);
+        const valid = /^-?\d{1,19}$/.test(id) && BigInt(id) <= 2n ** 63n - 1n && BigInt(id) >= -(2n ** 63n);
+        return valid ? req : answer(500, { code: 'internal_error', message: 'invalid input syntax for type bigint', status: 500 });
+      },
+    }),
+  },
+
+  // --- HTTP and versioning ---------------------------------------------------------------------------
+  {
+    name: 'http-no-date',
+    profile: 'readonly',
+    area: 'rate-limit-headers',
+    description: 'Responses carry no `Date` header (RFC 9110 §6.6.1), so Reset and Retry-After cannot be judged.',
+    expect: [REQ.dateHeader],
+    proxy: () => ({ response: (res) => ({ ...res, headers: headers.remove(res.headers, 'date') }) }),
+  },
+  {
+    name: 'deprecation-sunset-iso-date',
+    profile: 'readonly',
+    area: 'versioning',
+    description: 'The deprecated `GET /pets/{petId}` carries `Sunset` as an ISO 8601 date instead of an HTTP-date.',
+    expect: [REQ.sunset],
+    proxy: () => ({ response: (res) => mapHeader(res, 'sunset', (v) => new Date(Date.parse(v)).toISOString()) }),
+  },
+  {
+    name: 'deprecation-sunset-before-deprecation',
+    profile: 'readonly',
+    area: 'versioning',
+    description: '`Sunset` is earlier than `Deprecation` (RFC 9745 §3).',
+    expect: [REQ.sunset],
+    proxy: () => ({
+      response(res) {
+        const dep = headers.get(res.headers, 'deprecation')?.match(/^@(\d+)$/);
+        if (!dep) return res;
+        return mapHeader(res, 'sunset', () => new Date((Number(dep[1]) - 86_400 * 30) * 1000).toUTCString());
+      },
+    }),
+  },
+  {
+    name: 'deprecation-malformed',
+    profile: 'readonly',
+    area: 'versioning',
+    description: '`Deprecation` is neither a structured date nor an obsolete form: `Deprecation: yes`.',
+    expect: [REQ.deprecation],
+    proxy: () => ({ response: (res) => mapHeader(res, 'deprecation', () => 'yes') }),
+  },
+
+  // --- load ----------------------------------------------------------------------------------------
+  {
+    name: 'load-503-when-busy',
+    area: 'load',
+    description: 'A too-small connection pool: with more than 8 requests in flight, further ones get 503.',
+    expect: [REQ.noErrorsUnderLoad],
+    proxy: () => {
+      let inflight = 0;
+      return {
+        request(req) {
+          if (inflight >= 8) return answer(503, { code: 'unavailable', message: 'Service busy', status: 503 });
+          inflight++;
+          return req;
+        },
+        response(res) {
+          inflight--;
+          return res;
+        },
+      };
+    },
   },
 ];
 

@@ -1,20 +1,28 @@
 /**
- * The ledger ids (`suites/requirements.yaml`) the catalogue and the variants refer to, by meaning.
- * A test (`tests/faults/catalogue.test.ts`) checks every id here exists in the ledger.
+ * The ledger ids (`suites/requirements.yaml`) the catalogue refers to, by meaning. One place to
+ * realign when the ledger is renumbered; `tests/faults/catalogue.test.ts` checks that every id
+ * used exists in the ledger, is must-level and is not excluded.
  */
 export const REQ = {
   auth401: 'AUTH-03',
   authSchemeCase: 'AUTH-05',
   authChallenge: 'AUTH-06',
+  authTokenCase: 'AUTH-07',
+  authMalformed: 'AUTH-09',
+  authNoSideEffect: 'AUTH-12',
   errorBody: 'ERR-01',
   errorContentType: 'ERR-02',
   errorStatusMatches: 'ERR-03',
   listSchema: 'INV-01',
   listInt64: 'INV-02',
+  listContentType: 'INV-03',
+  listStatusEnum: 'INV-04',
+  listUnique: 'INV-05',
   updateResponse: 'UPD-01',
   updatePersisted: 'UPD-02',
   update400: 'UPD-03',
   update404: 'UPD-04',
+  updatePathId: 'UPD-05',
   messageResponse: 'MSG-01',
   messageCreatedAt: 'MSG-02',
   message400: 'MSG-03',
@@ -27,5 +35,10 @@ export const REQ = {
   retryAfterFormat: 'RL-07',
   retryAfterSuffices: 'RL-08',
   remainingZeroOn429: 'RL-09',
-  limitConcurrent: 'RL-10',
+  limitOffByOne: 'RL-10',
+  dateHeader: 'HTTP-01',
+  deprecation: 'VER-04',
+  sunset: 'VER-05',
+  noErrorsUnderLoad: 'LOAD-01',
+  limitConcurrent: 'LOAD-02',
 } as const;

@@ -1,0 +1,44 @@
+/**
+ * `npx tsx faults/cli.ts [name ...]`: runs cases of the fault matrix by hand and prints, per case,
+ * the verdict, the failing requirement ids and the time. Names are fault or variant names,
+ * `baseline`, `all-faults` or `all-variants`; `--list` prints the catalogue. `MATRIX_CONCURRENCY`
+ * (default 2) cases run at once. The meta-test (`tests/faults/matrix.test.ts`) runs them all.
+ */
+import { faults } from './catalogue.ts';
+import { variants } from './variants.ts';
+import { cleanup, runCase } from './harness.ts';
+import { matrixCases, MATRIX_ENV } from './matrix.ts';
+
+const args = process.argv.slice(2);
+if (args.includes('--list')) {
+  for (const f of faults) console.log(`fault    ${f.name.padEnd(42)} ${f.area.padEnd(20)} ${f.expect.join(', ')}`);
+  for (const v of variants) console.log(`variant  ${v.name.padEnd(42)} ${v.choices.length} choices`);
+  process.exit(0);
+}
+const all = matrixCases();
+const wanted = all.filter((c) =>
+  args.length === 0 ||
+  args.includes(c.name) ||
+  (args.includes('all-faults') && c.kind === 'fault') ||
+  (args.includes('all-variants') && c.kind === 'variant'));
+const concurrency = Number(process.env.MATRIX_CONCURRENCY) || 2;
+let next = 0;
+let caught = 0;
+const t0 = Date.now();
+async function worker() {
+  while (next < wanted.length) {
+    const c = wanted[next++]!;
+    const out = await runCase(c, { env: MATRIX_ENV });
+    const missing = c.expect.filter((id) => !out.failing.includes(id));
+    const ok = c.kind === 'fault' ? out.verdict === 'fail' && missing.length === 0 : out.verdict === 'pass';
+    if (ok) caught++;
+    console.log(`${ok ? 'ok  ' : 'MISS'} ${c.id.padEnd(50)} ${out.verdict.padEnd(5)} ${(out.durationMs / 1000).toFixed(1).padStart(5)} s  profile=${c.profile ?? 'full'}  expected [${c.expect.join(', ')}]  failing [${out.failing.join(', ')}]${missing.length ? `  MISSING ${missing.join(', ')}` : ''}`);
+    if (!ok) {
+      for (const id of out.failing) console.log(`        ${id}: ${out.reasons[id]}`);
+      if (out.verdict === 'missing') console.log(out.tail);
+    }
+    cleanup(out);
+  }
+}
+await Promise.all(Array.from({ length: concurrency }, worker));
+console.log(`${caught}/${wanted.length} as expected in ${((Date.now() - t0) / 1000).toFixed(0)} s`);

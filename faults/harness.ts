@@ -1,0 +1,148 @@
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startReferenceTarget } from '../certify/reference-target.ts';
+import { startFaultProxy, throughProxy, type FaultHooks } from './proxy.ts';
+import type { RateLimitStore } from '../reference-server/rate-limit/store.ts';
+
+/**
+ * Runs one case of the fault matrix: the bundled reference server (optionally with a limiter
+ * store), the fault proxy in front of it (optionally with hooks), and a complete `certify` run
+ * (`tsx certify/cli.ts` as a child process) pointed at the proxy. Returns certify's verdict and the
+ * failing requirement ids from `conformance.json`.
+ */
+
+export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const TSX_CLI = path.join(REPO_ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs');
+
+export interface MatrixCase {
+  /** `fault:<name>`, `variant:<name>` or `baseline`. */
+  id: string;
+  proxy?: () => FaultHooks;
+  store?: () => RateLimitStore;
+  /** `readonly` runs only the functional phase (no @mutates, @exhausts, @load checks). */
+  profile?: 'full' | 'readonly';
+}
+
+export interface CaseOutcome {
+  id: string;
+  verdict: 'pass' | 'fail' | 'missing';
+  failing: string[];
+  /** Requirements with status `fail`, with their first reason (for failure messages; no keys). */
+  reasons: Record<string, string>;
+  exitCode: number | null;
+  durationMs: number;
+  /** Where certify wrote its reports (removed by `cleanup`). */
+  reportsDir: string;
+  /** Last lines of certify's output (already redacted by certify). */
+  tail: string;
+  problems: string[];
+}
+
+export interface RunCaseOptions {
+  /** Extra environment for certify (e.g. `WORKERS`, `LOAD_DURATION_S`). */
+  env?: Record<string, string>;
+  /** Hard limit on the certify child (default 240 s); past it the child is killed. */
+  timeoutMs?: number;
+  /** Parent directory of the case's REPORTS_DIR (default: the OS temp dir). */
+  workDir?: string;
+}
+
+interface ConformanceJson {
+  verdict?: string;
+  problems?: string[];
+  requirements?: Array<{ id: string; status: string; reason?: string; evidence?: Array<{ errors?: string[] }> }>;
+}
+
+/** Runs one case to the end and cleans up the servers (not the reports directory). */
+export async function runCase(c: MatrixCase, options: RunCaseOptions = {}): Promise<CaseOutcome> {
+  const started = Date.now();
+  const reportsDir = fs.mkdtempSync(path.join(options.workDir ?? os.tmpdir(), `matrix-${c.id.replace(/[^\w-]+/g, '_')}-`));
+  const target = await startReferenceTarget(c.store ? { server: { store: c.store() } } : {});
+  const proxy = await startFaultProxy({ upstream: target.server.baseUrl.replace(/\/v1\/?$/, ''), fault: c.proxy?.(), env: target.env });
+  try {
+    const env: Record<string, string | undefined> = {
+      ...inheritedEnv(),
+      ...throughProxy(target.env, proxy.url),
+      CONFORMANCE_PROFILE: c.profile ?? 'full',
+      REPORTS_DIR: reportsDir,
+      ...options.env,
+    };
+    const { code, output } = await spawnCertify(env, options.timeoutMs ?? 240_000);
+    const outcome: CaseOutcome = {
+      id: c.id, verdict: 'missing', failing: [], reasons: {}, exitCode: code, durationMs: 0, reportsDir,
+      tail: output.split('\n').slice(-40).join('\n'), problems: [],
+    };
+    const file = path.join(reportsDir, 'conformance.json');
+    if (fs.existsSync(file)) {
+      const report = JSON.parse(fs.readFileSync(file, 'utf8')) as ConformanceJson;
+      outcome.verdict = report.verdict === 'pass' ? 'pass' : 'fail';
+      outcome.problems = report.problems ?? [];
+      for (const r of report.requirements ?? []) {
+        if (r.status !== 'fail') continue;
+        outcome.failing.push(r.id);
+        outcome.reasons[r.id] = (r.reason ?? r.evidence?.find((e) => e.errors?.length)?.errors?.[0] ?? '').split('\n')[0]!.slice(0, 300);
+      }
+    }
+    outcome.durationMs = Date.now() - started;
+    return outcome;
+  } finally {
+    await proxy.close();
+    await target.close();
+  }
+}
+
+/** Variables of the conformance run or of an enclosing Playwright run are never inherited. */
+const NOT_INHERITED = /^(BASE_URL|API_URL|API_KEY|API_PLAN|RATE_LIMIT_KEY|RATE_LIMIT_PLAN|LOAD_KEY|MISSING_PET_ID|CONFORMANCE_PROFILE|REPORTS_DIR|WORKERS|CERTIFY_.*|TEST_.*|PW_.*|PLAYWRIGHT_.*)$/;
+
+function inheritedEnv(): Record<string, string | undefined> {
+  return Object.fromEntries(Object.entries(process.env).filter(([k]) => !NOT_INHERITED.test(k)));
+}
+
+/** Removes a case's reports directory. */
+export function cleanup(outcome: CaseOutcome): void {
+  fs.rmSync(outcome.reportsDir, { recursive: true, force: true });
+}
+
+/** Process groups of running certify children: killed if this process exits first. */
+const children = new Set<number>();
+process.on('exit', () => {
+  for (const pid of children) {
+    try {
+      process.kill(-pid, 'SIGKILL');
+    } catch {
+      /* already gone */
+    }
+  }
+});
+
+function spawnCertify(env: Record<string, string | undefined>, timeoutMs: number): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [TSX_CLI, path.join(REPO_ROOT, 'certify', 'cli.ts')], {
+      cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true,
+    });
+    if (child.pid) children.add(child.pid);
+    let output = '';
+    const keep = (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.length > 200_000) output = output.slice(-100_000);
+    };
+    child.stdout.on('data', keep);
+    child.stderr.on('data', keep);
+    const timer = setTimeout(() => {
+      output += `\n[matrix] certify exceeded ${timeoutMs} ms: stopped\n`;
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        child.kill('SIGKILL');
+      }
+    }, timeoutMs);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      if (child.pid) children.delete(child.pid);
+      resolve({ code, output });
+    });
+  });
+}

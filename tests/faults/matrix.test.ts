@@ -1,0 +1,121 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { test, expect, type TestInfo } from '@playwright/test';
+import { cleanup, REPO_ROOT, runCase, type CaseOutcome } from '../../faults/harness.ts';
+import { matrixCases, MATRIX_ENV, type NamedCase } from '../../faults/matrix.ts';
+
+/**
+ * The meta-test of issue 4: a complete `certify` run per case, through the fault proxy in front of
+ * a fresh reference server. Every fault must make the verdict `fail` with all its expected
+ * requirement ids among the failing ones; every conformant variant and the unmodified reference
+ * server must `pass`. The last test prints and writes the score.
+ *
+ * Cases run in order in one worker (mode `default`: a failure does not skip the rest), and
+ * `MATRIX_CONCURRENCY` certify runs (default 3) are kept going ahead of the test that needs them.
+ */
+
+const CASES = matrixCases();
+const CONCURRENCY = Math.max(1, Number(process.env.MATRIX_CONCURRENCY) || 3);
+const CASE_TIMEOUT_MS = 240_000;
+
+/** Worker-local scheduler: the case a test asks for, plus the following ones up to CONCURRENCY. */
+const runs = new Map<string, Promise<CaseOutcome>>();
+let inFlight = 0;
+let nextIndex = 0;
+
+function start(c: NamedCase): Promise<CaseOutcome> {
+  inFlight++;
+  const p = runCase(c, { env: MATRIX_ENV, timeoutMs: CASE_TIMEOUT_MS }).finally(() => {
+    inFlight--;
+    pump();
+  });
+  runs.set(c.id, p);
+  return p;
+}
+
+function pump(): void {
+  while (inFlight < CONCURRENCY && nextIndex < CASES.length) {
+    const c = CASES[nextIndex++]!;
+    if (!runs.has(c.id)) start(c);
+  }
+}
+
+function outcomeOf(c: NamedCase): Promise<CaseOutcome> {
+  const index = CASES.indexOf(c);
+  if (nextIndex <= index) nextIndex = index + 1;
+  const p = runs.get(c.id) ?? start(c);
+  pump();
+  return p;
+}
+
+function resultsDir(testInfo: TestInfo): string {
+  return path.join(testInfo.project.outputDir, 'fault-matrix');
+}
+
+function record(testInfo: TestInfo, c: NamedCase, ok: boolean, outcome: CaseOutcome): void {
+  fs.mkdirSync(resultsDir(testInfo), { recursive: true });
+  fs.writeFileSync(
+    path.join(resultsDir(testInfo), `${c.id.replace(/[^\w-]+/g, '_')}.json`),
+    JSON.stringify({ id: c.id, kind: c.kind, name: c.name, ok, verdict: outcome.verdict, expected: c.expect, failing: outcome.failing, seconds: Math.round(outcome.durationMs / 100) / 10 }),
+  );
+}
+
+function describeOutcome(o: CaseOutcome): string {
+  const reasons = o.failing.map((id) => `    ${id}: ${o.reasons[id] ?? ''}`).join('\n');
+  const tail = o.verdict === 'missing' ? `\n  certify output (tail):\n${o.tail}` : '';
+  return `verdict ${o.verdict} (exit ${o.exitCode}) after ${(o.durationMs / 1000).toFixed(1)} s\n  failing requirements:\n${reasons || '    (none)'}${o.problems.length ? `\n  run problems: ${o.problems.join('; ')}` : ''}${tail}`;
+}
+
+test.describe('fault matrix', () => {
+  test.describe.configure({ mode: 'default', timeout: CASE_TIMEOUT_MS + 60_000 });
+
+  for (const c of CASES) {
+    const title =
+      c.kind === 'fault' ? `fault ${c.name} is caught by ${c.expect.join(', ')}`
+      : c.kind === 'variant' ? `conformant variant ${c.name} passes`
+      : 'the unmodified reference server passes';
+    test(title, async ({}, testInfo) => {
+      const outcome = await outcomeOf(c);
+      try {
+        if (c.kind === 'fault') {
+          const missing = c.expect.filter((id) => !outcome.failing.includes(id));
+          const ok = outcome.verdict === 'fail' && missing.length === 0;
+          record(testInfo, c, ok, outcome);
+          expect(
+            ok,
+            `fault ${c.name}: expected verdict fail with failing ids including [${c.expect.join(', ')}]; ` +
+              `observed failing ids [${outcome.failing.join(', ')}]${missing.length ? `, missing [${missing.join(', ')}]` : ''}\n  ${describeOutcome(outcome)}`,
+          ).toBe(true);
+        } else {
+          const ok = outcome.verdict === 'pass';
+          record(testInfo, c, ok, outcome);
+          expect(ok, `${c.kind} ${c.name}: expected verdict pass (a failure of a conformant server is an over-assertion of the suite)\n  ${describeOutcome(outcome)}`).toBe(true);
+        }
+      } finally {
+        cleanup(outcome);
+      }
+    });
+  }
+
+  test('score: faults caught N/M, conformant variants passed K/K', async ({}, testInfo) => {
+    const dir = resultsDir(testInfo);
+    const results = CASES.map((c) => {
+      const file = path.join(dir, `${c.id.replace(/[^\w-]+/g, '_')}.json`);
+      return fs.existsSync(file) ? (JSON.parse(fs.readFileSync(file, 'utf8')) as { id: string; kind: string; ok: boolean; seconds: number }) : { id: c.id, kind: c.kind, ok: false, seconds: 0, notRun: true };
+    });
+    const faults = results.filter((r) => r.kind === 'fault');
+    const variants = results.filter((r) => r.kind === 'variant');
+    const baseline = results.find((r) => r.kind === 'baseline');
+    const line = `faults caught ${faults.filter((r) => r.ok).length}/${faults.length}, conformant variants passed ${variants.filter((r) => r.ok).length}/${variants.length}`;
+    console.log(`\n${line}${baseline ? `; reference server ${baseline.ok ? 'passes' : 'FAILS'}` : ''}\n`);
+    testInfo.annotations.push({ type: 'score', description: line });
+    const reportsDir = path.resolve(REPO_ROOT, process.env.REPORTS_DIR || 'reports');
+    fs.mkdirSync(reportsDir, { recursive: true });
+    fs.writeFileSync(
+      path.join(reportsDir, 'meta-score.json'),
+      `${JSON.stringify({ score: line, generatedAt: new Date().toISOString(), concurrency: CONCURRENCY, cases: results }, null, 2)}\n`,
+    );
+    const notRun = results.filter((r) => 'notRun' in r).map((r) => r.id);
+    expect(notRun, `every case of the matrix ran and recorded a result`).toEqual([]);
+  });
+});
