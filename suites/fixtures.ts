@@ -17,7 +17,7 @@
  * "missing Content-Type" case must really send none). No key ever reaches an annotation, an
  * error message or a title: every text is redacted first.
  */
-import { test as base, expect, type TestInfo } from '@playwright/test';
+import { test as base, expect } from '@playwright/test';
 import http from 'node:http';
 import https from 'node:https';
 import { randomBytes } from 'node:crypto';
@@ -147,6 +147,11 @@ export type PetSlot = keyof typeof PET_SLOTS;
 type WorkerFixtures = {
   conformance: ConformanceEnv;
   pacers: Map<string, Pacer>;
+  /**
+   * A client for worker-scoped sequences (the 429 checks run one sequence shared by several
+   * tests); it shares the worker's pacers. `finish()` writes its `requests` count to the sink.
+   */
+  apiFactory: (annotate: AnnotationSink) => ApiClient & { finish(): void };
 };
 
 type TestFixtures = {
@@ -212,7 +217,10 @@ function transport(url: URL, method: string, headers: Record<string, string>, bo
   });
 }
 
-function createApi(env: ConformanceEnv, pacers: Map<string, Pacer>, testInfo: TestInfo): ApiClient & { finish(): void } {
+/** Where a client writes its annotations: a test's, or a collector of a worker-scoped sequence. */
+export type AnnotationSink = (annotation: { type: string; description: string }) => void;
+
+function createApi(env: ConformanceEnv, pacers: Map<string, Pacer>, annotate: AnnotationSink): ApiClient & { finish(): void } {
   const secrets = secretsOf(env);
   const clean = (text: string) => redact(text, secrets);
   let requests = 0;
@@ -321,7 +329,7 @@ function createApi(env: ConformanceEnv, pacers: Map<string, Pacer>, testInfo: Te
     if (o.evidence !== false) {
       evidence++;
       if (evidence <= MAX_EVIDENCE_PER_TEST) {
-        testInfo.annotations.push({
+        annotate({
           type: 'evidence',
           description: formatEvidence({ method: o.method, path: res.path, status: raw.status, headers: pairs, authorization }, secrets),
         });
@@ -367,9 +375,9 @@ function createApi(env: ConformanceEnv, pacers: Map<string, Pacer>, testInfo: Te
     unknownKey,
     finish() {
       if (evidence > MAX_EVIDENCE_PER_TEST) {
-        testInfo.annotations.push({ type: 'evidence', description: `… ${evidence - MAX_EVIDENCE_PER_TEST} more exchanges not listed` });
+        annotate({ type: 'evidence', description: `… ${evidence - MAX_EVIDENCE_PER_TEST} more exchanges not listed` });
       }
-      testInfo.annotations.push({ type: 'requests', description: String(requests) });
+      annotate({ type: 'requests', description: String(requests) });
     },
   };
   return api;
@@ -385,6 +393,12 @@ export const test = base.extend<TestFixtures, WorkerFixtures>({
   pacers: [
     async ({}, use) => {
       await use(new Map());
+    },
+    { scope: 'worker' },
+  ],
+  apiFactory: [
+    async ({ conformance, pacers }, use) => {
+      await use((annotate) => createApi(conformance, pacers, annotate));
     },
     { scope: 'worker' },
   ],
@@ -406,7 +420,7 @@ export const test = base.extend<TestFixtures, WorkerFixtures>({
     { auto: true },
   ],
   api: async ({ conformance, pacers }, use, testInfo) => {
-    const api = createApi(conformance, pacers, testInfo);
+    const api = createApi(conformance, pacers, (a) => testInfo.annotations.push(a));
     try {
       await use(api);
     } finally {

@@ -8,6 +8,7 @@ import { test, expect, expectStatus, expectErrorBody, type ApiClient } from '../
 import { validate } from '../../schemas/index.ts';
 import { abbreviate } from '../lib/error-body.ts';
 import { rawIntegerTokens } from '../lib/json-tokens.ts';
+import { unlistedPetId } from '../errors/paths.ts';
 
 const TAGS = { tag: ['@mutates', '@experimental'] };
 
@@ -64,18 +65,8 @@ test.describe('updateInventory refuses bad bodies', () => {
   }
 });
 
-/** A pet id that the list does not show: MISSING_PET_ID, else the first candidate not listed. */
-async function missingPetId(api: ApiClient): Promise<string> {
-  if (api.env.missingPetId) return api.env.missingPetId;
-  const listed = new Set((await api.inventory('UPD-04')).map((e) => e.id));
-  const candidates = ['987654321', '123456789012', '31337', '424242424242', '2', '99'];
-  const id = candidates.find((c) => !listed.has(c));
-  if (!id) throw new Error('UPD-04: no unlisted pet id found; set MISSING_PET_ID');
-  return id;
-}
-
 test('UPD-04 an unknown pet yields 404 with an Error body', TAGS, async ({ api }) => {
-  const id = await missingPetId(api);
+  const id = await unlistedPetId(api, 'UPD-04');
   const res = await api.updateInventory(id, { quantity: 1 });
   expectStatus('UPD-04', res, 404, `pet ${id} is not in the list`);
   expectErrorBody('UPD-04', res);

@@ -1,0 +1,119 @@
+/**
+ * Spec: Limits, rules 1 and 2 ("Every API response carries the headers `X-RateLimit-Limit`,
+ * `X-RateLimit-Remaining` and `X-RateLimit-Reset`"; Reset is a Unix timestamp); the plan table.
+ * RFC 9110 §6.6.1 (Date on 2xx and 4xx). Reset is judged against the response's Date, never
+ * against the local clock; it is not required to be after Date nor within 60 s.
+ */
+import { test, expect, type ApiClient, type ApiResponse, type Stock, type KeyName } from '../fixtures.ts';
+import { ERROR_PATHS } from '../errors/paths.ts';
+import { parseHttpDate } from '../lib/http-date.ts';
+import { limitMatchesPlan, PLAN_LIMITS, type Plan } from '../lib/rate-limit.ts';
+
+interface ResponseKind {
+  name: string;
+  mutates: boolean;
+  send(api: ApiClient, stock: Stock, requirementId: string): Promise<ApiResponse>;
+}
+
+const KINDS: ResponseKind[] = [
+  { name: '200 listInventory', mutates: false, send: (api) => api.listInventory() },
+  { name: '2xx sendMessage', mutates: true, send: (api) => api.sendMessage({ message: 'rate-limit header check' }) },
+  ...ERROR_PATHS,
+];
+
+const CLAUSES: { id: string; fact: string; check: (res: ApiResponse) => string[] }[] = [
+  {
+    id: 'RL-01',
+    fact: 'the three X-RateLimit headers are present',
+    check: (res) => res.rateLimit.missing.map((name) => `${name} is missing`),
+  },
+  {
+    id: 'RL-02',
+    fact: 'X-RateLimit-Reset is epoch seconds in range of Date',
+    check: (res) => {
+      if (res.rateLimit.raw.reset === undefined) return ['X-RateLimit-Reset is missing'];
+      return res.rateLimit.problems.filter((p) => p.startsWith('X-RateLimit-Reset'));
+    },
+  },
+  {
+    id: 'RL-03',
+    fact: 'Limit and Remaining are integers with 0 <= Remaining <= Limit',
+    check: (res) => {
+      const { raw, problems } = res.rateLimit;
+      if (raw.limit === undefined || raw.remaining === undefined) return ['X-RateLimit-Limit or -Remaining is missing'];
+      return problems.filter((p) => !p.startsWith('X-RateLimit-Reset'));
+    },
+  },
+  {
+    id: 'HTTP-01',
+    fact: 'Date is present and an HTTP-date',
+    check: (res) => {
+      if (!((res.status >= 200 && res.status < 300) || (res.status >= 400 && res.status < 500))) return [];
+      const date = res.header('date');
+      if (date === undefined) return [`Date is missing on a ${res.status}`];
+      return parseHttpDate(date) ? [] : [`Date ${JSON.stringify(date)} is not an HTTP-date`];
+    },
+  },
+];
+
+for (const kind of KINDS) {
+  for (const clause of CLAUSES) {
+    test(`${clause.id} ${kind.name}: ${clause.fact}`, { tag: kind.mutates ? ['@mutates'] : [] }, async ({ api, stock }) => {
+      const res = await kind.send(api, stock, clause.id);
+      const raw = res.rateLimit.raw;
+      expect(
+        clause.check(res),
+        `${clause.id}: ${res.label} (Limit ${raw.limit ?? '-'}, Remaining ${raw.remaining ?? '-'}, Reset ${raw.reset ?? '-'}, Date ${res.header('date') ?? '-'}): expected no deviation, observed`,
+      ).toEqual([]);
+    });
+  }
+}
+
+const KEYS: { key: KeyName; keyVar: string; planVar: string; plan: (api: ApiClient) => Plan | undefined }[] = [
+  { key: 'api', keyVar: 'API_KEY', planVar: 'API_PLAN', plan: (api) => api.env.apiPlan },
+  { key: 'rate-limit', keyVar: 'RATE_LIMIT_KEY', planVar: 'RATE_LIMIT_PLAN', plan: (api) => api.env.rateLimitPlan },
+];
+
+for (const k of KEYS) {
+  test(`RL-04 X-RateLimit-Limit of ${k.keyVar} matches ${k.planVar}`, async ({ api, warn }) => {
+    if (k.key === 'rate-limit' && !api.hasKey('rate-limit')) {
+      warn(`RL-04: RATE_LIMIT_KEY is not set; its plan figure was not checked`);
+      return;
+    }
+    const res = await api.listInventory(k.key);
+    const limit = res.rateLimit.limit;
+    expect(limit, `RL-04: ${res.label}: expected an integer X-RateLimit-Limit, observed ${res.rateLimit.raw.limit ?? 'none'}`).toBeDefined();
+    const plan = k.plan(api);
+    if (!plan) {
+      const known = Object.entries(PLAN_LIMITS).filter(([, p]) => p.minute === limit || p.day === limit).map(([n]) => n);
+      warn(`RL-04: ${k.planVar} is not set; X-RateLimit-Limit ${limit} ${known.length ? `fits the ${known.join('/')} plan` : 'is no published plan figure (enterprise?)'}; not judged`);
+      return;
+    }
+    const figures = plan === 'enterprise' ? 'any positive figure (custom)' : `${PLAN_LIMITS[plan].minute} (minute) or ${PLAN_LIMITS[plan].day} (day)`;
+    expect(limitMatchesPlan(limit!, plan), `RL-04: ${k.keyVar} on plan ${plan}: expected X-RateLimit-Limit ${figures}, observed ${limit}`).toBe(true);
+  });
+}
+
+test('RL-11 sequential requests on RATE_LIMIT_KEY count Remaining down', async ({ api, warn }) => {
+  if (!api.hasKey('rate-limit')) {
+    warn('RL-11: RATE_LIMIT_KEY is not set; the countdown is only checked on a dedicated key, never on the shared API_KEY');
+    return;
+  }
+  // Two attempts: a window boundary inside the three requests legitimately refills Remaining.
+  let last: string[] = [];
+  for (let attempt = 0; attempt < 2; attempt++) {
+    const seen: { remaining?: number; reset?: number }[] = [];
+    for (let i = 0; i < 3; i++) {
+      const res = await api.listInventory('rate-limit');
+      seen.push({ remaining: res.rateLimit.remaining, reset: res.rateLimit.reset });
+    }
+    last = seen.map((s) => `Remaining ${s.remaining ?? '-'} (Reset ${s.reset ?? '-'})`);
+    const sameWindow = seen.every((s) => s.reset === seen[0].reset);
+    const first = seen[0].remaining;
+    const final = seen[2].remaining;
+    if (first !== undefined && final !== undefined && final < first) return;
+    if (sameWindow) break;
+  }
+  // Should-level (RL-11): a warning, never a failure.
+  warn(`RL-11: three sequential requests on <RATE_LIMIT_KEY> in one window: expected Remaining to fall, observed ${last.join(', ')}`);
+});
