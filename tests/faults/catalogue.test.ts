@@ -1,0 +1,58 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { parse } from 'yaml';
+import { test, expect } from '@playwright/test';
+import { faults } from '../../faults/catalogue.ts';
+import { variants, httpDate } from '../../faults/variants.ts';
+import { REQ } from '../../faults/requirements.ts';
+import { REPO_ROOT } from '../../faults/harness.ts';
+import { parseHttpDate } from '../../suites/lib/http-date.ts';
+
+interface LedgerEntry { id: string; level: string; excluded?: string }
+const ledger = (parse(fs.readFileSync(path.join(REPO_ROOT, 'suites', 'requirements.yaml'), 'utf8')) as { requirements: LedgerEntry[] }).requirements;
+
+test('the catalogue has at least 30 faults with unique kebab-case names, a description and an injection', () => {
+  expect(faults.length).toBeGreaterThanOrEqual(30);
+  const names = faults.map((f) => f.name);
+  expect(new Set(names).size, `duplicate names: ${names.filter((n, i) => names.indexOf(n) !== i).join(', ')}`).toBe(names.length);
+  for (const f of faults) {
+    expect(f.name, f.name).toMatch(/^[a-z0-9]+(-[a-z0-9]+)*$/);
+    expect(f.description.length, `${f.name}: description`).toBeGreaterThan(20);
+    expect(f.expect.length, `${f.name}: expected ids`).toBeGreaterThan(0);
+    expect(!!(f.proxy || f.store), `${f.name}: needs proxy hooks or a store`).toBe(true);
+  }
+});
+
+test('every area of issue 4 has faults', () => {
+  const areas = new Set(faults.map((f) => f.area));
+  for (const a of ['auth', 'error-body', 'list', 'update', 'messages', 'rate-limit-headers', '429', 'ban', 'malformed-input']) {
+    expect(areas.has(a as never), `area ${a}`).toBe(true);
+  }
+});
+
+test('every id a fault expects is a must-level, testable requirement of the ledger', () => {
+  const byId = new Map(ledger.map((r) => [r.id, r]));
+  const used = new Set([...faults.flatMap((f) => f.expect), ...Object.values(REQ)]);
+  for (const id of used) {
+    const r = byId.get(id);
+    expect(r, `${id} is not in suites/requirements.yaml`).toBeDefined();
+    expect(r!.level, `${id}: a fault must break a must-level requirement (should/may only warn)`).toBe('must');
+    expect(r!.excluded, `${id} is excluded from testing`).toBeUndefined();
+  }
+});
+
+test('at least two conformant variants, each stating its choices', () => {
+  expect(variants.length).toBeGreaterThanOrEqual(2);
+  for (const v of variants) {
+    expect(v.choices.length, v.name).toBeGreaterThan(0);
+    expect(!!(v.proxy || v.store), v.name).toBe(true);
+  }
+});
+
+test('variants write Retry-After dates the suites parse, in all three HTTP-date formats', () => {
+  const s = Date.UTC(2026, 10, 22, 9, 5, 7) / 1000;
+  expect(httpDate(s, 'imf-fixdate')).toBe('Sun, 22 Nov 2026 09:05:07 GMT');
+  expect(httpDate(s, 'rfc850')).toBe('Sunday, 22-Nov-26 09:05:07 GMT');
+  expect(httpDate(s, 'asctime')).toBe('Sun Nov 22 09:05:07 2026');
+  for (const f of ['imf-fixdate', 'rfc850', 'asctime'] as const) expect(parseHttpDate(httpDate(s, f))).toEqual({ ms: s * 1000, format: f });
+});
