@@ -3,8 +3,10 @@
  * `node:http` answering every request with the exact bytes of the reference server's
  * `GET /v1/inventory`: same body, same header names, static header values). Prints one JSON line
  * `{"url": …, "authorization": …}` on stdout, then serves until killed. Loopback only.
+ * Each line `cpu` on stdin is answered with `{"cpuMicros": <user+system CPU time so far>}`.
  */
 import { createServer } from 'node:http';
+import { createInterface } from 'node:readline';
 import type { AddressInfo } from 'node:net';
 import { startReferenceServer } from '../reference-server/app.ts';
 
@@ -33,4 +35,10 @@ async function main(kind: string): Promise<void> {
 }
 
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => process.exit(0));
+createInterface({ input: process.stdin }).on('line', (line) => {
+  if (line.trim() !== 'cpu') return;
+  const { user, system } = process.cpuUsage();
+  process.stdout.write(`${JSON.stringify({ cpuMicros: user + system })}\n`);
+});
+process.stdin.once('end', () => process.exit(0));
 void main(process.argv[2] ?? 'reference');
