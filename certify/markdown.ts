@@ -60,7 +60,8 @@ export function renderMarkdown(report: ConformanceReport): string {
   lines.push(`**Verdict: ${verdict}**`, '');
   lines.push(`- Target: ${targetLine(report.target)}`);
   lines.push(`- Profile: \`${report.profile}\``);
-  lines.push(`- Requests sent: ${report.requests}`);
+  const byPhase = Object.entries(report.requestsByPhase ?? {}).map(([p, n]) => `${p} ${n}`).join(', ');
+  lines.push(`- Requests sent: ${report.requests}${byPhase ? ` (${byPhase})` : ''}`);
   lines.push(`- Generated: ${report.generatedAt}`);
   const s = report.summary;
   lines.push(`- Requirements: ${s.pass} pass, ${s.warn} warn, ${s.fail} fail, ${s.skipped} skipped`, '');
@@ -105,6 +106,21 @@ export function renderMarkdown(report: ConformanceReport): string {
       for (const e of r.evidence.filter((x) => x.outcome !== 'passed' || (x.warnings?.length ?? 0) > 0)) lines.push(...evidenceLines(e, false));
       lines.push('');
     }
+  }
+
+  const load = report.requirements.filter((r) => r.evidence.some((e) => e.project === 'load' && e.outcome !== 'skipped'));
+  if (load.length) {
+    lines.push('## Load and limiter figures', '', 'From the `load` phase; the full figures are in `load.json`.', '');
+    const shown = new Set<string>();
+    for (const r of load) {
+      for (const e of r.evidence.filter((x) => x.project === 'load' && x.outcome !== 'skipped')) {
+        if (shown.has(e.test)) continue;
+        shown.add(e.test);
+        lines.push(`- ${ICON[r.status]} \`${e.test}\` → **${e.outcome}**${e.requests ? ` (${e.requests} requests)` : ''}`);
+        for (const x of (e.evidence ?? []).slice(0, 8)) lines.push(`  - ${x.replace(/\n/g, ' ')}`);
+      }
+    }
+    lines.push('');
   }
 
   if (report.experimental.length) {

@@ -222,7 +222,7 @@ export async function runCertify(options: RunOptions): Promise<number> {
         const listing = await listPhase(phase, configFile, childEnv, redact, path.join(workDir, `list-${phase}.json`));
         const tests = listing ? notRunTests(listing, reason) : [];
         notRun.push(...tests);
-        say(`▷ phase ${phase} not run (profile ${config.profile}): ${tests.length} checks listed as not certified\n`);
+        say(`▷ phase ${phase} not run (profile ${config.profile}): ${tests.length} check(s) listed as not certified\n`);
         continue;
       }
       i++;
@@ -340,6 +340,8 @@ export async function runCertify(options: RunOptions): Promise<number> {
   }
   say(`\nreports: ${path.join(reportsDir, 'conformance.md')} (also conformance.json, html/index.html, junit.xml, results.json${load ? ', load.json' : ''})\n`);
   say(`certify: verdict ${report.verdict.toUpperCase()} — ${s.pass} pass, ${s.warn} warn, ${s.fail} fail, ${s.skipped} skipped (${secondsSince(started)})\n`);
+  const byPhase = Object.entries(report.requestsByPhase).map(([p, n]) => `${p} ${n}`).join(', ');
+  if (byPhase) say(`requests by phase: ${byPhase}\n`);
   say(`requests sent: ${report.requests}\n`);
   return report.verdict === 'pass' ? 0 : 1;
 }

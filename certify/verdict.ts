@@ -101,6 +101,8 @@ export interface ConformanceReport {
   target: unknown;
   profile: string;
   requests: number;
+  /** Requests per Playwright project (phase). */
+  requestsByPhase: Record<string, number>;
   generatedAt: string;
   summary: Record<RequirementStatus, number>;
   /** Run-level reasons for a failing verdict, beside failed requirements. */
@@ -136,7 +138,7 @@ function descriptions(test: TestRecord, type: string): string[] {
 }
 
 function notCertifiedReason(test: TestRecord): string | undefined {
-  const reasons = descriptions(test, 'not-certified');
+  const reasons = descriptions(test, 'not-certified').map((d) => d.replace(/^not certified:\s*/i, ''));
   if (reasons.length) return reasons.join('; ');
   return test.annotations.some((a) => a.type === 'not-certified') ? 'left out by the profile' : undefined;
 }
@@ -254,6 +256,10 @@ export function computeVerdict(input: VerdictInput): ConformanceReport {
     target: input.target,
     profile: input.profile,
     requests: input.tests.reduce((n, t) => n + t.requests, 0),
+    requestsByPhase: input.tests.reduce<Record<string, number>>((acc, t) => {
+      if (t.requests) acc[t.project] = (acc[t.project] ?? 0) + t.requests;
+      return acc;
+    }, {}),
     generatedAt: input.generatedAt,
     summary,
     problems,
@@ -373,6 +379,7 @@ export function runErrorsFromJsonReport(report: Json): string[] {
  * each becomes a skipped test with a `not-certified` annotation giving the reason.
  */
 export function notRunTests(listing: Json, reason: string): TestRecord[] {
+  // Playwright's --list JSON carries no tests for a project that was not selected; every listed test is one not run.
   return testsFromJsonReport(listing).map((t) => ({
     ...t,
     outcome: 'skipped' as const,

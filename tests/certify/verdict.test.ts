@@ -30,6 +30,7 @@ test('verdict: every test passed without warnings → pass, and the verdict pass
   expect(status(r, 'AUTH-01')).toBe('pass');
   expect(r.verdict).toBe('pass');
   expect(r.requests).toBe(2);
+  expect(r.requestsByPhase).toEqual({ functional: 2 });
 });
 
 test('verdict: a passed test with a warning annotation → warn, verdict still passes', () => {
@@ -91,7 +92,8 @@ test('verdict: left out by the profile → skipped, listed as not certified with
   );
   expect(status(r, 'UPD-01')).toBe('skipped');
   expect(r.requirements[0].reason).toContain('readonly');
-  expect(r.notCertified).toEqual([{ id: 'UPD-01', title: 'UPD-01 title', level: 'must', reason, partial: false }]);
+  expect(r.notCertified).toEqual([{ id: 'UPD-01', title: 'UPD-01 title', level: 'must', reason: 'CONFORMANCE_PROFILE=readonly leaves out @mutates checks', partial: false }]);
+  expect(r.requirements[0].reason).toBe('not certified: CONFORMANCE_PROFILE=readonly leaves out @mutates checks');
   expect(r.verdict).toBe('pass');
   const md = renderMarkdown(r);
   // Said plainly, at the top: before the requirement table.

@@ -1,0 +1,144 @@
+import { test, expect } from '@playwright/test';
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import YAML from 'yaml';
+import { parseLedger } from '../../certify/ledger.ts';
+import { describeFinding, scanPaths } from '../../certify/secret-scan.ts';
+
+/**
+ * `npm run certify` end to end, as a user runs it (a child process), against the bundled
+ * reference server; and its usage errors.
+ */
+
+// One after another in one worker: two certify runs side by side would compete for the 2 cores
+// (the load phase saturates them) and slow each other down.
+test.describe.configure({ mode: 'default' });
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+/** The parent's environment without the variables of this test runner or of a certify target. */
+function cleanEnv(extra: Record<string, string>): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    if (v === undefined) continue;
+    if (/^(TEST_|PW_|PLAYWRIGHT_)/.test(k)) continue;
+    if (['BASE_URL', 'API_URL', 'API_KEY', 'API_PLAN', 'RATE_LIMIT_KEY', 'RATE_LIMIT_PLAN', 'LOAD_KEY', 'CONFORMANCE_PROFILE', 'REPORTS_DIR', 'MISSING_PET_ID'].includes(k)) continue;
+    env[k] = v;
+  }
+  return { ...env, ...extra };
+}
+
+function certify(env: Record<string, string>, timeoutMs: number): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('npm', ['run', '--silent', 'certify'], { cwd: ROOT, env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (c: Buffer) => (output += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (output += c.toString()));
+    const timer = setTimeout(() => {
+      child.kill('SIGTERM');
+      reject(new Error(`certify did not finish within ${timeoutMs} ms; output so far:\n${output}`));
+    }, timeoutMs);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, output });
+    });
+  });
+}
+
+function referenceKeys(): { name: string; value: string }[] {
+  const doc = YAML.parse(fs.readFileSync(path.join(ROOT, 'fixtures', 'keys.yaml'), 'utf8')) as { keys: { name: string; key: string }[] };
+  return doc.keys.map((k) => ({ name: `reference key "${k.name}"`, value: k.key }));
+}
+
+test('certify against the bundled reference server passes and writes every report, with no key in any file', async () => {
+  test.setTimeout(240_000);
+  const reports = fs.mkdtempSync(path.join(os.tmpdir(), 'certify-e2e-'));
+  try {
+    const { code, output } = await certify({ REPORTS_DIR: reports }, 220_000);
+    const tail = output.split('\n').slice(-60).join('\n');
+    expect(code, `exit status of npm run certify; output:\n${tail}`).toBe(0);
+    expect(output).toMatch(/certify: verdict PASS/);
+    expect(output).toMatch(/^requests sent: [1-9]\d*$/m);
+
+    for (const file of ['conformance.json', 'conformance.md', 'junit.xml', 'results.json', 'load.json', path.join('html', 'index.html')]) {
+      expect(fs.existsSync(path.join(reports, file)), `${file} is written`).toBe(true);
+    }
+
+    const report = JSON.parse(fs.readFileSync(path.join(reports, 'conformance.json'), 'utf8'));
+    expect(report.verdict).toBe('pass');
+    expect(report.profile).toBe('full');
+    expect(report.requests).toBeGreaterThan(0);
+    expect(report.target.kind).toBe('reference');
+    const ledger = parseLedger(fs.readFileSync(path.join(ROOT, 'suites', 'requirements.yaml'), 'utf8'));
+    const byId = new Map<string, { status: string }>(report.requirements.map((r: { id: string; status: string }) => [r.id, r]));
+    for (const req of ledger) {
+      const got = byId.get(req.id);
+      expect(got, `${req.id} is in conformance.json`).toBeTruthy();
+      expect(['pass', 'warn', 'fail', 'skipped']).toContain(got!.status);
+      if (req.excluded) expect(got!.status, `${req.id} is excluded in the ledger`).toBe('skipped');
+      else if (req.level === 'must') expect(['pass', 'warn'], `${req.id} (must) against the reference server`).toContain(got!.status);
+    }
+    expect(report.notCertified).toEqual([]);
+
+    const keys = referenceKeys();
+    const scan = scanPaths([reports], keys, reports);
+    expect(scan.findings.map(describeFinding), 'no reference key in any report file').toEqual([]);
+    for (const k of keys) expect(output.includes(k.value), `${k.name} is not printed`).toBe(false);
+  } finally {
+    fs.rmSync(reports, { recursive: true, force: true });
+  }
+});
+
+test('certify in the readonly profile runs only the functional phase and says plainly what it did not certify', async () => {
+  test.setTimeout(120_000);
+  const reports = fs.mkdtempSync(path.join(os.tmpdir(), 'certify-readonly-'));
+  try {
+    const { code, output } = await certify({ REPORTS_DIR: reports, CONFORMANCE_PROFILE: 'readonly' }, 110_000);
+    expect(code, output.split('\n').slice(-40).join('\n')).toBe(0);
+    expect(output).toContain('phase rate-limit not run (profile readonly)');
+    expect(output).toContain('phase load not run (profile readonly)');
+    const report = JSON.parse(fs.readFileSync(path.join(reports, 'conformance.json'), 'utf8'));
+    expect(report.profile).toBe('readonly');
+    expect(Object.keys(report.requestsByPhase)).toEqual(['functional']);
+    const notCertified = new Set(report.notCertified.map((n: { id: string }) => n.id));
+    for (const r of report.requirements as { id: string; status: string; evidence: { project: string }[] }[]) {
+      if (r.evidence.some((e) => e.project === 'rate-limit' || e.project === 'load')) {
+        expect(notCertified.has(r.id), `${r.id} is listed as not certified`).toBe(true);
+      }
+    }
+    expect(notCertified.size).toBeGreaterThan(0);
+    const md = fs.readFileSync(path.join(reports, 'conformance.md'), 'utf8');
+    expect(md.indexOf('## Not certified by this run')).toBeGreaterThan(0);
+    expect(md.indexOf('## Not certified by this run')).toBeLessThan(md.indexOf('## All requirements'));
+    expect(fs.existsSync(path.join(reports, 'load.json'))).toBe(false);
+  } finally {
+    fs.rmSync(reports, { recursive: true, force: true });
+  }
+});
+
+test('certify with BASE_URL but no API_KEY exits 2 with a clear message and runs nothing', async () => {
+  const reports = fs.mkdtempSync(path.join(os.tmpdir(), 'certify-usage-'));
+  try {
+    const { code, output } = await certify({ BASE_URL: 'https://staging.example.com/v1', REPORTS_DIR: reports }, 60_000);
+    expect(code).toBe(2);
+    expect(output).toContain('certify: usage error:');
+    expect(output).toContain('API_KEY is required when BASE_URL is set');
+    expect(fs.readdirSync(reports)).toEqual([]);
+  } finally {
+    fs.rmSync(reports, { recursive: true, force: true });
+  }
+});
+
+test('certify rejects an unknown profile and an unknown plan with exit 2, naming both', async () => {
+  const { code, output } = await certify(
+    { BASE_URL: 'https://staging.example.com/v1', API_KEY: 'ik_x_0123456789', API_PLAN: 'gold', CONFORMANCE_PROFILE: 'safe' },
+    60_000,
+  );
+  expect(code).toBe(2);
+  expect(output).toContain('API_PLAN must be one of free, pro, business, enterprise, got "gold"');
+  expect(output).toContain('CONFORMANCE_PROFILE must be one of full, readonly, got "safe"');
+  expect(output).not.toContain('ik_x_0123456789');
+});
