@@ -18,7 +18,7 @@ export const VARIABLES: readonly { name: string; description: string }[] = [
   { name: 'API_PLAN', description: 'free | pro | business | enterprise; when given, X-RateLimit-Limit must match the plan' },
   { name: 'RATE_LIMIT_KEY', description: 'a key the 429 and overload checks may exhaust; without it the 429 checks run last, on API_KEY' },
   { name: 'RATE_LIMIT_PLAN', description: 'plan of RATE_LIMIT_KEY (free | pro | business | enterprise)' },
-  { name: 'LOAD_KEY', description: 'a key whose limits load will not reach (capacity check); without it the capacity check is not certified' },
+  { name: 'LOAD_KEY', description: 'a key whose limits load will not reach (capacity check); without it the capacity check fails, naming LOAD_KEY' },
   { name: 'CONFORMANCE_PROFILE', description: 'full (default) | readonly: no state change with a valid key, no 429 probe, no load' },
   { name: 'MISSING_PET_ID', description: 'an int64 pet id that does not exist on the target (for the 404 checks)' },
   { name: 'REPORTS_DIR', description: 'where reports go (default: reports); certify deletes only its own report files there at start' },
@@ -110,7 +110,7 @@ export function parseEnv(env: Env): ParseResult {
     }
     if (apiUrlRaw === undefined) notes.push('API_URL is not set: the quickstart messages checks will fail, naming API_URL');
     if (rateLimitKey === undefined) notes.push('RATE_LIMIT_KEY is not set: the 429 checks run last, on API_KEY');
-    if (loadKey === undefined) notes.push('LOAD_KEY is not set: the load capacity check is not certified');
+    if (loadKey === undefined) notes.push('LOAD_KEY is not set: the load capacity check cannot run and fails, naming LOAD_KEY');
   } else {
     const stray = (['API_URL', 'API_KEY', 'RATE_LIMIT_KEY', 'LOAD_KEY'] as const).filter((n) => value(env, n) !== undefined);
     if (stray.length) {
