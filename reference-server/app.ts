@@ -70,6 +70,10 @@ export function routes(now: number): RouteDef[] {
   ];
 }
 
+function isPromiseLike<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
+  return typeof (value as { then?: unknown }).then === 'function';
+}
+
 /** Builds the request listener for a resolved configuration (exported for tests and the bench). */
 export function createReferenceApp(config: ResolvedConfig, store: RateLimitStore) {
   const policyOf = (limits: Limits): RatePolicy => ({
@@ -171,7 +175,7 @@ export function createReferenceApp(config: ResolvedConfig, store: RateLimitStore
     } catch (error) {
       return sendError(res, fallbackDecision(policy, now), error);
     }
-    if (decision instanceof Promise) {
+    if (isPromiseLike(decision)) {
       decision.then(
         (d) => proceed(req, res, match, targetError, auth, d),
         (error) => sendError(res, fallbackDecision(policy, now), error),
@@ -219,6 +223,7 @@ export async function startReferenceServer(options: ReferenceServerOptions = {})
       resolve();
     });
   });
+  server.on('error', (error) => console.error('reference-server: server error:', error.message));
   const { port } = server.address() as AddressInfo;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   const origin = `http://${host}:${port}`;

@@ -55,8 +55,8 @@ export function answerClientError(error: NodeJS.ErrnoException, socket: Socket, 
   };
   try {
     const decision = decide();
-    if (decision instanceof Promise) decision.then(write, () => socket.destroy());
-    else write(decision);
+    if (typeof (decision as { then?: unknown }).then === 'function') (decision as Promise<RateDecision>).then(write, () => socket.destroy());
+    else write(decision as RateDecision);
   } catch {
     socket.destroy();
   }
