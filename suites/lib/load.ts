@@ -97,6 +97,12 @@ export interface LoadFigures {
   non2xx: number;
   socketErrors: number;
   timeouts: number;
+  /**
+   * Requests sent that got neither a response nor an error: a connection the server closed with a
+   * request outstanding (autocannon reconnects silently), or requests still in flight when a
+   * time-bounded run stopped (at most one per connection).
+   */
+  unanswered: number;
   /** Responses that are not 2xx, plus socket errors and timeouts, over all attempts. */
   errorRate: number;
   latencyMs: LatencyFigures;
@@ -293,6 +299,8 @@ export async function runLoad(options: LoadRunOptions): Promise<LoadResult> {
   const timeouts = result.timeouts;
   const socketErrors = Math.max(0, result.errors - result.timeouts);
   const durationS = Math.max(0.001, (finishedAt - startedAt) / 1000);
+  const sent = sentOf(result);
+  const unanswered = Math.max(0, sent - total - socketErrors - timeouts);
   const attempts = total + socketErrors + timeouts;
   const lat = result.latency;
 
@@ -302,7 +310,7 @@ export async function runLoad(options: LoadRunOptions): Promise<LoadResult> {
     steps: options.steps.map((s) => `${s.method ?? 'GET'} ${s.path}`),
     connections,
     requests: total,
-    sent: sentOf(result),
+    sent,
     durationS: round(durationS),
     requestsPerSecond: round(total / durationS, 1),
     statusCodes,
@@ -311,6 +319,7 @@ export async function runLoad(options: LoadRunOptions): Promise<LoadResult> {
     non2xx: total - count2xx,
     socketErrors,
     timeouts,
+    unanswered,
     errorRate: attempts === 0 ? 0 : round((total - count2xx + socketErrors + timeouts) / attempts, 6),
     latencyMs: {
       p50: round(lat.p50),
@@ -323,7 +332,7 @@ export async function runLoad(options: LoadRunOptions): Promise<LoadResult> {
   };
   print(
     `[load] done ${options.label}: ${total} responses in ${figures.durationS} s (${figures.requestsPerSecond} req/s), ` +
-      `p99 ${figures.latencyMs.p99} ms, 5xx ${count5xx}, socket errors ${socketErrors}, timeouts ${timeouts}, stopped by ${stoppedBy}`,
+      `p99 ${figures.latencyMs.p99} ms, 5xx ${count5xx}, socket errors ${socketErrors}, timeouts ${timeouts}, unanswered ${unanswered}, stopped by ${stoppedBy}`,
   );
   return { figures, samples, responses };
 }

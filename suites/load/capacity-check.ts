@@ -196,6 +196,12 @@ export async function runCapacityCheck(config: CapacityConfig): Promise<Capacity
       failures.push(`${robustness} ${f.count5xx} responses under load were 5xx (${codes}); expected none`);
     }
     if (f.socketErrors > 0) failures.push(`${robustness} ${f.socketErrors} socket errors under load; expected none`);
+    if (f.unanswered > f.connections) {
+      failures.push(
+        `${robustness} ${f.unanswered} requests got no response and no error (connection closed with a request outstanding; ` +
+          `at most ${f.connections} may be in flight when the run stops); expected none`,
+      );
+    }
     if (f.timeouts > 0) failures.push(`${robustness} ${f.timeouts} requests timed out (LOAD_TIMEOUT_S=${config.timeoutS}) under load; expected none`);
 
     const problems = run.samples.flatMap((s) => sampleProblems(s).map((p) => ({ p, s })));
@@ -222,7 +228,7 @@ export async function runCapacityCheck(config: CapacityConfig): Promise<Capacity
       `${f.steps.join(' + ')}: ${f.requests} requests on ${f.connections} connections in ${f.durationS} s = ${f.requestsPerSecond} req/s; ` +
         `p50 ${f.latencyMs.p50} ms, p90 ${f.latencyMs.p90} ms, p99 ${f.latencyMs.p99} ms (threshold < ${config.p99Ms} ms); ` +
         `statuses ${Object.entries(f.statusCodes).map(([c, n]) => `${c} ×${n}`).join(', ') || 'none'}; 5xx ${f.count5xx}; ` +
-        `socket errors ${f.socketErrors}; timeouts ${f.timeouts}; error rate ${f.errorRate} (threshold ≤ ${config.maxErrorRate})`,
+        `socket errors ${f.socketErrors}; timeouts ${f.timeouts}; unanswered ${f.unanswered}; error rate ${f.errorRate} (threshold ≤ ${config.maxErrorRate})`,
     );
     evidence.push(`${run.samples.length} sampled responses validated against the schemas, ${figures.invalidSamples} invalid`);
   }

@@ -221,7 +221,7 @@ export function judgeBurst(
   const lost = options.lost ?? 0;
   if (lost > 0) {
     failures.push(
-      `${refusals} ${plural(lost, 'request')} of the burst got no response (socket error or timeout); a refused request must be answered with 429`,
+      `${refusals} ${plural(lost, 'request')} of the burst got no response (socket error, timeout or connection closed); a refused request must be answered with 429`,
     );
   }
   const limit = options.limitHint;
@@ -412,7 +412,7 @@ export async function runOverloadCheck(config: OverloadConfig): Promise<Overload
   requests.burst = burst.figures.sent;
 
   // 3. Judgement.
-  const lost = burst.figures.socketErrors + burst.figures.timeouts;
+  const lost = burst.figures.socketErrors + burst.figures.timeouts + burst.figures.unanswered;
   const judgement = judgeBurst(burst.responses, { limitHint: limit, lost, extraSuccesses: [{ step: 'probe', status: first.status, headers: first.headers, receivedAt: first.receivedAt }] });
   failures.push(...judgement.failures);
   Object.assign(figures, {
@@ -426,7 +426,7 @@ export async function runOverloadCheck(config: OverloadConfig): Promise<Overload
   evidence.push(
     `burst: ${f.requests} × GET ${listPath} on ${f.connections} connections in ${f.durationS} s (${f.requestsPerSecond} req/s): ` +
       `${judgement.successes} × 2xx, ${Object.entries(judgement.refusedByStatus).map(([c, n]) => `${n} × ${c}`).join(', ') || 'no refusals'}, ` +
-      `5xx ${judgement.count5xx}, socket errors ${f.socketErrors}, timeouts ${f.timeouts}, p99 ${f.latencyMs.p99} ms`,
+      `5xx ${judgement.count5xx}, socket errors ${f.socketErrors}, timeouts ${f.timeouts}, unanswered ${f.unanswered}, p99 ${f.latencyMs.p99} ms`,
   );
   evidence.push(
     `successes per window vs X-RateLimit-Limit (probe included): ${judgement.windows.map((w) => `Reset ${w.reset}: ${w.successes}/${w.limit ?? limit}`).join('; ')}`,
