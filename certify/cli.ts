@@ -48,9 +48,15 @@ async function main(): Promise<number> {
     return 2;
   }
   const controller = new AbortController();
+  let firstSignalAt = 0;
   const onSignal = (signal: NodeJS.Signals) => {
-    if (controller.signal.aborted) process.exit(130);
-    process.stdout.write(`\ncertify: ${signal}: stopping the running phase …\n`);
+    // tsx relays the terminal's signal, so one Ctrl-C can arrive twice: only a later one forces the exit.
+    if (controller.signal.aborted) {
+      if (Date.now() - firstSignalAt > 2000) process.exit(130);
+      return;
+    }
+    firstSignalAt = Date.now();
+    process.stdout.write(`\ncertify: ${signal}: stopping the running phase, then writing the reports of what ran …\n`);
     controller.abort();
   };
   process.on('SIGINT', onSignal);

@@ -114,7 +114,6 @@ export function runPhase(o: PhaseOptions, redact: (s: string) => string): Promis
       cwd: o.cwd ?? REPO_ROOT,
       env: { ...o.env, PLAYWRIGHT_BLOB_OUTPUT_FILE: o.blobFile, FORCE_COLOR: '0' },
       stdio: ['ignore', 'pipe', 'pipe'],
-      detached: true,
     });
     let lastOutput = Date.now();
     const tail: string[] = [];
@@ -134,34 +133,35 @@ export function runPhase(o: PhaseOptions, redact: (s: string) => string): Promis
         sink(`  … phase ${o.phase} still running (${Math.round((Date.now() - started) / 1000)} s)\n`);
       }
     }, 1000);
-    const stop = () => {
-      try {
-        process.kill(-child.pid!, 'SIGTERM');
-      } catch {
-        /* already gone */
-      }
+    // The child stays in certify's process group, so whoever stops certify's group (Ctrl-C, a CI
+    // timeout, a harness) stops the phase too. SIGINT lets Playwright stop its tests and still write
+    // its reports; SIGTERM and SIGKILL follow if it does not end.
+    // A Ctrl-C in a terminal reaches the child directly, and a second SIGINT makes Playwright quit
+    // without its reports: so the child gets its own SIGINT only if it is still running 2 s later.
+    let exited = false;
+    const stop = (graceMs = 2000) => {
+      const send = (signal: NodeJS.Signals) => {
+        if (!exited) child.kill(signal);
+      };
+      setTimeout(() => send('SIGINT'), graceMs).unref();
+      setTimeout(() => send('SIGTERM'), graceMs + 10_000).unref();
+      setTimeout(() => send('SIGKILL'), graceMs + 15_000).unref();
     };
-    o.signal?.addEventListener('abort', stop, { once: true });
+    const onAbort = () => stop();
+    o.signal?.addEventListener('abort', onAbort, { once: true });
     let timedOut = false;
-    // Backstop beyond Playwright's own --global-timeout: stop the whole process group.
+    // Backstop beyond Playwright's own --global-timeout.
     const killer = setTimeout(() => {
       timedOut = true;
       sink(`  ✗ phase ${o.phase} exceeded PHASE_TIMEOUT_S=${o.timeoutS}; stopping it\n`);
-      try {
-        process.kill(-child.pid!, 'SIGTERM');
-      } catch {
-        /* already gone */
-      }
-      setTimeout(() => {
-        try {
-          process.kill(-child.pid!, 'SIGKILL');
-        } catch {
-          /* already gone */
-        }
-      }, 5000).unref();
+      stop(0);
     }, o.timeoutS * 1000 + 30_000);
+    child.on('exit', () => {
+      exited = true;
+    });
     child.on('close', (exitCode, signal) => {
-      o.signal?.removeEventListener('abort', stop);
+      exited = true;
+      o.signal?.removeEventListener('abort', onAbort);
       clearInterval(heartbeat);
       clearTimeout(killer);
       out.end();

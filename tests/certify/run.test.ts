@@ -1,0 +1,62 @@
+import { test, expect } from '@playwright/test';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { lineFilter } from '../../certify/phases.ts';
+import { cleanReports, mergeLoadReports, REPORT_ENTRIES } from '../../certify/run.ts';
+import { redactorFor } from '../../certify/secrets.ts';
+
+function tempDir(): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), 'certify-run-'));
+}
+
+test('stale reports: certify deletes its own entries and nothing else', () => {
+  const dir = tempDir();
+  try {
+    for (const entry of REPORT_ENTRIES) {
+      if (entry.includes('.') && !entry.startsWith('.')) fs.writeFileSync(path.join(dir, entry), 'stale');
+      else fs.mkdirSync(path.join(dir, entry, 'sub'), { recursive: true });
+    }
+    fs.writeFileSync(path.join(dir, 'README.md'), 'keep');
+    fs.writeFileSync(path.join(dir, 'my-notes.txt'), 'keep');
+    cleanReports(dir);
+    expect(fs.readdirSync(dir).sort()).toEqual(['README.md', 'my-notes.txt']);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('load.json merges every load/<check>.json by check name; no load folder, no load.json', () => {
+  const dir = tempDir();
+  try {
+    expect(mergeLoadReports(dir, 't')).toBeUndefined();
+    fs.mkdirSync(path.join(dir, 'load'));
+    fs.writeFileSync(path.join(dir, 'load', 'capacity.json'), JSON.stringify({ requests: 10 }));
+    fs.writeFileSync(path.join(dir, 'load', 'overload.json'), JSON.stringify({ admitted: 60 }));
+    fs.writeFileSync(path.join(dir, 'load', 'broken.json'), '{');
+    const merged = mergeLoadReports(dir, '2026-01-01T00:00:00Z');
+    expect(merged?.files).toEqual(['broken.json', 'capacity.json', 'overload.json']);
+    expect(merged?.document).toEqual({
+      generatedAt: '2026-01-01T00:00:00Z',
+      checks: { broken: { error: 'load/broken.json is not valid JSON' }, capacity: { requests: 10 }, overload: { admitted: 60 } },
+    });
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('console filter: a key split across output chunks is still redacted', async () => {
+  const key = 'ik_console_0123456789abcdef';
+  const redact = redactorFor([{ name: 'API_KEY', value: key }]);
+  let written = '';
+  const filter = lineFilter(redact, (s) => (written += s), 64, 20);
+  filter.push('Authorization: Bearer ik_cons');
+  await new Promise((r) => setTimeout(r, 50));
+  filter.push('ole_0123456789abcdef\nnext line\n');
+  filter.push('partial tail with the key ' + key.slice(0, 10));
+  filter.push(key.slice(10));
+  filter.end();
+  expect(written).not.toContain(key);
+  expect(written).toContain('Authorization: Bearer [redacted API_KEY]\nnext line\n');
+  expect(written).toContain('partial tail with the key [redacted API_KEY]\n');
+});
