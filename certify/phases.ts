@@ -201,9 +201,9 @@ export function runPlaywright(
   });
 }
 
-/** Lists the tests of a phase without running them (`playwright test --list`), as a JSON report. */
-export async function listPhase(
-  phase: string,
+/** Lists the tests of some phases without running them (one `playwright test --list`), as a JSON report. */
+export async function listPhases(
+  phases: string[],
   configFile: string,
   env: Record<string, string | undefined>,
   redact: (s: string) => string,
@@ -212,7 +212,7 @@ export async function listPhase(
 ): Promise<unknown | undefined> {
   fs.mkdirSync(path.dirname(outFile), { recursive: true });
   const { exitCode } = await runPlaywright(
-    ['test', '--config', configFile, `--project=${phase}`, '--list', '--reporter=json', '--pass-with-no-tests'],
+    ['test', '--config', configFile, ...phases.map((p) => `--project=${p}`), '--list', '--reporter=json', '--pass-with-no-tests'],
     { ...env, PLAYWRIGHT_JSON_OUTPUT_FILE: outFile },
     redact,
     cwd,

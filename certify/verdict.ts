@@ -379,12 +379,16 @@ export function runErrorsFromJsonReport(report: Json): string[] {
  * each becomes a skipped test with a `not-certified` annotation giving the reason.
  */
 export function notRunTests(listing: Json, reason: string): TestRecord[] {
-  // Playwright's --list JSON carries no tests for a project that was not selected; every listed test is one not run.
-  return testsFromJsonReport(listing).map((t) => ({
+  return testsFromJsonReport(listing).map((t) => toNotRun(t, reason));
+}
+
+/** One listed test as a skipped, not-certified record (keeping its `requirement` annotations). */
+export function toNotRun(t: TestRecord, reason: string): TestRecord {
+  return {
     ...t,
-    outcome: 'skipped' as const,
+    outcome: 'skipped',
     errors: [],
     requests: 0,
     annotations: [...t.annotations.filter((a) => a.type === 'requirement'), { type: 'not-certified', description: reason }],
-  }));
+  };
 }
