@@ -66,8 +66,6 @@ export function renderMarkdown(report: ConformanceReport): string {
   const s = report.summary;
   lines.push(`- Requirements: ${s.pass} pass, ${s.warn} warn, ${s.fail} fail, ${s.skipped} skipped`, '');
 
-  const profileLeftOut = report.notCertified.filter((n) => !n.partial);
-  const partial = report.notCertified.filter((n) => n.partial);
   if (report.notCertified.length) {
     lines.push('## Not certified by this run', '');
     lines.push(
@@ -75,9 +73,17 @@ export function renderMarkdown(report: ConformanceReport): string {
         'These requirements are **not certified**, whatever the verdict says about the rest.',
       '',
     );
-    for (const n of profileLeftOut) lines.push(`- **${n.id}** (${n.level}) ${n.title} — ${n.reason}`);
-    for (const n of partial) lines.push(`- **${n.id}** (${n.level}) ${n.title} — partly: ${n.reason}`);
-    lines.push('');
+    const byReason = new Map<string, typeof report.notCertified>();
+    for (const n of report.notCertified) {
+      const list = byReason.get(n.reason) ?? [];
+      list.push(n);
+      byReason.set(n.reason, list);
+    }
+    for (const [reason, list] of byReason) {
+      lines.push(`${reason}:`, '');
+      for (const n of list) lines.push(`- **${n.id}** (${n.level}) ${n.title}${n.partial ? ' — _partly: its other checks ran_' : ''}`);
+      lines.push('');
+    }
   }
 
   if (report.problems.length) {

@@ -280,11 +280,22 @@ type Json = any;
 const ANSI = /\u001b\[[0-9;]*[A-Za-z]/g;
 const CODE_FRAME = /^\s*>?\s*\d+\s\|/;
 
-/** Strips ANSI colours and the source code frame Playwright appends to a failure message. */
+/**
+ * Strips ANSI colours, the source code frame and stack lines Playwright appends to a failure
+ * message, and the matcher boilerplate of a boolean check that already carries its own message
+ * (`expect(ok, 'AUTH-02: … expected 401, observed 200').toBe(true)`). Diffs are kept.
+ */
 export function cleanErrorMessage(message: string, maxLength = 4000): string {
-  const lines = message.replace(ANSI, '').split('\n');
-  const cut = lines.findIndex((l) => CODE_FRAME.test(l));
-  const kept = (cut >= 0 ? lines.slice(0, cut) : lines).join('\n').trim();
+  let lines = message.replace(ANSI, '').split('\n');
+  const frame = lines.findIndex((l) => CODE_FRAME.test(l));
+  if (frame >= 0) lines = lines.slice(0, frame);
+  lines = lines.filter((l) => !/^\s*at \S+:\d+(:\d+)?\)?$|^\s*at .+\(.+:\d+:\d+\)$/.test(l));
+  const matcher = lines.findIndex((l) => /^expect\(/.test(l));
+  if (matcher > 0 && lines.slice(0, matcher).join('').replace(/^Error:\s*/, '').trim()) {
+    const rest = lines.slice(matcher).join('\n');
+    if (/Expected: (true|false)\s*\nReceived: (true|false)/.test(rest)) lines = lines.slice(0, matcher);
+  }
+  const kept = lines.join('\n').trim();
   return kept.length > maxLength ? `${kept.slice(0, maxLength)}… (truncated)` : kept;
 }
 

@@ -241,6 +241,17 @@ test('JSON report: nested suites, outcomes, annotations, request counts and clea
   expect(cleanErrorMessage('x'.repeat(5000)).length).toBeLessThan(4100);
 });
 
+test('error messages: boolean-check boilerplate and stack lines go, diffs stay', () => {
+  const boolean =
+    'Error: MSG-04: POST /quickstart/messages: expected status 401, observed 201\n\nexpect(received).toBe(expected) // Object.is equality\n\nExpected: true\nReceived: false\n\n   at fixtures.ts:482';
+  expect(cleanErrorMessage(boolean)).toBe('Error: MSG-04: POST /quickstart/messages: expected status 401, observed 201');
+  const diff =
+    'Error: ERR-01: Error body of GET /v1/inventory → 401: expected none, observed these deviations\n\nexpect(received).toEqual(expected) // deep equality\n\n- Expected  - 1\n+ Received  + 3\n\n- Array []\n+ Array [\n+   "code is missing",\n+ ]';
+  expect(cleanErrorMessage(diff)).toBe(diff);
+  const plain = 'Error: expect(received).toBe(expected)\n\nExpected: 2\nReceived: 1';
+  expect(cleanErrorMessage(plain)).toBe(plain);
+});
+
 test('ledger: quote becomes the title; excluded, experimental and levels are read; bad entries are refused', () => {
   const ledger = parseLedger(`
 requirements:
