@@ -3,12 +3,16 @@
  * defaults, invalid values, and the fixtures the server is seeded from.
  */
 import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test, expect } from '@playwright/test';
 import { resolveConfig, SETTINGS, flagOf, DEFAULT_INVENTORY_FILE, DEFAULT_KEYS_FILE } from '../../reference-server/config.ts';
 import { loadInventorySeed, loadKeys } from '../../reference-server/fixtures.ts';
 import { parseFlags } from '../../reference-server/main.ts';
-import { bearer, call } from './helpers.ts';
+import { startReferenceServer } from '../../reference-server/app.ts';
+import { bearer, call, origin } from './helpers.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -130,5 +134,38 @@ test.describe('reference server: npm start and configuration', () => {
     expect(keys.map((k) => `${k.name}:${k.plan}`)).toEqual(['free:free', 'pro:pro', 'business:business', 'enterprise:enterprise', 'load:enterprise']);
     expect(keys.find((k) => k.name === 'load')!.limits!.minute).toBeGreaterThanOrEqual(1e9);
     expect(new Set(keys.map((k) => k.key)).size).toBe(5);
+  });
+
+  test('START other fixture files can be given; malformed ones stop start-up naming the file', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'reference-fixtures-'));
+    try {
+      const inventoryFile = join(dir, 'inventory.yaml');
+      writeFileSync(inventoryFile, 'items:\n  - { petId: -9223372036854775808, quantity: 1, status: sold }\n');
+      const server = await startReferenceServer({ port: 0, inventoryFile });
+      try {
+        const reply = await call(origin(server), 'GET', '/v1/inventory', { headers: bearer(server.keys.free) });
+        expect(reply.text).toBe('[{"petId":-9223372036854775808,"quantity":1,"status":"sold"}]');
+      } finally {
+        await server.close();
+      }
+      const broken: [string, string, RegExp][] = [
+        ['inventory', 'items:\n  - { petId: 1, quantity: 1, status: sold }\n  - { petId: 1, quantity: 2, status: sold }\n', /duplicate petId 1/],
+        ['inventory', 'items:\n  - { petId: 9223372036854775808, quantity: 1, status: sold }\n', /petId must be an int64/],
+        ['inventory', 'items:\n  - { petId: 1, quantity: 1, status: lost }\n', /status must be one of/],
+        ['inventory', 'items:\n  - { petId: 1, quantity: -1, status: sold }\n', /quantity/],
+        ['keys', readFileSync(DEFAULT_KEYS_FILE, 'utf8').replace(/- name: load[\s\S]*$/, ''), /no key named "load"/],
+        ['keys', 'keys:\n  - { name: free, plan: gold, key: abc }\n', /plan must be/],
+        ['keys', 'keys:\n  - { name: free, plan: free, key: "has space" }\n', /bearer token/],
+      ];
+      for (const [kind, text, message] of broken) {
+        const file = join(dir, `${kind}-broken.yaml`);
+        writeFileSync(file, text);
+        const options = kind === 'inventory' ? { inventoryFile: file } : { keysFile: file };
+        await expect(startReferenceServer({ port: 0, ...options })).rejects.toThrow(message);
+        await expect(startReferenceServer({ port: 0, ...options })).rejects.toThrow(file);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
