@@ -50,6 +50,8 @@ export interface RunOptions {
   configFile?: string;
   ledgerFile?: string;
   signal?: AbortSignal;
+  /** For tools and tests: run only these of the profile's phases (the others are neither run nor listed). */
+  onlyPhases?: Phase[];
 }
 
 type Out = (text: string) => void;
@@ -141,6 +143,10 @@ export async function runCertify(options: RunOptions): Promise<number> {
   const parsed = parseEnv(env);
   if (!parsed.ok) return usage(write, parsed.errors);
   const config = parsed.config;
+  const wanted = (p: Phase) => !options.onlyPhases || options.onlyPhases.includes(p);
+  const phases = config.phases.filter(wanted);
+  /** Phases the profile leaves out: listed, never run. */
+  const skippedPhases = PHASES.filter((p) => !config.phases.includes(p) && wanted(p));
 
   // The suites and the load checks validate their own variables too; a bad value is a usage error here.
   const suiteProblems = [...readEnv(env).problems, ...loadSettings(env as NodeJS.ProcessEnv).problems];
@@ -195,7 +201,7 @@ export async function runCertify(options: RunOptions): Promise<number> {
         : '\n'),
   );
   say(
-    `certify: profile ${config.profile}; phases ${config.phases.join(' → ')}; keys given: ` +
+    `certify: profile ${config.profile}; phases ${phases.join(' → ')}; keys given: ` +
       `${SECRET_VARIABLES.filter((n) => targetEnv[n]).join(', ') || 'none'}; reports in ${reportsDir}\n`,
   );
   for (const note of config.notes) say(`certify: note: ${note}\n`);
@@ -214,7 +220,6 @@ export async function runCertify(options: RunOptions): Promise<number> {
   const phaseResults: PhaseResult[] = [];
   const notRun: TestRecord[] = [];
   try {
-    const skippedPhases = PHASES.filter((p) => !config.phases.includes(p));
     if (skippedPhases.length) {
       const listing = await listPhases(skippedPhases, configFile, childEnv, redact, path.join(workDir, 'list.json'));
       const listed = listing ? testsFromJsonReport(listing) : [];
@@ -227,11 +232,11 @@ export async function runCertify(options: RunOptions): Promise<number> {
       if (!listing) runErrors.push(`could not list the checks of the phases not run (${skippedPhases.join(', ')}); they are missing from the report`);
     }
     let i = 0;
-    for (const phase of config.phases) {
+    for (const phase of phases) {
       if (options.signal?.aborted) break;
       i++;
       const phaseStart = Date.now();
-      say(`▶ phase ${i}/${config.phases.length}: ${phase}\n`);
+      say(`▶ phase ${i}/${phases.length}: ${phase}\n`);
       const result = await runPhase(
         {
           phase,
@@ -283,7 +288,7 @@ export async function runCertify(options: RunOptions): Promise<number> {
       runErrors.push(...runErrorsFromJsonReport(json).map((e) => redact(e)));
     }
     say(`certify: merged reports in ${secondsSince(mergeStart)}\n`);
-  } else if (config.phases.length) {
+  } else if (phases.length) {
     runErrors.push('no phase produced a report');
   }
 
