@@ -1,0 +1,127 @@
+/**
+ * The 429 sequence of `suites/rate-limit/exhaust.ts` against scripted limiters: it must record
+ * over-admission, off-by-one refusals and bad Retry-After values, survive a window reset, and
+ * never send after a 429 unless Retry-After allows it.
+ */
+import { test, expect } from '@playwright/test';
+import { exhaust, type Snapshot } from '../../suites/rate-limit/exhaust.ts';
+
+interface Limiter {
+  limit: number;
+  /** Requests admitted in the current window. */
+  used: number;
+  reset: number;
+  /** Date of the responses, epoch seconds. */
+  now: number;
+}
+
+function snapshot(l: Limiter, status: number, extra: Record<string, string> = {}): Snapshot {
+  return {
+    label: `GET /v1/inventory → ${status}`,
+    status,
+    headers: {
+      'x-ratelimit-limit': String(l.limit),
+      'x-ratelimit-remaining': String(Math.max(0, l.limit - l.used)),
+      'x-ratelimit-reset': String(l.reset),
+      date: new Date(l.now * 1000).toUTCString(),
+      ...extra,
+    },
+    text: '',
+    receivedAtMs: l.now * 1000,
+  };
+}
+
+/** A fixed-window limiter; `admitExtra` admits that many requests past the limit, `refuseEarly` refuses at Remaining 1. */
+function limiter(opts: { limit?: number; admitExtra?: number; refuseEarly?: boolean; retryAfter?: string; resetAfter?: number } = {}) {
+  const l: Limiter = { limit: opts.limit ?? 5, used: 0, reset: 1_800_000_060, now: 1_800_000_000 };
+  let calls = 0;
+  const log: number[] = [];
+  const send = async (): Promise<Snapshot> => {
+    calls++;
+    if (opts.resetAfter !== undefined && calls === opts.resetAfter) {
+      l.used = 0;
+      l.reset += 60;
+    }
+    const cap = l.limit + (opts.admitExtra ?? 0) - (opts.refuseEarly ? 1 : 0);
+    if (l.used >= cap) {
+      log.push(429);
+      const s = snapshot(l, 429, { 'retry-after': opts.retryAfter ?? '2' });
+      l.used = 0; // the next request (after Retry-After) is in a new window
+      l.reset += 60;
+      return s;
+    }
+    l.used++;
+    log.push(200);
+    return snapshot(l, 200);
+  };
+  return { send, log, l };
+}
+
+const run = (send: () => Promise<Snapshot>) =>
+  exhaust({ key: '<RATE_LIMIT_KEY>', maxRequests: 100, maxRetryAfterS: 120, send });
+
+test('a conformant limiter: the request past Remaining is refused, and the one after Retry-After passes', async () => {
+  const { send, log } = limiter();
+  const r = await run(send);
+  expect(r.aborted).toBeUndefined();
+  expect(r.earlyRefusal).toBeUndefined();
+  expect(r.overAdmission).toBeUndefined();
+  expect(r.refused?.status).toBe(429);
+  expect(r.retryAfter).toMatchObject({ ok: true, seconds: 2, kind: 'delta' });
+  expect(r.after?.status).toBe(200);
+  expect(log).toEqual([200, 200, 200, 200, 200, 429, 200]);
+});
+
+test('over-admission: a request admitted after Remaining reached 0 is recorded and nothing follows', async () => {
+  const { send, log } = limiter({ admitExtra: 1 });
+  const r = await run(send);
+  expect(r.overAdmission).toContain('admitted after X-RateLimit-Remaining reached 0');
+  expect(r.refused).toBeUndefined();
+  expect(log).toEqual([200, 200, 200, 200, 200, 200]);
+});
+
+test('off by one: a 429 while Remaining said one was left is recorded', async () => {
+  const { send } = limiter({ refuseEarly: true });
+  const r = await run(send);
+  expect(r.earlyRefusal).toContain('while X-RateLimit-Remaining said 1 left');
+  expect(r.refused?.status).toBe(429);
+});
+
+test('a window reset mid-way restarts the count instead of failing', async () => {
+  const { send } = limiter({ resetAfter: 3 });
+  const r = await run(send);
+  expect(r.restarts).toBe(1);
+  expect(r.earlyRefusal).toBeUndefined();
+  expect(r.overAdmission).toBeUndefined();
+  expect(r.refused?.status).toBe(429);
+});
+
+for (const [value, reason] of [
+  ['2.0', 'not delta-seconds'],
+  ['-1', 'not delta-seconds'],
+  ['soon', 'neither delta-seconds nor an HTTP-date'],
+] as const) {
+  test(`an invalid Retry-After (${value}) is recorded and no request follows the 429`, async () => {
+    const { send, log } = limiter({ retryAfter: value });
+    const r = await run(send);
+    expect(r.retryAfter?.ok).toBe(false);
+    expect(r.retryAfter && !r.retryAfter.ok && r.retryAfter.reason).toContain(reason);
+    expect(r.notRetried).toBeDefined();
+    expect(r.after).toBeUndefined();
+    expect(log.at(-1)).toBe(429);
+  });
+}
+
+test('a Retry-After longer than MAX_RETRY_AFTER_S is not waited and nothing follows', async () => {
+  const { send, log } = limiter({ retryAfter: '3600' });
+  const r = await run(send);
+  expect(r.notRetried).toContain('MAX_RETRY_AFTER_S=120');
+  expect(log.at(-1)).toBe(429);
+});
+
+test('more Remaining than MAX_EXHAUST_REQUESTS aborts before spending the key', async () => {
+  const { send, log } = limiter({ limit: 500 });
+  const r = await run(send);
+  expect(r.aborted).toContain('MAX_EXHAUST_REQUESTS=100');
+  expect(log).toHaveLength(1);
+});
