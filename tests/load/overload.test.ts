@@ -200,3 +200,32 @@ test('an invalid RATE_LIMIT_KEY stops the check before any burst, naming the pre
     await server.close();
   }
 });
+
+test('a 429 already pending on the key when the check starts is waited out before the burst', async () => {
+  const store = new RecordingStore();
+  const server = await startReferenceServer({ port: 0, minuteWindowMs: 3000, banMs: 3000, store });
+  try {
+    // Another client exhausts the key: its 61st request gets a 429. The check cannot know of it,
+    // so its first probe meets that 429 (one early request); it must then wait, not burst.
+    const into = Date.now() % 3000;
+    if (into > 1000) await new Promise((r) => setTimeout(r, 3000 - into + 50));
+    for (let i = 0; i < 61; i++) {
+      const r = await fetch(`${server.baseUrl}/inventory`, { headers: { authorization: `Bearer ${server.keys.free}` } });
+      await r.arrayBuffer();
+      expect(r.status).toBe(i < 60 ? 200 : 429);
+    }
+    const outcome = await runOverloadCheck(config(server.baseUrl, server.keys, { otherKey: undefined }));
+    expect(outcome.failures).toEqual([]);
+    expect(outcome.evidence[0]).toMatch(/^before the burst: GET \/v1\/inventory \(<RATE_LIMIT_KEY>\) → 429, .*Retry-After: \d/);
+    expect(outcome.evidence[1]).toMatch(/^after Retry-After: GET \/v1\/inventory \(<RATE_LIMIT_KEY>\) → 200/);
+    const free = store.log.filter((e) => e.identity === 'key:free');
+    const firstProbe = free[61];
+    expect(firstProbe.decision.outcome).toBe('limited');
+    const secondProbe = free[62];
+    expect(secondProbe.now).toBeGreaterThanOrEqual(firstProbe.now + firstProbe.decision.retryAfterSeconds * 1000);
+    expect(secondProbe.decision.outcome).toBe('admitted');
+    expect(Math.min(...free.slice(63, 63 + outcome.figures.burstSize).map((e) => e.now))).toBeGreaterThan(secondProbe.now);
+  } finally {
+    await server.close();
+  }
+});
