@@ -168,4 +168,14 @@ test.describe('reference server: npm start and configuration', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  test('START the README documents every setting with its flag and default', () => {
+    const readme = readFileSync(join(ROOT, 'reference-server', 'README.md'), 'utf8');
+    for (const setting of SETTINGS) {
+      const row = readme.split('\n').find((line) => line.includes(`| \`${setting.env}\` |`));
+      expect(row, `${setting.env} has a row`).toBeDefined();
+      expect(row, setting.env).toContain(`\`${flagOf(setting.env)}\``);
+      expect(row, setting.env).toContain(setting.default);
+    }
+  });
 });
