@@ -336,7 +336,7 @@ export async function runCertify(options: RunOptions): Promise<number> {
   if (failed.length) {
     say(`\nFailed requirements (${failed.length}):\n`);
     for (const r of failed) {
-      const first = r.reason ?? r.evidence.find((e) => e.errors?.length)?.errors?.[0] ?? '';
+      const first = r.evidence.find((e) => e.errors?.length)?.errors?.[0]?.replace(/^Error: /, '') ?? r.reason ?? '';
       say(`  ✗ ${r.id} (${r.level}) ${r.title}\n      ${first.split('\n')[0]}\n`);
     }
   }
