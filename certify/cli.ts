@@ -6,6 +6,7 @@
 import { LOAD_DEFAULTS } from '../suites/load/settings.ts';
 import { VARIABLES } from './env.ts';
 import { runCertify } from './run.ts';
+import { redactorFor, secretsFromEnv } from './secrets.ts';
 
 const SUITE_VARIABLES: readonly { name: string; description: string }[] = [
   { name: 'MAX_EXHAUST_REQUESTS', description: 'most requests the 429 checks send to drive a key to its limit (default 2000)' },
@@ -80,7 +81,8 @@ main().then(
     process.exitCode = code;
   },
   (error: unknown) => {
-    process.stdout.write(`certify: internal error: ${(error as Error)?.stack ?? String(error)}\n`);
+    const redact = redactorFor(secretsFromEnv(process.env));
+    process.stdout.write(redact(`certify: internal error: ${(error as Error)?.stack ?? String(error)}\n`));
     process.exitCode = 1;
   },
 );
