@@ -35,8 +35,10 @@ export interface PhaseOptions {
   /** Seconds of silence before a "still running" line (default 15). */
   heartbeatS?: number;
   cwd?: string;
-  /** Aborting stops the phase (its whole process group). */
+  /** Aborting stops the phase. */
   signal?: AbortSignal;
+  /** Further Playwright arguments (for tools, e.g. the orchestration benchmark's `--grep`). */
+  extraArgs?: string[];
 }
 
 export interface PhaseResult {
@@ -102,6 +104,7 @@ function playwrightArgs(o: PhaseOptions): string[] {
     `--global-timeout=${o.timeoutS * 1000}`,
   ];
   if (o.workers) args.push(`--workers=${o.workers}`);
+  if (o.extraArgs) args.push(...o.extraArgs);
   return args;
 }
 
