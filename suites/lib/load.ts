@@ -55,6 +55,11 @@ export interface LoadRunOptions {
   progress?: (line: string) => void;
   /** Seconds between progress lines (default 3). */
   progressEveryS?: number;
+  /**
+   * Stop the run at the first response with one of these statuses (e.g. 429: never keep sending
+   * on a key that must wait for Retry-After). Requests already in flight still complete.
+   */
+  stopOnStatus?: readonly number[];
 }
 
 /** A response as the checks see it: header names lowercased. */
@@ -106,7 +111,7 @@ export interface LoadFigures {
   /** Responses that are not 2xx, plus socket errors and timeouts, over all attempts. */
   errorRate: number;
   latencyMs: LatencyFigures;
-  stoppedBy: 'duration' | 'amount' | 'max-requests' | 'max-duration';
+  stoppedBy: 'duration' | 'amount' | 'max-requests' | 'max-duration' | 'status';
 }
 
 export interface LoadResult {
@@ -114,6 +119,8 @@ export interface LoadResult {
   samples: SampledResponse[];
   /** Every response when `recordAll`, else empty. */
   responses: RecordedResponse[];
+  /** Every response with a `stopOnStatus` status (the first one stopped the run). */
+  stoppers: RecordedResponse[];
 }
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
@@ -198,6 +205,10 @@ export async function runLoad(options: LoadRunOptions): Promise<LoadResult> {
 
   const samples: SampledResponse[] = [];
   const responses: RecordedResponse[] = [];
+  const stoppers: RecordedResponse[] = [];
+  const stopOn = new Set(options.stopOnStatus ?? []);
+  let stop: () => void = () => undefined;
+  const clients: Array<{ destroy(): void }> = [];
   let index = 0;
   let last: RecordedResponse | undefined;
 
@@ -223,6 +234,10 @@ export async function runLoad(options: LoadRunOptions): Promise<LoadResult> {
       if (slot >= 0) samples[slot] = { ...record, body };
       index++;
       last = record;
+      if (stopOn.has(status)) {
+        stoppers.push(record);
+        if (stoppers.length === 1) stop();
+      }
     },
   }));
 
@@ -241,12 +256,22 @@ export async function runLoad(options: LoadRunOptions): Promise<LoadResult> {
     headers,
     requests,
     sampleInt: 200,
+    setupClient: (client: autocannon.Client) => {
+      clients.push(client as unknown as { destroy(): void });
+    },
     ...(amount !== undefined
       ? { amount }
       : { duration: options.durationS, maxOverallRequests: Math.max(options.maxRequests, connections) }),
   }, (error: unknown, outcome: autocannon.Result) => (error ? fail(error) : settle(outcome)));
 
   let stoppedBy: LoadFigures['stoppedBy'] = amount !== undefined ? 'amount' : 'duration';
+  stop = () => {
+    stoppedBy = 'status';
+    // instance.stop() only takes effect at autocannon's next sample tick; closing every client
+    // now means nothing more is written after the stopping response.
+    for (const client of clients) client.destroy();
+    instance.stop();
+  };
   let completed = 0;
   instance.on('response', (_client: unknown, _status: number, _bytes: number, responseTime: number) => {
     completed++;
@@ -269,7 +294,7 @@ export async function runLoad(options: LoadRunOptions): Promise<LoadResult> {
     print(`[load] ${options.label}: ${elapsedS.toFixed(0)} s, ${completed} responses, ${left}`);
   }, progressEveryMs);
   const hardStop = setTimeout(() => {
-    stoppedBy = 'max-duration';
+    if (stoppedBy !== 'status') stoppedBy = 'max-duration';
     instance.stop();
   }, options.maxDurationS * 1000);
 
@@ -334,7 +359,7 @@ export async function runLoad(options: LoadRunOptions): Promise<LoadResult> {
     `[load] done ${options.label}: ${total} responses in ${figures.durationS} s (${figures.requestsPerSecond} req/s), ` +
       `p99 ${figures.latencyMs.p99} ms, 5xx ${count5xx}, socket errors ${socketErrors}, timeouts ${timeouts}, unanswered ${unanswered}, stopped by ${stoppedBy}`,
   );
-  return { figures, samples, responses };
+  return { figures, samples, responses, stoppers };
 }
 
 /** A k6-style threshold: `name` must satisfy `observed <op> limit`. */

@@ -14,7 +14,8 @@ import { validate, type SchemaName } from '../../schemas/index.ts';
 import { isJsonMediaType } from '../lib/headers.ts';
 import { parseJson, stringifyJson } from '../lib/json.ts';
 import { breachedThresholds, runLoad, type LoadFigures, type LoadStep, type SampledResponse } from '../lib/load.ts';
-import { join, probe } from './http.ts';
+import { join, probe, waitWithProgress } from './http.ts';
+import { judgeBurst } from './overload-check.ts';
 
 /** What this check decides, as the prefix of every finding: the ledger id (suites/requirements.yaml) and the part. */
 export const CAPACITY_IDS = {
@@ -22,6 +23,7 @@ export const CAPACITY_IDS = {
   schemas: 'LOAD-01 (schemas)',
   thresholds: 'LOAD-01 (thresholds)',
   restored: 'LOAD-01 (restored)',
+  prerequisite: 'LOAD-01 (prerequisite)',
 } as const;
 
 export interface CapacityConfig {
@@ -38,6 +40,8 @@ export interface CapacityConfig {
   loopbackOnly: boolean;
   /** Responses kept for schema validation (default 100). */
   sampleSize?: number;
+  /** Longest wait for a Retry-After before restoring the stock (default 120). */
+  maxRetryAfterS?: number;
   progress?: (line: string) => void;
 }
 
@@ -109,7 +113,7 @@ function quantityOf(body: string, petId: string): number | undefined {
 
 /** Runs one capacity check. Never throws for what the server does. */
 export async function runCapacityCheck(config: CapacityConfig): Promise<CapacityOutcome> {
-  const { robustness, schemas, thresholds, restored } = CAPACITY_IDS;
+  const { robustness, schemas, thresholds, restored, prerequisite } = CAPACITY_IDS;
   const progress = config.progress ?? ((line: string) => console.log(line));
   const failures: string[] = [];
   const warnings: string[] = [];
@@ -167,6 +171,7 @@ export async function runCapacityCheck(config: CapacityConfig): Promise<Capacity
   }
 
   let run;
+  let notBefore = 0;
   try {
     run = await runLoad({
       label: `capacity (${config.mode})`,
@@ -181,6 +186,8 @@ export async function runCapacityCheck(config: CapacityConfig): Promise<Capacity
       sampleSize: config.sampleSize ?? 100,
       loopbackOnly: config.loopbackOnly,
       progress,
+      // A 429 means LOAD_KEY's limit is reached: stop at once, never keep sending before Retry-After.
+      stopOnStatus: [429],
     });
   } catch (error) {
     failures.push(`${robustness} the load could not run: ${(error as Error).message}`);
@@ -214,9 +221,13 @@ export async function runCapacityCheck(config: CapacityConfig): Promise<Capacity
           problems.slice(0, 5).map((x) => x.p).join('; ') + (problems.length > 5 ? `; … (${problems.length} problems)` : ''),
       );
     }
-    const non2xx = Object.entries(f.statusCodes).filter(([c]) => !c.startsWith('2'));
-    if (non2xx.some(([c]) => c === '429')) {
-      warnings.push(`${thresholds} LOAD_KEY met its rate limit under load (429 ×${f.statusCodes['429']}); use a key whose limit the load does not reach`);
+    if (run.stoppers.length) {
+      const held = judgeBurst(run.stoppers);
+      notBefore = held.notBefore;
+      failures.push(
+        `${prerequisite} LOAD_KEY met its rate limit after ${f.requests} requests (429, Retry-After ${held.largestRetryAfterS ?? 'invalid'} s); ` +
+          'the load stopped at once. Use a key whose limit this load does not reach, or lower LOAD_DURATION_S or LOAD_CONNECTIONS',
+      );
     }
     failures.push(
       ...breachedThresholds([
@@ -234,6 +245,16 @@ export async function runCapacityCheck(config: CapacityConfig): Promise<Capacity
   }
 
   if (pet && figures.pet) {
+    const waitMs = notBefore - Date.now();
+    const maxWaitS = config.maxRetryAfterS ?? 120;
+    if (waitMs > maxWaitS * 1000) {
+      failures.push(
+        `${restored} pet ${pet.petId} was not restored to quantity ${pet.original}: LOAD_KEY must wait ${Math.ceil(waitMs / 1000)} s ` +
+          `(Retry-After), more than MAX_RETRY_AFTER_S=${maxWaitS}; restore it by hand`,
+      );
+      return done();
+    }
+    if (waitMs > 0) await waitWithProgress(waitMs, 'Retry-After on <LOAD_KEY> before restoring the stock', progress);
     const patchUrl = join(config.baseUrl, `inventory/${pet.petId}`);
     const back = await send('PATCH', patchUrl, stringifyJson({ quantity: pet.original }));
     const check = await send('GET', listUrl);

@@ -27,7 +27,7 @@ async function capacity(mode: Mode, testInfo: TestInfo, warn: (m: string) => voi
     );
   }
   const lockWaitS = 2 * s.maxRetryAfterS + 180;
-  testInfo.setTimeout((lockWaitS + s.durationS + s.timeoutS + 60) * 1000);
+  testInfo.setTimeout((lockWaitS + s.durationS + s.timeoutS + s.maxRetryAfterS + 60) * 1000);
   const baseUrl = s.baseUrl;
   const loadKey = s.loadKey;
   const { record, ranHere } = await runOnce<CapacityFigures>({
@@ -47,6 +47,7 @@ async function capacity(mode: Mode, testInfo: TestInfo, warn: (m: string) => voi
         connections: s.connections,
         maxRequests: s.maxRequests,
         timeoutS: s.timeoutS,
+        maxRetryAfterS: s.maxRetryAfterS,
         p99Ms: s.p99Ms,
         maxErrorRate: s.maxErrorRate,
         loopbackOnly: usesReferenceKeys([s.loadKey, s.rateLimitKey, s.apiKey]),

@@ -4,7 +4,7 @@
  * Runs are 1 s on 127.0.0.1.
  */
 import { test, expect } from '@playwright/test';
-import { startReferenceServer } from '../../reference-server/app.ts';
+import { MemoryRateLimitStore, startReferenceServer, type RateDecision, type RatePolicy } from '../../reference-server/app.ts';
 import { runCapacityCheck, type CapacityConfig } from '../../suites/load/capacity-check.ts';
 import { fakeApi, inventoryHandler } from './helpers.ts';
 
@@ -109,5 +109,35 @@ test('connections dropped with a request outstanding fail the check', async () =
     );
   } finally {
     await api.close();
+  }
+});
+
+test('a LOAD_KEY that meets its limit stops the load at the first 429, fails naming the prerequisite, and the stock is restored after Retry-After', async () => {
+  const log: Array<{ identity: string; now: number; decision: RateDecision }> = [];
+  const inner = new MemoryRateLimitStore();
+  const store = {
+    hit(identity: string, policy: RatePolicy, now: number) {
+      const decision = inner.hit(identity, policy, now);
+      log.push({ identity, now, decision });
+      return decision;
+    },
+  };
+  const server = await startReferenceServer({ port: 0, minuteWindowMs: 3000, banMs: 3000, store });
+  try {
+    const outcome = await runCapacityCheck(config(server.baseUrl, { loadKey: server.keys.free, mode: 'mix', durationS: 3, maxRetryAfterS: 10 }));
+    expect(outcome.failures).toContainEqual(
+      expect.stringMatching(/^LOAD-01 \(prerequisite\) LOAD_KEY met its rate limit after \d+ requests \(429, Retry-After \d+ s\); the load stopped at once/),
+    );
+    expect(outcome.figures.load!.stoppedBy).toBe('status');
+    expect(outcome.figures.pet?.restored).toBe(true);
+    const free = log.filter((e) => e.identity === 'key:free');
+    const first429 = free.findIndex((e) => e.decision.outcome !== 'admitted');
+    const deadline = free[first429].now + free[first429].decision.retryAfterSeconds * 1000;
+    // Only requests already in flight (one per connection) reach the server before Retry-After has passed.
+    const early = free.slice(first429 + 1).filter((e) => e.now < deadline);
+    expect(early.length).toBeLessThan(4);
+    expect(free.at(-2)!.now).toBeGreaterThanOrEqual(deadline);
+  } finally {
+    await server.close();
   }
 });
