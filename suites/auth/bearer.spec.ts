@@ -102,7 +102,11 @@ test('AUTH-07 the key with its case changed is refused with 401', async ({ api, 
 
 test('AUTH-08 an unknown key is challenged with error="invalid_token"', async ({ api, warn }) => {
   const res = await api.listInventory({ authorization: `Bearer ${api.unknownKey}` });
-  expectStatus('AUTH-08', res, 401, 'an unknown key');
+  // Should-level: only ever a warning (AUTH-03 and AUTH-06 judge the status and the challenge).
+  if (res.status !== 401) {
+    warn(`AUTH-08: an unknown key answered ${res.status}, not 401; the challenge was not judged`);
+    return;
+  }
   const challenge = bearerChallenge(res.header('www-authenticate'));
   if (challenge?.params.error !== 'invalid_token') {
     warn(`AUTH-08: the Bearer challenge for an unknown key should carry error="invalid_token" (RFC 6750 §3.1), observed ${JSON.stringify(res.header('www-authenticate') ?? null)}`);

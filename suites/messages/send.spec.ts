@@ -40,10 +40,11 @@ test('MSG-02 createdAt is an ISO 8601 UTC timestamp', MUTATES, async ({ api }) =
 
 test('MSG-05 status is queued or another string', MUTATES, async ({ api, warn }) => {
   const res = await api.sendMessage({ message: text('MSG-05') });
-  expect(res.status >= 200 && res.status < 300, `MSG-05: ${res.label}: expected a 2xx success, observed ${res.status}`).toBe(true);
+  // May-level: only ever a warning (MSG-01 judges the success and the shape).
   const status = (res.json as Record<string, unknown> | undefined)?.status;
-  expect(typeof status, `MSG-05: expected status to be a string, observed ${describeValue(status)}`).toBe('string');
-  if (status !== 'queued') warn(`MSG-05: status is ${JSON.stringify(status)}; only "queued" is named by the spec (other values: not shown)`);
+  if (!(res.status >= 200 && res.status < 300) || typeof status !== 'string') {
+    warn(`MSG-05: ${res.label}: status ${describeValue(status)} not judged (see MSG-01)`);
+  } else if (status !== 'queued') warn(`MSG-05: status is ${JSON.stringify(status)}; only "queued" is named by the spec (other values: not shown)`);
 });
 
 test('MSG-06 the documented headers and body are accepted', MUTATES, async ({ api }) => {
