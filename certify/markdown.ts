@@ -62,6 +62,10 @@ export function renderMarkdown(report: ConformanceReport): string {
   lines.push(`- Profile: \`${report.profile}\``);
   const byPhase = Object.entries(report.requestsByPhase ?? {}).map(([p, n]) => `${p} ${n}`).join(', ');
   lines.push(`- Requests sent: ${report.requests}${byPhase ? ` (${byPhase})` : ''}`);
+  const phases = (report.phases ?? [])
+    .map((p) => (p.ran ? `${p.name} ${p.seconds} s${p.exit === 0 ? '' : ` (exit ${p.exit})`}` : `${p.name} not run (${p.reason})`))
+    .join(' → ');
+  if (phases) lines.push(`- Phases: ${phases}`);
   lines.push(`- Generated: ${report.generatedAt}`);
   const s = report.summary;
   lines.push(`- Requirements: ${s.pass} pass, ${s.warn} warn, ${s.fail} fail, ${s.skipped} skipped`, '');

@@ -17,6 +17,7 @@ import {
   testsFromJsonReport,
   type ConformanceReport,
   type LedgerRequirement,
+  type PhaseSummary,
   type TestRecord,
 } from './verdict.ts';
 
@@ -305,7 +306,14 @@ export async function runCertify(options: RunOptions): Promise<number> {
   if (inMemory) say(`certify: note: ${inMemory} key occurrence(s) in test errors were scrubbed before any report was written\n`);
   fs.rmSync(workDir, { recursive: true, force: true });
 
+  const phaseSummaries: PhaseSummary[] = PHASES.filter((p) => phases.includes(p) || skippedPhases.includes(p)).map((name) => {
+    const r = phaseResults.find((x) => x.phase === name);
+    if (r) return { name, ran: true, seconds: Math.round(r.durationMs / 100) / 10, exit: r.exitCode ?? r.signal };
+    if (skippedPhases.includes(name)) return { name, ran: false, reason: `CONFORMANCE_PROFILE=${config.profile}` };
+    return { name, ran: false, reason: 'run interrupted' };
+  });
   const verdictInput = {
+    phases: phaseSummaries,
     ledger,
     tests: [...tests, ...notRun],
     profile: config.profile,

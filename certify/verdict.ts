@@ -84,6 +84,17 @@ export interface NotCertified {
   partial: boolean;
 }
 
+/** How a phase went (for the report; the verdict reads the tests, not this). */
+export interface PhaseSummary {
+  name: string;
+  ran: boolean;
+  seconds?: number;
+  /** Playwright's exit code, or the signal that ended it. */
+  exit?: number | string | null;
+  /** Why it did not run (profile). */
+  reason?: string;
+}
+
 export interface VerdictInput {
   ledger: LedgerRequirement[];
   tests: TestRecord[];
@@ -94,6 +105,7 @@ export interface VerdictInput {
   runErrors?: string[];
   /** Secret scan findings, already described without the key (e.g. `reports/x.json: API_KEY (raw)`). */
   secretFindings?: string[];
+  phases?: PhaseSummary[];
 }
 
 export interface ConformanceReport {
@@ -103,6 +115,7 @@ export interface ConformanceReport {
   requests: number;
   /** Requests per Playwright project (phase). */
   requestsByPhase: Record<string, number>;
+  phases: PhaseSummary[];
   generatedAt: string;
   summary: Record<RequirementStatus, number>;
   /** Run-level reasons for a failing verdict, beside failed requirements. */
@@ -260,6 +273,7 @@ export function computeVerdict(input: VerdictInput): ConformanceReport {
       if (t.requests) acc[t.project] = (acc[t.project] ?? 0) + t.requests;
       return acc;
     }, {}),
+    phases: input.phases ?? [],
     generatedAt: input.generatedAt,
     summary,
     problems,
