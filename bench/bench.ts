@@ -12,8 +12,9 @@
  * so each run also reads the target's own CPU time and prints CPU µs per request; the ratio of
  * those (bare / reference) is the same figure measured without the noise of other processes.
  *
- * Environment: BENCH_CONNECTIONS (10), BENCH_DURATION (seconds per run, 5), BENCH_ROUNDS (5),
- * BENCH_WARMUP (seconds per server, 2), BENCH_PIPELINING (1).
+ * Environment: BENCH_CONNECTIONS (10), BENCH_DURATION (seconds per run, 2), BENCH_ROUNDS (15),
+ * BENCH_WARMUP (seconds per server, 2), BENCH_PIPELINING (1). Many short alternating runs keep the
+ * two measurements of a round close in time, so a change in the machine's load hits both alike.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
@@ -46,8 +47,8 @@ const num = (name: string, fallback: number): number => {
 
 const settings = {
   connections: num('BENCH_CONNECTIONS', 10),
-  duration: num('BENCH_DURATION', 5),
-  rounds: num('BENCH_ROUNDS', 5),
+  duration: num('BENCH_DURATION', 2),
+  rounds: num('BENCH_ROUNDS', 15),
   warmup: num('BENCH_WARMUP', 2),
   pipelining: num('BENCH_PIPELINING', 1),
 };
