@@ -29,12 +29,6 @@ export interface Fault {
   proxy?: () => FaultHooks;
   /** A limiter store for the reference server, for faults a proxy cannot fake. */
   store?: () => RateLimitStore;
-  /**
-   * `readonly` when every expected id is evidenced by checks that run under
-   * `CONFORMANCE_PROFILE=readonly` (the functional phase without @mutates): the matrix then skips
-   * the rate-limit and load phases for this fault. Default: a full run.
-   */
-  profile?: 'readonly';
 }
 
 const isRateLimited = (res: ProxyResponse) => res.status === 429;
@@ -89,15 +83,16 @@ export const faults: Fault[] = [
   // --- auth -------------------------------------------------------------------------------------
   {
     name: 'auth-401-as-403',
-    profile: 'readonly',
     area: 'auth',
-    description: 'A missing or invalid key gets 403 Forbidden (body status 403) instead of 401.',
+    description: 'A key that is sent but unknown gets 403 Forbidden (body status 403) instead of 401; only a missing key gets 401.',
     expect: [REQ.auth401],
-    proxy: () => respond((res) => res.status === 401, (res) => ({ ...setStatus(res, 403), headers: headers.remove(res.headers, 'www-authenticate') })),
+    proxy: () => respond(
+      (res, req) => res.status === 401 && tokenOf(req) !== undefined,
+      (res) => ({ ...setStatus(res, 403), headers: headers.remove(res.headers, 'www-authenticate') }),
+    ),
   },
   {
     name: 'auth-any-token-accepted',
-    profile: 'readonly',
     area: 'auth',
     description: 'Any bearer token is accepted (the gateway only checks that a token is present).',
     expect: [REQ.auth401],
@@ -112,7 +107,6 @@ export const faults: Fault[] = [
   },
   {
     name: 'auth-key-without-scheme-accepted',
-    profile: 'readonly',
     area: 'auth',
     description: 'The bare key without the `Bearer` scheme (`Authorization: <key>`) is accepted.',
     expect: [REQ.auth401],
@@ -126,7 +120,6 @@ export const faults: Fault[] = [
   },
   {
     name: 'auth-lowercase-bearer-refused',
-    profile: 'readonly',
     area: 'auth',
     description: 'The scheme is compared case-sensitively: `bearer <key>` gets 401 (RFC 9110 §11.1: schemes are case-insensitive).',
     expect: [REQ.authSchemeCase],
@@ -141,7 +134,6 @@ export const faults: Fault[] = [
   },
   {
     name: 'auth-no-www-authenticate',
-    profile: 'readonly',
     area: 'auth',
     description: 'A 401 carries no `WWW-Authenticate` challenge (RFC 9110 §15.5.2, RFC 6750 §3).',
     expect: [REQ.authChallenge],
@@ -151,41 +143,39 @@ export const faults: Fault[] = [
   // --- Error body -------------------------------------------------------------------------------
   {
     name: 'error-missing-code',
-    profile: 'readonly',
     area: 'error-body',
-    description: 'Error bodies lack the required `code` field.',
+    description: 'The not-found handler writes `{ message, status }`: 404 Error bodies lack the required `code`.',
     expect: [REQ.errorBody],
-    proxy: () => mapErrorBody(({ code: _code, ...rest }) => rest),
+    proxy: () => mapErrorBody(({ code, ...rest }, res) => (res.status === 404 ? rest : { code, ...rest })),
   },
   {
     name: 'error-status-string',
-    profile: 'readonly',
     area: 'error-body',
-    description: 'The Error `status` is a string (`"404"`), not an integer.',
+    description: 'The quickstart service (a separate deployment) writes the Error `status` as a string (`"400"`), not an integer.',
     expect: [REQ.errorBody],
-    proxy: () => mapErrorBody((b) => ({ ...b, status: String(b.status) })),
+    proxy: () => respond(
+      (res, req) => isMessages(req) && isError(res) && isJson(res.headers),
+      (res) => mapJson(res, (b) => (b && typeof b === 'object' ? { ...b, status: String(b.status) } : b)),
+    ),
   },
   {
     name: 'error-status-mismatch',
-    profile: 'readonly',
     area: 'error-body',
-    description: 'A generic error handler writes `status: 400` into every Error body, whatever the HTTP status.',
+    description: 'The not-found handler was copied from the validation handler: a 404 carries an Error body with `status: 400`.',
     expect: [REQ.errorStatusMatches],
-    proxy: () => mapErrorBody((b) => ({ ...b, status: 400 })),
+    proxy: () => mapErrorBody((b, res) => (res.status === 404 ? { ...b, status: 400 } : b)),
   },
   {
     name: 'error-text-plain',
-    profile: 'readonly',
     area: 'error-body',
-    description: 'Error responses are labelled `text/plain` although the body is the Error JSON.',
+    description: 'The quickstart service labels its 400 Error bodies `text/plain` (a framework default) although they are JSON.',
     expect: [REQ.errorContentType],
-    proxy: () => respond((res) => isError(res), (res) => ({ ...res, headers: headers.set(res.headers, 'Content-Type', 'text/plain; charset=utf-8') })),
+    proxy: () => respond((res, req) => isMessages(req) && res.status === 400, (res) => ({ ...res, headers: headers.set(res.headers, 'Content-Type', 'text/plain; charset=utf-8') })),
   },
 
   // --- list shape and types ----------------------------------------------------------------------
   {
     name: 'list-petid-string',
-    profile: 'readonly',
     area: 'list',
     description: 'The list serializes `petId` as a string (a common int64 workaround) instead of an integer.',
     expect: [REQ.listSchema, REQ.listInt64],
@@ -193,7 +183,6 @@ export const faults: Fault[] = [
   },
   {
     name: 'list-status-outside-enum',
-    profile: 'readonly',
     area: 'list',
     description: '`status` uses a value outside PetStatus (`sold` renamed to `out_of_stock`).',
     expect: [REQ.listSchema, REQ.listStatusEnum],
@@ -201,7 +190,6 @@ export const faults: Fault[] = [
   },
   {
     name: 'list-quantity-missing',
-    profile: 'readonly',
     area: 'list',
     description: 'Zero quantities are omitted from items (Go-style `omitempty`), so the required `quantity` is missing.',
     expect: [REQ.listSchema],
@@ -213,7 +201,6 @@ export const faults: Fault[] = [
   },
   {
     name: 'list-int64-rounded',
-    profile: 'readonly',
     area: 'list',
     description: 'Ids above 2^53 are rounded as a JavaScript server would (JSON.parse/JSON.stringify): 9007199254740993 becomes 9007199254740992.',
     expect: [REQ.listInt64],
@@ -224,7 +211,6 @@ export const faults: Fault[] = [
   },
   {
     name: 'list-wrapped-in-object',
-    profile: 'readonly',
     area: 'list',
     description: 'The list is wrapped in an envelope `{ "items": [...] }` instead of being a JSON array.',
     expect: [REQ.listSchema],
@@ -351,11 +337,10 @@ export const faults: Fault[] = [
   // --- rate-limit headers ------------------------------------------------------------------------
   {
     name: 'ratelimit-headers-missing-on-errors',
-    profile: 'readonly',
     area: 'rate-limit-headers',
-    description: 'Error responses (4xx, including 429) carry no `X-RateLimit-*` headers: the middleware runs only on success.',
+    description: 'A 401 carries no `X-RateLimit-*` headers: the auth middleware answers before the limiter runs.',
     expect: [REQ.rlHeadersPresent],
-    proxy: () => respond(isError, (res) => ({ ...res, headers: res.headers.filter(([k]) => !/^x-ratelimit-/i.test(k)) })),
+    proxy: () => respond((res) => res.status === 401, (res) => ({ ...res, headers: res.headers.filter(([k]) => !/^x-ratelimit-/i.test(k)) })),
   },
   {
     name: 'ratelimit-headers-missing-on-quickstart',
@@ -366,7 +351,6 @@ export const faults: Fault[] = [
   },
   {
     name: 'ratelimit-reset-milliseconds',
-    profile: 'readonly',
     area: 'rate-limit-headers',
     description: '`X-RateLimit-Reset` is in epoch milliseconds (`Date.now()`-style) instead of seconds.',
     expect: [REQ.rlReset],
@@ -374,7 +358,6 @@ export const faults: Fault[] = [
   },
   {
     name: 'ratelimit-reset-delta',
-    profile: 'readonly',
     area: 'rate-limit-headers',
     description: '`X-RateLimit-Reset` is the number of seconds until the reset (a delta) instead of a Unix timestamp.',
     expect: [REQ.rlReset],
@@ -382,7 +365,6 @@ export const faults: Fault[] = [
   },
   {
     name: 'ratelimit-remaining-above-limit',
-    profile: 'readonly',
     area: 'rate-limit-headers',
     description: '`X-RateLimit-Remaining` counts the day window while `X-RateLimit-Limit` shows the minute limit, so Remaining exceeds Limit.',
     expect: [REQ.rlRemainingRange],
@@ -397,7 +379,6 @@ export const faults: Fault[] = [
   },
   {
     name: 'ratelimit-limit-wrong-plan',
-    profile: 'readonly',
     area: 'rate-limit-headers',
     description: '`X-RateLimit-Limit` shows the figure of another plan (a free key reports the pro limit 300).',
     expect: [REQ.rlPlanLimit],
@@ -557,7 +538,6 @@ export const faults: Fault[] = [
   // --- more auth -----------------------------------------------------------------------------------
   {
     name: 'auth-token-case-insensitive',
-    profile: 'readonly',
     area: 'auth',
     description: 'The key is compared case-insensitively (a lower-cased lookup), so the key with swapped letter case is accepted.',
     expect: [REQ.authTokenCase],
@@ -571,7 +551,6 @@ export const faults: Fault[] = [
   },
   {
     name: 'auth-empty-bearer-500',
-    profile: 'readonly',
     area: 'malformed-input',
     description: '`Authorization: Bearer` with no token crashes the auth middleware: 500.',
     expect: [REQ.authMalformed],
@@ -605,7 +584,6 @@ export const faults: Fault[] = [
   // --- more list and update ------------------------------------------------------------------------
   {
     name: 'list-duplicate-entry',
-    profile: 'readonly',
     area: 'list',
     description: 'A join in the list query returns one pet twice.',
     expect: [REQ.listUnique],
@@ -613,7 +591,6 @@ export const faults: Fault[] = [
   },
   {
     name: 'list-text-plain',
-    profile: 'readonly',
     area: 'list',
     description: 'The list is served as `text/plain` (a framework default) although the body is JSON.',
     expect: [REQ.listContentType],
@@ -637,15 +614,13 @@ export const faults: Fault[] = [
   // --- HTTP and versioning ---------------------------------------------------------------------------
   {
     name: 'http-no-date',
-    profile: 'readonly',
     area: 'rate-limit-headers',
-    description: 'Responses carry no `Date` header (RFC 9110 §6.6.1), so Reset and Retry-After cannot be judged.',
+    description: 'Error responses carry no `Date` header (the error writer turns it off; RFC 9110 §6.6.1 requires it on 4xx).',
     expect: [REQ.dateHeader],
-    proxy: () => ({ response: (res) => ({ ...res, headers: headers.remove(res.headers, 'date') }) }),
+    proxy: () => respond((res) => res.status >= 400 && res.status < 500, (res) => ({ ...res, headers: headers.remove(res.headers, 'date') })),
   },
   {
     name: 'deprecation-sunset-iso-date',
-    profile: 'readonly',
     area: 'versioning',
     description: 'The deprecated `GET /pets/{petId}` carries `Sunset` as an ISO 8601 date instead of an HTTP-date.',
     expect: [REQ.sunset],
@@ -653,7 +628,6 @@ export const faults: Fault[] = [
   },
   {
     name: 'deprecation-sunset-before-deprecation',
-    profile: 'readonly',
     area: 'versioning',
     description: '`Sunset` is earlier than `Deprecation` (RFC 9745 §3).',
     expect: [REQ.sunset],
@@ -667,7 +641,6 @@ export const faults: Fault[] = [
   },
   {
     name: 'deprecation-malformed',
-    profile: 'readonly',
     area: 'versioning',
     description: '`Deprecation` is neither a structured date nor an obsolete form: `Deprecation: yes`.',
     expect: [REQ.deprecation],
@@ -678,13 +651,13 @@ export const faults: Fault[] = [
   {
     name: 'load-503-when-busy',
     area: 'load',
-    description: 'A too-small connection pool: with more than 8 requests in flight, further ones get 503.',
+    description: 'A too-small connection pool: with 3 requests in flight, further ones get 503 (sequential checks never notice).',
     expect: [REQ.noErrorsUnderLoad],
     proxy: () => {
       let inflight = 0;
       return {
         request(req) {
-          if (inflight >= 8) return answer(503, { code: 'unavailable', message: 'Service busy', status: 503 });
+          if (inflight >= 3) return answer(503, { code: 'unavailable', message: 'Service busy', status: 503 });
           inflight++;
           return req;
         },

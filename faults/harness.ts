@@ -24,6 +24,11 @@ export interface MatrixCase {
   store?: () => RateLimitStore;
   /** `readonly` runs only the functional phase (no @mutates, @exhausts, @load checks). */
   profile?: 'full' | 'readonly';
+  /**
+   * Run only these certify phases (through `faults/certify-phases.ts`, certify's `onlyPhases`);
+   * default: all of them, through `certify/cli.ts` exactly as a user runs it.
+   */
+  phases?: Array<'functional' | 'rate-limit' | 'load'>;
 }
 
 export interface CaseOutcome {
@@ -32,6 +37,8 @@ export interface CaseOutcome {
   failing: string[];
   /** Requirements with status `fail`, with their first reason (for failure messages; no keys). */
   reasons: Record<string, string>;
+  /** Failing requirements that no test evidenced (their phase was not run): never a catch. */
+  unevidenced: string[];
   exitCode: number | null;
   durationMs: number;
   /** Where certify wrote its reports (removed by `cleanup`). */
@@ -70,9 +77,11 @@ export async function runCase(c: MatrixCase, options: RunCaseOptions = {}): Prom
       REPORTS_DIR: reportsDir,
       ...options.env,
     };
-    const { code, output } = await spawnCertify(env, options.timeoutMs ?? 240_000);
+    if (c.phases) env.MATRIX_PHASES = c.phases.join(',');
+    const entry = c.phases ? path.join(REPO_ROOT, 'faults', 'certify-phases.ts') : path.join(REPO_ROOT, 'certify', 'cli.ts');
+    const { code, output } = await spawnCertify(entry, env, options.timeoutMs ?? 240_000);
     const outcome: CaseOutcome = {
-      id: c.id, verdict: 'missing', failing: [], reasons: {}, exitCode: code, durationMs: 0, reportsDir,
+      id: c.id, verdict: 'missing', failing: [], reasons: {}, unevidenced: [], exitCode: code, durationMs: 0, reportsDir,
       tail: output.split('\n').slice(-40).join('\n'), problems: [],
     };
     const file = path.join(reportsDir, 'conformance.json');
@@ -82,8 +91,13 @@ export async function runCase(c: MatrixCase, options: RunCaseOptions = {}): Prom
       outcome.problems = report.problems ?? [];
       for (const r of report.requirements ?? []) {
         if (r.status !== 'fail') continue;
+        const reason = (r.reason ?? r.evidence?.find((e) => e.errors?.length)?.errors?.[0] ?? '').split('\n')[0]!.slice(0, 300);
+        if (/^no test result\b/.test(reason)) {
+          outcome.unevidenced.push(r.id);
+          continue;
+        }
         outcome.failing.push(r.id);
-        outcome.reasons[r.id] = (r.reason ?? r.evidence?.find((e) => e.errors?.length)?.errors?.[0] ?? '').split('\n')[0]!.slice(0, 300);
+        outcome.reasons[r.id] = reason;
       }
     }
     outcome.durationMs = Date.now() - started;
@@ -95,7 +109,7 @@ export async function runCase(c: MatrixCase, options: RunCaseOptions = {}): Prom
 }
 
 /** Variables of the conformance run or of an enclosing Playwright run are never inherited. */
-const NOT_INHERITED = /^(BASE_URL|API_URL|API_KEY|API_PLAN|RATE_LIMIT_KEY|RATE_LIMIT_PLAN|LOAD_KEY|MISSING_PET_ID|CONFORMANCE_PROFILE|REPORTS_DIR|WORKERS|CERTIFY_.*|TEST_.*|PW_.*|PLAYWRIGHT_.*)$/;
+const NOT_INHERITED = /^(MATRIX_PHASES|BASE_URL|API_URL|API_KEY|API_PLAN|RATE_LIMIT_KEY|RATE_LIMIT_PLAN|LOAD_KEY|MISSING_PET_ID|CONFORMANCE_PROFILE|REPORTS_DIR|WORKERS|CERTIFY_.*|TEST_.*|PW_.*|PLAYWRIGHT_.*)$/;
 
 function inheritedEnv(): Record<string, string | undefined> {
   return Object.fromEntries(Object.entries(process.env).filter(([k]) => !NOT_INHERITED.test(k)));
@@ -118,9 +132,9 @@ process.on('exit', () => {
   }
 });
 
-function spawnCertify(env: Record<string, string | undefined>, timeoutMs: number): Promise<{ code: number | null; output: string }> {
+function spawnCertify(entry: string, env: Record<string, string | undefined>, timeoutMs: number): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [TSX_CLI, path.join(REPO_ROOT, 'certify', 'cli.ts')], {
+    const child = spawn(process.execPath, [TSX_CLI, entry], {
       cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true,
     });
     if (child.pid) children.add(child.pid);

@@ -29,12 +29,26 @@ export const MATRIX_ENV: Record<string, string> = {
   REQUEST_TIMEOUT_MS: '8000',
 };
 
+type Phase = 'functional' | 'rate-limit' | 'load';
+
+/**
+ * The certify phases whose checks evidence `ids`: the 429 sequence (RL-05 … RL-10) runs in
+ * `rate-limit`, LOAD-* in `load`, everything else in `functional`. A fault runs only those; a
+ * wrong entry here cannot pass unnoticed, because a requirement whose phase did not run fails
+ * with "no test result" and the matrix never counts that as a catch.
+ */
+export function phasesFor(ids: readonly string[]): Phase[] {
+  const phaseOf = (id: string): Phase => (/^RL-(0[5-9]|10)$/.test(id) ? 'rate-limit' : id.startsWith('LOAD-') ? 'load' : 'functional');
+  const wanted = new Set(ids.map(phaseOf));
+  return (['functional', 'rate-limit', 'load'] as const).filter((p) => wanted.has(p));
+}
+
 export function matrixCases(): NamedCase[] {
   return [
     { kind: 'baseline', name: 'baseline', id: 'baseline', expect: [] },
     ...faults.map((f): NamedCase => ({
-      kind: 'fault', name: f.name, id: `fault:${f.name}`, expect: f.expect,
-      ...(f.proxy ? { proxy: f.proxy } : {}), ...(f.store ? { store: f.store } : {}), ...(f.profile ? { profile: f.profile } : {}),
+      kind: 'fault', name: f.name, id: `fault:${f.name}`, expect: f.expect, phases: phasesFor(f.expect),
+      ...(f.proxy ? { proxy: f.proxy } : {}), ...(f.store ? { store: f.store } : {}),
     })),
     ...variants.map((v): NamedCase => ({
       kind: 'variant', name: v.name, id: `variant:${v.name}`, expect: [],

@@ -10,8 +10,10 @@ import { matrixCases, MATRIX_ENV, type NamedCase } from '../../faults/matrix.ts'
  * requirement ids among the failing ones; every conformant variant and the unmodified reference
  * server must `pass`. The last test prints and writes the score.
  *
- * Cases run in order in one worker (mode `default`: a failure does not skip the rest), and
- * `MATRIX_CONCURRENCY` certify runs (default 3) are kept going ahead of the test that needs them.
+ * A fault runs only the certify phases that check its expected ids (`phasesFor`); the baseline
+ * and the variants run every phase through `certify/cli.ts`. Cases run in order in one worker
+ * (mode `default`: a failure does not skip the rest), and `MATRIX_CONCURRENCY` certify runs
+ * (default 3) are kept going ahead of the test that needs them.
  */
 
 const CASES = matrixCases();
@@ -63,7 +65,8 @@ function record(testInfo: TestInfo, c: NamedCase, ok: boolean, outcome: CaseOutc
 function describeOutcome(o: CaseOutcome): string {
   const reasons = o.failing.map((id) => `    ${id}: ${o.reasons[id] ?? ''}`).join('\n');
   const tail = o.verdict === 'missing' ? `\n  certify output (tail):\n${o.tail}` : '';
-  return `verdict ${o.verdict} (exit ${o.exitCode}) after ${(o.durationMs / 1000).toFixed(1)} s\n  failing requirements:\n${reasons || '    (none)'}${o.problems.length ? `\n  run problems: ${o.problems.join('; ')}` : ''}${tail}`;
+  const unevidenced = o.unevidenced.length ? `\n  failing without a test result (phase not run, never a catch): ${o.unevidenced.join(', ')}` : '';
+  return `verdict ${o.verdict} (exit ${o.exitCode}) after ${(o.durationMs / 1000).toFixed(1)} s\n  failing requirements:\n${reasons || '    (none)'}${unevidenced}${o.problems.length ? `\n  run problems: ${o.problems.join('; ')}` : ''}${tail}`;
 }
 
 test.describe('fault matrix', () => {

@@ -1,0 +1,25 @@
+/**
+ * The matrix's launcher for a certify run limited to some phases: `MATRIX_PHASES=functional`
+ * (comma-separated) calls certify's own `runCertify` with its `onlyPhases` option ("for tools and
+ * tests"); everything else (environment, reports, verdict, secret scan) is certify's. Phases left
+ * out are neither run nor listed, so their requirements fail with "no test result": the matrix
+ * never counts such a failure as a catch (see `faults/harness.ts`).
+ */
+import { PHASES, type Phase } from '../certify/env.ts';
+import { runCertify } from '../certify/run.ts';
+
+const only = (process.env.MATRIX_PHASES ?? '').split(',').map((p) => p.trim()).filter(Boolean);
+const unknown = only.filter((p) => !(PHASES as readonly string[]).includes(p));
+if (!only.length || unknown.length) {
+  process.stdout.write(`certify-phases: MATRIX_PHASES must list some of ${PHASES.join(', ')}; got "${process.env.MATRIX_PHASES ?? ''}"\n`);
+  process.exit(2);
+}
+runCertify({ env: process.env, write: (t) => process.stdout.write(t), onlyPhases: only as Phase[] }).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    process.stdout.write(`certify-phases: internal error: ${(error as Error)?.message ?? String(error)}\n`);
+    process.exitCode = 1;
+  },
+);
