@@ -6,6 +6,34 @@ import type { ConformanceReport, EvidenceEntry, RequirementResult, RequirementSt
  * table of every requirement by spec section; excluded requirements last. Pure.
  */
 
+/** Top-level sections in the spec's order; other sections (RFCs, rules) follow in ledger order. */
+const SPEC_ORDER = [
+  'What the service does',
+  'Resources and their fields',
+  'States and transitions',
+  'Endpoints',
+  'Authentication',
+  'Events',
+  'Errors',
+  'Limits',
+  'Versioning',
+];
+
+const HTTP_RULES = 'HTTP rules (RFCs, shared/notes/http-rules.md)';
+
+/** `Limits, rule 1` → [`Limits`, `rule 1`]; `RFC 9110 §11.1` → [HTTP_RULES, `RFC 9110 §11.1`]. */
+export function sectionOf(section: string): [string, string] {
+  for (const top of SPEC_ORDER) {
+    if (section === top) return [top, '—'];
+    if (section.startsWith(`${top} > `) || section.startsWith(`${top},`) || section.startsWith(`${top};`)) {
+      return [top, section.slice(top.length).replace(/^(\s*>\s*|[,;]\s*)/, '')];
+    }
+  }
+  if (/^RFC\s|http-rules\.md/.test(section)) return [HTTP_RULES, section];
+  const [top, ...rest] = section.split(' > ');
+  return [top!.trim(), rest.join(' > ') || '—'];
+}
+
 const ICON: Record<RequirementStatus, string> = { pass: '✅ pass', fail: '❌ fail', warn: '⚠️ warn', skipped: '⏭️ skipped' };
 
 function cell(text: string): string {
@@ -145,17 +173,31 @@ export function renderMarkdown(report: ConformanceReport): string {
   lines.push('## All requirements by spec section', '');
   const sections = new Map<string, RequirementResult[]>();
   for (const r of report.requirements) {
-    const list = sections.get(r.section) ?? [];
+    const [top] = sectionOf(r.section);
+    const list = sections.get(top) ?? [];
     list.push(r);
-    sections.set(r.section, list);
+    sections.set(top, list);
   }
-  for (const [section, reqs] of sections) {
-    lines.push(`### ${section}`, '', '| Requirement | Level | Status | Title | Tests |', '|---|---|---|---|---|');
-    for (const r of reqs) {
+  const order = (name: string) => {
+    const i = SPEC_ORDER.indexOf(name);
+    return i >= 0 ? i : name === HTTP_RULES ? SPEC_ORDER.length : SPEC_ORDER.length + 1;
+  };
+  const ordered = [...sections.keys()].sort((a, b) => order(a) - order(b));
+  for (const section of ordered) {
+    lines.push(`### ${section}`, '', '| Requirement | Clause | Level | Status | Statement | Tests |', '|---|---|---|---|---|---|');
+    for (const r of sections.get(section)!) {
+      const [, clause] = sectionOf(r.section);
       const tests = r.evidence.length ? `${r.evidence.filter((e) => e.outcome === 'passed').length}/${r.evidence.length} passed` : '—';
-      const note = r.reason && r.status === 'skipped' ? ` (${r.reason})` : '';
-      lines.push(`| ${name(r)} | ${r.level} | ${ICON[r.status]} | ${cell(r.title + note)} | ${tests} |`);
+      const note = r.status !== 'skipped' ? '' : r.reason?.startsWith('excluded') ? ' _(excluded, see below)_' : ' _(not certified)_';
+      lines.push(`| ${name(r)} | ${cell(clause)} | ${r.level} | ${ICON[r.status]} | ${cell(r.title)}${note} | ${tests} |`);
     }
+    lines.push('');
+  }
+
+  const excluded = report.requirements.filter((r) => r.status === 'skipped' && r.reason?.startsWith('excluded'));
+  if (excluded.length) {
+    lines.push('## Excluded from certification', '', 'The ledger excludes these: they cannot be observed from outside, or the spec does not show them.', '');
+    for (const r of excluded) lines.push(`- **${r.id}** (${r.level}) ${r.title} — ${r.reason!.replace(/^excluded:\s*/, '').replace(/\n/g, ' ')}`);
     lines.push('');
   }
 

@@ -10,7 +10,7 @@ import {
   type TestRecord,
 } from '../../certify/verdict.ts';
 import { parseLedger } from '../../certify/ledger.ts';
-import { renderMarkdown } from '../../certify/markdown.ts';
+import { renderMarkdown, sectionOf } from '../../certify/markdown.ts';
 
 const must = (id: string, extra: Partial<LedgerRequirement> = {}): LedgerRequirement => ({ id, section: 'Authentication', title: `${id} title`, level: 'must', ...extra });
 const should = (id: string): LedgerRequirement => ({ id, section: 'Limits', title: `${id} title`, level: 'should' });
@@ -278,4 +278,21 @@ requirements:
   expect(() => parseLedger('requirements:\n  - id: X-01\n    level: must-ish\n')).toThrow(/X-01 has level/);
   expect(() => parseLedger('requirements:\n  - level: must\n')).toThrow(/no id/);
   expect(() => parseLedger('requirements:\n  - {id: A-01, level: must}\n  - {id: A-01, level: must}\n')).toThrow(/duplicate/);
+});
+
+test('markdown: requirements are grouped by top-level spec section, the clause beside them', () => {
+  expect(sectionOf('Limits, rule 1')).toEqual(['Limits', 'rule 1']);
+  expect(sectionOf('Endpoints > 2. Update stock level (experimental)')).toEqual(['Endpoints', '2. Update stock level (experimental)']);
+  expect(sectionOf('Authentication')).toEqual(['Authentication', '—']);
+  expect(sectionOf('RFC 9110 §11.1')).toEqual(['HTTP rules (RFCs, shared/notes/http-rules.md)', 'RFC 9110 §11.1']);
+  expect(sectionOf('Versioning; RFC 8594 §3')).toEqual(['Versioning', 'RFC 8594 §3']);
+  expect(sectionOf('Team rules > Safety')).toEqual(['Team rules', 'Safety']);
+  const r = verdictOf(
+    [must('RL-01', { section: 'Limits, rule 1' }), must('AUTH-01', { section: 'Authentication' }), must('AUTH-05', { section: 'RFC 9110 §11.1' })],
+    [rec('RL-01 a', 'passed'), rec('AUTH-01 a', 'passed'), rec('AUTH-05 a', 'passed')],
+  );
+  const md = renderMarkdown(r);
+  expect(md.indexOf('### Authentication')).toBeLessThan(md.indexOf('### Limits'));
+  expect(md.indexOf('### Limits')).toBeLessThan(md.indexOf('### HTTP rules'));
+  expect(md).toContain('| **RL-01** | rule 1 | must | ✅ pass |');
 });
