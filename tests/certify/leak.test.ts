@@ -173,3 +173,36 @@ test('MSG-01 a refused connection with the key in the call log (deliberate failu
     fs.rmSync(ws.dir, { recursive: true, force: true });
   }
 });
+
+test('a key that reaches a file anyway (a test writing it, a test printing it) is found by the scan and fails the run, named by file', async () => {
+  test.setTimeout(120_000);
+  const server = await startHostileServer();
+  const ws = workspace({
+    'careless.spec.ts': `import fs from 'node:fs';
+import { test } from '@playwright/test';
+test('AUTH-01 a careless test (passes, but leaks)', async ({}, testInfo) => {
+  fs.writeFileSync(testInfo.outputPath('debug.txt'), 'Authorization: Bearer ' + process.env.API_KEY);
+  console.log('debug: ' + Buffer.from('Bearer ' + process.env.RATE_LIMIT_KEY).toString('base64'));
+});
+test('MSG-01 passes', async () => {});
+`,
+  });
+  try {
+    const { code, output, report } = await certify(ws, server.url);
+    expect(code).toBe(1);
+    expect(report.verdict).toBe('fail');
+    expect(report.requirements.map((r: { status: string }) => r.status)).toEqual(['pass', 'pass']);
+    const found = report.problems.filter((p: string) => p.startsWith('secret found in an artifact'));
+    expect(found.some((p: string) => /test-results\/.*debug\.txt: API_KEY \(raw\)/.test(p)), found.join('\n')).toBe(true);
+    expect(found.some((p: string) => p.includes('RATE_LIMIT_KEY (base64')), found.join('\n')).toBe(true);
+    expect(output).toMatch(/secret scan of \d+ files: \d+ finding\(s\)/);
+    for (const p of report.problems) expect(p).not.toContain(KEY);
+    expect(output.includes(KEY) || output.includes(RL_KEY) || output.includes(Buffer.from(`Bearer ${RL_KEY}`).toString('base64')), 'the console shows no key').toBe(false);
+    const md = fs.readFileSync(path.join(ws.reports, 'conformance.md'), 'utf8');
+    expect(md).toContain('## Run problems');
+    expect(md).toContain('debug.txt: API_KEY (raw)');
+  } finally {
+    await server.close();
+    fs.rmSync(ws.dir, { recursive: true, force: true });
+  }
+});
