@@ -127,7 +127,11 @@ export async function exhaust(o: ExhaustOptions): Promise<ExhaustRecord> {
     const b = rateLimitOf(res);
     const windowMoved =
       (b.remaining ?? 0) > 0 && (b.reset !== a.reset || (b.dateMs ?? 0) / 1000 >= (a.reset ?? Infinity) - 1);
-    if (windowMoved && ++rec.restarts <= maxRestarts) {
+    if (windowMoved) {
+      if (++rec.restarts > maxRestarts) {
+        rec.aborted = `a new window began each time Remaining reached 0 on ${o.key} (${rec.restarts} times); the limit was not reached inside one window`;
+        return rec;
+      }
       log('[rate-limit] a new window began just as Remaining reached 0; counting again');
       continue;
     }

@@ -96,6 +96,22 @@ test('a window reset mid-way restarts the count instead of failing', async () =>
   expect(r.refused?.status).toBe(429);
 });
 
+test('windows that keep resetting just as Remaining reaches 0 abort the sequence, never claim over-admission', async () => {
+  const l: Limiter = { limit: 3, used: 0, reset: 1_800_000_060, now: 1_800_000_000 };
+  const send = async (): Promise<Snapshot> => {
+    if (l.used >= l.limit) {
+      l.used = 0; // every time the limit is reached, a new window has just begun
+      l.reset += 5;
+      l.now += 5;
+    }
+    l.used++;
+    return snapshot(l, 200);
+  };
+  const r = await run(send);
+  expect(r.overAdmission).toBeUndefined();
+  expect(r.aborted).toContain('the limit was not reached inside one window');
+});
+
 for (const [value, reason] of [
   ['2.0', 'not delta-seconds'],
   ['-1', 'not delta-seconds'],
