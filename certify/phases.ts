@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import { StringDecoder } from 'node:string_decoder';
 import { fileURLToPath } from 'node:url';
 
 /**
@@ -60,6 +61,8 @@ export interface PhaseResult {
 export function lineFilter(redact: (s: string) => string, write: (s: string) => void, keep = 512, holdMs = 1000) {
   let buffer = '';
   let timer: NodeJS.Timeout | undefined;
+  // Chunks may end inside a multi-byte character (the list reporter prints ✓ and ✘).
+  const decoder = new StringDecoder('utf8');
   const flushPartial = () => {
     timer = undefined;
     if (buffer.length > keep) {
@@ -73,7 +76,7 @@ export function lineFilter(redact: (s: string) => string, write: (s: string) => 
   };
   return {
     push(chunk: Buffer | string) {
-      buffer += chunk.toString();
+      buffer += typeof chunk === 'string' ? chunk : decoder.write(chunk);
       const nl = buffer.lastIndexOf('\n');
       if (nl >= 0) {
         write(redact(buffer.slice(0, nl + 1)));
@@ -84,6 +87,7 @@ export function lineFilter(redact: (s: string) => string, write: (s: string) => 
     },
     end() {
       if (timer) clearTimeout(timer);
+      buffer += decoder.end();
       if (buffer) write(redact(buffer) + (buffer.endsWith('\n') ? '' : '\n'));
       buffer = '';
     },

@@ -60,3 +60,13 @@ test('console filter: a key split across output chunks is still redacted', async
   expect(written).toContain('Authorization: Bearer [redacted API_KEY]\nnext line\n');
   expect(written).toContain('partial tail with the key [redacted API_KEY]\n');
 });
+
+test('console filter: a character split across chunks is not garbled', () => {
+  let written = '';
+  const filter = lineFilter((s) => s, (s) => (written += s));
+  const bytes = Buffer.from('  ✓ passed\n');
+  filter.push(bytes.subarray(0, 3));
+  filter.push(bytes.subarray(3));
+  filter.end();
+  expect(written).toBe('  ✓ passed\n');
+});
