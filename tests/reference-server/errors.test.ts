@@ -5,7 +5,7 @@
  */
 import { connect } from 'node:net';
 import { test, expect } from '@playwright/test';
-import { bearer, call, expectErrorBody, expectRateHeaders, origin, parseRaw, rawExchange, sleep, withServer } from './helpers.ts';
+import { bearer, call, expectErrorBody, expectRateHeaders, origin, parseRaw, rawExchange, sleep, validate, withServer } from './helpers.ts';
 
 test.describe('reference server: errors', () => {
   test('ERRORS unknown paths are 404 route_not_found', async () => {
@@ -157,6 +157,50 @@ test.describe('reference server: errors', () => {
       );
       expect(raw.startsWith('HTTP/1.1 100 Continue')).toBe(true);
       expect(raw).toContain('{"petId":2,"quantity":4,"status":"sold"}');
+    });
+  });
+
+  test('ERRORS 400 seeded random requests: every answer is 2xx or a 4xx Error body with rate-limit headers', async () => {
+    let seed = 20261122;
+    const random = (): number => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+    const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)];
+    const methods = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'TRACE', 'PROPFIND'];
+    const paths = ['/v1/inventory', '/v1/inventory/1', '/v1/inventory/9223372036854775807', '/v1/inventory/-0', '/v1/inventory/%00', '/v1/inventory/1?x=%',
+      '/quickstart/messages', '/v1/pets/42', '/v1/pets/%ff', '/v1/store/orders', '/v1/../v1/inventory', '/%2e%2e/etc/passwd', '/v1/inventory/1;a=b', '/v1//inventory', '/\u00e9'];
+    const types = [undefined, 'application/json', 'text/plain', 'application/json; charset=latin1', ';;;', 'application/', '*/*'];
+    const bodies = [undefined, '', '{}', '{"quantity":3}', '{"message":"m"}', '{"quantity":"3"}', 'null', '[', '\u0000', '{"quantity":1e999}', '{"message":"' + 'x'.repeat(3000) + '"}', Buffer.from([0xff, 0xfe, 0x00]).toString('latin1')];
+    await withServer({ maxBodyBytes: 2048, anonymousLimits: { minute: 10_000, day: 100_000 } }, async (server) => {
+      const auths = [undefined, `Bearer ${server.keys.business}`, `bearer ${server.keys.load}`, 'Bearer', 'Basic x', server.keys.free];
+      const problems: string[] = [];
+      for (let i = 0; i < 400; i++) {
+        const method = pick(methods);
+        const path = encodeURI(pick(paths)).replace(/%25/g, '%');
+        const headers: Record<string, string> = {};
+        const auth = pick(auths);
+        if (auth !== undefined) headers.authorization = auth;
+        const type = pick(types);
+        if (type !== undefined) headers['content-type'] = type;
+        const body = pick(bodies);
+        const reply = await call(origin(server), method, path, { headers, body: method === 'GET' || method === 'HEAD' ? undefined : body });
+        const context = `#${i} ${method} ${path} ${JSON.stringify(headers)} ${JSON.stringify(body)?.slice(0, 60)} → ${reply.status} ${reply.text.slice(0, 120)}`;
+        // Plain checks (one expect at the end): thousands of expect() calls would dominate the run time.
+        if (reply.status < 200 || reply.status >= 500) problems.push(`${context}: status`);
+        for (const name of ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset']) {
+          if (!/^[0-9]+$/.test(String(reply.headers[name]))) problems.push(`${context}: ${name}`);
+        }
+        if (reply.status >= 400 && method !== 'HEAD') {
+          let error: Record<string, unknown> = {};
+          try {
+            error = JSON.parse(reply.text) as Record<string, unknown>;
+          } catch {
+            problems.push(`${context}: body is not JSON`);
+          }
+          if (!validate('Error', error).valid || error.status !== reply.status) problems.push(`${context}: not an Error body with status ${reply.status}`);
+          if (!/^application\/json/.test(String(reply.headers['content-type']))) problems.push(`${context}: content type`);
+        }
+      }
+      expect(problems).toEqual([]);
+      expect((await call(origin(server), 'GET', '/v1/inventory', { headers: bearer(server.keys.business) })).status).toBe(200);
     });
   });
 });
