@@ -41,9 +41,8 @@ interface VerifiedConnection {
  * built `req.headers` object is not needed on the hot path.
  *
  * A connection remembers the last `Authorization` value that proved valid on it: a request that
- * repeats it exactly skips hashing. Comparing with that value reveals nothing about any key the
- * client did not itself send on this connection, so the lookup stays constant-time with respect to
- * the stored keys.
+ * repeats it exactly skips hashing. That comparison is constant-time too (`sameString`), so even
+ * where a proxy carries several clients over one connection, no client learns another's key.
  */
 export function authenticate(rawHeaders: readonly string[], keys: KeyRing, connection: object): AuthResult {
   const verified = (connection as VerifiedConnection)[VERIFIED];
@@ -56,7 +55,7 @@ export function authenticate(rawHeaders: readonly string[], keys: KeyRing, conne
     }
   }
   if (value === undefined) return missing();
-  if (verified !== undefined && verified.value === value) return verified.record;
+  if (verified !== undefined && sameString(verified.value, value)) return verified.record;
   if (value === '') return invalid('Empty Authorization header: send Authorization: Bearer <API_KEY>.');
   const space = value.indexOf(' ');
   if (space < 0) {
@@ -76,4 +75,12 @@ export function authenticate(rawHeaders: readonly string[], keys: KeyRing, conne
   if (record === undefined) return invalid('Invalid API key.');
   (connection as VerifiedConnection)[VERIFIED] = { value, record };
   return record;
+}
+
+/** Equality of two strings in time that depends only on their lengths. */
+export function sameString(a: string, b: string): boolean {
+  if (a.length !== b.length) return false;
+  let difference = 0;
+  for (let i = 0; i < a.length; i++) difference |= a.charCodeAt(i) ^ b.charCodeAt(i);
+  return difference === 0;
 }

@@ -7,7 +7,7 @@ import { inspect } from 'node:util';
 import { Agent } from 'node:http';
 import { test, expect } from '@playwright/test';
 import { KeyRing } from '../../reference-server/auth/keys.ts';
-import { authenticate } from '../../reference-server/auth/bearer.ts';
+import { authenticate, sameString } from '../../reference-server/auth/bearer.ts';
 import { ApiError } from '../../reference-server/errors/api-error.ts';
 import { bearer, call, expectErrorBody, expectRateHeaders, origin, withServer } from './helpers.ts';
 
@@ -133,6 +133,7 @@ test.describe('reference server: bearer authentication', () => {
     expect(authenticate(['authorization', `Bearer ${key}`], ring, connection)).toBe(record);
     expect(authenticate(['AUTHORIZATION', `Bearer ${key}x`], ring, connection)).toBeInstanceOf(ApiError);
     expect(inspect(connection, { showHidden: true })).toContain('record');
+    expect([sameString('abc', 'abc'), sameString('abc', 'abd'), sameString('abc', 'xbc'), sameString('abc', 'ab'), sameString('', '')]).toEqual([true, false, false, false, true]);
   });
 
   test('AUTH keys never reach the server output', async () => {
