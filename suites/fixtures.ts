@@ -29,6 +29,7 @@ import { formatEvidence } from './lib/evidence.ts';
 import { getHeader, normalizeHeaders } from './lib/headers.ts';
 import { parseRateLimitHeaders, type RateLimitInfo } from './lib/rate-limit.ts';
 import { errorBodyProblems, abbreviate } from './lib/error-body.ts';
+import { titleId } from './lib/ledger.ts';
 
 export { expect };
 export type { ConformanceEnv };
@@ -220,17 +221,18 @@ function transport(url: URL, method: string, headers: Record<string, string>, bo
 /** Where a client writes its annotations: a test's, or a collector of a worker-scoped sequence. */
 export type AnnotationSink = (annotation: { type: string; description: string }) => void;
 
-function createApi(env: ConformanceEnv, pacers: Map<string, Pacer>, annotate: AnnotationSink): ApiClient & { finish(): void } {
+function createApi(env: ConformanceEnv, pacers: Map<string, Pacer>, annotate: AnnotationSink, requirementId?: string): ApiClient & { finish(): void } {
   const secrets = secretsOf(env);
   const clean = (text: string) => redact(text, secrets);
+  const prefix = requirementId ? `${requirementId}: ` : '';
   let requests = 0;
   let evidence = 0;
   const unknownKey = `unknown-${randomBytes(12).toString('hex')}`;
 
   const keyValue = (key: KeyName): string =>
     key === 'api'
-      ? requirePrerequisite(env.apiKey, 'API_KEY')
-      : requirePrerequisite(env.rateLimitKey, 'RATE_LIMIT_KEY');
+      ? requirePrerequisite(env.apiKey, 'API_KEY', requirementId)
+      : requirePrerequisite(env.rateLimitKey, 'RATE_LIMIT_KEY', requirementId);
 
   const pacerByLabel = (label: string): Pacer => {
     let p = pacers.get(label);
@@ -261,7 +263,9 @@ function createApi(env: ConformanceEnv, pacers: Map<string, Pacer>, annotate: An
 
   const send = async (o: SendOptions): Promise<ApiResponse> => {
     const baseUrl =
-      o.base === 'inventory' ? requirePrerequisite(env.baseUrl, 'BASE_URL') : requirePrerequisite(env.apiUrl, 'API_URL');
+      o.base === 'inventory'
+        ? requirePrerequisite(env.baseUrl, 'BASE_URL', requirementId)
+        : requirePrerequisite(env.apiUrl, 'API_URL', requirementId);
     const url = new URL(baseUrl + o.path);
     const { authorization, bucket } = resolveCredential(o.credential ?? 'api');
     const headers: Record<string, string> = { accept: 'application/json', ...(o.headers ?? {}) };
@@ -281,7 +285,7 @@ function createApi(env: ConformanceEnv, pacers: Map<string, Pacer>, annotate: An
     try {
       plan = pacer.plan(Date.now(), mode);
     } catch (e) {
-      if (e instanceof PacerWaitTooLong) throw new Error(clean(`${o.method} ${url.pathname}: ${e.message}`));
+      if (e instanceof PacerWaitTooLong) throw new Error(clean(`${prefix}${o.method} ${url.pathname}: ${e.message}`));
       throw e;
     }
     if (plan.waitMs > 0) {
@@ -295,7 +299,7 @@ function createApi(env: ConformanceEnv, pacers: Map<string, Pacer>, annotate: An
       raw = await transport(url, o.method, headers, body, env.requestTimeoutMs);
     } catch (e) {
       pacer.abort();
-      throw new Error(clean(`${o.method} ${url.pathname}: request failed: ${(e as Error).message}`));
+      throw new Error(clean(`${prefix}${o.method} ${url.pathname}: request failed: ${(e as Error).message}`));
     }
     const receivedAtMs = Date.now();
     const pairs: { name: string; value: string }[] = [];
@@ -338,7 +342,7 @@ function createApi(env: ConformanceEnv, pacers: Map<string, Pacer>, annotate: An
     if (raw.status === 429 && !o.expect429) {
       throw new Error(
         clean(
-          `${res.label}: unplanned 429 on ${bucket}. The suite paced itself by X-RateLimit-Remaining ` +
+          `${prefix}${res.label}: unplanned 429 on ${bucket}. The suite paced itself by X-RateLimit-Remaining ` +
             `(keeping ${env.workers + 1} requests in reserve) and still met the limit: another client may be ` +
             `using this key, or the server's X-RateLimit-Remaining is wrong. Nothing more is sent on this key ` +
             `for ${Math.ceil((observed.blockedForMs ?? 0) / 1000)} s (Retry-After: ${res.header('retry-after') ?? 'missing'}).`,
@@ -420,7 +424,7 @@ export const test = base.extend<TestFixtures, WorkerFixtures>({
     { auto: true },
   ],
   api: async ({ conformance, pacers }, use, testInfo) => {
-    const api = createApi(conformance, pacers, (a) => testInfo.annotations.push(a));
+    const api = createApi(conformance, pacers, (a) => testInfo.annotations.push(a), titleId(testInfo.title));
     try {
       await use(api);
     } finally {
