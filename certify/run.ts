@@ -352,6 +352,8 @@ export async function runCertify(options: RunOptions): Promise<number> {
     say(`\nRun problems (${report.problems.length}):\n`);
     for (const p of report.problems) say(`  ✗ ${p.split('\n')[0]}\n`);
   }
+  const warned = report.requirements.filter((r) => r.status === 'warn');
+  if (warned.length) say(`\nWarnings (${warned.length}, see conformance.md): ${warned.map((r) => r.id).join(', ')}\n`);
   if (report.notCertified.length) {
     say(`\nNot certified (${report.notCertified.length}): ${report.notCertified.map((n) => n.id).join(', ')}\n`);
   }
