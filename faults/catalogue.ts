@@ -209,13 +209,6 @@ export const faults: Fault[] = [
       (res) => ({ ...res, body: Buffer.from(JSON.stringify(JSON.parse(res.body.toString('utf8')))) }),
     ),
   },
-  {
-    name: 'list-wrapped-in-object',
-    area: 'list',
-    description: 'The list is wrapped in an envelope `{ "items": [...] }` instead of being a JSON array.',
-    expect: [REQ.listSchema],
-    proxy: () => respond((res, req) => isList(req) && res.status === 200, (res) => mapJson(res, (b) => ({ items: b }))),
-  },
 
   // --- update semantics --------------------------------------------------------------------------
   {

@@ -29,6 +29,8 @@ export interface MatrixCase {
    * default: all of them, through `certify/cli.ts` exactly as a user runs it.
    */
   phases?: Array<'functional' | 'rate-limit' | 'load'>;
+  /** Extra environment for this case's certify run (wins over `RunCaseOptions.env`). */
+  env?: Record<string, string>;
 }
 
 export interface CaseOutcome {
@@ -76,6 +78,7 @@ export async function runCase(c: MatrixCase, options: RunCaseOptions = {}): Prom
       CONFORMANCE_PROFILE: c.profile ?? 'full',
       REPORTS_DIR: reportsDir,
       ...options.env,
+      ...c.env,
     };
     if (c.phases) env.MATRIX_PHASES = c.phases.join(',');
     const entry = c.phases ? path.join(REPO_ROOT, 'faults', 'certify-phases.ts') : path.join(REPO_ROOT, 'certify', 'cli.ts');

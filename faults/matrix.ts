@@ -43,11 +43,14 @@ export function phasesFor(ids: readonly string[]): Phase[] {
   return (['functional', 'rate-limit', 'load'] as const).filter((p) => wanted.has(p));
 }
 
+/** A fault run uses one Playwright worker per phase: each failing check restarts a worker anyway. */
+export const FAULT_ENV: Record<string, string> = { WORKERS: '1' };
+
 export function matrixCases(): NamedCase[] {
   return [
     { kind: 'baseline', name: 'baseline', id: 'baseline', expect: [] },
     ...faults.map((f): NamedCase => ({
-      kind: 'fault', name: f.name, id: `fault:${f.name}`, expect: f.expect, phases: phasesFor(f.expect),
+      kind: 'fault', name: f.name, id: `fault:${f.name}`, expect: f.expect, phases: phasesFor(f.expect), env: FAULT_ENV,
       ...(f.proxy ? { proxy: f.proxy } : {}), ...(f.store ? { store: f.store } : {}),
     })),
     ...variants.map((v): NamedCase => ({

@@ -80,6 +80,7 @@ export const variants: Variant[] = [
       'extra fields in items, Error bodies and message responses (the spec lists required fields only)',
       'messages answer 202 Accepted (the spec names no success code)',
       'message `status` "accepted" (values other than `queued`: not shown)',
+      '`createdAt` without fractional seconds (`2026-01-01T00:00:00Z` is ISO 8601 UTC)',
       'a 429 with an empty body (spec: "Body of the 429 response: not shown")',
       'Retry-After as an IMF-fixdate HTTP-date (RFC 9110 §10.2.3)',
     ],
@@ -94,7 +95,7 @@ export const variants: Variant[] = [
         } else if (isPatch(req) && out.status === 200) {
           out = mapJson(out, (b) => ({ ...b, warehouse: 'north' }));
         } else if (isMessages(req) && out.status === 201) {
-          out = mapJson({ ...out, status: 202 }, (b) => ({ ...b, status: 'accepted', channel: 'default' }));
+          out = mapJson({ ...out, status: 202 }, (b) => ({ ...b, status: 'accepted', channel: 'default', createdAt: String(b.createdAt).replace(/\.\d+Z$/, 'Z') }));
         } else if (isError(out)) {
           out = mapJson(out, (b) => ({ ...b, requestId: 'req-0001', details: [] }));
         }
@@ -113,6 +114,7 @@ export const variants: Variant[] = [
       '`createdAt` with `+00:00` instead of `Z` (both denote UTC, RFC 3339)',
       'a path id that is not an integer (`/inventory/abc`) answers 404 instead of 400 (no pet has that id)',
       'Error `code` values in another style (values of `code`: not shown)',
+      '`Authorization: Bearer` without a token answers 400 `invalid_request` (RFC 6750 §3.1) instead of 401',
     ],
     proxy: () => ({
       response(res, req) {
@@ -122,6 +124,11 @@ export const variants: Variant[] = [
         } else if (isPatch(req) && out.status === 400) {
           const code = (readJson(out.body) as { code?: unknown } | undefined)?.code;
           if (code === 'invalid_pet_id') out = mapJson({ ...out, status: 404 }, (b) => ({ ...b, code: 'NOT_FOUND', status: 404 }));
+        }
+        const auth = headers.get(req.headers, 'authorization');
+        if (out.status === 401 && auth !== undefined && /^\s*bearer\s*$/i.test(auth)) {
+          out = mapJson({ ...out, status: 400 }, (b) => ({ ...b, code: 'invalid_request', status: 400 }));
+          out = { ...out, headers: headers.set(out.headers, 'WWW-Authenticate', 'Bearer error="invalid_request"') };
         }
         if (isError(out)) out = mapJson(out, (b) => (typeof b?.code === 'string' ? { ...b, code: `E_${b.code.toUpperCase()}` } : b));
         return { ...out, headers: renameHeaders(out.headers, (k) => k.toUpperCase()) };

@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { test, expect, type TestInfo } from '@playwright/test';
 import { cleanup, REPO_ROOT, runCase, type CaseOutcome } from '../../faults/harness.ts';
@@ -50,8 +51,12 @@ function outcomeOf(c: NamedCase): Promise<CaseOutcome> {
   return p;
 }
 
-function resultsDir(testInfo: TestInfo): string {
-  return path.join(testInfo.project.outputDir, 'fault-matrix');
+/**
+ * Results of this run, shared by the worker and any worker started after a failure: keyed by the
+ * Playwright runner's pid (the workers' parent), outside the shared test-results folder.
+ */
+function resultsDir(_testInfo: TestInfo): string {
+  return path.join(os.tmpdir(), `fault-matrix-results-${process.ppid}`);
 }
 
 function record(testInfo: TestInfo, c: NamedCase, ok: boolean, outcome: CaseOutcome): void {
@@ -118,6 +123,7 @@ test.describe('fault matrix', () => {
       path.join(reportsDir, 'meta-score.json'),
       `${JSON.stringify({ score: line, generatedAt: new Date().toISOString(), concurrency: CONCURRENCY, cases: results }, null, 2)}\n`,
     );
+    fs.rmSync(dir, { recursive: true, force: true });
     const notRun = results.filter((r) => 'notRun' in r).map((r) => r.id);
     expect(notRun, `every case of the matrix ran and recorded a result`).toEqual([]);
   });
