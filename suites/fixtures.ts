@@ -163,6 +163,8 @@ type TestFixtures = {
 };
 
 const MAX_EVIDENCE_PER_TEST = 25;
+/** Retry-After is waited from the 429's arrival plus this; small, so a rounded-down value is caught (RL-08). */
+const RETRY_AFTER_MARGIN_MS = 20;
 const NOT_CERTIFIED_TAGS = ['@mutates', '@exhausts', '@load'];
 
 /** Fails the test: a must-level check whose prerequisite variable is missing. */
@@ -237,7 +239,7 @@ function createApi(env: ConformanceEnv, pacers: Map<string, Pacer>, annotate: An
   const pacerByLabel = (label: string): Pacer => {
     let p = pacers.get(label);
     if (!p) {
-      p = new Pacer({ label, reserve: env.workers + 1, maxWaitMs: env.maxRetryAfterS * 1000 });
+      p = new Pacer({ label, reserve: env.workers + 1, maxWaitMs: env.maxRetryAfterS * 1000, retryAfterMarginMs: RETRY_AFTER_MARGIN_MS });
       pacers.set(label, p);
     }
     return p;

@@ -16,9 +16,9 @@ export interface PacerOptions {
   /** Added to a wait for `X-RateLimit-Reset` (Reset and `Date` have one-second resolution). */
   resetMarginMs?: number;
   /**
-   * Added to a wait for `Retry-After` (default 20 ms). The wait counts from when the 429 arrived,
-   * after the server wrote it, so no margin is needed for safety; a small one keeps a
-   * rounded-down Retry-After detectable (RL-08).
+   * Added to a wait for `Retry-After` (default 250 ms). The wait counts from when the 429
+   * arrived, after the server wrote it, so no margin is needed for safety; the suites' fixture
+   * uses 20 ms so that a rounded-down Retry-After stays detectable (RL-08).
    */
   retryAfterMarginMs?: number;
   /** How the key is named in messages, e.g. `<API_KEY>`; never the key. */
@@ -60,7 +60,7 @@ export class Pacer {
   private inflight = 0;
 
   constructor(options: PacerOptions) {
-    this.options = { resetMarginMs: 1000, retryAfterMarginMs: 20, maxWaitVariable: 'MAX_RETRY_AFTER_S', ...options };
+    this.options = { resetMarginMs: 1000, retryAfterMarginMs: 250, maxWaitVariable: 'MAX_RETRY_AFTER_S', ...options };
   }
 
   /** How long to wait (local ms) before the next request in `mode`. Throws `PacerWaitTooLong` past `maxWaitMs`. */

@@ -48,9 +48,9 @@ test('exhaust mode spends the reserve but a 429 holds every mode until Retry-Aft
   expect(p.plan(T0, 'exhaust').waitMs).toBe(0);
   p.begin();
   const seen = p.observe({ status: 429, headers: headers(0, T0 / 1000 + 10, T0, { 'Retry-After': '7' }), receivedAtMs: T0 });
-  expect(seen.blockedForMs).toBe(7_020);
-  expect(p.plan(T0 + 1000, 'exhaust').waitMs).toBe(6_020);
-  expect(p.plan(T0 + 7_020, 'exhaust').waitMs).toBe(0);
+  expect(seen.blockedForMs).toBe(7_250);
+  expect(p.plan(T0 + 1000, 'exhaust').waitMs).toBe(6_250);
+  expect(p.plan(T0 + 7_250, 'exhaust').waitMs).toBe(0);
 });
 
 test('a 429 with an HTTP-date Retry-After holds until that date (judged against Date)', () => {
@@ -58,7 +58,7 @@ test('a 429 with an HTTP-date Retry-After holds until that date (judged against 
   p.begin();
   const retry = new Date(T0 + 12_000).toUTCString();
   p.observe({ status: 429, headers: headers(0, T0 / 1000 + 12, T0, { 'Retry-After': retry }), receivedAtMs: T0 - 99_000 });
-  expect(p.plan(T0 - 99_000, 'exhaust').waitMs).toBe(12_020);
+  expect(p.plan(T0 - 99_000, 'exhaust').waitMs).toBe(12_250);
 });
 
 test('a 429 without a valid Retry-After holds until Reset', () => {
