@@ -110,7 +110,7 @@ export interface ApiClient {
   sendMessage(body: unknown, options?: Partial<SendOptions>): Promise<ApiResponse>;
   /** `GET /inventory` with `API_KEY`; fails the test (naming `requirementId`) unless 200 with an array. */
   inventory(requirementId: string): Promise<InventoryEntry[]>;
-  /** The key value (for `format` credentials), or a failure naming the missing variable. */
+  /** Whether the key's variable (`API_KEY` / `RATE_LIMIT_KEY`) is set; the key itself is never handed out. */
   hasKey(key: KeyName): boolean;
   /** The pacer of a key, e.g. to read its state in the 429 checks. */
   pacer(key: KeyName): Pacer;
@@ -128,7 +128,7 @@ export interface Stock {
    * in parallel never touch the same pet. Its quantity is restored and verified after the test.
    */
   claim(slot: PetSlot, requirementId: string): Promise<InventoryEntry>;
-  /** Restores now instead of at teardown (still verified); returns what the list then shows. */
+  /** Restores every claimed pet now (verified through the list); teardown does it again. */
   restore(): Promise<void>;
 }
 
@@ -139,9 +139,8 @@ export const PET_SLOTS = {
   'update-400': 2,
   'update-negative': 3,
   'auth-update': 4,
+  /** The 400 of the Error-body and rate-limit header checks (invalid JSON: never a change). */
   'error-body': 5,
-  'rl-headers': 6,
-  'versioning': 7,
 } as const;
 export type PetSlot = keyof typeof PET_SLOTS;
 
