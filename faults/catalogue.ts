@@ -29,6 +29,14 @@ export interface Fault {
   proxy?: () => FaultHooks;
   /** A limiter store for the reference server, for faults a proxy cannot fake. */
   store?: () => RateLimitStore;
+  /** Certify settings this fault's run needs (e.g. a shorter `REQUEST_TIMEOUT_MS` for a hang). */
+  env?: Record<string, string>;
+  /**
+   * A further variant of a deviation whose requirement other faults already prove caught: kept
+   * for vendors and run by `MATRIX_EXTENDED=1` or `faults/cli.ts all-faults`, left out of the
+   * default `npm test` matrix to keep it within CI time.
+   */
+  extended?: boolean;
 }
 
 const isRateLimited = (res: ProxyResponse) => res.status === 429;
@@ -260,6 +268,7 @@ export const faults: Fault[] = [
   },
   {
     name: 'update-float-truncated',
+    extended: true,
     area: 'update',
     description: 'A fractional quantity (`2.5`) is truncated to an integer and accepted instead of 400.',
     expect: [REQ.update400],
@@ -337,6 +346,7 @@ export const faults: Fault[] = [
   },
   {
     name: 'ratelimit-headers-missing-on-quickstart',
+    extended: true,
     area: 'rate-limit-headers',
     description: 'The quickstart messages operation sends no `X-RateLimit-*` headers (it sits behind another gateway).',
     expect: [REQ.rlHeadersPresent],
@@ -412,9 +422,31 @@ export const faults: Fault[] = [
   {
     name: '429-retry-after-rounded-down',
     area: '429',
-    description: '`Retry-After` is rounded down (floor instead of ceil), so a client that waits exactly that long still gets 429.',
+    description: '`Retry-After` is one second short of the lockout the server enforces, so a client that waits exactly that long still gets 429.',
     expect: [REQ.retryAfterSuffices],
-    proxy: () => respond(isRateLimited, (res) => mapHeader(res, 'retry-after', (v) => (/^\d+$/.test(v) ? String(Math.max(0, Number(v) - 1)) : v))),
+    proxy: () => {
+      // The server's own lockout per key: it ends a whole second after what Retry-After says.
+      const lockedUntil = new Map<string, { until: number; res: ProxyResponse }>();
+      return {
+        request(req) {
+          const key = tokenOf(req);
+          const lock = key === undefined ? undefined : lockedUntil.get(key);
+          if (!lock || Date.now() >= lock.until) return req;
+          const left = Math.ceil((lock.until - Date.now()) / 1000);
+          const hs = headers.set(headers.set(lock.res.headers, 'Retry-After', String(Math.max(0, left - 1))), 'Date', new Date().toUTCString());
+          return { ...lock.res, headers: hs };
+        },
+        response(res, req) {
+          const key = tokenOf(req);
+          const v = headers.get(res.headers, 'retry-after');
+          if (res.status !== 429 || key === undefined || v === undefined || !/^\d+$/.test(v)) return res;
+          const seconds = Number(v);
+          const out = mapHeader(res, 'retry-after', () => String(Math.max(0, seconds - 1)));
+          lockedUntil.set(key, { until: Date.now() + seconds * 1000, res: out });
+          return out;
+        },
+      };
+    },
   },
   {
     name: '429-early-at-the-limit',
@@ -501,6 +533,7 @@ export const faults: Fault[] = [
   },
   {
     name: 'messages-invalid-json-500',
+    extended: true,
     area: 'malformed-input',
     description: 'Invalid JSON in a message POST crashes the handler: 500 instead of 400.',
     expect: [REQ.message400],
@@ -513,6 +546,7 @@ export const faults: Fault[] = [
   },
   {
     name: 'update-null-quantity-500',
+    extended: true,
     area: 'malformed-input',
     description: '`{"quantity": null}` or a non-object body reaches the database layer: 500 instead of 400.',
     expect: [REQ.update400],
@@ -640,7 +674,40 @@ export const faults: Fault[] = [
     proxy: () => ({ response: (res) => mapHeader(res, 'deprecation', () => 'yes') }),
   },
 
+  {
+    name: 'update-hangs-on-invalid-json',
+    area: 'malformed-input',
+    description: 'A PATCH whose body is not JSON is never answered (the handler waits for a body it cannot parse): the client hangs.',
+    expect: [REQ.update400],
+    env: { REQUEST_TIMEOUT_MS: '3000' },
+    proxy: () => ({
+      request: (req) => (isPatch(req) && tokenOf(req) !== undefined && req.body.length > 0 && readJson(req.body) === undefined ? 'swallow' : req),
+    }),
+  },
+
   // --- load ----------------------------------------------------------------------------------------
+  {
+    name: 'load-slow-under-concurrency',
+    area: 'load',
+    description: 'Requests queue behind a single database connection: with two or more in flight, each waits 1.2 s, so p99 latency under load is above the threshold.',
+    expect: [REQ.noErrorsUnderLoad],
+    // The default threshold, and runs long enough for the slow responses to complete inside them.
+    env: { LOAD_P99_MS: '1000', LOAD_DURATION_S: '3' },
+    proxy: () => {
+      let inflight = 0;
+      return {
+        request(req) {
+          inflight++;
+          return req;
+        },
+        delayMs: () => (inflight >= 2 ? 1200 : 0),
+        response(res) {
+          inflight--;
+          return res;
+        },
+      };
+    },
+  },
   {
     name: 'load-503-when-busy',
     area: 'load',

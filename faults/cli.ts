@@ -15,7 +15,7 @@ if (args.includes('--list')) {
   for (const v of variants) console.log(`variant  ${v.name.padEnd(42)} ${v.choices.length} choices`);
   process.exit(0);
 }
-const all = matrixCases();
+const all = matrixCases(true);
 const wanted = all.filter((c) =>
   args.length === 0 ||
   args.includes(c.name) ||
