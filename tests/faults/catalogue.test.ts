@@ -56,3 +56,10 @@ test('variants write Retry-After dates the suites parse, in all three HTTP-date 
   expect(httpDate(s, 'asctime')).toBe('Sun Nov 22 09:05:07 2026');
   for (const f of ['imf-fixdate', 'rfc850', 'asctime'] as const) expect(parseHttpDate(httpDate(s, f))).toEqual({ ms: s * 1000, format: f });
 });
+
+test('faults/README.md lists every fault and every variant', () => {
+  const readme = fs.readFileSync(path.join(REPO_ROOT, 'faults', 'README.md'), 'utf8');
+  for (const name of [...faults.map((f) => f.name), ...variants.map((v) => v.name)]) {
+    expect(readme.includes(`\`${name}\``), `${name} is missing from faults/README.md`).toBe(true);
+  }
+});
