@@ -1,5 +1,5 @@
 import { headers, type FaultHooks, type HeaderList, type ProxyRequest, type ProxyResponse } from './proxy.ts';
-import { dateSeconds, isError, isJson, isList, isMessages, isPatch, mapJson, readJson } from './lib.ts';
+import { dateSeconds, isError, isJson, isList, isMessages, isPatch, jsonBody, mapJson, petIdOf, readJson } from './lib.ts';
 import { slidingWindowStore } from './stores.ts';
 import type { RateLimitStore } from '../reference-server/rate-limit/store.ts';
 
@@ -70,6 +70,53 @@ export function chain(...parts: FaultHooks[]): FaultHooks {
   };
 }
 
+/**
+ * The legacy-style server. Negative quantities: the upstream (the reference server) refuses them,
+ * so the variant stores them itself: the PATCH is forwarded with quantity 0 (so auth, the pet's
+ * existence and the write all go through the upstream), the negative value is kept per pet and
+ * shown in the PATCH response and in every list until the next successful PATCH of that pet.
+ */
+function legacyStyle(): FaultHooks {
+  const negative = new Map<string, number>();
+  return {
+    async request(req, ctx) {
+      if (!isPatch(req)) return req;
+      const q = (readJson(req.body) as { quantity?: unknown } | undefined)?.quantity;
+      const id = petIdOf(req);
+      if (typeof q !== 'number' || !Number.isInteger(q) || q >= 0) return req;
+      const res = await ctx.forward({ ...req, body: jsonBody({ quantity: 0 }) });
+      if (res.status !== 200) return res;
+      negative.set(id, q);
+      return legacyResponse(mapJson(res, (b) => ({ ...b, quantity: q })), req);
+    },
+    response(res, req) {
+      if (isPatch(req) && res.status === 200) negative.delete(petIdOf(req));
+      if (isList(req) && res.status === 200 && negative.size) {
+        res = mapJson(res, (b) => (Array.isArray(b) ? b.map((i) => (negative.has(String(i?.petId)) ? { ...i, quantity: negative.get(String(i.petId)) } : i)) : b));
+      }
+      return legacyResponse(res, req);
+    },
+  };
+}
+
+function legacyResponse(res: ProxyResponse, req: ProxyRequest): ProxyResponse {
+  let out = retryAfterAsDate(res, 'rfc850');
+  if (isMessages(req) && out.status === 201) {
+    out = mapJson({ ...out, status: 200 }, (b) => ({ ...b, status: 'sent', createdAt: String(b.createdAt).replace(/Z$/, '+00:00') }));
+  } else if (isPatch(req) && out.status === 400) {
+    const code = (readJson(out.body) as { code?: unknown } | undefined)?.code;
+    if (code === 'invalid_pet_id') out = mapJson({ ...out, status: 404 }, (b) => ({ ...b, code: 'NOT_FOUND', status: 404 }));
+  }
+  const auth = headers.get(req.headers, 'authorization');
+  if (out.status === 401 && auth !== undefined && /^\s*bearer\s*$/i.test(auth)) {
+    out = mapJson({ ...out, status: 400 }, (b) => ({ ...b, code: 'invalid_request', status: 400 }));
+    out = { ...out, headers: headers.set(out.headers, 'WWW-Authenticate', 'Bearer error="invalid_request"') };
+  }
+  if (isError(out)) out = mapJson(out, (b) => (typeof b?.code === 'string' ? { ...b, code: `E_${b.code.toUpperCase()}` } : b));
+  if (isJson(out.headers)) out = { ...out, headers: headers.set(out.headers, 'Content-Type', 'application/json;charset=UTF-8') };
+  return { ...out, headers: renameHeaders(out.headers, (k) => k.toUpperCase()) };
+}
+
 export const variants: Variant[] = [
   {
     name: 'gateway-style',
@@ -83,6 +130,8 @@ export const variants: Variant[] = [
       '`createdAt` without fractional seconds (`2026-01-01T00:00:00Z` is ISO 8601 UTC)',
       'a 429 with an empty body (spec: "Body of the 429 response: not shown")',
       'Retry-After as an IMF-fixdate HTTP-date (RFC 9110 §10.2.3)',
+      'a 401 with two challenges, `Basic` before `Bearer` (RFC 9110 §11.6.1 allows several)',
+      'further headers: `ratelimit-policy`, `cache-control`, `x-request-id`',
     ],
     proxy: () => ({
       response(res, req) {
@@ -99,6 +148,9 @@ export const variants: Variant[] = [
         } else if (isError(out)) {
           out = mapJson(out, (b) => ({ ...b, requestId: 'req-0001', details: [] }));
         }
+        const challenge = headers.get(out.headers, 'www-authenticate');
+        if (out.status === 401 && challenge) out = { ...out, headers: headers.set(out.headers, 'WWW-Authenticate', `Basic realm="inventory", ${challenge}`) };
+        out = { ...out, headers: [...out.headers, ['RateLimit-Policy', '60;w=60'], ['Cache-Control', 'no-store'], ['X-Request-Id', 'req-0001']] };
         return { ...out, headers: renameHeaders(out.headers, (k) => k.toLowerCase()) };
       },
     }),
@@ -115,25 +167,10 @@ export const variants: Variant[] = [
       'a path id that is not an integer (`/inventory/abc`) answers 404 instead of 400 (no pet has that id)',
       'Error `code` values in another style (values of `code`: not shown)',
       '`Authorization: Bearer` without a token answers 400 `invalid_request` (RFC 6750 §3.1) instead of 401',
+      '`Content-Type: application/json;charset=UTF-8` (no space, upper-case charset value)',
+      'negative quantities are accepted and stored (spec: "Minimum or maximum value of quantity: not shown")',
     ],
-    proxy: () => ({
-      response(res, req) {
-        let out = retryAfterAsDate(res, 'rfc850');
-        if (isMessages(req) && out.status === 201) {
-          out = mapJson({ ...out, status: 200 }, (b) => ({ ...b, status: 'sent', createdAt: String(b.createdAt).replace(/Z$/, '+00:00') }));
-        } else if (isPatch(req) && out.status === 400) {
-          const code = (readJson(out.body) as { code?: unknown } | undefined)?.code;
-          if (code === 'invalid_pet_id') out = mapJson({ ...out, status: 404 }, (b) => ({ ...b, code: 'NOT_FOUND', status: 404 }));
-        }
-        const auth = headers.get(req.headers, 'authorization');
-        if (out.status === 401 && auth !== undefined && /^\s*bearer\s*$/i.test(auth)) {
-          out = mapJson({ ...out, status: 400 }, (b) => ({ ...b, code: 'invalid_request', status: 400 }));
-          out = { ...out, headers: headers.set(out.headers, 'WWW-Authenticate', 'Bearer error="invalid_request"') };
-        }
-        if (isError(out)) out = mapJson(out, (b) => (typeof b?.code === 'string' ? { ...b, code: `E_${b.code.toUpperCase()}` } : b));
-        return { ...out, headers: renameHeaders(out.headers, (k) => k.toUpperCase()) };
-      },
-    }),
+    proxy: () => legacyStyle(),
   },
   {
     name: 'sliding-window',
