@@ -55,10 +55,10 @@ const settings = {
 
 const targetScript = fileURLToPath(new URL('./target.ts', import.meta.url));
 
-function startTarget(name: Target['name']): Promise<Target> {
+function startTarget(name: Target['name'], extraEnv: Record<string, string> = {}): Promise<Target> {
   const child = spawn(process.execPath, ['--import', 'tsx', targetScript, name], {
     stdio: ['pipe', 'pipe', 'inherit'],
-    env: { ...process.env, PORT: '0', HOST: '127.0.0.1' },
+    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', ...extraEnv },
   });
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${name}: no address within 20 s`)), 20_000);
@@ -115,7 +115,15 @@ async function main(): Promise<void> {
     `bench: GET /v1/inventory, ${settings.connections} connections, pipelining ${settings.pipelining}, ` +
       `${settings.duration} s per run, ${settings.rounds} rounds (alternating), warm-up ${settings.warmup} s`,
   );
-  const targets = [await startTarget('reference'), await startTarget('bare')];
+  const reference = await startTarget('reference');
+  const sample = await fetch(reference.url, { headers: { authorization: reference.authorization } });
+  if (sample.status !== 200) throw new Error(`reference answered ${sample.status}`);
+  const headers: string[] = [];
+  for (const name of ['Content-Type', 'Content-Length', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset']) {
+    headers.push(name, sample.headers.get(name) ?? '');
+  }
+  const body = Buffer.from(await sample.arrayBuffer()).toString('base64');
+  const targets = [reference, await startTarget('bare', { BENCH_SAMPLE: JSON.stringify({ body, headers }) })];
   try {
     for (const t of targets) await load(t, settings.warmup);
     const ratios: number[] = [];
