@@ -167,11 +167,13 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Runni
     },
   };
 
-  const answer = (res: http.ServerResponse, r: ProxyResponse) => {
-    const list = r.headers.filter(([k]) => !HOP_BY_HOP.has(k.toLowerCase()) && k.toLowerCase() !== 'content-length');
+  /** Writes a buffered response; HEAD and bodiless statuses keep the upstream's Content-Length. */
+  const answer = (res: http.ServerResponse, r: ProxyResponse, method = 'GET') => {
+    const bodiless = method.toUpperCase() === 'HEAD' || r.status === 204 || r.status === 304;
+    const list = r.headers.filter(([k]) => !HOP_BY_HOP.has(k.toLowerCase()) && (bodiless || k.toLowerCase() !== 'content-length'));
     res.sendDate = false;
-    res.writeHead(r.status, [...flat(list), 'Content-Length', String(r.body.length)]);
-    res.end(r.body);
+    res.writeHead(r.status, bodiless ? flat(list) : [...flat(list), 'Content-Length', String(r.body.length)]);
+    res.end(bodiless ? undefined : r.body);
   };
 
   const server = http.createServer(async (inc, res) => {
@@ -187,7 +189,7 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Runni
           res.on('close', () => hanging.delete(res));
           return;
         }
-        if (isResponse(out)) return answer(res, out);
+        if (isResponse(out)) return answer(res, out, req.method);
         req = withLength(out);
       }
       const delay = hooks.delayMs?.(req) ?? 0;
@@ -196,7 +198,7 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Runni
       const status = upRes.statusCode ?? 502;
       if (hooks.response) {
         const buffered: ProxyResponse = { status, headers: pairs(upRes.rawHeaders), body: await readBody(upRes) };
-        return answer(res, await hooks.response(buffered, req, ctx));
+        return answer(res, await hooks.response(buffered, req, ctx), req.method);
       }
       res.sendDate = false;
       res.writeHead(status, flat(pairs(upRes.rawHeaders).filter(([k]) => !HOP_BY_HOP.has(k.toLowerCase()))));

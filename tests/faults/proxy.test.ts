@@ -112,3 +112,18 @@ test('throughProxy keeps the paths of BASE_URL and API_URL', () => {
   const env = throughProxy({ BASE_URL: 'http://127.0.0.1:1/v1', API_URL: 'http://127.0.0.1:1/quickstart', API_KEY: 'k' }, 'http://127.0.0.1:2');
   expect(env).toEqual({ BASE_URL: 'http://127.0.0.1:2/v1', API_URL: 'http://127.0.0.1:2/quickstart', API_KEY: 'k' });
 });
+
+test('HEAD through a rewriting proxy keeps the upstream Content-Length and sends no body', async () => {
+  const up = await echoUpstream();
+  const proxy = await startFaultProxy({ upstream: up.url, fault: { response: (res) => res } });
+  try {
+    const direct = await fetch(`${up.url}/v1/inventory`, { method: 'HEAD' });
+    const r = await fetch(`${proxy.url}/v1/inventory`, { method: 'HEAD' });
+    expect(r.status).toBe(200);
+    expect(r.headers.get('content-length')).toBe(direct.headers.get('content-length'));
+    expect(await r.text()).toBe('');
+  } finally {
+    await proxy.close();
+    await up.close();
+  }
+});
