@@ -608,7 +608,30 @@ export const faults: Fault[] = [
     }),
   },
 
+  {
+    name: 'messages-auth-not-enforced',
+    area: 'auth',
+    description: 'The quickstart route was mounted before the auth middleware: a message without any key is accepted.',
+    expect: [REQ.message401, REQ.authRequired],
+    proxy: () => ({
+      request(req, ctx) {
+        if (!isMessages(req) || headers.get(req.headers, 'authorization') !== undefined || !ctx.env.API_KEY) return req;
+        return { ...req, headers: [...req.headers, ['Authorization', `Bearer ${ctx.env.API_KEY}`]] };
+      },
+    }),
+  },
+
   // --- more list and update ------------------------------------------------------------------------
+  {
+    name: 'update-404-html',
+    area: 'error-body',
+    description: 'An unknown pet gets the web framework\'s HTML "Not Found" page instead of an Error body.',
+    expect: [REQ.update404, REQ.errorContentType],
+    proxy: () => respond(
+      (res, req) => isPatch(req) && res.status === 404,
+      (res) => ({ ...res, headers: headers.set(res.headers, 'Content-Type', 'text/html; charset=utf-8'), body: Buffer.from('<!DOCTYPE html><html><body><h1>Not Found</h1></body></html>') }),
+    ),
+  },
   {
     name: 'list-duplicate-entry',
     area: 'list',

@@ -4,6 +4,7 @@
  * used exists in the ledger, is must-level and is not excluded.
  */
 export const REQ = {
+  authRequired: 'AUTH-02',
   auth401: 'AUTH-03',
   authSchemeCase: 'AUTH-05',
   authChallenge: 'AUTH-06',
@@ -26,6 +27,7 @@ export const REQ = {
   messageResponse: 'MSG-01',
   messageCreatedAt: 'MSG-02',
   message400: 'MSG-03',
+  message401: 'MSG-04',
   rlHeadersPresent: 'RL-01',
   rlReset: 'RL-02',
   rlRemainingRange: 'RL-03',
