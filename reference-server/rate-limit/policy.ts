@@ -15,8 +15,10 @@
  * - Ban: a request sent while an earlier 429's `Retry-After` has not yet passed is a strike. The
  *   `banThreshold`-th strike bans the identity for `banMs`; the request that triggers it and every
  *   request during the ban get 429 `key_banned` with a `Retry-After` covering the rest of the ban.
- *   Requests during a ban do not extend it. When the ban ends, the strikes and windows start afresh.
- *   A request admitted after waiting clears the strikes.
+ *   Requests during a ban do not extend it, and it lasts at least until the exhausted window resets,
+ *   so waiting its `Retry-After` always suffices. When it ends the strikes start afresh; the windows
+ *   keep their counts (a ban never buys a second helping of one window). A request admitted after
+ *   waiting clears the strikes.
  */
 
 /** One fixed window of a policy. */
@@ -78,7 +80,6 @@ export function decide(state: RateState, policy: RatePolicy, now: number): RateD
     state.bannedUntil = 0;
     state.strikes = 0;
     state.retryAt = 0;
-    for (let i = 0; i < windows.length; i++) state.counts[i] = 0;
   }
   let exhausted = -1;
   let exhaustedReset = 0;
@@ -98,7 +99,7 @@ export function decide(state: RateState, policy: RatePolicy, now: number): RateD
     if (now < state.retryAt) {
       state.strikes++;
       if (state.strikes >= policy.banThreshold) {
-        state.bannedUntil = now + policy.banMs;
+        state.bannedUntil = Math.max(now + policy.banMs, exhaustedReset);
         return banned(state, policy, now);
       }
     } else {

@@ -94,6 +94,23 @@ test.describe('reference server: limiter rules', () => {
     expect(s.strikes).toBe(0);
   });
 
+  test('LIMITS a ban shorter than the window lasts until the window resets and admits no second helping of it', () => {
+    const p: RatePolicy = { windows: [{ name: 'minute', limit: 2, ms: 10_000 }, { name: 'day', limit: 100, ms: 100_000 }], banThreshold: 2, banMs: 1_000 };
+    const s = newRateState(p);
+    decide(s, p, T0);
+    decide(s, p, T0 + 1);
+    expect(decide(s, p, T0 + 2).outcome).toBe('limited');
+    decide(s, p, T0 + 3); // strike 1
+    const ban = decide(s, p, T0 + 4); // strike 2: banned
+    expect(ban).toMatchObject({ outcome: 'banned', retryAfterSeconds: 10 }); // covers the window, not only banMs
+    expect(decide(s, p, T0 + 2_000).outcome).toBe('banned');
+    const after = decide(s, p, T0 + 10_000);
+    expect(after).toMatchObject({ outcome: 'admitted', remaining: 1 }); // a fresh window, counted from zero once
+    let admitted = 1;
+    for (let i = 1; i < 50; i++) if (decide(s, p, T0 + 10_000 + i).outcome === 'admitted') admitted++;
+    expect(admitted).toBe(2);
+  });
+
   test('LIMITS a client that waits Retry-After is never banned', () => {
     const p = policy(1, 1000, 2, 5_000);
     const s = newRateState(p);
