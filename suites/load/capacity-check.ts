@@ -18,6 +18,9 @@ import { join, probe, waitWithProgress } from './http.ts';
 import { judgeBurst } from './overload-check.ts';
 
 /** What this check decides, as the prefix of every finding: the ledger id (suites/requirements.yaml) and the part. */
+/** A p99 over fewer responses than this says nothing: slow requests still in flight at the end have no latency. */
+const MIN_LATENCY_SAMPLES = 100;
+
 export const CAPACITY_IDS = {
   robustness: 'LOAD-01 (no errors)',
   schemas: 'LOAD-01 (schemas)',
@@ -235,6 +238,13 @@ export async function runCapacityCheck(config: CapacityConfig): Promise<Capacity
         { name: 'LOAD_MAX_ERROR_RATE', what: 'error rate', observed: f.errorRate, limit: config.maxErrorRate, op: '<=' },
       ]).map((line) => `${thresholds} ${line}`),
     );
+    if (f.requests > 0 && f.requests < MIN_LATENCY_SAMPLES) {
+      failures.push(
+        `${thresholds} only ${f.requests} responses in ${f.durationS} s on ${f.connections} connections (${f.unanswered} unanswered at the end): ` +
+          `at least ${MIN_LATENCY_SAMPLES} are needed to judge LOAD_P99_MS, since requests still in flight have no latency; ` +
+          'the server answered too slowly under this load, or raise LOAD_DURATION_S',
+      );
+    }
     evidence.push(
       `${f.steps.join(' + ')}: ${f.requests} requests on ${f.connections} connections in ${f.durationS} s = ${f.requestsPerSecond} req/s; ` +
         `p50 ${f.latencyMs.p50} ms, p90 ${f.latencyMs.p90} ms, p99 ${f.latencyMs.p99} ms (threshold < ${config.p99Ms} ms); ` +
