@@ -31,6 +31,8 @@ export interface Fault {
   store?: () => RateLimitStore;
   /** Certify settings this fault's run needs (e.g. a shorter `REQUEST_TIMEOUT_MS` for a hang). */
   env?: Record<string, string>;
+  /** The path the faulty deployment serves the inventory under, in place of `/v1`: `BASE_URL` points there. */
+  basePath?: string;
   /**
    * A further variant of a deviation whose requirement other faults already prove caught: kept
    * for vendors and run by `MATRIX_EXTENDED=1` or `faults/cli.ts all-faults`, left out of the
@@ -336,6 +338,17 @@ export const faults: Fault[] = [
     }),
   },
 
+  {
+    name: 'messages-plain-json-refused',
+    area: 'messages',
+    description: 'The quickstart insists on `Content-Type: application/json; charset=utf-8`: the documented `application/json` gets 400.',
+    expect: [REQ.messageHeaders],
+    proxy: () => respond(
+      (res, req) => isMessages(req) && res.status < 300 && !/charset/i.test(headers.get(req.headers, 'content-type') ?? 'charset'),
+      (res) => answer(400, { code: 'invalid_content_type', message: 'Content-Type must declare charset=utf-8', status: 400 }, res.headers),
+    ),
+  },
+
   // --- rate-limit headers ------------------------------------------------------------------------
   {
     name: 'ratelimit-headers-missing-on-errors',
@@ -545,6 +558,19 @@ export const faults: Fault[] = [
     }),
   },
   {
+    name: 'update-negative-quantity-500',
+    area: 'malformed-input',
+    description: 'A negative quantity reaches an unsigned database column: 500 instead of 200 or 400.',
+    expect: [REQ.updateQuantityBounds],
+    proxy: () => ({
+      request: (req) => req, // buffers the request body, which the response hook reads
+      ...respond(
+        (_res, req) => isPatch(req) && tokenOf(req) !== undefined && (updateQuantity(req) as number) < 0,
+        (res) => answer(500, { code: 'internal_error', message: 'out of range value for column quantity', status: 500 }, res.headers),
+      ),
+    }),
+  },
+  {
     name: 'update-null-quantity-500',
     extended: true,
     area: 'malformed-input',
@@ -563,6 +589,19 @@ export const faults: Fault[] = [
     }),
   },
   // --- more auth -----------------------------------------------------------------------------------
+  {
+    name: 'auth-bearer-ignored-on-quickstart',
+    area: 'auth',
+    description: 'The quickstart sits behind a gateway that reads the key only from `X-API-Key`: `Authorization: Bearer <key>` gets 401 there.',
+    expect: [REQ.bearerScheme],
+    proxy: () => respond(
+      (res, req) => isMessages(req) && res.status < 300 && !headers.get(req.headers, 'x-api-key'),
+      (res) => {
+        const refused = answer(401, { code: 'missing_credentials', message: 'X-API-Key header required', status: 401 }, res.headers);
+        return { ...refused, headers: [...refused.headers, ['WWW-Authenticate', 'Bearer realm="inventory"']] };
+      },
+    ),
+  },
   {
     name: 'auth-token-case-insensitive',
     area: 'auth',
@@ -662,6 +701,20 @@ export const faults: Fault[] = [
   },
 
   // --- HTTP and versioning ---------------------------------------------------------------------------
+  {
+    name: 'versioning-no-v1-segment',
+    area: 'versioning',
+    description: 'The deployment serves the inventory under `/api` with no version segment; `/v1/...` is 404.',
+    expect: [REQ.basePathV1],
+    basePath: '/api',
+    proxy: () => ({
+      request(req) {
+        if (req.path === '/api' || req.path.startsWith('/api/')) return { ...req, path: `/v1${req.path.slice(4)}` };
+        if (req.path === '/v1' || req.path.startsWith('/v1/')) return answer(404, { code: 'not_found', message: 'no such route', status: 404 });
+        return req;
+      },
+    }),
+  },
   {
     name: 'http-no-date',
     area: 'rate-limit-headers',

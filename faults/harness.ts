@@ -31,6 +31,8 @@ export interface MatrixCase {
   phases?: Array<'functional' | 'rate-limit' | 'load'>;
   /** Extra environment for this case's certify run (wins over `RunCaseOptions.env`). */
   env?: Record<string, string>;
+  /** Where the faulty deployment serves the inventory instead of `/v1`; `BASE_URL` is the proxy plus this path. */
+  basePath?: string;
 }
 
 export interface CaseOutcome {
@@ -75,6 +77,7 @@ export async function runCase(c: MatrixCase, options: RunCaseOptions = {}): Prom
     const env: Record<string, string | undefined> = {
       ...inheritedEnv(),
       ...throughProxy(target.env, proxy.url),
+      ...(c.basePath ? { BASE_URL: proxy.url.replace(/\/$/, '') + c.basePath } : {}),
       CONFORMANCE_PROFILE: c.profile ?? 'full',
       REPORTS_DIR: reportsDir,
       ...options.env,

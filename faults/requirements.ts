@@ -4,6 +4,7 @@
  * used exists in the ledger, is must-level and is not excluded.
  */
 export const REQ = {
+  bearerScheme: 'AUTH-01',
   authRequired: 'AUTH-02',
   auth401: 'AUTH-03',
   authSchemeCase: 'AUTH-05',
@@ -24,10 +25,12 @@ export const REQ = {
   update400: 'UPD-03',
   update404: 'UPD-04',
   updatePathId: 'UPD-05',
+  updateQuantityBounds: 'UPD-06',
   messageResponse: 'MSG-01',
   messageCreatedAt: 'MSG-02',
   message400: 'MSG-03',
   message401: 'MSG-04',
+  messageHeaders: 'MSG-06',
   rlHeadersPresent: 'RL-01',
   rlReset: 'RL-02',
   rlRemainingRange: 'RL-03',
@@ -39,6 +42,7 @@ export const REQ = {
   remainingZeroOn429: 'RL-09',
   limitOffByOne: 'RL-10',
   dateHeader: 'HTTP-01',
+  basePathV1: 'VER-01',
   deprecation: 'VER-04',
   sunset: 'VER-05',
   noErrorsUnderLoad: 'LOAD-01',

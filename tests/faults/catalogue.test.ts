@@ -41,6 +41,12 @@ test('every id a fault expects is a must-level, testable requirement of the ledg
   }
 });
 
+test('every must-level, testable requirement is the target of a fault in the default matrix (each check is shown to fail)', () => {
+  const targeted = new Set(faults.filter((f) => !f.extended).flatMap((f) => f.expect));
+  const untargeted = ledger.filter((r) => r.level === 'must' && !r.excluded && !targeted.has(r.id)).map((r) => r.id);
+  expect(untargeted, `must-level requirements no fault of the default matrix proves caught: ${untargeted.join(', ')}`).toEqual([]);
+});
+
 test('at least two conformant variants, each stating its choices', () => {
   expect(variants.length).toBeGreaterThanOrEqual(2);
   for (const v of variants) {
