@@ -9,27 +9,18 @@
 import type { TestInfo } from '@playwright/test';
 import { test } from '../fixtures.ts';
 import { runCapacityCheck, type CapacityFigures } from './capacity-check.ts';
-import { notCertified, runOnce, secretsOf } from './shared.ts';
-import { loadSettings } from './settings.ts';
+import { loadTarget, runOnce, secretsOf } from './shared.ts';
 import { describeTarget, usesReferenceKeys } from './target.ts';
 
 type Mode = 'list' | 'mix';
 
 async function capacity(mode: Mode, testInfo: TestInfo, warn: (m: string) => void): Promise<void> {
-  const s = loadSettings();
   const id = 'LOAD-01';
-  if (s.problems.length) throw new Error(`${id}: configuration: ${s.problems.join('; ')}`);
-  if (!s.baseUrl) throw new Error(`${id}: prerequisite missing: set BASE_URL (the inventory base address, ending in /v1); this check cannot run without it`);
-  if (!s.loadKey) {
-    notCertified(
-      testInfo,
-      'LOAD_KEY not given: the capacity load runs only on a key the user gives for it (never on API_KEY or RATE_LIMIT_KEY)',
-    );
-  }
+  const { s, baseUrl, key: loadKey } = loadTarget(
+    testInfo, id, 'LOAD_KEY', 'the capacity load runs only on a key the user gives for it (never on API_KEY or RATE_LIMIT_KEY)',
+  );
   const lockWaitS = 2 * s.maxRetryAfterS + 180;
   testInfo.setTimeout((lockWaitS + s.durationS + s.timeoutS + s.maxRetryAfterS + 60) * 1000);
-  const baseUrl = s.baseUrl;
-  const loadKey = s.loadKey!;
   const { record, ranHere } = await runOnce<CapacityFigures>({
     reportsDir: s.reportsDir,
     check: mode === 'list' ? 'capacity' : 'capacity-mix',

@@ -9,8 +9,7 @@
 import type { TestInfo } from '@playwright/test';
 import { test } from '../fixtures.ts';
 import { OVERLOAD_IDS, runOverloadCheck, type OverloadFigures } from './overload-check.ts';
-import { linesOf, notCertified, runOnce, secretsOf, type CheckRecord } from './shared.ts';
-import { loadSettings } from './settings.ts';
+import { linesOf, loadTarget, runOnce, secretsOf, type CheckRecord } from './shared.ts';
 import { describeTarget, usesReferenceKeys } from './target.ts';
 
 const TAGS = ['@load', '@exhausts'];
@@ -24,21 +23,13 @@ const EVIDENCE = {
 } as const;
 
 async function overload(testInfo: TestInfo, id: string, evidence: RegExp): Promise<CheckRecord<OverloadFigures>> {
-  const s = loadSettings();
-  if (s.problems.length) throw new Error(`${id}: configuration: ${s.problems.join('; ')}`);
-  if (!s.baseUrl) throw new Error(`${id}: prerequisite missing: set BASE_URL (the inventory base address, ending in /v1); this check cannot run without it`);
-  if (!s.rateLimitKey) {
-    notCertified(
-      testInfo,
-      'RATE_LIMIT_KEY not given: the overload burst runs only on a key the user accepts to exhaust (never on API_KEY)',
-    );
-  }
+  const { s, baseUrl, key: rateLimitKey } = loadTarget(
+    testInfo, id, 'RATE_LIMIT_KEY', 'the overload burst runs only on a key the user accepts to exhaust (never on API_KEY)',
+  );
   const burstS = 60;
   const lockWaitS = 2 * (s.durationS + s.timeoutS + 30);
   const runS = 2 * s.maxRetryAfterS + burstS + 4 * s.timeoutS + 30;
   testInfo.setTimeout((lockWaitS + runS) * 1000);
-  const baseUrl = s.baseUrl;
-  const rateLimitKey = s.rateLimitKey!;
   const otherKey = s.apiKey && s.apiKey !== s.rateLimitKey ? s.apiKey : undefined;
   const { record, ranHere } = await runOnce<OverloadFigures>({
     reportsDir: s.reportsDir,

@@ -12,7 +12,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { redact, type Secret } from '../lib/redact.ts';
 import type { TestInfo } from '@playwright/test';
-import type { LoadSettings } from './settings.ts';
+import { loadSettings, type LoadSettings } from './settings.ts';
 
 /** What a check core returns. */
 export interface CheckOutcome<F> {
@@ -168,4 +168,22 @@ export function notCertified(testInfo: TestInfo, why: string): never {
   testInfo.annotations.push({ type: 'not-certified', description: reason });
   testInfo.skip(true, reason);
   throw new Error(reason); // testInfo.skip throws; this only tells the type checker.
+}
+
+/**
+ * The settings, base address and key of one load check. Configuration problems and a missing
+ * `BASE_URL` fail the check; a missing key leaves it not certified (see `notCertified`).
+ */
+export function loadTarget(
+  testInfo: TestInfo,
+  id: string,
+  keyName: 'LOAD_KEY' | 'RATE_LIMIT_KEY',
+  whyOnlyThisKey: string,
+): { s: LoadSettings; baseUrl: string; key: string } {
+  const s = loadSettings();
+  if (s.problems.length) throw new Error(`${id}: configuration: ${s.problems.join('; ')}`);
+  if (!s.baseUrl) throw new Error(`${id}: prerequisite missing: set BASE_URL (the inventory base address, ending in /v1); this check cannot run without it`);
+  const key = keyName === 'LOAD_KEY' ? s.loadKey : s.rateLimitKey;
+  if (!key) notCertified(testInfo, `${keyName} not given: ${whyOnlyThisKey}`);
+  return { s, baseUrl: s.baseUrl, key };
 }
