@@ -9,8 +9,8 @@
 import type { TestInfo } from '@playwright/test';
 import { test } from '../fixtures.ts';
 import { runCapacityCheck, type CapacityFigures } from './capacity-check.ts';
-import { loadTarget, runOnce, secretsOf } from './shared.ts';
-import { describeTarget, usesReferenceKeys } from './target.ts';
+import { loadTarget, runOnce } from './shared.ts';
+import { usesReferenceKeys } from './target.ts';
 
 type Mode = 'list' | 'mix';
 
@@ -22,13 +22,10 @@ async function capacity(mode: Mode, testInfo: TestInfo, warn: (m: string) => voi
   const lockWaitS = 2 * s.maxRetryAfterS + 180;
   testInfo.setTimeout((lockWaitS + s.durationS + s.timeoutS + s.maxRetryAfterS + 60) * 1000);
   const { record, ranHere } = await runOnce<CapacityFigures>({
-    reportsDir: s.reportsDir,
+    settings: s,
+    baseUrl,
     check: mode === 'list' ? 'capacity' : 'capacity-mix',
-    target: describeTarget(baseUrl),
-    profile: s.profile,
-    secrets: secretsOf(s),
     lockWaitS,
-    requestsOf: (f) => f.requests.total,
     run: () =>
       runCapacityCheck({
         baseUrl,

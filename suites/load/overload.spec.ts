@@ -9,8 +9,8 @@
 import type { TestInfo } from '@playwright/test';
 import { test } from '../fixtures.ts';
 import { OVERLOAD_IDS, runOverloadCheck, type OverloadFigures } from './overload-check.ts';
-import { linesOf, loadTarget, runOnce, secretsOf, type CheckRecord } from './shared.ts';
-import { describeTarget, usesReferenceKeys } from './target.ts';
+import { linesOf, loadTarget, runOnce, type CheckRecord } from './shared.ts';
+import { usesReferenceKeys } from './target.ts';
 
 const TAGS = ['@load', '@exhausts'];
 
@@ -32,13 +32,10 @@ async function overload(testInfo: TestInfo, id: string, evidence: RegExp): Promi
   testInfo.setTimeout((lockWaitS + runS) * 1000);
   const otherKey = s.apiKey && s.apiKey !== s.rateLimitKey ? s.apiKey : undefined;
   const { record, ranHere } = await runOnce<OverloadFigures>({
-    reportsDir: s.reportsDir,
+    settings: s,
+    baseUrl,
     check: 'overload',
-    target: describeTarget(baseUrl),
-    profile: s.profile,
-    secrets: secretsOf(s),
     lockWaitS,
-    requestsOf: (f) => f.requests.total,
     run: () =>
       runOverloadCheck({
         baseUrl,

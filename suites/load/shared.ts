@@ -13,6 +13,7 @@ import path from 'node:path';
 import { redact, type Secret } from '../lib/redact.ts';
 import type { TestInfo } from '@playwright/test';
 import { loadSettings, type LoadSettings } from './settings.ts';
+import { describeTarget } from './target.ts';
 
 /** What a check core returns. */
 export interface CheckOutcome<F> {
@@ -107,14 +108,12 @@ export async function withLoadLock<T>(reportsDir: string, label: string, maxWait
 }
 
 export interface RunOnceOptions<F> {
-  reportsDir: string;
+  /** The check's settings and base address (from `loadTarget`). */
+  settings: LoadSettings;
+  baseUrl: string;
   check: string;
-  target: string;
-  profile: string;
-  secrets: readonly Secret[];
   /** Longest wait for the lock (another load check running). */
   lockWaitS: number;
-  requestsOf: (figures: F) => number;
   run: () => Promise<CheckOutcome<F>>;
 }
 
@@ -122,7 +121,16 @@ export interface RunOnceOptions<F> {
  * The record of `check` for this run: read back when this runner already produced it, else run
  * (under the lock), redact, write and return it. `ranHere` says whether this call sent the requests.
  */
-export async function runOnce<F>(o: RunOnceOptions<F>): Promise<{ record: CheckRecord<F>; ranHere: boolean }> {
+export async function runOnce<F extends { requests: { total: number } }>(
+  options: RunOnceOptions<F>,
+): Promise<{ record: CheckRecord<F>; ranHere: boolean }> {
+  const o = {
+    ...options,
+    reportsDir: options.settings.reportsDir,
+    target: describeTarget(options.baseUrl),
+    profile: options.settings.profile,
+    secrets: secretsOf(options.settings),
+  };
   const file = recordPath(o.reportsDir, o.check);
   const previous = readRecord<F>(file);
   if (previous && previous.runner === process.ppid && previous.target === o.target) return { record: previous, ranHere: false };
@@ -139,7 +147,7 @@ export async function runOnce<F>(o: RunOnceOptions<F>): Promise<{ record: CheckR
       profile: o.profile,
       startedAt,
       finishedAt: new Date().toISOString(),
-      requests: o.requestsOf(outcome.figures),
+      requests: outcome.figures.requests.total,
       runner: process.ppid,
       failures: outcome.failures.map(clean),
       warnings: outcome.warnings.map(clean),
