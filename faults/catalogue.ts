@@ -69,6 +69,11 @@ function setStatus(res: ProxyResponse, status: number): ProxyResponse {
   return next;
 }
 
+/** A handler that crashed: 500 with an `internal_error` Error body (rate-limit headers kept from `base`). */
+function crash(message: string, base?: ProxyResponse['headers']): ProxyResponse {
+  return answer(500, { code: 'internal_error', message, status: 500 }, base);
+}
+
 /** The known keys of the run; a fault that "accepts any token" swaps an unknown one for `API_KEY`. */
 function knownKeys(env: Record<string, string | undefined>): string[] {
   return [env.API_KEY, env.RATE_LIMIT_KEY, env.LOAD_KEY].filter((k): k is string => !!k);
@@ -540,7 +545,7 @@ export const faults: Fault[] = [
     proxy: () => ({
       request(req) {
         if (!isPatch(req) || readJson(req.body) !== undefined || tokenOf(req) === undefined) return req;
-        return answer(500, { code: 'internal_error', message: 'Unexpected token in JSON', status: 500 });
+        return crash('Unexpected token in JSON');
       },
     }),
   },
@@ -553,7 +558,7 @@ export const faults: Fault[] = [
     proxy: () => ({
       request(req) {
         if (!isMessages(req) || readJson(req.body) !== undefined || tokenOf(req) === undefined) return req;
-        return answer(500, { code: 'internal_error', message: 'Unexpected token in JSON', status: 500 });
+        return crash('Unexpected token in JSON');
       },
     }),
   },
@@ -566,7 +571,7 @@ export const faults: Fault[] = [
       request: (req) => req, // buffers the request body, which the response hook reads
       ...respond(
         (_res, req) => isPatch(req) && tokenOf(req) !== undefined && (updateQuantity(req) as number) < 0,
-        (res) => answer(500, { code: 'internal_error', message: 'out of range value for column quantity', status: 500 }, res.headers),
+        (res) => crash('out of range value for column quantity', res.headers),
       ),
     }),
   },
@@ -582,7 +587,7 @@ export const faults: Fault[] = [
         const b = readJson(req.body) as any;
         if (b === undefined) return req;
         if (b === null || typeof b !== 'object' || Array.isArray(b) || b.quantity === null) {
-          return answer(500, { code: 'internal_error', message: 'TypeError: cannot read properties of null', status: 500 });
+          return crash('TypeError: cannot read properties of null');
         }
         return req;
       },
@@ -623,7 +628,7 @@ export const faults: Fault[] = [
     proxy: () => ({
       request(req) {
         const auth = headers.get(req.headers, 'authorization');
-        if (auth !== undefined && /^\s*bearer\s*$/i.test(auth)) return answer(500, { code: 'internal_error', message: 'Cannot read token', status: 500 });
+        if (auth !== undefined && /^\s*bearer\s*$/i.test(auth)) return crash('Cannot read token');
         return req;
       },
     }),
@@ -695,7 +700,7 @@ export const faults: Fault[] = [
         if (!isPatch(req) || tokenOf(req) === undefined) return req;
         const id = petIdOf(req);
         const valid = /^-?\d{1,19}$/.test(id) && BigInt(id) <= 2n ** 63n - 1n && BigInt(id) >= -(2n ** 63n);
-        return valid ? req : answer(500, { code: 'internal_error', message: 'invalid input syntax for type bigint', status: 500 });
+        return valid ? req : crash('invalid input syntax for type bigint');
       },
     }),
   },
