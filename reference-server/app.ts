@@ -26,12 +26,13 @@ import { answerClientError } from './http/client-error.ts';
 import type { AppState, Exchange } from './http/exchange.ts';
 import { Router, type RouteDef, type RouteMatch } from './http/router.ts';
 import { listInventory, updateInventory } from './inventory/routes.ts';
-import { Inventory } from './inventory/store.ts';
+import { Inventory, type InventoryStore } from './inventory/store.ts';
 import { sendMessage } from './messages/routes.ts';
 import { listOrders } from './other-operations/orders.ts';
 import { getPetById } from './other-operations/pets.ts';
 import { PLAN_LIMITS, type Limits, type Plan } from './rate-limit/plans.ts';
 import type { RateDecision, RatePolicy } from './rate-limit/policy.ts';
+import { ietfRateLimitFields } from './rate-limit/ietf-fields.ts';
 import { refusal } from './rate-limit/refusal.ts';
 import { MemoryRateLimitStore, type RateLimitStore } from './rate-limit/store.ts';
 import { deprecationHeaders } from './versioning/deprecation.ts';
@@ -40,11 +41,19 @@ export type { RateLimitStore } from './rate-limit/store.ts';
 export type { RateDecision, RatePolicy, RateState } from './rate-limit/policy.ts';
 export { decide, newRateState } from './rate-limit/policy.ts';
 export { MemoryRateLimitStore } from './rate-limit/store.ts';
+export type { InventoryStore } from './inventory/store.ts';
 
 /** Options of `startReferenceServer`; each falls back to its environment variable, then its default (see `config.ts`). */
 export interface ReferenceServerOptions extends ConfigInput {
-  /** Limiter storage; default in-memory, exact under concurrency. */
+  /** Limiter storage; default in-memory (exact under concurrency), or on Redis with `redisUrl`. */
   store?: RateLimitStore;
+  /** Stock levels; default in-memory, or on Redis with `redisUrl`. */
+  inventory?: InventoryStore;
+  /**
+   * With `redisUrl`: `reset` (default) writes the seed quantities over what Redis holds; `keep`
+   * only adds missing ones (an instance joining a running deployment).
+   */
+  redisSeed?: 'reset' | 'keep';
 }
 
 export interface RunningReferenceServer {
@@ -75,7 +84,7 @@ function isPromiseLike<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
 }
 
 /** Builds the request listener for a resolved configuration (exported for tests and the bench). */
-export function createReferenceApp(config: ResolvedConfig, store: RateLimitStore) {
+export function createReferenceApp(config: ResolvedConfig, store: RateLimitStore, inventory?: InventoryStore) {
   const policyOf = (limits: Limits): RatePolicy => ({
     windows: [
       { name: 'minute', limit: limits.minute, ms: config.minuteWindowMs },
@@ -104,7 +113,7 @@ export function createReferenceApp(config: ResolvedConfig, store: RateLimitStore
   }
   const anonymousPolicy = policyOf(config.anonymousLimits);
   const state: AppState = {
-    inventory: new Inventory(loadInventorySeed(config.inventoryFile)),
+    inventory: inventory ?? new Inventory(loadInventorySeed(config.inventoryFile)),
     bodyLimits: { maxBodyBytes: config.maxBodyBytes, bodyTimeoutMs: config.bodyTimeoutMs },
   };
   const router = new Router(routes(Date.now()));
@@ -146,10 +155,17 @@ export function createReferenceApp(config: ResolvedConfig, store: RateLimitStore
     sendError(res, decision, error, extra);
   }
 
+  /** The headers a request gets when the store cannot decide (it failed): the plan's limit, nothing left. */
   function fallbackDecision(policy: RatePolicy, now: number): RateDecision {
     const w = policy.windows[0];
-    return { outcome: 'admitted', limit: w.limit, remaining: 0, resetSeconds: Math.ceil((now - (now % w.ms) + w.ms) / 1000), retryAfterSeconds: 0 };
+    const d: RateDecision = { outcome: 'admitted', limit: w.limit, remaining: 0, resetSeconds: Math.ceil((now - (now % w.ms) + w.ms) / 1000), retryAfterSeconds: 0 };
+    return withFields(d, policy, now);
   }
+
+  /** Adds the IETF RateLimit fields when they are switched on. */
+  const withFields = config.rateLimitFields
+    ? (d: RateDecision, policy: RatePolicy, now: number): RateDecision => ({ ...d, fields: ietfRateLimitFields(d, policy, now) })
+    : (d: RateDecision): RateDecision => d;
 
   function onRequest(req: IncomingMessage, res: ServerResponse, forced?: ApiError): void {
     const now = Date.now();
@@ -173,20 +189,26 @@ export function createReferenceApp(config: ResolvedConfig, store: RateLimitStore
     try {
       decision = store.hit(identity, policy, now);
     } catch (error) {
-      return sendError(res, fallbackDecision(policy, now), error);
+      return fail(req, res, match, fallbackDecision(policy, now), error);
     }
     if (isPromiseLike(decision)) {
       decision.then(
-        (d) => proceed(req, res, match, targetError, auth, d),
-        (error) => sendError(res, fallbackDecision(policy, now), error),
+        (d) => proceed(req, res, match, targetError, auth, withFields(d, policy, now)),
+        (error) => fail(req, res, match, fallbackDecision(policy, now), error),
       );
     } else {
-      proceed(req, res, match, targetError, auth, decision);
+      proceed(req, res, match, targetError, auth, config.rateLimitFields ? withFields(decision, policy, now) : decision);
     }
   }
 
   function onClientError(error: NodeJS.ErrnoException, socket: Socket): void {
-    answerClientError(error, socket, () => store.hit(addressIdentity(socket), anonymousPolicy, Date.now()));
+    answerClientError(error, socket, () => {
+      const now = Date.now();
+      const decision = store.hit(addressIdentity(socket), anonymousPolicy, now);
+      return isPromiseLike(decision)
+        ? Promise.resolve(decision).then((d) => withFields(d, anonymousPolicy, now), () => fallbackDecision(anonymousPolicy, now))
+        : withFields(decision, anonymousPolicy, now);
+    });
   }
 
   function onExpectation(req: IncomingMessage, res: ServerResponse): void {
@@ -202,8 +224,17 @@ export function createReferenceApp(config: ResolvedConfig, store: RateLimitStore
  */
 export async function startReferenceServer(options: ReferenceServerOptions = {}): Promise<RunningReferenceServer> {
   const config = resolveConfig(options);
-  const store: RateLimitStore = options.store ?? new MemoryRateLimitStore();
-  const app = createReferenceApp(config, store);
+  const shared = config.redisUrl !== undefined && (options.store === undefined || options.inventory === undefined)
+    ? await openSharedState(config, options)
+    : undefined;
+  const store: RateLimitStore = options.store ?? shared?.store ?? new MemoryRateLimitStore();
+  let app: ReturnType<typeof createReferenceApp>;
+  try {
+    app = createReferenceApp(config, store, options.inventory ?? shared?.inventory);
+  } catch (error) {
+    await shared?.close();
+    throw error;
+  }
   const server = createServer(
     {
       requireHostHeader: false,
@@ -222,6 +253,9 @@ export async function startReferenceServer(options: ReferenceServerOptions = {})
       server.off('error', reject);
       resolve();
     });
+  }).catch(async (error: unknown) => {
+    await shared?.close();
+    throw error;
   });
   server.on('error', (error) => console.error('reference-server: server error:', error.message));
   const { port } = server.address() as AddressInfo;
@@ -236,8 +270,43 @@ export async function startReferenceServer(options: ReferenceServerOptions = {})
       closing ??= new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();
-      }).then(() => store.close?.());
+      })
+        .then(() => store.close?.())
+        .then(() => shared?.close());
       return closing;
     },
   };
+}
+
+/**
+ * The Redis-backed stores of `config.redisUrl` (loaded only then, so an in-memory server needs no
+ * Redis): the shared limiter unless `options.store` is given, the shared inventory unless
+ * `options.inventory` is given. Start-up fails with a clear message when Redis cannot be reached.
+ */
+async function openSharedState(
+  config: ResolvedConfig,
+  options: ReferenceServerOptions,
+): Promise<{ store?: RateLimitStore; inventory?: InventoryStore; close(): Promise<void> }> {
+  const { connectRedis } = await import('./shared-state/redis.ts');
+  const client = await connectRedis(config.redisUrl!);
+  const close = async (): Promise<void> => {
+    await client.quit().catch(() => client.disconnect());
+  };
+  try {
+    const result: { store?: RateLimitStore; inventory?: InventoryStore; close(): Promise<void> } = { close };
+    if (options.store === undefined) {
+      const { RedisRateLimitStore } = await import('./rate-limit/redis-store.ts');
+      result.store = new RedisRateLimitStore(client, { prefix: config.redisPrefix });
+    }
+    if (options.inventory === undefined) {
+      const { RedisInventory } = await import('./inventory/redis-store.ts');
+      const inventory = new RedisInventory(client, loadInventorySeed(config.inventoryFile), config.redisPrefix);
+      await inventory.seed(options.redisSeed ?? 'reset');
+      result.inventory = inventory;
+    }
+    return result;
+  } catch (error) {
+    await close();
+    throw error;
+  }
 }

@@ -19,6 +19,14 @@ export interface ResolvedConfig {
   bodyTimeoutMs: number;
   inventoryFile: string;
   keysFile: string;
+  /** Shared store of a multi-instance deployment; undefined: everything in this process. */
+  redisUrl: string | undefined;
+  /** Prefix of every Redis key (several deployments may share one Redis). */
+  redisPrefix: string;
+  /** Server processes `npm start` runs behind one address (more than 1 needs `redisUrl`). */
+  instances: number;
+  /** Also send the IETF `RateLimit` / `RateLimit-Policy` fields. */
+  rateLimitFields: boolean;
 }
 
 /** One setting: its environment variable (the flag is derived), default and meaning. README lists these. */
@@ -46,6 +54,10 @@ export const SETTINGS: readonly Setting[] = [
   { env: 'BODY_TIMEOUT_MS', default: '10000', description: 'a request body not received within this time gets 408' },
   { env: 'INVENTORY_FILE', default: 'fixtures/inventory.yaml', description: 'seed inventory (YAML)' },
   { env: 'KEYS_FILE', default: 'fixtures/keys.yaml', description: 'API keys and plans (YAML)' },
+  { env: 'REDIS_URL', default: 'none', description: 'redis://host:port: rate-limit counters and inventory on this Redis, shared by every instance (none: in this process)' },
+  { env: 'REDIS_PREFIX', default: 'inventory-service:', description: 'prefix of every Redis key' },
+  { env: 'INSTANCES', default: '1', description: 'server processes behind one address (npm start; more than 1 needs REDIS_URL)' },
+  { env: 'RATELIMIT_FIELDS', default: 'off', description: 'on: also send the IETF RateLimit and RateLimit-Policy fields' },
 ];
 
 /** `PORT` → `--port`. */
@@ -64,6 +76,25 @@ export interface ConfigInput {
   bodyTimeoutMs?: number;
   inventoryFile?: string;
   keysFile?: string;
+  redisUrl?: string;
+  redisPrefix?: string;
+  instances?: number;
+  rateLimitFields?: boolean;
+}
+
+function onOff(name: string, value: unknown): boolean {
+  if (typeof value === 'boolean') return value;
+  const v = String(value).trim().toLowerCase();
+  if (['on', 'true', '1', 'yes'].includes(v)) return true;
+  if (['off', 'false', '0', 'no', ''].includes(v)) return false;
+  throw new Error(`reference-server: ${name} must be on or off (got ${JSON.stringify(value)})`);
+}
+
+function redisUrlOf(value: unknown): string | undefined {
+  if (value === undefined || value === '' || value === 'none') return undefined;
+  const url = String(value);
+  if (!/^rediss?:\/\//.test(url)) throw new Error('reference-server: redisUrl (REDIS_URL) must be a redis:// or rediss:// URL');
+  return url;
 }
 
 function int(name: string, value: unknown, min: number): number {
@@ -97,5 +128,9 @@ export function resolveConfig(options: ConfigInput = {}, env: NodeJS.ProcessEnv 
     bodyTimeoutMs: int('bodyTimeoutMs (BODY_TIMEOUT_MS)', pick(options.bodyTimeoutMs, 'BODY_TIMEOUT_MS'), 1),
     inventoryFile: options.inventoryFile ?? env.INVENTORY_FILE ?? DEFAULT_INVENTORY_FILE,
     keysFile: options.keysFile ?? env.KEYS_FILE ?? DEFAULT_KEYS_FILE,
+    redisUrl: redisUrlOf(options.redisUrl ?? env.REDIS_URL),
+    redisPrefix: String(options.redisPrefix ?? env.REDIS_PREFIX ?? 'inventory-service:'),
+    instances: int('instances (INSTANCES)', pick(options.instances, 'INSTANCES'), 1),
+    rateLimitFields: onOff('rateLimitFields (RATELIMIT_FIELDS)', pick(options.rateLimitFields, 'RATELIMIT_FIELDS')),
   };
 }

@@ -43,6 +43,8 @@ export const ErrorCode = {
   keyBanned: 'key_banned',
   /** 500: a defect of the server itself (never caused by input). */
   internal: 'internal_error',
+  /** 503: the shared store (Redis) of a multi-instance deployment cannot be reached; retry after `Retry-After`. */
+  serviceUnavailable: 'service_unavailable',
 } as const;
 
 export type ErrorCodeValue = (typeof ErrorCode)[keyof typeof ErrorCode];
@@ -72,5 +74,17 @@ export class ApiError extends Error {
 
   toBody(): ErrorBody {
     return { code: this.code, message: this.message, status: this.status };
+  }
+}
+
+/**
+ * The shared store (rate-limit counters or inventory on Redis) cannot be reached: 503 with
+ * `Retry-After` (RFC 9110 §15.6.4). Never admission without counting, never a hang.
+ */
+export class StoreUnavailableError extends ApiError {
+  constructor(what: string, retryAfterSeconds = 1) {
+    super(503, ErrorCode.serviceUnavailable, `The ${what} is unavailable; retry after ${retryAfterSeconds} s.`, {
+      'Retry-After': String(retryAfterSeconds),
+    });
   }
 }

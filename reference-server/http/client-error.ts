@@ -38,8 +38,15 @@ export function rawErrorResponse(body: ErrorBody, decision: RateDecision, now = 
     `${H_LIMIT}: ${decision.limit}\r\n` +
     `${H_REMAINING}: ${decision.remaining}\r\n` +
     `${H_RESET}: ${decision.resetSeconds}\r\n` +
+    fieldLines(decision.fields) +
     `Connection: close\r\n\r\n${json}`
   );
+}
+
+function fieldLines(fields: readonly string[] | undefined): string {
+  let lines = '';
+  if (fields !== undefined) for (let i = 0; i + 1 < fields.length; i += 2) lines += `${fields[i]}: ${fields[i + 1]}\r\n`;
+  return lines;
 }
 
 /** Writes the response (unless one is already under way or the peer is gone) and closes. */

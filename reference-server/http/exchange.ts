@@ -4,12 +4,12 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ApiKeyRecord } from '../auth/keys.ts';
-import type { Inventory } from '../inventory/store.ts';
+import type { InventoryStore } from '../inventory/store.ts';
 import type { RateDecision } from '../rate-limit/policy.ts';
 import type { BodyLimits } from './body.ts';
 
 export interface AppState {
-  readonly inventory: Inventory;
+  readonly inventory: InventoryStore;
   readonly bodyLimits: BodyLimits;
 }
 

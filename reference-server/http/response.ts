@@ -33,6 +33,8 @@ export function send(
     H_REMAINING, String(decision.remaining),
     H_RESET, String(decision.resetSeconds),
   ];
+  const fields = decision.fields;
+  if (fields !== undefined) for (let i = 0; i < fields.length; i++) headers.push(fields[i]);
   if (extra !== undefined) for (let i = 0; i < extra.length; i++) headers.push(extra[i]);
   res.writeHead(status, headers);
   res.end(body);

@@ -13,21 +13,23 @@ import { serializeItem } from './store.ts';
 import { parseInventoryUpdate } from './update.ts';
 
 /** `GET /v1/inventory` (listInventory): 200, the JSON array of every InventoryItem (pre-serialized). */
-export function listInventory(x: Exchange): void {
-  send(x.res, 200, x.app.inventory.listJson(), x.decision);
+export function listInventory(x: Exchange): void | Promise<void> {
+  const body = x.app.inventory.listJson();
+  if (body instanceof Uint8Array) return send(x.res, 200, body, x.decision);
+  return body.then((b) => send(x.res, 200, b, x.decision));
 }
 
 /**
  * `PATCH /v1/inventory/{petId}` (updateInventory, experimental): 200 with the updated item; 400 for
  * a bad id or body, 404 for an unknown pet, 415 for a non-JSON `Content-Type`. The id is checked
  * before the body is read, the pet's existence after the body is valid (so a bad body is a 400 for
- * any id). The update and the serialization of the response happen in one synchronous step.
+ * any id). The response is serialized from exactly the item the store wrote.
  */
 export async function updateInventory(x: Exchange): Promise<void> {
   const petId = parsePetId(x.params[0]);
   checkContentType(x, 'optional-415');
   const quantity = parseInventoryUpdate(await readJson(x));
-  const item = x.app.inventory.setQuantity(petId, quantity);
+  const item = await x.app.inventory.setQuantity(petId, quantity);
   if (item === undefined) throw new ApiError(404, ErrorCode.notFound, `No pet with id ${petId}.`);
   send(x.res, 200, serializeItem(item), x.decision);
 }

@@ -22,7 +22,22 @@ export function serializeItem(item: InventoryItem): string {
   return `{"petId":${item.petId.toString()},"quantity":${item.quantity},"status":"${item.status}"}`;
 }
 
-export class Inventory {
+/**
+ * Where the stock levels live: in this process (`Inventory`, synchronous) or shared by the
+ * instances of a deployment (`RedisInventory`, asynchronous). Handlers accept either. Every
+ * implementation is linearizable per pet: an update's answer is the value it stored, and a list
+ * that starts after an update answered sees it.
+ */
+export interface InventoryStore {
+  /** The `GET /inventory` body. */
+  listJson(): Buffer | Promise<Buffer>;
+  get(petId: bigint): InventoryItem | undefined | Promise<InventoryItem | undefined>;
+  /** Replaces the stock count; returns the stored item, or undefined for an unknown pet. */
+  setQuantity(petId: bigint, quantity: number): InventoryItem | undefined | Promise<InventoryItem | undefined>;
+}
+
+/** The in-process store (the default). */
+export class Inventory implements InventoryStore {
   private readonly items = new Map<bigint, InventoryItem>();
   private listBody: Buffer | undefined;
 

@@ -13,9 +13,9 @@ import { send } from '../http/response.ts';
 import { parsePetId } from '../inventory/pet-id.ts';
 
 /** `GET /v1/pets/{petId}` (deprecated). */
-export function getPetById(x: Exchange): void {
+export async function getPetById(x: Exchange): Promise<void> {
   const petId = parsePetId(x.params[0]);
-  const item = x.app.inventory.get(petId);
+  const item = await x.app.inventory.get(petId);
   if (item === undefined) throw new ApiError(404, ErrorCode.notFound, `No pet with id ${petId}.`);
   send(x.res, 200, `{"id":${item.petId.toString()},"status":"${item.status}"}`, x.decision, x.routeHeaders);
 }

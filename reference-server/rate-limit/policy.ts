@@ -62,6 +62,8 @@ export interface RateDecision {
   resetSeconds: number;
   /** `Retry-After` in whole seconds, rounded up (0 when admitted). */
   retryAfterSeconds: number;
+  /** Further rate-limit header fields to send (name, value, …), e.g. the IETF `RateLimit` fields. */
+  fields?: readonly string[];
 }
 
 export function newRateState(policy: RatePolicy): RateState {
