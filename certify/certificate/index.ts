@@ -1,0 +1,112 @@
+/**
+ * Writes `certificate.json` and `certificate.html` beside the run's reports, after the verdict and
+ * the secret scan: the gate (strict mode, baseline), the requirement matrix with the ledger's
+ * words, the load charts, the digests and, with a key, an Ed25519 signature. Called from certify's
+ * step list and by the CLI; the options come from the environment (settings/cli.ts).
+ */
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { applyBaseline, parseBaseline } from '../baseline.ts';
+import type { ConformanceReport } from '../verdict.ts';
+import { buildCertificate, readLedgerDetails } from './build.ts';
+import { sha256, sha256File, sourceManifest, SUITE_SOURCE } from './digest.ts';
+import { decideGate } from './gate.ts';
+import { renderCertificateHtml } from './html.ts';
+import { loadPrivateKey, signCertificate } from './sign.ts';
+import type { Certificate, GateResult } from './types.ts';
+
+export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const CERTIFICATE_JSON = 'certificate.json';
+export const CERTIFICATE_HTML = 'certificate.html';
+/** Report files whose digests the certificate records (when the run wrote them). */
+export const ARTIFACTS = ['conformance.json', 'conformance.md', 'results.json', 'junit.xml', 'load.json'] as const;
+
+export interface WriteCertificateOptions {
+  report: ConformanceReport;
+  reportsDir: string;
+  /** Reads CONFORMANCE_STRICT, CONFORMANCE_BASELINE, CONFORMANCE_SIGNING_KEY_FILE (a path; the key never travels in a variable). */
+  env?: Record<string, string | undefined>;
+  strict?: boolean;
+  baselineFile?: string;
+  signingKeyFile?: string;
+  root?: string;
+  ledgerFile?: string;
+}
+
+export interface WrittenCertificate {
+  certificate: Certificate;
+  gate: GateResult;
+  jsonFile: string;
+  htmlFile: string;
+}
+
+/** `1`, `true`, `yes`, `on` (any case) are true; empty or unset is false. */
+export function truthy(value: string | undefined): boolean {
+  return /^(1|true|yes|on)$/i.test((value ?? '').trim());
+}
+
+function suiteInfo(root: string): Certificate['suite'] {
+  const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as { name?: string; version?: string };
+  const suite: Certificate['suite'] = { name: pkg.name ?? 'inventory-conformance', version: pkg.version ?? '0.0.0' };
+  try {
+    const opts = { cwd: root, stdio: ['ignore', 'pipe', 'ignore'] as ['ignore', 'pipe', 'ignore'], encoding: 'utf8' as const, timeout: 5000 };
+    suite.commit = execFileSync('git', ['rev-parse', 'HEAD'], opts).trim();
+    suite.modified = execFileSync('git', ['status', '--porcelain', '--', ...SUITE_SOURCE], opts).trim() !== '';
+  } catch {
+    // Not a git checkout (a tarball): the source manifest still pins every file.
+  }
+  return suite;
+}
+
+/** Builds, signs (optionally) and writes the certificate; returns it with the gate. */
+export function writeCertificate(options: WriteCertificateOptions): WrittenCertificate {
+  const env = options.env ?? {};
+  const root = options.root ?? REPO_ROOT;
+  const ledgerFile = options.ledgerFile ?? path.join(root, 'suites', 'requirements.yaml');
+  const strict = options.strict ?? truthy(env.CONFORMANCE_STRICT);
+  const baselineFile = options.baselineFile ?? (env.CONFORMANCE_BASELINE?.trim() || undefined);
+  const keyFile = options.signingKeyFile ?? (env.CONFORMANCE_SIGNING_KEY_FILE?.trim() || undefined);
+
+  let baseline: { outcome: ReturnType<typeof applyBaseline>; file: string; digest: string } | undefined;
+  if (baselineFile) {
+    const text = fs.readFileSync(baselineFile, 'utf8');
+    baseline = { outcome: applyBaseline(options.report, parseBaseline(text)), file: path.basename(baselineFile), digest: sha256(text) };
+  }
+  const gate = decideGate(options.report, { strict, ...(baseline ? { baseline: baseline.outcome } : {}) });
+
+  const loadFile = path.join(options.reportsDir, 'load.json');
+  const loadDocument = fs.existsSync(loadFile) ? (JSON.parse(fs.readFileSync(loadFile, 'utf8')) as unknown) : undefined;
+  const artifacts: Record<string, string> = {};
+  for (const a of ARTIFACTS) {
+    const f = path.join(options.reportsDir, a);
+    if (fs.existsSync(f)) artifacts[a] = sha256File(f);
+  }
+  const ledgerText = fs.readFileSync(ledgerFile, 'utf8');
+  let certificate = buildCertificate({
+    report: options.report,
+    ledger: readLedgerDetails(ledgerText),
+    gate,
+    ...(baseline ? { baseline } : {}),
+    loadDocument,
+    suite: suiteInfo(root),
+    ledgerDigest: sha256(ledgerText),
+    interfaceDigest: sha256File(path.join(root, 'schemas', 'openapi.yaml')),
+    sourceManifest: sourceManifest(root),
+    artifacts,
+  });
+  if (keyFile) {
+    const key = loadPrivateKey(fs.readFileSync(keyFile, 'utf8'), `CONFORMANCE_SIGNING_KEY_FILE (${keyFile})`);
+    certificate = { ...certificate, signature: signCertificate(certificate, key) };
+  }
+  const jsonFile = path.join(options.reportsDir, CERTIFICATE_JSON);
+  const htmlFile = path.join(options.reportsDir, CERTIFICATE_HTML);
+  fs.writeFileSync(jsonFile, `${JSON.stringify(certificate, null, 2)}\n`);
+  fs.writeFileSync(htmlFile, renderCertificateHtml(certificate));
+  return { certificate, gate, jsonFile, htmlFile };
+}
+
+export { decideGate } from './gate.ts';
+export { verifyCertificate } from './verify.ts';
+export type { Certificate, GateResult } from './types.ts';

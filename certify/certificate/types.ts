@@ -1,0 +1,93 @@
+/**
+ * The certificate's shape (`reports/certificate.json`, format `inventory-conformance-certificate/1`).
+ * One home for the writer, the HTML page and `verify`.
+ */
+import type { BaselineOutcome } from '../baseline.ts';
+import type { ConformanceReport, EvidenceEntry, Level, RequirementStatus } from '../verdict.ts';
+import type { Signature } from './sign.ts';
+
+export const CERTIFICATE_FORMAT = 'inventory-conformance-certificate/1';
+
+/** What the gate decided (the CLI's exit code), beside the conformance verdict. */
+export interface GateResult {
+  /** `pass`, `fail`, `not-certified` (strict), `harness` (the run could not judge), `unreachable`. */
+  result: 'pass' | 'fail' | 'not-certified' | 'harness' | 'unreachable';
+  exitCode: number;
+  strict: boolean;
+  /** Why the gate is what it is, one line each (no keys). */
+  reasons: string[];
+}
+
+/** One requirement as the certificate states it: the ledger's words and the run's evidence. */
+export interface CertifiedRequirement {
+  id: string;
+  section: string;
+  level: Level;
+  status: RequirementStatus;
+  /** The statement, verbatim from the ledger. */
+  quote: string;
+  /** `spec`, `rfc` or `rules`. */
+  source: string;
+  /** What the suite decided where the statement leaves something open. */
+  decision?: string;
+  excluded?: string;
+  experimental?: boolean;
+  /** Why the status is what it is when the tests alone do not say it. */
+  reason?: string;
+  /** Listed in the baseline as a known failure (does not fail the gate). */
+  knownFailure?: { reason?: string };
+  evidence: EvidenceEntry[];
+}
+
+export interface LoadChart {
+  check: string;
+  status?: string;
+  /** Latency percentiles of each load run of the check, in ms. */
+  latency: { label: string; p50: number; p90: number; p99: number; max: number }[];
+  /** Successes admitted per rate-limit window, beside the limit. */
+  windows: { label: string; successes: number; limit: number }[];
+  /** Evidence lines the check wrote (no keys). */
+  evidence: string[];
+}
+
+/** The results: everything a run judged. Its digest is `digests.results`. */
+export interface CertificateResults {
+  verdict: ConformanceReport['verdict'];
+  gate: GateResult;
+  summary: ConformanceReport['summary'];
+  problems: string[];
+  notCertified: ConformanceReport['notCertified'];
+  requirements: CertifiedRequirement[];
+  baseline?: BaselineOutcome & { file: string; digest: string };
+  load: LoadChart[];
+  requests: number;
+  requestsByPhase: Record<string, number>;
+  phases: ConformanceReport['phases'];
+  unmapped: ConformanceReport['unmapped'];
+}
+
+export interface Certificate {
+  format: typeof CERTIFICATE_FORMAT;
+  generatedAt: string;
+  target: unknown;
+  profile: string;
+  suite: { name: string; version: string; commit?: string; modified?: boolean };
+  spec: { title: string; recordedDigest?: string; interface: string };
+  results: CertificateResults;
+  /** Files beside the certificate and their SHA-256 (checked by `verify` when present). */
+  artifacts: Record<string, string>;
+  /** Path → SHA-256 of the suite's source (see digest.ts SUITE_SOURCE). */
+  sourceManifest: Record<string, string>;
+  digests: {
+    /** The spec's digest as the ledger records it, else the interface file's. */
+    spec: string;
+    /** `schemas/openapi.yaml`. */
+    interface: string;
+    ledger: string;
+    suite: string;
+    results: string;
+    /** Canonical JSON of the whole certificate but `digests.certificate` and `signature`. */
+    certificate: string;
+  };
+  signature?: Signature;
+}

@@ -1,0 +1,109 @@
+/**
+ * `inventory-conformance verify certificate.json`: recomputes every digest of a certificate against
+ * itself and this checkout (ledger, interface, suite source), the report files beside it and its
+ * HTML page, re-derives the gate from the recorded results, and checks the signature. Any
+ * difference fails.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import type { BaselineOutcome } from '../baseline.ts';
+import type { ConformanceReport, RequirementStatus } from '../verdict.ts';
+import { certificateDigest, readLedgerDetails } from './build.ts';
+import { digestOf, manifestChanges, manifestDigest, sha256, sha256File, sourceManifest } from './digest.ts';
+import { decideGate } from './gate.ts';
+import { renderCertificateHtml } from './html.ts';
+import { checkSignature } from './sign.ts';
+import { CERTIFICATE_FORMAT, type Certificate } from './types.ts';
+
+export interface VerifyCheck {
+  name: string;
+  ok: boolean;
+  detail: string;
+}
+
+export interface VerifyOptions {
+  /** The checkout whose ledger, interface and suite source must match (default: this repository). */
+  root: string;
+  /** PEM of the public key that must have signed it; with it an unsigned certificate fails. */
+  publicKeyPem?: string;
+}
+
+function same(name: string, recorded: string | undefined, actual: string, what: string): VerifyCheck {
+  return recorded === actual
+    ? { name, ok: true, detail: `${what}: ${actual.slice(0, 16)}…` }
+    : { name, ok: false, detail: `${what} differs: recorded ${String(recorded).slice(0, 16)}…, now ${actual.slice(0, 16)}…` };
+}
+
+export function verifyCertificate(file: string, options: VerifyOptions): { ok: boolean; checks: VerifyCheck[] } {
+  const checks: VerifyCheck[] = [];
+  let cert: Certificate;
+  try {
+    cert = JSON.parse(fs.readFileSync(file, 'utf8')) as Certificate;
+  } catch (error) {
+    return { ok: false, checks: [{ name: 'read', ok: false, detail: `${file}: ${(error as Error).message}` }] };
+  }
+  if (cert?.format !== CERTIFICATE_FORMAT || !cert.digests || !cert.results) {
+    return { ok: false, checks: [{ name: 'format', ok: false, detail: `not a ${CERTIFICATE_FORMAT} document` }] };
+  }
+  const root = options.root;
+  checks.push(same('results', cert.digests.results, digestOf(cert.results), 'digest of the recorded results'));
+  checks.push(same('certificate', cert.digests.certificate, certificateDigest(cert), 'digest of the whole certificate'));
+
+  // The recorded results must agree with themselves: counts and the gate follow from the statuses.
+  const counts: Record<RequirementStatus, number> = { pass: 0, fail: 0, warn: 0, skipped: 0 };
+  for (const r of cert.results.requirements) counts[r.status] = (counts[r.status] ?? 0) + 1;
+  const summaryOk = (Object.keys(counts) as RequirementStatus[]).every((k) => counts[k] === cert.results.summary[k]);
+  checks.push({ name: 'summary', ok: summaryOk, detail: summaryOk ? 'summary counts match the statuses' : `summary ${JSON.stringify(cert.results.summary)} does not match the statuses ${JSON.stringify(counts)}` });
+  const asReport = {
+    problems: cert.results.problems,
+    notCertified: cert.results.notCertified,
+    requirements: cert.results.requirements.map((r) => ({ id: r.id, status: r.status })),
+  } as unknown as ConformanceReport;
+  const b = cert.results.baseline;
+  const baselineRecount: BaselineOutcome | undefined = b && {
+    ...b,
+    newFailures: cert.results.requirements.filter((r) => r.status === 'fail' && !r.knownFailure).map((r) => ({ id: r.id, title: r.quote, level: r.level, failingTests: [], why: '' })),
+    known: cert.results.requirements.filter((r) => r.status === 'fail' && r.knownFailure).map((r) => ({ id: r.id, title: r.quote, level: r.level, failingTests: [] })),
+  };
+  const gate = decideGate(asReport, { strict: cert.results.gate.strict, ...(baselineRecount ? { baseline: baselineRecount } : {}) });
+  const gateOk = gate.result === cert.results.gate.result && gate.exitCode === cert.results.gate.exitCode;
+  checks.push({ name: 'gate', ok: gateOk, detail: gateOk ? `gate ${gate.result} follows from the recorded results` : `recorded gate ${cert.results.gate.result}, but the recorded results give ${gate.result}` });
+  const verdictOk = (cert.results.verdict === 'pass') === (counts.fail === 0 && cert.results.problems.length === 0);
+  checks.push({ name: 'verdict', ok: verdictOk, detail: verdictOk ? `verdict ${cert.results.verdict} follows from the statuses` : `recorded verdict ${cert.results.verdict} contradicts the statuses` });
+
+  const ledgerFile = path.join(root, 'suites', 'requirements.yaml');
+  const ledgerText = fs.existsSync(ledgerFile) ? fs.readFileSync(ledgerFile, 'utf8') : '';
+  checks.push(same('ledger', cert.digests.ledger, sha256(ledgerText), 'suites/requirements.yaml'));
+  const interfaceFile = path.join(root, 'schemas', 'openapi.yaml');
+  const interfaceDigest = fs.existsSync(interfaceFile) ? sha256File(interfaceFile) : '(missing)';
+  checks.push(same('interface', cert.digests.interface, interfaceDigest, 'schemas/openapi.yaml'));
+  const recordedSpec = readLedgerDetails(ledgerText).specDigest;
+  checks.push(same('spec', cert.digests.spec, recordedSpec ?? interfaceDigest, recordedSpec ? "the spec's digest recorded in the ledger" : "the spec's digest (the interface file's)"));
+
+  const manifest = sourceManifest(root);
+  const suiteOk = manifestDigest(manifest) === cert.digests.suite && manifestDigest(cert.sourceManifest ?? {}) === cert.digests.suite;
+  const changes = manifestChanges(cert.sourceManifest ?? {}, manifest);
+  checks.push({
+    name: 'suite',
+    ok: suiteOk,
+    detail: suiteOk
+      ? `suite source (${Object.keys(manifest).length} files): ${cert.digests.suite.slice(0, 16)}…`
+      : `suite source differs from the one that ran: ${changes.slice(0, 8).join(', ')}${changes.length > 8 ? `, … ${changes.length - 8} more` : ''}${changes.length ? '' : 'the recorded manifest does not match its digest'}`,
+  });
+
+  const dir = path.dirname(file);
+  for (const [name, digest] of Object.entries(cert.artifacts ?? {})) {
+    const f = path.join(dir, name);
+    if (!fs.existsSync(f)) checks.push({ name: `artifact ${name}`, ok: true, detail: `${name} is not beside the certificate (not checked)` });
+    else checks.push(same(`artifact ${name}`, digest, sha256File(f), name));
+  }
+  const html = path.join(dir, 'certificate.html');
+  if (fs.existsSync(html)) {
+    const ok = fs.readFileSync(html, 'utf8') === renderCertificateHtml(cert);
+    checks.push({ name: 'html', ok, detail: ok ? 'certificate.html renders the certificate' : 'certificate.html differs from the certificate it should render' });
+  }
+
+  const sig = checkSignature(cert, options.publicKeyPem);
+  checks.push({ name: 'signature', ok: sig.ok, detail: sig.detail });
+  return { ok: checks.every((c) => c.ok), checks };
+}

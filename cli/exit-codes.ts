@@ -1,0 +1,32 @@
+/**
+ * The exit codes of `inventory-conformance`, one home for the CLI, its help and the vendor guide.
+ * Distinct so that a CI step can tell "the target does not conform" from "we could not judge it".
+ */
+
+export const EXIT = {
+  /** The gate passed: every must-level requirement the run certifies passed (known failures of a baseline aside). */
+  pass: 0,
+  /** The target does not conform: a requirement failed (or a new failure beyond the baseline). */
+  fail: 1,
+  /** Usage error: an unknown flag, a malformed variable, a bad config file. Nothing was run. */
+  usage: 2,
+  /** The target did not answer the preflight (connection refused, DNS, TLS). Nothing was judged. */
+  unreachable: 3,
+  /** Strict mode: the run passed, but something was not certified (a missing key, the profile). */
+  notCertified: 4,
+  /** Harness trouble: a phase timed out or crashed, an internal error, a key found in a report file. */
+  harness: 5,
+} as const;
+
+export type ExitName = keyof typeof EXIT;
+export type ExitCode = (typeof EXIT)[ExitName];
+
+/** One line per code, for `--help` and the vendor guide. */
+export const EXIT_DESCRIPTIONS: readonly { code: ExitCode; name: ExitName; meaning: string }[] = [
+  { code: EXIT.pass, name: 'pass', meaning: 'every must-level requirement the run certifies passed (known failures of --baseline aside)' },
+  { code: EXIT.fail, name: 'fail', meaning: 'the target does not conform: a requirement failed (with --baseline: a failure not in the baseline)' },
+  { code: EXIT.usage, name: 'usage', meaning: 'usage error: unknown flag, malformed value, bad config file, literal key in the config; nothing ran' },
+  { code: EXIT.unreachable, name: 'unreachable', meaning: 'the target did not answer (connection refused, DNS, TLS); nothing was judged' },
+  { code: EXIT.notCertified, name: 'notCertified', meaning: '--strict: the checks that ran passed, but something was not certified (missing key, profile)' },
+  { code: EXIT.harness, name: 'harness', meaning: 'harness trouble: a phase timed out or ended without a report, an internal error, a key found in a report file' },
+];
