@@ -1,24 +1,32 @@
 import { defineConfig } from '@playwright/test';
+import { readSettings } from './settings/index.ts';
 
 /**
- * The conformance run (docs/architecture.md, "The conformance run"): suites in `suites/`,
- * projects `functional`, `rate-limit` (drives a key to 429) and `load`. Certify runs the phases
- * one after another (no project `dependencies`: a failing phase must not skip the next one) and
- * adds its reporters. Traces, screenshots and videos stay off: a trace copies request headers,
- * the key among them, verbatim. No `extraHTTPHeaders`: the suites' `api` fixture sets
- * Authorization per request and redacts it from everything it records.
+ * The conformance run (docs/architecture.md): suites in `suites/`, one Playwright project per
+ * phase. This file is the one home of the phase list: certify runs each project as a phase, in
+ * this order, one after another (no project `dependencies`: a failing phase must not skip the
+ * next one), and `metadata.readonly` says whether the `readonly` profile runs it.
+ *
+ * Traces, screenshots and videos stay off: a trace copies request headers, the key among them,
+ * verbatim. No `extraHTTPHeaders`: the suites' `api` fixture sets Authorization per request and
+ * redacts it from everything it records. Workers, reports folder and the wait limit come from
+ * `settings/` (one rule per variable).
  */
-const reportsDir = process.env.REPORTS_DIR || 'reports';
-const workers = Number(process.env.WORKERS) > 0 ? Math.floor(Number(process.env.WORKERS)) : 2;
-const maxRetryAfterS = Number(process.env.MAX_RETRY_AFTER_S) > 0 ? Number(process.env.MAX_RETRY_AFTER_S) : 120;
+const { values } = readSettings(process.env);
+
+/** Metadata certify reads from each project (phase). */
+export interface PhaseMetadata {
+  /** The `readonly` profile runs this phase (it sends no state-changing request with a valid key). */
+  readonly: boolean;
+}
 
 export default defineConfig({
   testDir: 'suites',
   testMatch: '**/*.spec.ts',
-  outputDir: `${reportsDir}/test-results`,
+  outputDir: `${values.REPORTS_DIR}/test-results`,
   // A pacing wait or a Retry-After wait may take up to MAX_RETRY_AFTER_S; the 429 check sets its own.
-  timeout: (maxRetryAfterS + 60) * 1000,
-  workers,
+  timeout: (values.MAX_RETRY_AFTER_S + 60) * 1000,
+  workers: values.WORKERS,
   fullyParallel: true,
   retries: 0,
   forbidOnly: !!process.env.CI,
@@ -32,16 +40,19 @@ export default defineConfig({
     {
       name: 'functional',
       testIgnore: ['rate-limit/retry-after.spec.ts', 'load/**'],
+      metadata: { readonly: true } satisfies PhaseMetadata,
     },
     {
       name: 'rate-limit',
       testMatch: 'rate-limit/retry-after.spec.ts',
       fullyParallel: false,
+      metadata: { readonly: false } satisfies PhaseMetadata,
     },
     {
       name: 'load',
       testMatch: 'load/**/*.spec.ts',
       fullyParallel: false,
+      metadata: { readonly: false } satisfies PhaseMetadata,
     },
   ],
 });

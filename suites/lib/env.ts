@@ -1,8 +1,11 @@
 /**
- * The conformance run's environment (docs/architecture.md, "The conformance run"). Pure: reads
+ * The conformance run's environment as the suites see it (docs/architecture.md, "From a variable
+ * to a request"). A view of `settings/` (the one home of every variable and its rule): pure, reads
  * the record it is given.
  */
-import { isPlan, type Plan } from './rate-limit.ts';
+import { readSettings, problemsOf } from '../../settings/index.ts';
+import { RUN_SETTINGS } from '../../settings/run.ts';
+import type { Plan } from './rate-limit.ts';
 
 export type Profile = 'full' | 'readonly';
 
@@ -25,7 +28,7 @@ export interface ConformanceEnv {
   requestTimeoutMs: number;
   /** Parallel workers (`WORKERS`, default 2): the pacer keeps this many requests (+1) in reserve. */
   workers: number;
-  /** Problems with the variables themselves (bad plan name, bad profile, bad number). */
+  /** Problems with the run's variables themselves (bad plan name, bad profile, bad number). */
   problems: string[];
 }
 
@@ -38,47 +41,25 @@ export const VARIABLE_PURPOSE: Record<string, string> = {
   API_PLAN: 'the plan of API_KEY (free, pro, business or enterprise)',
 };
 
-function positiveNumber(env: Record<string, string | undefined>, name: string, fallback: number, problems: string[]): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const n = Number(raw);
-  if (!Number.isFinite(n) || n <= 0) {
-    problems.push(`${name}="${raw}" is not a positive number; using ${fallback}`);
-    return fallback;
-  }
-  return n;
-}
+const RUN_NAMES = RUN_SETTINGS.settings.map((s) => s.name);
 
-function plan(env: Record<string, string | undefined>, name: string, problems: string[]): Plan | undefined {
-  const raw = env[name]?.trim().toLowerCase();
-  if (!raw) return undefined;
-  if (isPlan(raw)) return raw;
-  problems.push(`${name}="${env[name]}" is not one of free, pro, business, enterprise`);
-  return undefined;
-}
-
-const nonEmpty = (v: string | undefined) => (v === undefined || v.trim() === '' ? undefined : v.trim());
-
+/** The suites' view of the run's settings (`settings/run.ts`), read from `env`. Never throws. */
 export function readEnv(env: Record<string, string | undefined> = process.env): ConformanceEnv {
-  const problems: string[] = [];
-  const rawProfile = (env.CONFORMANCE_PROFILE ?? '').trim().toLowerCase() || 'full';
-  let profile: Profile = 'full';
-  if (rawProfile === 'readonly' || rawProfile === 'full') profile = rawProfile;
-  else problems.push(`CONFORMANCE_PROFILE="${env.CONFORMANCE_PROFILE}" is neither full nor readonly`);
+  const { values: v, problems } = readSettings(env);
   return {
-    baseUrl: nonEmpty(env.BASE_URL)?.replace(/\/+$/, ''),
-    apiUrl: nonEmpty(env.API_URL)?.replace(/\/+$/, ''),
-    apiKey: nonEmpty(env.API_KEY),
-    apiPlan: plan(env, 'API_PLAN', problems),
-    rateLimitKey: nonEmpty(env.RATE_LIMIT_KEY),
-    rateLimitPlan: plan(env, 'RATE_LIMIT_PLAN', problems),
-    profile,
-    missingPetId: nonEmpty(env.MISSING_PET_ID),
-    maxRetryAfterS: positiveNumber(env, 'MAX_RETRY_AFTER_S', 120, problems),
-    maxExhaustRequests: positiveNumber(env, 'MAX_EXHAUST_REQUESTS', 2000, problems),
-    requestTimeoutMs: positiveNumber(env, 'REQUEST_TIMEOUT_MS', 15_000, problems),
-    workers: Math.floor(positiveNumber(env, 'WORKERS', 2, problems)),
-    problems,
+    baseUrl: v.BASE_URL,
+    apiUrl: v.API_URL,
+    apiKey: v.API_KEY,
+    apiPlan: v.API_PLAN as Plan | undefined,
+    rateLimitKey: v.RATE_LIMIT_KEY,
+    rateLimitPlan: v.RATE_LIMIT_PLAN as Plan | undefined,
+    profile: v.CONFORMANCE_PROFILE as Profile,
+    missingPetId: v.MISSING_PET_ID,
+    maxRetryAfterS: v.MAX_RETRY_AFTER_S,
+    maxExhaustRequests: v.MAX_EXHAUST_REQUESTS,
+    requestTimeoutMs: v.REQUEST_TIMEOUT_MS,
+    workers: v.WORKERS,
+    problems: problemsOf(problems, RUN_NAMES),
   };
 }
 

@@ -45,16 +45,17 @@ const BAD: [string, Record<string, string>, RegExp][] = [
   ['a non-http BASE_URL', { ...external, BASE_URL: 'ftp://x/v1' }, /BASE_URL must use http or https/],
   ['credentials in BASE_URL', { ...external, BASE_URL: 'https://u:p@x/v1' }, /must not carry credentials/],
   ['a query in API_URL', { ...external, API_URL: 'https://x/quickstart?k=1' }, /API_URL must not have a query/],
-  ['an unknown API_PLAN', { ...external, API_PLAN: 'gold' }, /API_PLAN must be one of free, pro, business, enterprise, got "gold"/],
-  ['an unknown RATE_LIMIT_PLAN', { ...external, RATE_LIMIT_KEY: 'rk_123456789', RATE_LIMIT_PLAN: 'premium' }, /RATE_LIMIT_PLAN must be one of/],
+  ['an unknown API_PLAN', { ...external, API_PLAN: 'gold' }, /API_PLAN="gold" must be one of free, pro, business, enterprise/],
+  ['an unknown RATE_LIMIT_PLAN', { ...external, RATE_LIMIT_KEY: 'rk_123456789', RATE_LIMIT_PLAN: 'premium' }, /RATE_LIMIT_PLAN="premium" must be one of/],
   ['RATE_LIMIT_PLAN without RATE_LIMIT_KEY', { ...external, RATE_LIMIT_PLAN: 'free' }, /RATE_LIMIT_PLAN is set but RATE_LIMIT_KEY is not/],
-  ['an unknown profile', { ...external, CONFORMANCE_PROFILE: 'safe' }, /CONFORMANCE_PROFILE must be one of full, readonly, got "safe"/],
+  ['an unknown profile', { ...external, CONFORMANCE_PROFILE: 'safe' }, /CONFORMANCE_PROFILE="safe" must be one of full, readonly/],
   ['a key with a space', { ...external, API_KEY: 'ab cd' }, /API_KEY must be visible ASCII/],
-  ['a non-integer MISSING_PET_ID', { ...external, MISSING_PET_ID: '12abc' }, /MISSING_PET_ID must be an int64 integer/],
-  ['a MISSING_PET_ID beyond int64', { ...external, MISSING_PET_ID: '9223372036854775808' }, /MISSING_PET_ID must be an int64 integer/],
-  ['WORKERS zero', { ...external, WORKERS: '0' }, /WORKERS must be a positive integer/],
-  ['MAX_RETRY_AFTER_S not a number', { ...external, MAX_RETRY_AFTER_S: 'soon' }, /MAX_RETRY_AFTER_S must be a positive integer/],
-  ['PHASE_TIMEOUT_S negative', { ...external, PHASE_TIMEOUT_S: '-1' }, /PHASE_TIMEOUT_S must be a positive integer/],
+  ['a non-integer MISSING_PET_ID', { ...external, MISSING_PET_ID: '12abc' }, /MISSING_PET_ID="12abc" must be an int64 integer/],
+  ['a MISSING_PET_ID beyond int64', { ...external, MISSING_PET_ID: '9223372036854775808' }, /MISSING_PET_ID="9223372036854775808" must be an int64 integer/],
+  ['WORKERS zero', { ...external, WORKERS: '0' }, /WORKERS="0" must be a positive integer/],
+  ['MAX_RETRY_AFTER_S not a number', { ...external, MAX_RETRY_AFTER_S: 'soon' }, /MAX_RETRY_AFTER_S="soon" must be an integer in \[1, 86400\]/],
+  ['PHASE_TIMEOUT_S negative', { ...external, PHASE_TIMEOUT_S: '-1' }, /PHASE_TIMEOUT_S="-1" must be a positive integer/],
+  ['a LOAD_* value out of its bounds', { ...external, LOAD_CONNECTIONS: '0' }, /LOAD_CONNECTIONS="0" must be an integer in \[1, 1000\]/],
   ['API_KEY without BASE_URL', { API_KEY: 'ik_live_abcdef123456' }, /API_KEY needs BASE_URL/],
 ];
 
@@ -70,3 +71,19 @@ test('env: every problem is reported at once', () => {
   const errors = errorsOf({ BASE_URL: 'nope', API_PLAN: 'gold', CONFORMANCE_PROFILE: 'x' });
   expect(errors.length).toBeGreaterThanOrEqual(4);
 });
+
+// A key inside a URL (userinfo or query) never reaches the usage error.
+const KEY = 'ik_live_abcdef123456';
+for (const [what, env] of [
+  ['BASE_URL with the key as password', { ...external, BASE_URL: `https://user:${KEY}@staging.example.com/v1` }],
+  ['BASE_URL with the key as user', { ...external, BASE_URL: `https://${KEY}@staging.example.com/v1` }],
+  ['BASE_URL with the key in the query', { ...external, BASE_URL: `https://staging.example.com/v1?api_key=${KEY}` }],
+  ['API_URL with the key in the query', { ...external, API_URL: `https://staging.example.com/quickstart?key=${KEY}` }],
+  ['an unparsable BASE_URL around the key', { ...external, BASE_URL: `staging/${KEY}` }],
+] as const) {
+  test(`env: ${what} is a usage error that never shows the key`, () => {
+    const errors = errorsOf(env);
+    expect(errors.length).toBeGreaterThan(0);
+    for (const e of errors) expect(e).not.toContain(KEY);
+  });
+}

@@ -1,0 +1,18 @@
+/**
+ * The phases of a certify run, derived from the Playwright config's projects (the one home of the
+ * phase list, `playwright.config.ts`): a new project becomes a phase without editing certify.
+ */
+import config, { type PhaseMetadata } from '../playwright.config.ts';
+
+/** A phase: the name of one Playwright project of the conformance config. */
+export type Phase = string;
+
+const projects = (config.projects ?? []).map((p) => ({ name: p.name ?? '', metadata: (p.metadata ?? {}) as Partial<PhaseMetadata> }));
+
+/** Every phase, in run order. */
+export const PHASES: readonly Phase[] = projects.map((p) => p.name);
+
+/** The phases a profile runs, in run order (`readonly`: only those whose project says `metadata.readonly`). */
+export function phasesOfProfile(profile: string): Phase[] {
+  return projects.filter((p) => profile !== 'readonly' || p.metadata.readonly === true).map((p) => p.name);
+}

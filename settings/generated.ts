@@ -1,0 +1,53 @@
+/**
+ * Settings of the generated phase (suites/generated): its request budget, its seed and the replay
+ * of one saved case. `readGeneratedSettings` reads them by the one parser of `define.ts`.
+ */
+import { defineGroup, parseValue, setting, type Setting } from './define.ts';
+
+export const GENERATED_SETTINGS = defineGroup('generated', 'Generated checks (schema-driven, stateful, concurrent)', [
+  setting({
+    name: 'GENERATED_BUDGET', kind: 'integer', min: 20, max: 100_000, default: 60, unit: 'requests',
+    help: 'Most requests the generated phase sends on API_KEY, shrinking included (default: what one free-plan key allows in a minute). Cases beyond it are not sent, and the report says which.',
+  }),
+  setting({
+    name: 'GENERATED_SEED', kind: 'integer', min: 0, max: 2 ** 31 - 1, default: 1,
+    help: 'Seed of the generated cases: the same seed sends the same requests in the same order against the same inventory.',
+  }),
+  setting({
+    name: 'GENERATED_WRITERS', kind: 'integer', min: 2, max: 16, default: 3,
+    help: 'Concurrent updates of one pet in the consistency check.',
+  }),
+  setting({
+    name: 'CONFORMANCE_REPLAY', kind: 'string', flag: '--replay',
+    help: 'A replay token printed with a generated failure: the generated phase runs just that case (the other generated checks are skipped).',
+  }),
+] as const);
+
+export interface GeneratedSettings {
+  budget: number;
+  seed: number;
+  writers: number;
+  replay?: string;
+  problems: string[];
+}
+
+/** Reads the group's settings from `env`; a bad value is a problem and falls back to the default. */
+export function readGeneratedSettings(env: Record<string, string | undefined> = process.env): GeneratedSettings {
+  const values: Record<string, unknown> = {};
+  const problems: string[] = [];
+  for (const s of GENERATED_SETTINGS.settings as readonly Setting[]) {
+    values[s.name] = s.default;
+    const raw = env[s.name];
+    if (raw === undefined || raw.trim() === '') continue;
+    const parsed = parseValue(s, raw);
+    if (parsed.ok) values[s.name] = parsed.value;
+    else problems.push(parsed.message);
+  }
+  return {
+    budget: values.GENERATED_BUDGET as number,
+    seed: values.GENERATED_SEED as number,
+    writers: values.GENERATED_WRITERS as number,
+    replay: values.CONFORMANCE_REPLAY as string | undefined,
+    problems,
+  };
+}
