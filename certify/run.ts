@@ -1,8 +1,6 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { readEnv } from '../suites/lib/env.ts';
-import { loadSettings } from '../suites/load/settings.ts';
 import { parseEnv, PHASES, type CertifyConfig, type Phase } from './env.ts';
 import { loadLedger } from './ledger.ts';
 import { renderMarkdown } from './markdown.ts';
@@ -148,11 +146,6 @@ export async function runCertify(options: RunOptions): Promise<number> {
   const phases = config.phases.filter(wanted);
   /** Phases the profile leaves out: listed, never run. */
   const skippedPhases = PHASES.filter((p) => !config.phases.includes(p) && wanted(p));
-
-  // The suites and the load checks validate their own variables too; a bad value is a usage error here.
-  const suiteProblems = [...readEnv(env).problems, ...loadSettings(env as NodeJS.ProcessEnv).problems];
-  const extra = [...new Set(suiteProblems)].filter((p) => !/CONFORMANCE_PROFILE|API_PLAN|RATE_LIMIT_PLAN|WORKERS|MAX_RETRY_AFTER_S/.test(p));
-  if (extra.length) return usage(write, extra);
 
   const reportsDir = path.resolve(config.reportsDir);
   const dirProblem = reportsDirProblem(reportsDir);
