@@ -8,6 +8,7 @@
  * below and add it to `GROUPS` (one line each).
  */
 import { describeRule, parseValue, type Setting, type SettingGroup, type SettingProblem, type ValueOf } from './define.ts';
+import { CLI_SETTINGS } from './cli.ts';
 import { LOAD_SETTINGS } from './load.ts';
 import { RUN_SETTINGS } from './run.ts';
 
@@ -18,6 +19,7 @@ export { PLANS, PROFILES } from './run.ts';
 export const GROUPS = [
   RUN_SETTINGS,
   LOAD_SETTINGS,
+  CLI_SETTINGS,
 ] as const;
 
 type AnySetting = (typeof GROUPS)[number]['settings'][number];
