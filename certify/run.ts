@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseEnv, PHASES, type CertifyConfig, type Phase } from './env.ts';
-import { loadLedger } from './ledger.ts';
+import { loadLedger } from '../suites/lib/ledger.ts';
 import { renderMarkdown } from './markdown.ts';
 import { listPhases, mergeReports, REPO_ROOT, runPhase, type PhaseResult } from './phases.ts';
 import { startReferenceTarget, type ReferenceTarget } from './reference-target.ts';

@@ -15,6 +15,8 @@
  * failed test mapped to no requirement, or a secret found in an artifact).
  */
 
+import { titleId } from '../suites/lib/ledger.ts';
+
 export type Level = 'must' | 'should' | 'may';
 export type RequirementStatus = 'pass' | 'fail' | 'warn' | 'skipped';
 export type Outcome = 'passed' | 'failed' | 'flaky' | 'skipped' | 'interrupted';
@@ -127,12 +129,8 @@ export interface ConformanceReport {
   requirements: RequirementResult[];
 }
 
-/** `AUTH-02 invalid key yields 401` → `AUTH-02`. Ids are upper-case words joined by dashes, ending in a number. */
-const ID_PREFIX = /^([A-Z][A-Z0-9]*(?:-[A-Z0-9]+)*-\d+[a-z]?)(?=[\s:]|$)/;
-
-export function primaryId(title: string): string | undefined {
-  return ID_PREFIX.exec(title.trim())?.[1];
-}
+/** `AUTH-02 invalid key yields 401` → `AUTH-02`: the ledger's one title-id rule (suites/lib/ledger.ts). */
+export const primaryId = titleId;
 
 /** Every ledger id a test evidences: its title prefix, then `requirement` annotations. */
 export function requirementIds(test: TestRecord): string[] {

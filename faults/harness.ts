@@ -28,7 +28,7 @@ export interface MatrixCase {
    * Run only these certify phases (through `faults/certify-phases.ts`, certify's `onlyPhases`);
    * default: all of them, through `certify/cli.ts` exactly as a user runs it.
    */
-  phases?: Array<'functional' | 'rate-limit' | 'load'>;
+  phases?: string[];
   /** Extra environment for this case's certify run (wins over `RunCaseOptions.env`). */
   env?: Record<string, string>;
   /** Where the faulty deployment serves the inventory instead of `/v1`; `BASE_URL` is the proxy plus this path. */

@@ -1,6 +1,7 @@
 import { faults } from './catalogue.ts';
 import { variants } from './variants.ts';
 import type { MatrixCase } from './harness.ts';
+import { listSuites, phasesByRequirement } from '../suites/lib/ledger.ts';
 
 /**
  * The cases of the fault matrix, in the order the meta-test runs them: the unmodified reference
@@ -29,18 +30,29 @@ export const MATRIX_ENV: Record<string, string> = {
   REQUEST_TIMEOUT_MS: '8000',
 };
 
-type Phase = 'functional' | 'rate-limit' | 'load';
+/**
+ * Each requirement's certify phases, derived from where its tests live (the Playwright projects of
+ * the root config, `listSuites` in suites/lib/ledger.ts): listed once per process, on first use.
+ */
+let requirementPhases: { byId: Map<string, string[]>; order: string[] } | undefined;
+function phasesOfRequirements(): { byId: Map<string, string[]>; order: string[] } {
+  if (!requirementPhases) {
+    const { tests, projects, errors } = listSuites();
+    if (errors.length) throw new Error(`the conformance suites do not load: ${JSON.stringify(errors).slice(0, 500)}`);
+    requirementPhases = { byId: phasesByRequirement(tests, projects), order: projects };
+  }
+  return requirementPhases;
+}
 
 /**
- * The certify phases whose checks evidence `ids`: the 429 sequence (RL-05 … RL-10) runs in
- * `rate-limit`, LOAD-* in `load`, everything else in `functional`. A fault runs only those; a
- * wrong entry here cannot pass unnoticed, because a requirement whose phase did not run fails
- * with "no test result" and the matrix never counts that as a catch.
+ * The certify phases whose checks evidence `ids` (every project that runs a test of one of them),
+ * in the config's order. A fault runs only those; a wrong phase cannot pass unnoticed, because a
+ * requirement whose phase did not run fails with "no test result" and the matrix never counts
+ * that as a catch.
  */
-export function phasesFor(ids: readonly string[]): Phase[] {
-  const phaseOf = (id: string): Phase => (/^RL-(0[5-9]|10)$/.test(id) ? 'rate-limit' : id.startsWith('LOAD-') ? 'load' : 'functional');
-  const wanted = new Set(ids.map(phaseOf));
-  return (['functional', 'rate-limit', 'load'] as const).filter((p) => wanted.has(p));
+export function phasesFor(ids: readonly string[], known: Map<string, string[]> = phasesOfRequirements().byId, order: readonly string[] = phasesOfRequirements().order): string[] {
+  const wanted = new Set(ids.flatMap((id) => known.get(id) ?? []));
+  return order.filter((p) => wanted.has(p));
 }
 
 /** A fault run uses one Playwright worker per phase: each failing check restarts a worker anyway. */

@@ -1,22 +1,65 @@
 /**
- * The requirements ledger (`suites/requirements.yaml`) and its sync check with the tests: every
- * testable requirement has a test whose title starts with its id, every test title starts with a
- * known, testable id, every `requirement` annotation names one. Pure functions (the caller reads
- * the files and lists the tests).
+ * The requirements ledger (`suites/requirements.yaml`): its one parser, the one rule that reads a
+ * requirement id from a test title, and the sync check with the tests (every testable requirement
+ * has a test whose title starts with its id, every test title starts with a known, testable id,
+ * every `requirement` annotation names one). Everything else reads the ledger through here:
+ * certify (`loadLedger`), the fault matrix (`phasesByRequirement`) and the coverage listing.
+ *
+ * The checks are pure; `loadLedger` and `listSuites` are the only two that touch files or processes.
  */
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 
 export type Level = 'must' | 'should' | 'may';
 export const LEVELS: readonly Level[] = ['must', 'should', 'may'];
 
+/**
+ * Where a quote comes from. `spec` and `rules` quotes are verbatim from their file (SOURCE_FILES,
+ * checked by tests/suites/ledger.test.ts); `rfc` quotes an RFC; `project` is the project's own
+ * rule (not spec conformance: the report lists it apart).
+ */
+export type Source = 'spec' | 'rfc' | 'rules' | 'project';
+export const SOURCES: readonly Source[] = ['spec', 'rfc', 'rules', 'project'];
+
+const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+/** The files `spec` and `rules` quotes are taken from, verbatim (whitespace aside). */
+export const SOURCE_FILES = {
+  spec: path.resolve(REPO_ROOT, '..', 'shared', 'spec', 'inventory-service.md'),
+  rules: path.resolve(REPO_ROOT, '..', 'shared', 'notes', 'http-rules.md'),
+} as const;
+
+/** The ledger file. */
+export const LEDGER_FILE = path.join(REPO_ROOT, 'suites', 'requirements.yaml');
+
+/** One entry of the ledger, as written. */
 export interface Requirement {
   id: string;
   section: string;
   quote: string;
   level: Level;
-  source?: 'spec' | 'rfc' | 'rules';
+  /** Default `spec`. */
+  source?: Source;
   decision?: string;
   excluded?: string;
+  experimental?: boolean;
+}
+
+/** A requirement as the verdict needs it (certify): the quote shortened into a title. */
+export interface LedgerRequirement {
+  id: string;
+  section: string;
+  /** The quote on one line, at most 120 characters. */
+  title: string;
+  level: Level;
+  /** Always set (`spec` when the ledger leaves it out); `project` rules are not spec conformance. */
+  source: Source;
+  /** Reason the requirement cannot be observed from outside (ledger `excluded:`). */
+  excluded?: string;
+  /** The requirement is about an operation the spec marks experimental. */
   experimental?: boolean;
 }
 
@@ -24,6 +67,9 @@ export interface Requirement {
 export interface ListedTest {
   title: string;
   file?: string;
+  line?: number;
+  /** The Playwright projects (certify's phases) the test runs in. */
+  projects?: string[];
   annotations: { type: string; description?: string }[];
 }
 
@@ -37,7 +83,7 @@ export function parseLedger(text: string): unknown[] {
   return doc.requirements;
 }
 
-/** Problems of the ledger itself: ids (format, uniqueness), required fields, levels, unknown fields. */
+/** Problems of the ledger itself: ids (format, uniqueness), required fields, levels, sources, unknown fields. */
 export function checkLedger(entries: readonly unknown[]): string[] {
   const problems: string[] = [];
   const seen = new Set<string>();
@@ -55,7 +101,7 @@ export function checkLedger(entries: readonly unknown[]): string[] {
       if (typeof e[f] !== 'string' || !(e[f] as string).trim()) problems.push(`${where}: ${f} missing or empty`);
     }
     if (!LEVELS.includes(e.level as Level)) problems.push(`${where}: level ${JSON.stringify(e.level)} is not must, should or may`);
-    if (e.source !== undefined && !['spec', 'rfc', 'rules'].includes(e.source as string)) problems.push(`${where}: source ${JSON.stringify(e.source)} is not spec, rfc or rules`);
+    if (e.source !== undefined && !SOURCES.includes(e.source as Source)) problems.push(`${where}: source ${JSON.stringify(e.source)} is not ${SOURCES.join(', ')}`);
     for (const f of ['decision', 'excluded'] as const) {
       if (e[f] !== undefined && (typeof e[f] !== 'string' || !(e[f] as string).trim())) problems.push(`${where}: ${f} must be a non-empty reason`);
     }
@@ -65,10 +111,53 @@ export function checkLedger(entries: readonly unknown[]): string[] {
   return problems;
 }
 
-/** The id a title starts with (`AUTH-02 invalid key …` → `AUTH-02`), or undefined. */
+/** The entries of a ledger text; throws listing every problem of `checkLedger`. */
+export function requirementsOf(text: string): Requirement[] {
+  const entries = parseLedger(text);
+  const problems = checkLedger(entries);
+  if (problems.length) throw new Error(`the ledger is invalid: ${problems.join('; ')}`);
+  return entries as Requirement[];
+}
+
+function shortTitle(text: string, max = 120): string {
+  const oneLine = text.replace(/\s+/g, ' ').trim();
+  return oneLine.length > max ? `${oneLine.slice(0, max - 1)}…` : oneLine;
+}
+
+/** A ledger entry in the shape of the verdict. */
+export function toLedgerRequirement(r: Requirement): LedgerRequirement {
+  const out: LedgerRequirement = { id: r.id, section: r.section, title: shortTitle(r.quote), level: r.level, source: r.source ?? 'spec' };
+  if (r.excluded !== undefined) out.excluded = r.excluded.trim();
+  if (r.experimental) out.experimental = true;
+  return out;
+}
+
+/** Reads and checks the ledger file (default `suites/requirements.yaml`); throws on any problem. */
+export function loadLedger(file: string = LEDGER_FILE): LedgerRequirement[] {
+  return requirementsOf(fs.readFileSync(file, 'utf8')).map(toLedgerRequirement);
+}
+
+/** Collapses runs of whitespace (a quote may be wrapped differently from its source). */
+export const normaliseSpace = (s: string): string => s.replace(/\s+/g, ' ').trim();
+
+/**
+ * Quotes of `spec` (default) and `rules` entries that are not verbatim in their source text,
+ * whitespace-normalised: `{ id, source }` per quote not found.
+ */
+export function quotesNotVerbatim(entries: readonly Requirement[], sources: Partial<Record<'spec' | 'rules', string>>): { id: string; source: Source }[] {
+  const texts = Object.fromEntries(Object.entries(sources).map(([k, v]) => [k, normaliseSpace(v ?? '')]));
+  return entries
+    .filter((e) => (e.source ?? 'spec') === 'spec' || e.source === 'rules')
+    .filter((e) => !texts[e.source ?? 'spec']?.includes(normaliseSpace(e.quote)))
+    .map((e) => ({ id: e.id, source: e.source ?? 'spec' }));
+}
+
+/**
+ * The id a test title starts with (`AUTH-02 invalid key …` or `HTTP-01: Date …` → the id), or
+ * undefined. The one rule for reading an id from a title (suites, certify's verdict, the matrix).
+ */
 export function titleId(title: string): string | undefined {
-  const m = /^([A-Z]+-\d{2})(?=\s)/.exec(title);
-  return m?.[1];
+  return /^([A-Z]+-\d{2})(?=[\s:]|$)/.exec(title.trim())?.[1];
 }
 
 /** Every problem of the ledger and of its sync with `tests`, both ways; empty when in sync. */
@@ -101,17 +190,75 @@ export function checkLedgerSync(entries: readonly unknown[], tests: readonly Lis
   return problems;
 }
 
-/** Flattens the JSON of `playwright test --list --reporter=json` into tests (one per spec). */
+/** Flattens the JSON of `playwright test --list --reporter=json` into tests (one per spec, with its projects). */
 export function listedTests(report: unknown): ListedTest[] {
   const out: ListedTest[] = [];
-  type Suite = { file?: string; specs?: { title: string; file?: string; tests?: { annotations?: ListedTest['annotations'] }[] }[]; suites?: Suite[] };
+  type Spec = { title: string; file?: string; line?: number; tests?: { projectName?: string; annotations?: ListedTest['annotations'] }[] };
+  type Suite = { file?: string; specs?: Spec[]; suites?: Suite[] };
   const walk = (s: Suite) => {
     for (const spec of s.specs ?? []) {
       const annotations = spec.tests?.[0]?.annotations ?? [];
-      out.push({ title: spec.title, file: spec.file ?? s.file, annotations });
+      const projects = [...new Set((spec.tests ?? []).map((t) => t.projectName).filter((p): p is string => !!p))];
+      out.push({ title: spec.title, file: spec.file ?? s.file, ...(spec.line ? { line: spec.line } : {}), projects, annotations });
     }
     for (const child of s.suites ?? []) walk(child);
   };
   for (const s of (report as { suites?: Suite[] }).suites ?? []) walk(s);
   return out;
+}
+
+/** The projects of a listing, in the config's order. */
+export function projectsOf(report: unknown): string[] {
+  return ((report as { config?: { projects?: { name: string }[] } }).config?.projects ?? []).map((p) => p.name);
+}
+
+/**
+ * The phase (Playwright project) of each requirement, derived from where its tests live: every
+ * project that runs a test whose title starts with the id or names it in a `requirement`
+ * annotation, in the config's project order.
+ */
+export function phasesByRequirement(tests: readonly ListedTest[], projectOrder: readonly string[] = []): Map<string, string[]> {
+  const sets = new Map<string, Set<string>>();
+  for (const t of tests) {
+    const ids = [titleId(t.title), ...t.annotations.filter((a) => a.type === 'requirement').map((a) => a.description)];
+    for (const id of ids) {
+      if (!id) continue;
+      const set = sets.get(id) ?? new Set<string>();
+      for (const p of t.projects ?? []) set.add(p);
+      sets.set(id, set);
+    }
+  }
+  const rank = (p: string) => (projectOrder.includes(p) ? projectOrder.indexOf(p) : projectOrder.length);
+  return new Map([...sets].map(([id, s]) => [id, [...s].sort((a, b) => rank(a) - rank(b) || a.localeCompare(b))]));
+}
+
+/** What `listSuites` returns: the tests, the projects in config order and the listing's errors. */
+export interface SuitesListing {
+  tests: ListedTest[];
+  projects: string[];
+  errors: unknown[];
+}
+
+/**
+ * Lists the conformance suites without running them (`playwright test --list --reporter=json` on
+ * the root `playwright.config.ts`, or `configFile`). Takes a few seconds; callers keep the result.
+ */
+export function listSuites(configFile = 'playwright.config.ts', env: Record<string, string | undefined> = process.env): SuitesListing {
+  let out: string;
+  try {
+    out = execFileSync(process.execPath, [path.join(REPO_ROOT, 'node_modules', '@playwright', 'test', 'cli.js'), 'test', '--list', '--reporter=json', '-c', configFile], {
+      cwd: REPO_ROOT,
+      encoding: 'utf8',
+      env: { ...env, REPORTS_DIR: path.join(REPO_ROOT, 'test-results', 'suites-list') },
+      maxBuffer: 64 * 1024 * 1024,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+  } catch (error) {
+    // A suite that does not load makes the listing exit non-zero; its JSON still names the error.
+    const { stdout, stderr } = error as { stdout?: string; stderr?: string };
+    if (!stdout?.includes('{')) throw new Error(`playwright test --list failed: ${(stderr ?? String(error)).slice(-2000)}`);
+    out = stdout;
+  }
+  const report = JSON.parse(out.slice(out.indexOf('{'))) as { errors?: unknown[] };
+  return { tests: listedTests(report), projects: projectsOf(report), errors: report.errors ?? [] };
 }

@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import YAML from 'yaml';
-import { parseLedger } from '../../certify/ledger.ts';
+import { loadLedger } from '../../suites/lib/ledger.ts';
 import { describeFinding, scanPaths } from '../../certify/secret-scan.ts';
 
 /**
@@ -75,7 +75,7 @@ test('certify against the bundled reference server passes and writes every repor
     expect(report.profile).toBe('full');
     expect(report.requests).toBeGreaterThan(0);
     expect(report.target.kind).toBe('reference');
-    const ledger = parseLedger(fs.readFileSync(path.join(ROOT, 'suites', 'requirements.yaml'), 'utf8'));
+    const ledger = loadLedger(path.join(ROOT, 'suites', 'requirements.yaml'));
     const byId = new Map<string, { status: string }>(report.requirements.map((r: { id: string; status: string }) => [r.id, r]));
     for (const req of ledger) {
       const got = byId.get(req.id);

@@ -9,7 +9,6 @@ import {
   type LedgerRequirement,
   type TestRecord,
 } from '../../certify/verdict.ts';
-import { parseLedger } from '../../certify/ledger.ts';
 import { renderMarkdown, sectionOf } from '../../certify/markdown.ts';
 
 const must = (id: string, extra: Partial<LedgerRequirement> = {}): LedgerRequirement => ({ id, section: 'Authentication', title: `${id} title`, level: 'must', ...extra });
@@ -250,34 +249,6 @@ test('error messages: boolean-check boilerplate and stack lines go, diffs stay',
   expect(cleanErrorMessage(diff)).toBe(diff);
   const plain = 'Error: expect(received).toBe(expected)\n\nExpected: 2\nReceived: 1';
   expect(cleanErrorMessage(plain)).toBe(plain);
-});
-
-test('ledger: quote becomes the title; excluded, experimental and levels are read; bad entries are refused', () => {
-  const ledger = parseLedger(`
-requirements:
-  - id: INV-06
-    section: What the service does
-    quote: "Two deployments exist: production and staging."
-    level: must
-    excluded: Not observable from one base address.
-  - id: UPD-01
-    section: Endpoints > 2. Update stock level (experimental)
-    quote: "200 | The updated InventoryItem"
-    level: must
-    experimental: true
-  - id: RL-20
-    section: Limits
-    quote: Clients are expected to retry with exponential backoff.
-    level: SHOULD
-`);
-  expect(ledger).toEqual([
-    { id: 'INV-06', section: 'What the service does', title: 'Two deployments exist: production and staging.', level: 'must', excluded: 'Not observable from one base address.' },
-    { id: 'UPD-01', section: 'Endpoints > 2. Update stock level (experimental)', title: '200 | The updated InventoryItem', level: 'must', experimental: true },
-    { id: 'RL-20', section: 'Limits', title: 'Clients are expected to retry with exponential backoff.', level: 'should' },
-  ]);
-  expect(() => parseLedger('requirements:\n  - id: X-01\n    level: must-ish\n')).toThrow(/X-01 has level/);
-  expect(() => parseLedger('requirements:\n  - level: must\n')).toThrow(/no id/);
-  expect(() => parseLedger('requirements:\n  - {id: A-01, level: must}\n  - {id: A-01, level: must}\n')).toThrow(/duplicate/);
 });
 
 test('markdown: requirements are grouped by top-level spec section, the clause beside them', () => {

@@ -6,6 +6,7 @@ import { faults } from '../../faults/catalogue.ts';
 import { variants, httpDate } from '../../faults/variants.ts';
 import { REQ } from '../../faults/requirements.ts';
 import { REPO_ROOT } from '../../faults/harness.ts';
+import { phasesFor } from '../../faults/matrix.ts';
 import { parseHttpDate } from '../../suites/lib/http-date.ts';
 
 interface LedgerEntry { id: string; level: string; excluded?: string }
@@ -68,4 +69,15 @@ test('faults/README.md lists every fault and every variant', () => {
   for (const name of [...faults.map((f) => f.name), ...variants.map((v) => v.name)]) {
     expect(readme.includes(`\`${name}\``), `${name} is missing from faults/README.md`).toBe(true);
   }
+});
+
+test('a fault runs the phases where the tests of its expected ids live (derived from the suites, not from the ids)', () => {
+  const known = new Map([['RL-05', ['rate-limit']], ['LOAD-02', ['load']], ['AUTH-03', ['functional']], ['RL-01', ['functional', 'load']]]);
+  const order = ['functional', 'rate-limit', 'load', 'generated'];
+  expect(phasesFor(['LOAD-02', 'AUTH-03'], known, order)).toEqual(['functional', 'load']);
+  expect(phasesFor(['RL-01'], known, order)).toEqual(['functional', 'load']);
+  expect(phasesFor(['RL-05', 'RL-05'], known, order)).toEqual(['rate-limit']);
+  expect(phasesFor(['NOPE-01'], known, order)).toEqual([]);
+  // Against the real suites: every fault of the catalogue runs at least one phase.
+  for (const f of faults) expect(phasesFor(f.expect).length, `${f.name}: the phases of ${f.expect.join(', ')}`).toBeGreaterThan(0);
 });

@@ -3,24 +3,20 @@
  * (`suites/requirements.yaml`, `suites/lib/ledger.ts`).
  */
 import { test, expect } from '@playwright/test';
-import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import { checkLedger, checkLedgerSync, listedTests, parseLedger, type ListedTest } from '../../suites/lib/ledger.ts';
+import fs, { readFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import {
+  checkLedger, checkLedgerSync, listSuites as listing, loadLedger, parseLedger, phasesByRequirement, quotesNotVerbatim,
+  requirementsOf, SOURCE_FILES, titleId, type ListedTest,
+} from '../../suites/lib/ledger.ts';
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
 const ledgerText = readFileSync(new URL('../../suites/requirements.yaml', import.meta.url), 'utf8');
 
 function listSuites(): ListedTest[] {
-  const out = execFileSync(process.execPath, [`${root}node_modules/@playwright/test/cli.js`, 'test', '--list', '--reporter=json', '-c', 'playwright.config.ts'], {
-    cwd: root,
-    encoding: 'utf8',
-    env: { ...process.env, REPORTS_DIR: 'test-results/ledger-list' },
-    maxBuffer: 64 * 1024 * 1024,
-  });
-  const report = JSON.parse(out.slice(out.indexOf('{')));
-  expect(report.errors ?? [], 'the suites load without errors').toEqual([]);
-  return listedTests(report);
+  const { tests, errors } = listing();
+  expect(errors, 'the suites load without errors').toEqual([]);
+  return tests;
 }
 
 test('the ledger and the conformance suites are in sync both ways', async () => {
@@ -86,4 +82,97 @@ test.describe('the sync check fails on', () => {
     expect(problems.length).toBeGreaterThan(0);
     expect(problems.every((p) => p.includes('MSG-02 is not in the ledger'))).toBe(true);
   });
+});
+
+/** The source files of `spec` and `rules` quotes; a missing one fails, naming it. */
+function sourceText(file: string): string {
+  expect(fs.existsSync(file), `${file} (the source the ledger quotes) exists`).toBe(true);
+  return fs.readFileSync(file, 'utf8');
+}
+
+test('every spec quote is verbatim in the spec, every rules quote in shared/notes/http-rules.md', () => {
+  const entries = requirementsOf(ledgerText);
+  const sources = { spec: sourceText(SOURCE_FILES.spec), rules: sourceText(SOURCE_FILES.rules) };
+  expect(quotesNotVerbatim(entries, sources), 'quotes not found verbatim (whitespace-normalised) in their source').toEqual([]);
+  expect(entries.filter((e) => e.source === 'rules').map((e) => e.id)).toEqual(expect.arrayContaining(['AUTH-07', 'RL-11']));
+  expect(entries.filter((e) => e.source === 'project').map((e) => e.id), 'the project\'s own rules are marked').toEqual(expect.arrayContaining(['LOAD-01']));
+  // The check itself fails on a paraphrase, a quote from the wrong source and a word changed.
+  const spoiled = [
+    { ...entries.find((e) => e.id === 'AUTH-03')!, quote: 'A missing or invalid key yields a 401.' },
+    { ...entries.find((e) => e.id === 'RL-11')!, source: 'spec' as const },
+    { ...entries.find((e) => e.id === 'AUTH-07')!, quote: 'The token itself is case-insensitive.' },
+  ];
+  expect(quotesNotVerbatim(spoiled, sources)).toEqual([{ id: 'AUTH-03', source: 'spec' }, { id: 'RL-11', source: 'spec' }, { id: 'AUTH-07', source: 'rules' }]);
+  // Wrapping differs from the source: whitespace is normalised.
+  expect(quotesNotVerbatim([{ ...entries.find((e) => e.id === 'AUTH-03')!, quote: 'A missing or invalid\n   key yields 401 with an Error body.' }], sources)).toEqual([]);
+});
+
+test('loadLedger (certify): the quote becomes a one-line title; source, excluded and experimental are read; any problem throws', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ledger-'));
+  try {
+    const file = path.join(dir, 'requirements.yaml');
+    fs.writeFileSync(file, `requirements:
+  - id: INV-06
+    section: What the service does
+    quote: "Two deployments exist: production and staging."
+    level: must
+    excluded: Not observable from one base address.
+  - id: UPD-01
+    section: Endpoints > 2. Update stock level (experimental)
+    quote: "200 | The updated InventoryItem"
+    level: must
+    experimental: true
+  - id: LOAD-01
+    section: Project rules
+    source: project
+    quote: >-
+      Nothing is lost
+      under concurrency.
+    level: should
+`);
+    expect(loadLedger(file)).toEqual([
+      { id: 'INV-06', section: 'What the service does', title: 'Two deployments exist: production and staging.', level: 'must', source: 'spec', excluded: 'Not observable from one base address.' },
+      { id: 'UPD-01', section: 'Endpoints > 2. Update stock level (experimental)', title: '200 | The updated InventoryItem', level: 'must', source: 'spec', experimental: true },
+      { id: 'LOAD-01', section: 'Project rules', title: 'Nothing is lost under concurrency.', level: 'should', source: 'project' },
+    ]);
+    const bad: Array<[string, RegExp]> = [
+      ['requirements:\n  - { id: X-01, section: s, quote: q, level: SHOULD }\n', /X-01: level "SHOULD" is not must, should or may/],
+      ['requirements:\n  - { section: s, quote: q, level: must }\n', /entry 0: id undefined is not AREA-NN/],
+      ['requirements:\n  - { id: A-01, section: s, quote: q, level: must }\n  - { id: A-01, section: s, quote: q, level: must }\n', /A-01: duplicate id/],
+      ['requirements:\n  - { id: A-01, section: s, title: t, level: must }\n', /A-01: quote missing or empty; A-01: unknown field title/],
+      ['- { id: A-01, section: s, quote: q, level: must }\n', /no `requirements:` list/],
+    ];
+    for (const [text, error] of bad) {
+      fs.writeFileSync(file, text);
+      expect(() => loadLedger(file), text).toThrow(error);
+    }
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+  expect(loadLedger().length).toBe(requirementsOf(ledgerText).length);
+});
+
+test('one title-id rule: the id a title starts with, followed by a space, a colon or the end', () => {
+  expect(titleId('AUTH-02 invalid key yields 401 with an Error body')).toBe('AUTH-02');
+  expect(titleId('HTTP-01: Date on every response')).toBe('HTTP-01');
+  expect(titleId('  RL-10 a burst')).toBe('RL-10');
+  expect(titleId('LOAD-02')).toBe('LOAD-02');
+  for (const t of ['auth works', 'AUTH invalid', 'AUTH-2 one digit', 'AUTH-002 three digits', 'AUTH-02x glued', 'see AUTH-02']) expect(titleId(t), t).toBeUndefined();
+});
+
+test('the phase of a requirement is where its tests live (the projects of the root Playwright config)', () => {
+  const { tests, projects, errors } = listing();
+  expect(errors).toEqual([]);
+  expect(projects.slice(0, 3)).toEqual(['functional', 'rate-limit', 'load']);
+  const phases = phasesByRequirement(tests, projects);
+  expect(phases.get('RL-05')).toEqual(['rate-limit']);
+  expect(phases.get('LOAD-02')).toEqual(['load']);
+  expect(phases.get('AUTH-03')).toEqual(['functional']);
+  // Pure: a test in two projects, and a requirement annotation, give both phases in config order.
+  const synthetic = phasesByRequirement([
+    { title: 'RL-01 x', projects: ['load', 'functional'], annotations: [] },
+    { title: 'LOAD-02 y', projects: ['load'], annotations: [{ type: 'requirement', description: 'RL-05' }] },
+    { title: 'RL-05 z', projects: ['rate-limit'], annotations: [] },
+  ], ['functional', 'rate-limit', 'load']);
+  expect(Object.fromEntries(synthetic)).toEqual({ 'RL-01': ['functional', 'load'], 'LOAD-02': ['load'], 'RL-05': ['rate-limit', 'load'] });
 });
