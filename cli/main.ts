@@ -1,0 +1,287 @@
+/**
+ * `inventory-conformance`: the command line of the harness (bin: cli/bin.mjs).
+ *   certify   certify a deployment (or the bundled reference server) and write the certificate
+ *   serve     run the reference server
+ *   replay    re-run one generated case by its token
+ *   verify    recompute a certificate's digests and check its signature
+ * Exit codes: cli/exit-codes.ts. Variables and flags: settings/ (a flag wins over its variable).
+ */
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { applyBaseline, baselineFromReport, parseBaseline } from '../certify/baseline.ts';
+import { CERTIFICATE_JSON, verifyCertificate, writeCertificate, type WrittenCertificate } from '../certify/certificate/index.ts';
+import { loadPrivateKey } from '../certify/certificate/sign.ts';
+import { redactorFor, secretsFromEnv } from '../certify/secrets.ts';
+import type { ConformanceReport } from '../certify/verdict.ts';
+import { readSettings, renderHelp, SETTINGS, GROUPS } from '../settings/index.ts';
+import { ALIASES, mergeEnv, OWN_FLAGS, parseArgs, type Command } from './args.ts';
+import { configFile, loadConfig } from './config.ts';
+import { EXIT, EXIT_DESCRIPTIONS } from './exit-codes.ts';
+import { writerFor } from './output.ts';
+
+export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const BIN = 'inventory-conformance';
+
+export interface Io {
+  stdout: (text: string) => void;
+  stderr: (text: string) => void;
+  env: Record<string, string | undefined>;
+  cwd: string;
+  signal?: AbortSignal;
+}
+
+const EXAMPLES: Record<Command, string[]> = {
+  certify: [
+    `npx ${BIN} certify                                   # the bundled reference server`,
+    `API_KEY=… npx ${BIN} certify --base-url https://staging.example.com/v1 --api-url https://staging.example.com/quickstart --plan pro`,
+    `npx ${BIN} certify --config conformance.yaml --target staging --strict`,
+    `npx ${BIN} certify --baseline conformance-baseline.yaml  # only new failures fail`,
+    `npx ${BIN} certify --write-baseline conformance-baseline.yaml`,
+    `npx ${BIN} certify --json > verdict.json`,
+  ],
+  serve: [`npx ${BIN} serve`, `npx ${BIN} serve --port 9000`, `npx ${BIN} serve --help`],
+  replay: [`npx ${BIN} replay <token>                           # the token printed by a failing generated check`],
+  verify: [`npx ${BIN} verify reports/certificate.json`, `npx ${BIN} verify reports/certificate.json --public-key signer.pub.pem`],
+  help: [],
+};
+
+const SUMMARY: Record<Exclude<Command, 'help'>, string> = {
+  certify: 'certify a deployment (no --base-url: the bundled reference server); writes reports/ and the certificate',
+  serve: 'run the reference server (flags: serve --help)',
+  replay: 'run the generated phase on one case only (CONFORMANCE_REPLAY=<token>)',
+  verify: "recompute a certificate's digests against this checkout and check its signature",
+};
+
+function exitCodeLines(): string[] {
+  return EXIT_DESCRIPTIONS.map((e) => `  ${String(e.code).padEnd(3)}${e.meaning}`);
+}
+
+export function help(command?: Command): string {
+  const lines: string[] = [];
+  if (!command || command === 'help') {
+    lines.push(`Usage: ${BIN} <command> [flags]`, '', 'Commands:');
+    for (const [c, s] of Object.entries(SUMMARY)) lines.push(`  ${c.padEnd(9)}${s}`);
+    lines.push('', 'Examples:', ...Object.values(EXAMPLES).flat().map((e) => `  ${e}`));
+    lines.push('', `Run \`${BIN} <command> --help\` for its flags.`, '', 'Exit codes:', ...exitCodeLines(), '');
+    return lines.join('\n');
+  }
+  const positional = command === 'replay' ? ' <token>' : command === 'verify' ? ' <certificate.json>' : '';
+  lines.push(`Usage: ${BIN} ${command}${positional} [flags]`, '', SUMMARY[command as Exclude<Command, 'help'>], '', 'Examples:', ...EXAMPLES[command].map((e) => `  ${e}`), '');
+  const own = Object.entries(OWN_FLAGS).filter(([, f]) => f.commands.includes(command));
+  lines.push('Flags:', ...own.map(([flag, f]) => `  ${`${flag}${f.value ? ' <value>' : ''}`.padEnd(26)}${f.help}`), '');
+  if (command === 'certify' || command === 'replay') {
+    lines.push(
+      'Settings: each is an environment variable and a flag (shown last); the flag wins, then the',
+      'variable, then the config file (conformance.yaml, see conformance.example.yaml), then the default.',
+      `Keys (API_KEY, RATE_LIMIT_KEY, LOAD_KEY) are read only from the environment. Aliases: ${Object.entries(ALIASES).map(([a, n]) => `${a} = ${n}`).join(', ')}.`,
+      '',
+      renderHelp(GROUPS, { flags: true }),
+    );
+  }
+  if (command !== 'serve') lines.push('Exit codes:', ...exitCodeLines(), '');
+  return lines.join('\n');
+}
+
+function usageError(io: Io, errors: string[], command?: Command): number {
+  io.stderr(`${BIN}: usage error:\n${errors.map((e) => `  - ${e}\n`).join('')}Run \`${BIN} ${command && command !== 'help' ? `${command} ` : ''}--help\` for the flags.\n`);
+  return EXIT.usage;
+}
+
+/** Assembles the run's variables from the config file, the environment and the flags. */
+function runEnv(io: Io, flagEnv: Record<string, string>): { env: Record<string, string | undefined>; notes: string[] } | { errors: string[] } {
+  const given = flagEnv.CONFORMANCE_CONFIG ?? io.env.CONFORMANCE_CONFIG?.trim();
+  const file = configFile(given || undefined, io.cwd);
+  let configEnv: Record<string, string> = {};
+  const notes: string[] = [];
+  if (file) {
+    const target = flagEnv.CONFORMANCE_TARGET ?? (io.env.CONFORMANCE_TARGET?.trim() || undefined);
+    const loaded = loadConfig(file, io.env, target);
+    if (!loaded.ok) return { errors: loaded.errors };
+    configEnv = loaded.env;
+    notes.push(`config ${path.relative(io.cwd, file) || file}, target ${loaded.target}`, ...loaded.notes);
+  }
+  const env = mergeEnv(io.env, configEnv, flagEnv);
+  const problems = readSettings(env).problems.map((p) => p.message);
+  if (problems.length) return { errors: problems };
+  // The gate's own files must be readable before an hour-long run, not after it.
+  const errors: string[] = [];
+  const baseline = env.CONFORMANCE_BASELINE?.trim();
+  if (baseline) {
+    try {
+      parseBaseline(fs.readFileSync(path.resolve(io.cwd, baseline), 'utf8'));
+      env.CONFORMANCE_BASELINE = path.resolve(io.cwd, baseline);
+    } catch (error) {
+      errors.push(`CONFORMANCE_BASELINE (${baseline}): ${(error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message}`);
+    }
+  }
+  const keyFile = env.CONFORMANCE_SIGNING_KEY_FILE?.trim();
+  if (keyFile) {
+    try {
+      loadPrivateKey(fs.readFileSync(path.resolve(io.cwd, keyFile), 'utf8'), 'CONFORMANCE_SIGNING_KEY_FILE');
+      env.CONFORMANCE_SIGNING_KEY_FILE = path.resolve(io.cwd, keyFile);
+    } catch (error) {
+      errors.push((error as NodeJS.ErrnoException).code === 'ENOENT' ? 'CONFORMANCE_SIGNING_KEY_FILE: no such file' : (error as Error).message);
+    }
+  }
+  if (errors.length) return { errors };
+  return { env, notes };
+}
+
+function readReport(file: string): ConformanceReport | undefined {
+  try {
+    return JSON.parse(fs.readFileSync(file, 'utf8')) as ConformanceReport;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The certificate of this run: the one certify's step wrote, or written here. */
+function certificateOf(report: ConformanceReport, reportsDir: string, env: Record<string, string | undefined>): WrittenCertificate {
+  const jsonFile = path.join(reportsDir, CERTIFICATE_JSON);
+  const existing = readReport(jsonFile) as unknown as WrittenCertificate['certificate'] | undefined;
+  if (existing?.generatedAt === report.generatedAt && existing.results?.gate) {
+    return { certificate: existing, gate: existing.results.gate, jsonFile, htmlFile: path.join(reportsDir, 'certificate.html') };
+  }
+  return writeCertificate({ report, reportsDir, env });
+}
+
+async function certify(io: Io, args: ReturnType<typeof parseArgs>, extraEnv: Record<string, string> = {}, onlyPhases?: string[]): Promise<number> {
+  const json = args.own['--json'] === 'true';
+  const say = json ? io.stderr : io.stdout;
+  const assembled = runEnv(io, args.env);
+  if ('errors' in assembled) return usageError(io, assembled.errors, args.command);
+  const env = { ...assembled.env, ...extraEnv };
+  const redact = redactorFor(secretsFromEnv(env));
+  for (const n of assembled.notes) say(redact(`${BIN}: ${n}\n`));
+  const reportsDir = path.resolve(io.cwd, env.REPORTS_DIR?.trim() || 'reports');
+  for (const f of ['certificate.json', 'certificate.html']) fs.rmSync(path.join(reportsDir, f), { force: true });
+
+  // Loaded on demand: --help and verify need none of the run's machinery.
+  const { runCertify } = await import('../certify/run.ts');
+  const code = await runCertify({ env, write: say, ...(io.signal ? { signal: io.signal } : {}), ...(onlyPhases ? { onlyPhases } : {}) });
+  if (code === EXIT.usage || code === EXIT.unreachable) return code;
+  const report = readReport(path.join(reportsDir, 'conformance.json'));
+  if (!report) {
+    say(`${BIN}: the run wrote no conformance.json (exit ${code}): harness trouble\n`);
+    return EXIT.harness;
+  }
+  const written = certificateOf(report, reportsDir, env);
+  const { gate, certificate } = written;
+  const b = certificate.results.baseline;
+  if (b) {
+    say(`\nbaseline ${b.file}: ${b.known.length} known failure(s)${b.known.length ? ` (${b.known.map((k) => k.id).join(', ')})` : ''}, ${b.newFailures.length} new${b.newFailures.length ? ` (${b.newFailures.map((k) => k.id).join(', ')})` : ''}\n`);
+    for (const f of b.fixed) say(`  fixed: ${f.id} now ${f.status}: remove it from the baseline\n`);
+    for (const u of b.unjudged) say(`  not judged: ${u.id} (${u.why.split('\n')[0]})\n`);
+  }
+  if (args.own['--write-baseline']) {
+    const file = path.resolve(io.cwd, args.own['--write-baseline']);
+    fs.writeFileSync(file, baselineFromReport(report));
+    say(`baseline written: ${file} (${report.requirements.filter((r) => r.status === 'fail').length} known failure(s))\n`);
+  }
+  say(`certificate: ${written.htmlFile} (and ${path.basename(written.jsonFile)}${certificate.signature ? ', signed' : ''})\n`);
+  say(`gate: ${gate.result.toUpperCase()}${gate.reasons.length ? ` — ${gate.reasons.join('; ')}` : ''} (exit ${gate.exitCode})\n`);
+  if (json) io.stdout(`${JSON.stringify({ ...report, gate, ...(b ? { baseline: b } : {}) }, null, 2)}\n`);
+  return code !== EXIT.pass && code !== EXIT.fail ? code : gate.exitCode;
+}
+
+async function replay(io: Io, args: ReturnType<typeof parseArgs>): Promise<number> {
+  const [token, ...more] = args.positionals;
+  if (!token || more.length) return usageError(io, [token ? `one token expected, got ${args.positionals.length}` : 'replay needs the token a generated check printed'], 'replay');
+  const { PHASES } = await import('../certify/phase-list.ts');
+  if (!PHASES.includes('generated')) return usageError(io, ['this suite has no generated phase (playwright.config.ts has no `generated` project)'], 'replay');
+  return certify(io, args, { CONFORMANCE_REPLAY: token }, ['generated']);
+}
+
+function verify(io: Io, args: ReturnType<typeof parseArgs>): number {
+  const [file, ...more] = args.positionals;
+  if (!file || more.length) return usageError(io, ['verify needs exactly one certificate file'], 'verify');
+  let publicKeyPem: string | undefined;
+  if (args.own['--public-key']) {
+    try {
+      publicKeyPem = fs.readFileSync(path.resolve(io.cwd, args.own['--public-key']), 'utf8');
+    } catch {
+      return usageError(io, [`--public-key: cannot read ${args.own['--public-key']}`], 'verify');
+    }
+  }
+  const result = verifyCertificate(path.resolve(io.cwd, file), { root: REPO_ROOT, ...(publicKeyPem ? { publicKeyPem } : {}) });
+  if (args.own['--json'] === 'true') io.stdout(`${JSON.stringify(result, null, 2)}\n`);
+  else {
+    for (const c of result.checks) io.stdout(`${c.ok ? '✓' : '✗'} ${c.name}: ${c.detail}\n`);
+    io.stdout(result.ok ? `verify: ${file} is intact\n` : `verify: ${file} FAILED: ${result.checks.filter((c) => !c.ok).map((c) => c.name).join(', ')}\n`);
+  }
+  return result.ok ? EXIT.pass : EXIT.fail;
+}
+
+function serve(io: Io, args: ReturnType<typeof parseArgs>): Promise<number> {
+  const require = createRequire(import.meta.url);
+  const tsx = require.resolve('tsx/cli');
+  const child = spawn(process.execPath, [tsx, path.join(REPO_ROOT, 'reference-server', 'main.ts'), ...args.positionals], { stdio: 'inherit', cwd: io.cwd, env: io.env });
+  const forward = (s: NodeJS.Signals) => child.kill(s);
+  process.on('SIGINT', forward);
+  process.on('SIGTERM', forward);
+  return new Promise((resolve) => {
+    child.on('close', (code, signal) => {
+      process.off('SIGINT', forward);
+      process.off('SIGTERM', forward);
+      resolve(code ?? (signal ? 128 + 2 : EXIT.harness));
+    });
+  });
+}
+
+/** Runs the command line; returns the exit code. */
+export async function main(argv: readonly string[], io: Io): Promise<number> {
+  const args = parseArgs(argv, SETTINGS);
+  if (args.errors.length) return usageError(io, args.errors, args.command);
+  if (args.own['--version']) {
+    const pkg = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string };
+    io.stdout(`${BIN} ${pkg.version}\n`);
+    return EXIT.pass;
+  }
+  if (args.own['--help'] || args.command === 'help') {
+    if (args.command === 'serve') return serve(io, args);
+    io.stdout(help(args.command === 'help' ? (args.positionals[0] as Command | undefined) : args.command));
+    return EXIT.pass;
+  }
+  switch (args.command) {
+    case 'certify':
+      if (args.positionals.length) return usageError(io, [`unexpected argument(s): ${args.positionals.join(' ')}`], 'certify');
+      return certify(io, args);
+    case 'replay':
+      return replay(io, args);
+    case 'verify':
+      return verify(io, args);
+    case 'serve':
+      return serve(io, args);
+  }
+}
+
+/** The process entry (cli/bin.mjs): real streams, signals, exit code. */
+export async function run(): Promise<void> {
+  const controller = new AbortController();
+  let firstSignalAt = 0;
+  const command = process.argv[2];
+  if (command === 'certify' || command === 'replay') {
+    const onSignal = (signal: NodeJS.Signals) => {
+      if (controller.signal.aborted) {
+        if (Date.now() - firstSignalAt > 2000) process.exit(130);
+        return;
+      }
+      firstSignalAt = Date.now();
+      process.stderr.write(`\n${BIN}: ${signal}: stopping the running phase, then writing the reports of what ran …\n`);
+      controller.abort();
+    };
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+  }
+  const io: Io = { stdout: writerFor(process.stdout), stderr: writerFor(process.stderr), env: process.env, cwd: process.cwd(), signal: controller.signal };
+  try {
+    process.exitCode = await main(process.argv.slice(2), io);
+  } catch (error) {
+    const redact = redactorFor(secretsFromEnv(process.env));
+    process.stderr.write(redact(`${BIN}: internal error: ${(error as Error)?.stack ?? String(error)}\n`));
+    process.exitCode = EXIT.harness;
+  }
+}
