@@ -4,10 +4,14 @@
  * Every setting of `config.ts` is read from its environment variable or from the matching flag
  * (`--port 0`, `--ban-ms=5000`; flags win). Prints `inventory: <base url>`, `messages: <api url>`
  * and `key <name>: <key>` per demo key (these demo keys only open this local server).
+ * `INSTANCES=N` (with `REDIS_URL`) runs N server processes behind the one address
+ * (`deployment/cluster.ts`); the start-up lines are the same.
  */
 import { pathToFileURL } from 'node:url';
-import { startReferenceServer } from './app.ts';
-import { flagOf, SETTINGS } from './config.ts';
+import { startReferenceServer, type RunningReferenceServer } from './app.ts';
+import { DEFAULT_KEYS_FILE, flagOf, resolveConfig, SETTINGS } from './config.ts';
+import { startCluster } from './deployment/cluster.ts';
+import { loadKeys } from './fixtures.ts';
 
 /** `--ban-ms 5000` / `--ban-ms=5000` → `{ BAN_MS: '5000' }`; throws on an unknown flag. */
 export function parseFlags(argv: readonly string[]): Record<string, string> {
@@ -36,10 +40,11 @@ async function main(argv: readonly string[]): Promise<void> {
     console.log(usage());
     return;
   }
-  let server;
+  let server: Pick<RunningReferenceServer, 'baseUrl' | 'apiUrl' | 'keys' | 'close'>;
   try {
     Object.assign(process.env, parseFlags(argv));
-    server = await startReferenceServer();
+    const config = resolveConfig();
+    server = config.instances > 1 ? await startDeploymentHere() : await startReferenceServer();
   } catch (error) {
     console.error(`reference-server: ${(error as Error).message}`);
     console.error(usage());
@@ -53,6 +58,15 @@ async function main(argv: readonly string[]): Promise<void> {
   };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
+}
+
+/** This process becomes the cluster primary of `INSTANCES` workers. */
+async function startDeploymentHere(): Promise<Pick<RunningReferenceServer, 'baseUrl' | 'apiUrl' | 'keys' | 'close'>> {
+  const running = await startCluster();
+  const keys = {} as Record<string, string>;
+  for (const entry of loadKeys(process.env.KEYS_FILE ?? DEFAULT_KEYS_FILE)) keys[entry.name] = entry.key;
+  console.log(`instances: ${running.config.instances} (pids ${running.pids().join(', ')}), shared state on Redis`);
+  return { baseUrl: `${running.origin}/v1`, apiUrl: `${running.origin}/quickstart`, keys: keys as RunningReferenceServer['keys'], close: running.close };
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
