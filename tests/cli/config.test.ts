@@ -1,0 +1,81 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { test, expect } from '@playwright/test';
+import { loadConfig, SCHEMA_FILE, variableOf } from '../../cli/config.ts';
+import { SETTINGS } from '../../settings/index.ts';
+
+const ROOT = path.resolve(import.meta.dirname, '..', '..');
+const EXAMPLE = path.join(ROOT, 'conformance.example.yaml');
+const KEY = 'sk_test_4f9a1c2e7b3d';
+
+function file(testInfo: { outputPath: (n: string) => string }, text: string): string {
+  const f = testInfo.outputPath('conformance.yaml');
+  fs.mkdirSync(path.dirname(f), { recursive: true });
+  fs.writeFileSync(f, text);
+  return f;
+}
+
+test('config: the example file is valid; a target and its ${VAR} keys become the run variables', () => {
+  const r = loadConfig(EXAMPLE, { STAGING_API_KEY: KEY, STAGING_RATE_LIMIT_KEY: 'rl_key_123456', STAGING_LOAD_KEY: 'load_key_123456' }, 'staging');
+  expect(r.ok && r.env).toMatchObject({
+    BASE_URL: 'https://staging.example.com/v1',
+    API_KEY: KEY,
+    API_PLAN: 'pro',
+    RATE_LIMIT_PLAN: 'free',
+    CONFORMANCE_PROFILE: 'full',
+    LOAD_P99_MS: '1000',
+    PHASE_TIMEOUT_S: '900',
+  });
+  const reference = loadConfig(EXAMPLE, {});
+  expect(reference.ok && reference.target).toBe('reference');
+  expect(reference.ok && reference.env.BASE_URL).toBeUndefined();
+});
+
+test('config: every key of the schema maps to a setting', () => {
+  const schema = JSON.parse(fs.readFileSync(SCHEMA_FILE, 'utf8'));
+  const names = new Set(SETTINGS.map((s) => s.name));
+  const keys = [...Object.keys(schema.properties.thresholds.properties), ...Object.keys(schema.properties.budgets.properties), ...Object.keys(schema.definitions.target.properties)];
+  for (const k of keys) expect(names.has(variableOf(k)), `${k} → ${variableOf(k)}`).toBe(true);
+});
+
+const LITERAL: [string, string][] = [
+  ['a literal apiKey', `version: 1\ntargets:\n  s:\n    baseUrl: https://s.example.com/v1\n    apiKey: ${KEY}\n`],
+  ['a key embedded in a reference', `version: 1\ntargets:\n  s:\n    loadKey: "\${X}${KEY}"\n`],
+  ['a key pasted into another field', `version: 1\ntargets:\n  s:\n    baseUrl: https://s.example.com/v1?k=${KEY}\n`],
+];
+for (const [name, text] of LITERAL) {
+  test(`config: ${name} is refused, and the error does not print it`, async ({}, testInfo) => {
+    const r = loadConfig(file(testInfo, text), { API_KEY: KEY });
+    expect(r.ok).toBe(false);
+    const errors = !r.ok ? r.errors.join('\n') : '';
+    expect(errors).toContain('holds a literal key');
+    expect(errors).not.toContain(KEY);
+  });
+}
+
+const BAD: [string, string, RegExp][] = [
+  ['unknown key', 'version: 1\ntargets: { s: {} }\nprofle: full\n', /\(top level\): unknown key "profle"/],
+  ['bad enum', 'version: 1\ntargets: { s: { apiPlan: gold } }\n', /targets\.s\.apiPlan: must be one of free, pro, business, enterprise/],
+  ['bad threshold', 'version: 1\ntargets: { s: {} }\nthresholds: { loadMaxErrorRate: 2 }\n', /thresholds\.loadMaxErrorRate: must be <= 1/],
+  ['no targets', 'version: 1\n', /missing "targets"/],
+  ['wrong version', 'version: 2\ntargets: { s: {} }\n', /version: must be 1/],
+  ['YAML syntax, without quoting the line', `version: 1\ntargets: { s: { apiKey: "\${A}" }\nbroken: [${KEY}\n`, /not valid YAML \(line \d+, column \d+\)/],
+  ['unknown target', 'version: 1\ntargets: { a: {}, b: {} }\ndefault: c\n', /no target "c" \(targets: a, b\)/],
+  ['two targets, none chosen', 'version: 1\ntargets: { a: {}, b: {} }\n', /choose one with --target/],
+  ['unset non-key reference', 'version: 1\ntargets: { s: { baseUrl: "${NOPE_URL}" } }\n', /targets\.s\.baseUrl refers to an unset or empty variable/],
+];
+for (const [name, text, message] of BAD) {
+  test(`config: a bad file is refused with a clear error (${name})`, async ({}, testInfo) => {
+    const r = loadConfig(file(testInfo, text), {});
+    expect(r.ok).toBe(false);
+    expect(!r.ok && r.errors.join('\n')).toMatch(message);
+    expect(!r.ok && r.errors.join('\n')).not.toContain(KEY);
+  });
+}
+
+test('config: a key referring to an empty variable (an unset CI secret) is named, not silently dropped', async ({}, testInfo) => {
+  const r = loadConfig(file(testInfo, 'version: 1\ntargets:\n  s:\n    baseUrl: https://s.example.com/v1\n    apiKey: ${K}\n    loadKey: ${L}\n'), { K: KEY, L: '' });
+  expect(r.ok).toBe(true);
+  expect(r.ok && r.env.LOAD_KEY).toBeUndefined();
+  expect(r.ok && r.notes.join('\n')).toContain('targets.s.loadKey refers to an unset or empty variable: LOAD_KEY is not given');
+});
