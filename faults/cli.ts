@@ -4,7 +4,7 @@
  * `baseline`, `all-faults` or `all-variants`; `--list` prints the catalogue. `MATRIX_CONCURRENCY`
  * (default 2) cases run at once. The meta-test (`tests/faults/matrix.test.ts`) runs them all.
  */
-import { faults } from './catalogue.ts';
+import { faults } from './catalogue/index.ts';
 import { variants } from './variants.ts';
 import { cleanup, runCase } from './harness.ts';
 import { matrixCases, MATRIX_ENV } from './matrix.ts';

@@ -91,3 +91,29 @@ export const PLAN_LIMITS: Record<string, { minute: number; day: number }> = {
   pro: { minute: 300, day: 10000 },
   business: { minute: 1000, day: 100000 },
 };
+
+/** A handler that crashed: 500 with an `internal_error` Error body (rate-limit headers kept from `base`). */
+export function crash(message: string, base?: ProxyResponse['headers']): ProxyResponse {
+  return answer(500, { code: 'internal_error', message, status: 500 }, base);
+}
+
+/** The known keys of the run (for faults that swap or recognise a credential); never logged. */
+export function knownKeys(env: Record<string, string | undefined>): string[] {
+  return [env.API_KEY, env.RATE_LIMIT_KEY, env.LOAD_KEY].filter((k): k is string => !!k);
+}
+
+/** The `quantity` member of an update request's JSON body, when there is one. */
+export function updateQuantity(req: ProxyRequest): unknown {
+  const b = readJson(req.body) as any;
+  return b && typeof b === 'object' ? b.quantity : undefined;
+}
+
+/** GET the list with the same credentials (a side look, for faults that need the old quantity). */
+export async function quantityBefore(req: ProxyRequest, forward: (r: ProxyRequest) => Promise<ProxyResponse>): Promise<number | undefined> {
+  const listPath = req.path.split('?')[0]!.replace(/\/[^/]+$/, '');
+  const res = await forward({ method: 'GET', path: listPath, headers: req.headers.filter(([k]) => /^authorization$/i.test(k)), body: Buffer.alloc(0) });
+  const list = readJson(res.body);
+  if (res.status !== 200 || !Array.isArray(list)) return undefined;
+  const item = list.find((i: any) => String(i?.petId) === petIdOf(req));
+  return typeof item?.quantity === 'number' ? item.quantity : undefined;
+}

@@ -1,4 +1,4 @@
-import { faults } from './catalogue.ts';
+import { faults } from './catalogue/index.ts';
 import { variants } from './variants.ts';
 import type { MatrixCase } from './harness.ts';
 import { listSuites, phasesByRequirement } from '../suites/lib/ledger.ts';

@@ -2,9 +2,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
 import { test, expect } from '@playwright/test';
-import { faults } from '../../faults/catalogue.ts';
+import { CATALOGUE_FILES, faults } from '../../faults/catalogue/index.ts';
 import { variants, httpDate } from '../../faults/variants.ts';
-import { REQ } from '../../faults/requirements.ts';
 import { REPO_ROOT } from '../../faults/harness.ts';
 import { phasesFor } from '../../faults/matrix.ts';
 import { parseHttpDate } from '../../suites/lib/http-date.ts';
@@ -24,16 +23,28 @@ test('the catalogue has at least 30 faults with unique kebab-case names, a descr
   }
 });
 
-test('every area of issue 4 has faults', () => {
-  const areas = new Set(faults.map((f) => f.area));
-  for (const a of ['auth', 'error-body', 'list', 'update', 'messages', 'rate-limit-headers', '429', 'ban', 'malformed-input']) {
-    expect(areas.has(a as never), `area ${a}`).toBe(true);
+/** The area of a ledger id's prefix: the catalogue file its faults live in. */
+const AREA_OF_PREFIX: Record<string, string> = {
+  AUTH: 'auth', ERR: 'errors', INV: 'inventory', UPD: 'inventory', MSG: 'messages', RL: 'rate-limit', HTTP: 'http', VER: 'versioning', LOAD: 'load',
+};
+
+test('one catalogue file per area: every file of faults/catalogue/ is collected, and the file decides the area', () => {
+  const dir = path.join(REPO_ROOT, 'faults', 'catalogue');
+  const files = fs.readdirSync(dir).filter((f) => f.endsWith('.ts') && f !== 'index.ts');
+  expect([...CATALOGUE_FILES].sort()).toEqual(files.sort());
+  for (const area of Object.values(AREA_OF_PREFIX)) expect(faults.some((f) => f.area === area), `faults/catalogue/${area}.ts has faults`).toBe(true);
+  for (const f of faults) {
+    expect(CATALOGUE_FILES, `${f.name}: area ${f.area} is a catalogue file`).toContain(`${f.area}.ts`);
+    expect(fs.readFileSync(path.join(dir, `${f.area}.ts`), 'utf8'), `${f.name} is defined in ${f.area}.ts`).toContain(`name: '${f.name}'`);
+    // In the spec-section files, a fault sits with the requirement it breaks first.
+    const area = AREA_OF_PREFIX[f.expect[0]!.split('-')[0]!];
+    if (area && Object.values(AREA_OF_PREFIX).includes(f.area)) expect(f.area, `${f.name} (${f.expect[0]}) belongs in faults/catalogue/${area}.ts`).toBe(area);
   }
 });
 
 test('every id a fault expects is a must-level, testable requirement of the ledger', () => {
   const byId = new Map(ledger.map((r) => [r.id, r]));
-  const used = new Set([...faults.flatMap((f) => f.expect), ...Object.values(REQ)]);
+  const used = new Set(faults.flatMap((f) => f.expect));
   for (const id of used) {
     const r = byId.get(id);
     expect(r, `${id} is not in suites/requirements.yaml`).toBeDefined();

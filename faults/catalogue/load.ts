@@ -1,0 +1,56 @@
+/**
+ * Faults only load shows (the project's rules and Limits under concurrency): over-admission by a
+ * racy limiter, latency and errors when requests overlap.
+ */
+import { answer } from '../lib.ts';
+import { racyStore } from '../stores.ts';
+import type { FaultDefinition } from '../fault.ts';
+
+export const faults: FaultDefinition[] = [
+  {
+    name: '429-over-admission-under-concurrency',
+    description: 'The limiter reads and writes its counter in separate steps, so concurrent requests are over-admitted.',
+    expect: ['LOAD-02'],
+    store: () => racyStore(),
+  },
+  {
+    name: 'load-slow-under-concurrency',
+    description: 'Requests queue behind a single database connection: with two or more in flight, each waits 1.2 s, so p99 latency under load is above the threshold.',
+    expect: ['LOAD-01'],
+    // The default threshold, and runs long enough for the slow responses to complete inside them.
+    env: { LOAD_P99_MS: '1000', LOAD_DURATION_S: '3' },
+    proxy: () => {
+      let inflight = 0;
+      return {
+        request(req) {
+          inflight++;
+          return req;
+        },
+        delayMs: () => (inflight >= 2 ? 1200 : 0),
+        response(res) {
+          inflight--;
+          return res;
+        },
+      };
+    },
+  },
+  {
+    name: 'load-503-when-busy',
+    description: 'A too-small connection pool: with 3 requests in flight, further ones get 503 (sequential checks never notice).',
+    expect: ['LOAD-01'],
+    proxy: () => {
+      let inflight = 0;
+      return {
+        request(req) {
+          if (inflight >= 3) return answer(503, { code: 'unavailable', message: 'Service busy', status: 503 });
+          inflight++;
+          return req;
+        },
+        response(res) {
+          inflight--;
+          return res;
+        },
+      };
+    },
+  },
+];
