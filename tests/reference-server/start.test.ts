@@ -29,7 +29,7 @@ interface Started {
 async function npmStart(args: string[], env: Record<string, string>, untilLines: number, whileUp?: (lines: string[]) => Promise<void>): Promise<Started> {
   const child = spawn('npm', ['start', '--silent', '--', ...args], {
     cwd: ROOT,
-    env: { ...process.env, PORT: '0', ...env },
+    env: { ...process.env, PORT: '0', REDIS_URL: '', INSTANCES: '1', RATELIMIT_FIELDS: 'off', ...env },
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -109,7 +109,19 @@ test.describe('reference server: npm start and configuration', () => {
       bodyTimeoutMs: 10_000,
       inventoryFile: DEFAULT_INVENTORY_FILE,
       keysFile: DEFAULT_KEYS_FILE,
+      redisUrl: undefined,
+      redisPrefix: 'inventory-service:',
+      instances: 1,
+      rateLimitFields: false,
     });
+    expect(resolveConfig({}, { REDIS_URL: 'redis://127.0.0.1:6390', RATELIMIT_FIELDS: 'on', INSTANCES: '3' })).toMatchObject({
+      redisUrl: 'redis://127.0.0.1:6390',
+      rateLimitFields: true,
+      instances: 3,
+    });
+    expect(() => resolveConfig({}, { REDIS_URL: 'localhost:6379' })).toThrow(/REDIS_URL/);
+    expect(() => resolveConfig({}, { RATELIMIT_FIELDS: 'maybe' })).toThrow(/RATELIMIT_FIELDS/);
+    expect(() => resolveConfig({}, { INSTANCES: '0' })).toThrow(/INSTANCES/);
     for (const setting of SETTINGS.filter((s) => /^\d+$/.test(s.default))) {
       const env = { [setting.env]: '4321' };
       const json = JSON.stringify(resolveConfig({}, env));
