@@ -1,21 +1,31 @@
 /**
- * A thin wrapper around autocannon's programmatic API for the load checks (`suites/load/`).
+ * The load engine of the load checks (`suites/load/`): bounded runs of HTTP requests on Node's own
+ * `http`/`https` clients, one request object per request.
  *
- * - Every run is bounded twice: by its own end (`durationS` or `amount`) and by hard caps
- *   (`maxRequests`, `maxDurationS`) that stop autocannon whatever happens.
- * - The `Authorization` value goes to autocannon's `headers` option and nowhere else: it is never
- *   part of a figure, a sample, a progress line or an error message.
- * - Progress lines (what runs, how far, time left) are printed every few seconds, so a CI log never
- *   looks hung.
- * - It returns figures (requests, status histogram, 5xx, socket errors, timeouts, latency
- *   percentiles), a bounded sample of responses with bodies for schema validation, and, on request,
- *   the status and headers of every response (for the limiter checks).
- *
- * Spec: "Limits" (rate limits per plan); the conformance run's contract is docs/architecture.md.
+ * - TLS is verified on every request (Node's defaults; private CAs through `NODE_EXTRA_CA_CERTS`
+ *   or the `ca` option). Only `tls.insecure` (the user's explicit opt-in) turns verification off,
+ *   and the figures then say so. A certificate the client refuses stops the run at once: nothing
+ *   carrying the key is ever written to that peer. (autocannon 9 forces `rejectUnauthorized: false`
+ *   after the options it is given, which is why it is not used here.)
+ * - Each response is attributed to the request that caused it: its step, status, headers, body and
+ *   latency travel together, so samples are validated against the schema of their own step.
+ * - A connection the server closes after a complete response (`Connection: close`, HTTP/1.1
+ *   RFC 9112 §9.6) is normal: the next request opens a new one. A request is only counted as lost
+ *   when it got neither a complete response nor an error within the request timeout.
+ * - Models: `open` (a fixed arrival rate for a fixed time, k6's constant-arrival-rate: arrivals
+ *   that find every slot busy are dropped and counted), `closed` (saturation: every slot sends its
+ *   next request as soon as the previous one is answered; an explicit opt-in), `burst` (exactly
+ *   `count` requests at once, up to `connections` in flight).
+ * - Every run is bounded twice: by its own end and by hard caps (`maxRequests`, `maxDurationS`).
+ * - The `Authorization` value is a request header and nothing else: never a figure, a sample, a
+ *   progress line or an error message.
  */
-import autocannon from 'autocannon';
+import { readFileSync } from 'node:fs';
+import http from 'node:http';
+import https from 'node:https';
+import { rootCertificates } from 'node:tls';
 
-/** One request of the cycle every connection repeats. */
+/** One request of the cycle the load repeats. */
 export interface LoadStep {
   /** Short name used in samples and reports, e.g. `GET /inventory`. */
   name: string;
@@ -26,6 +36,23 @@ export interface LoadStep {
   contentType?: string;
 }
 
+/** TLS of an https target. Verification is on unless `insecure` (the user's explicit opt-in). */
+export interface TlsOptions {
+  /** Extra trusted CA certificates (PEM), added to Node's roots and `NODE_EXTRA_CA_CERTS`. */
+  ca?: string | Buffer | Array<string | Buffer>;
+  /** Do not verify the peer's certificate (`INSECURE_TLS=1`). */
+  insecure?: boolean;
+}
+
+/** How requests arrive. */
+export type LoadModel =
+  /** A fixed arrival rate for a fixed time (open model); at most `connections` in flight. */
+  | { kind: 'open'; ratePerS: number; durationS: number }
+  /** Saturation (closed model): `connections` loops, each sending as soon as it is answered. */
+  | { kind: 'closed'; durationS: number }
+  /** Exactly `count` requests, all started at once (at most `connections` in flight). */
+  | { kind: 'burst'; count: number };
+
 export interface LoadRunOptions {
   /** What runs, for progress lines and reports, e.g. `capacity GET /inventory`. */
   label: string;
@@ -34,16 +61,14 @@ export interface LoadRunOptions {
   steps: LoadStep[];
   /** The full `Authorization` header value. Sent as a header, never stored or printed. */
   authorization?: string;
+  model: LoadModel;
+  /** Most requests in flight at once (and open connections). */
   connections: number;
-  /** Time-bounded run: seconds of load. */
-  durationS?: number;
-  /** Count-bounded run (a burst): exactly this many requests, then the run ends by itself. */
-  amount?: number;
-  /** Hard cap on requests sent; a time-bounded run stops there. */
+  /** Hard cap on requests sent. */
   maxRequests: number;
-  /** Hard cap on wall time; the run is stopped there whatever its own end. */
+  /** Hard cap on wall time; requests still in flight then are abandoned and counted as unanswered. */
   maxDurationS: number;
-  /** Seconds before a request counts as a timeout (default 10). */
+  /** Seconds within which a request must be answered completely (default 10). */
   timeoutS?: number;
   /** Responses kept with their bodies for schema validation (default 100). */
   sampleSize?: number;
@@ -51,15 +76,18 @@ export interface LoadRunOptions {
   recordAll?: boolean;
   /** Refuse any target that is not loopback (the bundled reference server). */
   loopbackOnly?: boolean;
+  tls?: TlsOptions;
   /** Where progress lines go (default: stdout). */
   progress?: (line: string) => void;
   /** Seconds between progress lines (default 3). */
   progressEveryS?: number;
   /**
-   * Stop the run at the first response with one of these statuses (e.g. 429: never keep sending
-   * on a key that must wait for Retry-After). Requests already in flight still complete.
+   * Send nothing more after the first response with one of these statuses (e.g. 429: never keep
+   * sending on a key that must wait for Retry-After). Requests already sent still complete.
    */
   stopOnStatus?: readonly number[];
+  /** Called with every response as it arrives (e.g. the run-wide pacer's `observe`). */
+  onResponse?: (response: RecordedResponse) => void;
 }
 
 /** A response as the checks see it: header names lowercased. */
@@ -67,6 +95,8 @@ export interface RecordedResponse {
   step: string;
   status: number;
   headers: Record<string, string>;
+  /** `Date.now()` when the request was written. */
+  sentAt?: number;
   /** `Date.now()` when the response was complete. */
   receivedAt: number;
   latencyMs?: number;
@@ -86,32 +116,43 @@ export interface LatencyFigures {
 
 export interface LoadFigures {
   label: string;
-  /** Origin and paths only; never a key. */
+  /** Origin only; never a key. */
   target: string;
   steps: string[];
+  model: LoadModel['kind'];
+  /** Arrival rate of an open model (requests per second), else null. */
+  ratePerS: number | null;
   connections: number;
-  /** Completed responses. */
+  /** Complete responses. */
   requests: number;
-  /** Requests written to the wire (completed or not). */
+  /** Requests written to the wire (answered or not). */
   sent: number;
+  /** Arrivals of an open model that found every slot busy and were not sent. */
+  dropped: number;
+  /** Connections opened (a server closing after every response needs one per request). */
+  connectionsOpened: number;
   durationS: number;
   requestsPerSecond: number;
   statusCodes: Record<string, number>;
+  /** Responses and errors by step name. */
+  bySteps: Record<string, { requests: number; statusCodes: Record<string, number> }>;
   count2xx: number;
   count5xx: number;
   non2xx: number;
+  /** Requests that ended with a connection error before a complete response. */
   socketErrors: number;
+  /** Requests not answered completely within the request timeout. */
   timeouts: number;
-  /**
-   * Requests sent that got neither a response nor an error: a connection the server closed with a
-   * request outstanding (autocannon reconnects silently), or requests still in flight when a
-   * time-bounded run stopped (at most one per connection).
-   */
+  /** Requests abandoned without an answer when the hard cap on wall time stopped the run. */
   unanswered: number;
+  /** The first connection errors seen (code and message; never a header value). */
+  errorExamples: string[];
   /** Responses that are not 2xx, plus socket errors and timeouts, over all attempts. */
   errorRate: number;
   latencyMs: LatencyFigures;
-  stoppedBy: 'duration' | 'amount' | 'max-requests' | 'max-duration' | 'status';
+  /** `https` verified, `https` not verified (opt-in), or plain `http`. */
+  tls: 'verified' | 'not verified' | 'none';
+  stoppedBy: 'duration' | 'amount' | 'max-requests' | 'max-duration' | 'status' | 'tls';
 }
 
 export interface LoadResult {
@@ -121,6 +162,8 @@ export interface LoadResult {
   responses: RecordedResponse[];
   /** Every response with a `stopOnStatus` status (the first one stopped the run). */
   stoppers: RecordedResponse[];
+  /** The certificate problem that stopped the run (`stoppedBy: 'tls'`). */
+  tlsError?: string;
 }
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
@@ -131,13 +174,20 @@ export function isLoopback(url: string): boolean {
   return LOOPBACK.has(host) || /^127\.\d+\.\d+\.\d+$/.test(host);
 }
 
-function lowerCaseHeaders(headers: unknown): Record<string, string> {
+/** Error codes of a certificate the client refused (Node's `tls` and OpenSSL). */
+const TLS_CODES = /CERT|SELF_SIGNED|UNABLE_TO_(GET|VERIFY)|ERR_TLS|DEPTH_ZERO|HOSTNAME|ALTNAME|UNTRUSTED/;
+
+/** True when `error` is the client refusing the peer's certificate. */
+export function isCertificateError(error: unknown): boolean {
+  const e = error as { code?: unknown; message?: unknown };
+  return TLS_CODES.test(String(e?.code ?? '')) || /certificate/i.test(String(e?.message ?? ''));
+}
+
+function lowerCaseHeaders(headers: http.IncomingHttpHeaders): Record<string, string> {
   const out: Record<string, string> = {};
-  if (!headers || typeof headers !== 'object') return out;
-  for (const [name, value] of Object.entries(headers as Record<string, unknown>)) {
-    const key = name.toLowerCase();
-    const text = Array.isArray(value) ? value.join(', ') : String(value);
-    out[key] = key in out ? `${out[key]}, ${text}` : text;
+  for (const [name, value] of Object.entries(headers)) {
+    if (value === undefined) continue;
+    out[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : String(value);
   }
   return out;
 }
@@ -165,204 +215,360 @@ function round(value: number, digits = 2): number {
   return Math.round(value * f) / f;
 }
 
-/** Requests autocannon wrote to the wire (`requests.sent`, a field its type declarations leave out). */
-function sentOf(result: autocannon.Result): number {
-  return Number((result.requests as unknown as { sent?: number }).sent ?? 0);
+/** Nearest-rank percentile of sorted values (0 when empty). */
+export function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return 0;
+  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[rank]!;
+}
+
+function latencyOf(values: number[]): LatencyFigures {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mean = sorted.length ? sorted.reduce((a, b) => a + b, 0) / sorted.length : 0;
+  return {
+    p50: round(percentile(sorted, 50)),
+    p90: round(percentile(sorted, 90)),
+    p99: round(percentile(sorted, 99)),
+    max: round(sorted.at(-1) ?? 0),
+    mean: round(mean),
+  };
 }
 
 /** Checks options that would make a run unbounded or unsafe; throws with a readable reason. */
 export function assertBounded(options: LoadRunOptions): void {
-  const { durationS, amount, maxRequests, maxDurationS, connections } = options;
-  if ((durationS === undefined) === (amount === undefined)) {
-    throw new Error(`${options.label}: give exactly one of durationS and amount`);
-  }
+  const { model, maxRequests, maxDurationS, connections } = options;
   if (!(Number.isFinite(maxRequests) && maxRequests >= 1)) throw new Error(`${options.label}: maxRequests must be ≥ 1`);
   if (!(Number.isFinite(maxDurationS) && maxDurationS > 0)) throw new Error(`${options.label}: maxDurationS must be > 0`);
   if (!(Number.isInteger(connections) && connections >= 1)) throw new Error(`${options.label}: connections must be an integer ≥ 1`);
-  if (amount !== undefined && !(Number.isInteger(amount) && amount >= 1 && amount <= maxRequests)) {
-    throw new Error(`${options.label}: amount ${amount} must be an integer between 1 and maxRequests (${maxRequests})`);
+  if (model.kind === 'burst' && !(Number.isInteger(model.count) && model.count >= 1 && model.count <= maxRequests)) {
+    throw new Error(`${options.label}: a burst of ${model.count} must be an integer between 1 and maxRequests (${maxRequests})`);
   }
-  if (durationS !== undefined && !(durationS > 0 && durationS <= maxDurationS)) {
-    throw new Error(`${options.label}: durationS ${durationS} must be > 0 and ≤ maxDurationS (${maxDurationS})`);
+  if (model.kind !== 'burst' && !(model.durationS > 0 && model.durationS <= maxDurationS)) {
+    throw new Error(`${options.label}: durationS ${model.durationS} must be > 0 and ≤ maxDurationS (${maxDurationS})`);
+  }
+  if (model.kind === 'open' && !(Number.isFinite(model.ratePerS) && model.ratePerS > 0)) {
+    throw new Error(`${options.label}: ratePerS must be > 0`);
   }
   if (options.steps.length === 0) throw new Error(`${options.label}: no steps`);
+  const protocol = new URL(options.url).protocol;
+  if (protocol !== 'http:' && protocol !== 'https:') throw new Error(`${options.label}: ${protocol} is not http or https`);
   if (options.loopbackOnly && !isLoopback(options.url)) {
     throw new Error(`${options.label}: load is only ever sent to loopback here, not to ${new URL(options.url).host}`);
   }
 }
 
+/** The agent of one run: keep-alive, TLS verified unless the user opted out, never queueing. */
+export function agentFor(url: string, tlsOptions: TlsOptions = {}): http.Agent {
+  const common = { keepAlive: true, maxSockets: Infinity, scheduling: 'fifo' as const };
+  if (new URL(url).protocol !== 'https:') return new http.Agent(common);
+  return new https.Agent({
+    ...common,
+    rejectUnauthorized: !tlsOptions.insecure,
+    ...(tlsOptions.ca !== undefined ? { ca: withDefaultRoots(tlsOptions.ca) } : {}),
+  });
+}
+
 /**
- * Runs one bounded autocannon load and returns its figures. Never rejects because of what the
- * server answers (5xx, socket errors and timeouts are figures); rejects only on invalid options.
+ * A `ca` option replaces Node's trusted roots: keep them beside it, with the file of
+ * `NODE_EXTRA_CA_CERTS` (which Node adds to its defaults only).
+ */
+function withDefaultRoots(ca: NonNullable<TlsOptions['ca']>): Array<string | Buffer> {
+  const extra: string[] = [];
+  const file = process.env.NODE_EXTRA_CA_CERTS;
+  if (file) {
+    try {
+      extra.push(readFileSync(file, 'utf8'));
+    } catch {
+      // Node itself warns about an unreadable NODE_EXTRA_CA_CERTS.
+    }
+  }
+  return [...rootCertificates, ...extra, ...(Array.isArray(ca) ? ca : [ca])];
+}
+
+/** One request of a run, as `sendOne` answers it. */
+export type OneResult =
+  | { ok: true; status: number; headers: Record<string, string>; body: string; sentAt: number; receivedAt: number; latencyMs: number; newConnection: boolean }
+  | { ok: false; kind: 'timeout' | 'socket' | 'tls'; error: string; sentAt: number; latencyMs: number };
+
+export interface OneRequest {
+  url: string;
+  method?: string;
+  authorization?: string;
+  body?: string;
+  contentType?: string;
+  timeoutS: number;
+  agent?: http.Agent;
+  tls?: TlsOptions;
+}
+
+/** A readable reason for a failed request: an error code and message, never a header value. */
+function describeError(error: unknown): string {
+  const e = error as { code?: string; message?: string };
+  return [e?.code, e?.message].filter(Boolean).join(': ') || 'network error';
+}
+
+/**
+ * Sends one request and reads the whole response. Never throws: a timeout (no complete answer
+ * within `timeoutS`), a connection error and a refused certificate are results.
+ */
+export function sendOne(request: OneRequest): Promise<OneResult> {
+  const url = new URL(request.url);
+  const agent = request.agent ?? agentFor(request.url, request.tls);
+  const ownAgent = request.agent === undefined;
+  const client = url.protocol === 'https:' ? https : http;
+  const headers: Record<string, string> = { Accept: 'application/json' };
+  if (request.authorization !== undefined) headers.Authorization = request.authorization;
+  if (request.body !== undefined) {
+    headers['Content-Type'] = request.contentType ?? 'application/json';
+    headers['Content-Length'] = String(Buffer.byteLength(request.body));
+  }
+  const sentAt = Date.now();
+  const started = performance.now();
+  return new Promise((resolve) => {
+    let settled = false;
+    let newConnection = false;
+    const finish = (result: OneResult) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      if (ownAgent) agent.destroy();
+      resolve(result);
+    };
+    const elapsed = () => round(performance.now() - started);
+    const req = client.request(
+      { protocol: url.protocol, hostname: url.hostname.replace(/^\[|\]$/g, ''), port: url.port, path: `${url.pathname}${url.search}`, method: request.method ?? 'GET', headers, agent },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          finish({
+            ok: true,
+            status: res.statusCode ?? 0,
+            headers: lowerCaseHeaders(res.headers),
+            body: Buffer.concat(chunks).toString('utf8'),
+            sentAt,
+            receivedAt: Date.now(),
+            latencyMs: elapsed(),
+            newConnection,
+          }),
+        );
+        res.on('error', (error) => finish({ ok: false, kind: 'socket', error: describeError(error), sentAt, latencyMs: elapsed() }));
+      },
+    );
+    req.on('socket', (socket) => {
+      // A socket that has not connected yet is a new connection (a kept-alive one is reused).
+      newConnection = (socket as { connecting?: boolean }).connecting === true;
+    });
+    const timer = setTimeout(() => {
+      finish({ ok: false, kind: 'timeout', error: `no complete response within ${request.timeoutS} s`, sentAt, latencyMs: elapsed() });
+      req.destroy();
+    }, request.timeoutS * 1000);
+    req.on('error', (error) =>
+      finish({ ok: false, kind: isCertificateError(error) ? 'tls' : 'socket', error: describeError(error), sentAt, latencyMs: elapsed() }),
+    );
+    req.end(request.body);
+  });
+}
+
+/**
+ * Runs one bounded load and returns its figures. Never rejects because of what the server answers
+ * (5xx, connection errors and timeouts are figures); rejects only on invalid options.
  */
 export async function runLoad(options: LoadRunOptions): Promise<LoadResult> {
   assertBounded(options);
   const origin = new URL(options.url).origin;
   const print = options.progress ?? ((line: string) => console.log(line));
   const progressEveryMs = (options.progressEveryS ?? 3) * 1000;
-  const sampleSize = options.sampleSize ?? 100;
-  const keep = sampler(sampleSize);
+  const keep = sampler(options.sampleSize ?? 100);
+  const timeoutS = options.timeoutS ?? 10;
+  const model = options.model;
+  const agent = agentFor(options.url, options.tls);
+  const stopOn = new Set(options.stopOnStatus ?? []);
 
   const samples: SampledResponse[] = [];
   const responses: RecordedResponse[] = [];
   const stoppers: RecordedResponse[] = [];
-  const stopOn = new Set(options.stopOnStatus ?? []);
-  let stop: () => void = () => undefined;
-  const clients: Array<{ destroy(): void }> = [];
+  const latencies: number[] = [];
+  const statusCodes: Record<string, number> = {};
+  const bySteps: LoadFigures['bySteps'] = {};
+  const errorExamples: string[] = [];
+  let tlsError: string | undefined;
+  let sent = 0;
+  let answered = 0;
+  let socketErrors = 0;
+  let timeouts = 0;
+  let dropped = 0;
+  let connectionsOpened = 0;
   let index = 0;
-  let last: RecordedResponse | undefined;
-
-  const amount = options.amount;
-  const connections = Math.max(1, Math.min(options.connections, amount ?? options.connections, options.maxRequests));
-  const headers: Record<string, string> = {};
-  if (options.authorization !== undefined) headers.Authorization = options.authorization;
-
-  const requests: autocannon.Request[] = options.steps.map((step) => ({
-    method: step.method ?? 'GET',
-    path: step.path,
-    ...(step.body !== undefined ? { body: step.body } : {}),
-    ...(step.contentType ? { headers: { 'Content-Type': step.contentType } } : {}),
-    onResponse: (status: number, body: string, _context: object, raw: unknown) => {
-      const record: RecordedResponse = {
-        step: step.name,
-        status,
-        headers: lowerCaseHeaders(raw),
-        receivedAt: Date.now(),
-      };
-      if (options.recordAll && responses.length < options.maxRequests) responses.push(record);
-      const slot = keep(index);
-      if (slot >= 0) samples[slot] = { ...record, body };
-      index++;
-      last = record;
-      if (stopOn.has(status)) {
-        stoppers.push(record);
-        if (stoppers.length === 1) stop();
-      }
-    },
-  }));
-
-  const startedAt = Date.now();
-  let settle: (value: autocannon.Result) => void = () => undefined;
-  let fail: (error: unknown) => void = () => undefined;
-  const finished = new Promise<autocannon.Result>((resolve, reject) => {
-    settle = resolve;
-    fail = reject;
-  });
-  const instance = autocannon({
-    url: origin,
-    connections,
-    pipelining: 1,
-    timeout: options.timeoutS ?? 10,
-    headers,
-    requests,
-    sampleInt: 200,
-    setupClient: (client: autocannon.Client) => {
-      clients.push(client as unknown as { destroy(): void });
-    },
-    ...(amount !== undefined
-      ? { amount }
-      : { duration: options.durationS, maxOverallRequests: Math.max(options.maxRequests, connections) }),
-  }, (error: unknown, outcome: autocannon.Result) => (error ? fail(error) : settle(outcome)));
-
-  let stoppedBy: LoadFigures['stoppedBy'] = amount !== undefined ? 'amount' : 'duration';
-  stop = () => {
-    stoppedBy = 'status';
-    // instance.stop() only takes effect at autocannon's next sample tick; closing every client
-    // now means nothing more is written after the stopping response.
-    for (const client of clients) client.destroy();
-    instance.stop();
+  let inFlight = 0;
+  let stepCursor = 0;
+  let stoppedBy: LoadFigures['stoppedBy'] = 'amount';
+  let stopped = false;
+  const stop = (why: LoadFigures['stoppedBy']) => {
+    if (stopped) return;
+    stopped = true;
+    stoppedBy = why;
   };
-  let completed = 0;
-  instance.on('response', (_client: unknown, _status: number, _bytes: number, responseTime: number) => {
-    completed++;
-    // autocannon emits this right after the request's onResponse, in the same call stack.
-    if (last) {
-      last.latencyMs = round(responseTime);
-      last = undefined;
-    }
-  });
 
-  const what = `${options.label}: ${options.steps.map((s) => s.name).join(' + ')} on ${connections} connection(s)`;
-  const planned = amount !== undefined ? `${amount} requests` : `${options.durationS} s`;
+  const connections = Math.max(1, Math.min(options.connections, model.kind === 'burst' ? model.count : options.connections, options.maxRequests));
+  const startedAt = Date.now();
+  let settle: (how: 'drained' | 'hard') => void = () => undefined;
+  const drained = new Promise<'drained' | 'hard'>((resolve) => (settle = resolve));
+  /** Whether the model still has requests to send (a burst its count, the others until stopped). */
+  const moreToSend = () => !stopped && (model.kind !== 'burst' || sent < model.count);
+  const settleIfDone = () => {
+    if (inFlight === 0 && !moreToSend()) settle('drained');
+  };
+  /** Fills free slots (burst and closed model). */
+  const pump = () => {
+    while (inFlight < connections && moreToSend()) fire();
+  };
+
+  function fire(): void {
+    if (sent >= options.maxRequests) return stop(model.kind === 'burst' ? 'amount' : 'max-requests');
+    const step = options.steps[stepCursor % options.steps.length]!;
+    stepCursor++;
+    sent++;
+    inFlight++;
+    const stepStats = (bySteps[step.name] ??= { requests: 0, statusCodes: {} });
+    void sendOne({
+      url: `${origin}${step.path}`,
+      method: step.method ?? 'GET',
+      authorization: options.authorization,
+      body: step.body,
+      contentType: step.contentType,
+      timeoutS,
+      agent,
+    }).then((r) => {
+      inFlight--;
+      stepStats.requests++;
+      if (r.ok) {
+        answered++;
+        if (r.newConnection) connectionsOpened++;
+        statusCodes[r.status] = (statusCodes[r.status] ?? 0) + 1;
+        stepStats.statusCodes[r.status] = (stepStats.statusCodes[r.status] ?? 0) + 1;
+        latencies.push(r.latencyMs);
+        const record: RecordedResponse = { step: step.name, status: r.status, headers: r.headers, sentAt: r.sentAt, receivedAt: r.receivedAt, latencyMs: r.latencyMs };
+        if (options.recordAll) responses.push(record);
+        const slot = keep(index++);
+        if (slot >= 0) samples[slot] = { ...record, body: r.body };
+        options.onResponse?.(record);
+        if (stopOn.has(r.status)) {
+          stoppers.push(record);
+          stop('status');
+        }
+      } else {
+        const code = r.kind === 'timeout' ? 'timeout' : r.kind === 'tls' ? 'tls' : 'socket';
+        stepStats.statusCodes[code] = (stepStats.statusCodes[code] ?? 0) + 1;
+        if (r.kind === 'timeout') timeouts++;
+        else socketErrors++;
+        if (errorExamples.length < 5 && !errorExamples.includes(r.error)) errorExamples.push(r.error);
+        if (r.kind === 'tls') {
+          tlsError ??= r.error;
+          stop('tls');
+        }
+      }
+      if (model.kind !== 'open') pump();
+      settleIfDone();
+    });
+  }
+
+  const what = `${options.label}: ${options.steps.map((s) => s.name).join(' + ')}`;
+  const planned =
+    model.kind === 'burst'
+      ? `a burst of ${model.count} requests on up to ${connections} connection(s)`
+      : model.kind === 'open'
+        ? `${model.ratePerS} req/s for ${model.durationS} s (at most ${connections} in flight)`
+        : `saturation on ${connections} connection(s) for ${model.durationS} s`;
   print(`[load] start ${what}, ${planned} (caps: ${options.maxRequests} requests, ${options.maxDurationS} s)`);
   const progressTimer = setInterval(() => {
     const elapsedS = (Date.now() - startedAt) / 1000;
     const left =
-      amount !== undefined
-        ? `${Math.max(0, amount - completed)} requests left, at most ${Math.max(0, options.maxDurationS - elapsedS).toFixed(0)} s`
-        : `${Math.max(0, (options.durationS ?? 0) - elapsedS).toFixed(0)} s left`;
-    print(`[load] ${options.label}: ${elapsedS.toFixed(0)} s, ${completed} responses, ${left}`);
+      model.kind === 'burst'
+        ? `${Math.max(0, model.count - answered - socketErrors - timeouts)} requests left, at most ${Math.max(0, options.maxDurationS - elapsedS).toFixed(0)} s`
+        : `${Math.max(0, model.durationS - elapsedS).toFixed(0)} s left`;
+    print(`[load] ${options.label}: ${elapsedS.toFixed(0)} s, ${answered} responses, ${left}`);
   }, progressEveryMs);
+
   const hardStop = setTimeout(() => {
-    if (stoppedBy !== 'status') stoppedBy = 'max-duration';
-    instance.stop();
+    stop('max-duration');
+    settle('hard');
   }, options.maxDurationS * 1000);
-
-  let result: autocannon.Result;
-  try {
-    result = await finished;
-  } finally {
-    clearInterval(progressTimer);
-    clearTimeout(hardStop);
+  let durationTimer: NodeJS.Timeout | undefined;
+  let arrivalTimer: NodeJS.Timeout | undefined;
+  if (model.kind !== 'burst') {
+    durationTimer = setTimeout(() => {
+      stop('duration');
+      settleIfDone();
+    }, model.durationS * 1000);
   }
+  if (model.kind === 'open') {
+    // Arrivals at fixed times, whatever the answers; an arrival that finds every slot busy is dropped.
+    const intervalMs = 1000 / model.ratePerS;
+    let due = 0;
+    const tick = () => {
+      const elapsed = Date.now() - startedAt;
+      while (!stopped && due * intervalMs <= elapsed) {
+        due++;
+        if (inFlight < connections) fire();
+        else dropped++;
+      }
+      if (!stopped) arrivalTimer = setTimeout(tick, Math.max(1, due * intervalMs - (Date.now() - startedAt)));
+    };
+    tick();
+  } else {
+    pump();
+  }
+
+  const ending = await drained;
+  clearInterval(progressTimer);
+  clearTimeout(arrivalTimer);
+  clearTimeout(durationTimer);
+  clearTimeout(hardStop);
+  const unanswered = ending === 'hard' ? inFlight : 0;
+  agent.destroy();
   const finishedAt = Date.now();
-  if (amount === undefined && sentOf(result) >= options.maxRequests && stoppedBy === 'duration') {
-    stoppedBy = 'max-requests';
-  }
 
-  const statusCodes: Record<string, number> = {};
-  for (const [code, stat] of Object.entries(result.statusCodeStats ?? {})) {
-    statusCodes[code] = Number((stat as { count: number | string }).count);
-  }
-  const total = Object.values(statusCodes).reduce((a, b) => a + b, 0);
-  const count2xx = Object.entries(statusCodes)
-    .filter(([code]) => code.startsWith('2'))
-    .reduce((a, [, n]) => a + n, 0);
-  const count5xx = Object.entries(statusCodes)
-    .filter(([code]) => code.startsWith('5'))
-    .reduce((a, [, n]) => a + n, 0);
-  const timeouts = result.timeouts;
-  const socketErrors = Math.max(0, result.errors - result.timeouts);
+  const count2xx = Object.entries(statusCodes).filter(([c]) => c.startsWith('2')).reduce((a, [, n]) => a + n, 0);
+  const count5xx = Object.entries(statusCodes).filter(([c]) => c.startsWith('5')).reduce((a, [, n]) => a + n, 0);
   const durationS = Math.max(0.001, (finishedAt - startedAt) / 1000);
-  const sent = sentOf(result);
-  const unanswered = Math.max(0, sent - total - socketErrors - timeouts);
-  const attempts = total + socketErrors + timeouts;
-  const lat = result.latency;
-
+  const attempts = answered + socketErrors + timeouts + unanswered;
   const figures: LoadFigures = {
     label: options.label,
     target: origin,
     steps: options.steps.map((s) => `${s.method ?? 'GET'} ${s.path}`),
+    model: model.kind,
+    ratePerS: model.kind === 'open' ? model.ratePerS : null,
     connections,
-    requests: total,
+    requests: answered,
     sent,
+    dropped,
+    connectionsOpened,
     durationS: round(durationS),
-    requestsPerSecond: round(total / durationS, 1),
+    requestsPerSecond: round(answered / durationS, 1),
     statusCodes,
+    bySteps,
     count2xx,
     count5xx,
-    non2xx: total - count2xx,
+    non2xx: answered - count2xx,
     socketErrors,
     timeouts,
     unanswered,
-    errorRate: attempts === 0 ? 0 : round((total - count2xx + socketErrors + timeouts) / attempts, 6),
-    latencyMs: {
-      p50: round(lat.p50),
-      p90: round(lat.p90),
-      p99: round(lat.p99),
-      max: round(lat.max),
-      mean: round(lat.average),
-    },
+    errorExamples,
+    errorRate: attempts === 0 ? 0 : round((answered - count2xx + socketErrors + timeouts + unanswered) / attempts, 6),
+    latencyMs: latencyOf(latencies),
+    tls: new URL(options.url).protocol !== 'https:' ? 'none' : options.tls?.insecure ? 'not verified' : 'verified',
     stoppedBy,
   };
   print(
-    `[load] done ${options.label}: ${total} responses in ${figures.durationS} s (${figures.requestsPerSecond} req/s), ` +
-      `p99 ${figures.latencyMs.p99} ms, 5xx ${count5xx}, socket errors ${socketErrors}, timeouts ${timeouts}, unanswered ${unanswered}, stopped by ${stoppedBy}`,
+    `[load] done ${options.label}: ${answered} responses in ${figures.durationS} s (${figures.requestsPerSecond} req/s), ` +
+      `p99 ${figures.latencyMs.p99} ms, 5xx ${count5xx}, socket errors ${socketErrors}, timeouts ${timeouts}, unanswered ${unanswered}, ` +
+      `dropped ${dropped}, stopped by ${stoppedBy}${tlsError ? ` (certificate refused: ${tlsError})` : ''}`,
   );
-  return { figures, samples, responses, stoppers };
+  return { figures, samples, responses, stoppers, ...(tlsError ? { tlsError } : {}) };
 }
 
-/** A k6-style threshold: `name` must satisfy `observed <op> limit`. */
+/** A k6-style threshold the user set: `observed <op> limit`. */
 export interface Threshold {
   /** The variable that sets it, e.g. `LOAD_P99_MS`. */
   name: string;
@@ -374,18 +580,18 @@ export interface Threshold {
   unit?: string;
 }
 
+/** True when `t` holds. */
+export function thresholdHolds(t: Threshold): boolean {
+  return t.op === '<' ? t.observed < t.limit : t.observed <= t.limit;
+}
+
 /**
  * The lines of every breached threshold, each naming the threshold, its limit and the observed
  * value, e.g. `threshold LOAD_P99_MS breached: p99 latency 812 ms, must be < 500 ms`.
  */
 export function breachedThresholds(thresholds: Threshold[]): string[] {
-  const lines: string[] = [];
-  for (const t of thresholds) {
-    const ok = t.op === '<' ? t.observed < t.limit : t.observed <= t.limit;
-    if (!ok) {
-      const unit = t.unit ? ` ${t.unit}` : '';
-      lines.push(`threshold ${t.name} breached: ${t.what} ${t.observed}${unit}, must be ${t.op} ${t.limit}${unit}`);
-    }
-  }
-  return lines;
+  return thresholds.filter((t) => !thresholdHolds(t)).map((t) => {
+    const unit = t.unit ? ` ${t.unit}` : '';
+    return `threshold ${t.name} breached: ${t.what} ${t.observed}${unit}, must be ${t.op} ${t.limit}${unit}`;
+  });
 }

@@ -2,6 +2,7 @@
  * Single requests and waits of the load checks (probes before and after a run). The key goes in
  * the `Authorization` header only; nothing here prints or returns it.
  */
+import { sendOne, type TlsOptions } from '../lib/load.ts';
 
 export interface ProbeResponse {
   ok: true;
@@ -19,6 +20,8 @@ export interface ProbeFailure {
   /** A readable reason without any header value. */
   error: string;
   latencyMs: number;
+  /** The client refused the peer's certificate: nothing was sent. */
+  certificate?: boolean;
 }
 
 export interface ProbeRequest {
@@ -27,40 +30,24 @@ export interface ProbeRequest {
   authorization: string;
   body?: string;
   timeoutS: number;
+  tls?: TlsOptions;
 }
 
-/** Sends one request with `fetch` and reads the whole body. Never throws. */
+/**
+ * Sends one request through the load engine's client (TLS verified as in `runLoad`) and reads the
+ * whole body. Never throws.
+ */
 export async function probe(request: ProbeRequest): Promise<ProbeResponse | ProbeFailure> {
-  const started = performance.now();
-  try {
-    const response = await fetch(request.url, {
-      method: request.method ?? 'GET',
-      headers: {
-        Authorization: request.authorization,
-        Accept: 'application/json',
-        ...(request.body !== undefined ? { 'Content-Type': 'application/json' } : {}),
-      },
-      body: request.body,
-      signal: AbortSignal.timeout(request.timeoutS * 1000),
-    });
-    const body = await response.text();
-    const headers: Record<string, string> = {};
-    response.headers.forEach((value, name) => {
-      headers[name.toLowerCase()] = value;
-    });
-    return {
-      ok: true,
-      status: response.status,
-      headers,
-      body,
-      receivedAt: Date.now(),
-      latencyMs: Math.round((performance.now() - started) * 100) / 100,
-    };
-  } catch (error) {
-    const e = error as { name?: string; cause?: { code?: string } };
-    const reason = e.name === 'TimeoutError' ? `no response within ${request.timeoutS} s` : (e.cause?.code ?? e.name ?? 'network error');
-    return { ok: false, error: reason, latencyMs: Math.round((performance.now() - started) * 100) / 100 };
-  }
+  const r = await sendOne({
+    url: request.url,
+    method: request.method ?? 'GET',
+    authorization: request.authorization,
+    body: request.body,
+    timeoutS: request.timeoutS,
+    tls: request.tls,
+  });
+  if (!r.ok) return { ok: false, error: r.kind === 'tls' ? `certificate refused (${r.error})` : r.error, latencyMs: r.latencyMs, certificate: r.kind === 'tls' };
+  return { ok: true, status: r.status, headers: r.headers, body: r.body, receivedAt: r.receivedAt, latencyMs: r.latencyMs };
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, ms)));

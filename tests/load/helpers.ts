@@ -1,75 +1,188 @@
 /**
- * Small deviant servers for the load tests, on 127.0.0.1 and port 0. Each answers the inventory
- * endpoints in one way the load checks must catch (slow, 5xx, invalid bodies, lost updates).
+ * Small servers for the load tests, on 127.0.0.1 and port 0: inventories that answer in one way
+ * the load checks must catch (slow, 5xx, invalid bodies, lost updates, unanswered requests) or
+ * must accept (Connection: close on every response, pretty-printed JSON, 300 pets), over http or
+ * https; and limiter stores for the reference server (a token bucket, a recorder that counts
+ * requests sent while a 429 was pending, and bans).
  */
+import fs from 'node:fs';
 import http from 'node:http';
+import https from 'node:https';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { AddressInfo } from 'node:net';
+import { MemoryRateLimitStore, type RateDecision, type RateLimitStore, type RatePolicy } from '../../reference-server/app.ts';
 
 export interface FakeApi {
   /** e.g. `http://127.0.0.1:40000/v1` */
   baseUrl: string;
   /** Requests received, by method. */
   counts: Record<string, number>;
+  /** `Authorization` values received (the TLS tests check that none arrived). */
+  authorizations: string[];
+  /** TLS handshakes the server saw fail (the client refused the certificate). */
+  tlsFailures: number;
   close(): Promise<void>;
 }
 
 export type Handler = (req: http.IncomingMessage, body: string, res: http.ServerResponse) => void;
+
+const TLS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../fixtures/tls');
+/** The test TLS material (tests/fixtures/tls/README.md). */
+export const TLS = {
+  ca: () => fs.readFileSync(path.join(TLS_DIR, 'ca.pem'), 'utf8'),
+  caFile: path.join(TLS_DIR, 'ca.pem'),
+  server: () => ({ cert: fs.readFileSync(path.join(TLS_DIR, 'server.pem')), key: fs.readFileSync(path.join(TLS_DIR, 'server-key.pem')) }),
+  untrusted: () => ({ cert: fs.readFileSync(path.join(TLS_DIR, 'untrusted.pem')), key: fs.readFileSync(path.join(TLS_DIR, 'untrusted-key.pem')) }),
+};
 
 /** Rate-limit headers of a key that never runs out. */
 export function rateHeaders(): Record<string, string> {
   return { 'X-RateLimit-Limit': '1000000', 'X-RateLimit-Remaining': '999999', 'X-RateLimit-Reset': String(Math.ceil(Date.now() / 1000) + 60) };
 }
 
-export function json(res: http.ServerResponse, status: number, value: unknown, extra: Record<string, string> = {}): void {
-  res.writeHead(status, { 'Content-Type': 'application/json', ...rateHeaders(), ...extra });
-  res.end(JSON.stringify(value));
+export interface JsonStyle {
+  /** `Connection: close` on every response (HTTP/1.1 allows it; the client reconnects). */
+  close?: boolean;
+  /** Pretty-printed JSON bodies. */
+  pretty?: boolean;
 }
 
-export async function fakeApi(handler: Handler): Promise<FakeApi> {
+export function json(res: http.ServerResponse, status: number, value: unknown, extra: Record<string, string> = {}, style: JsonStyle = {}): void {
+  res.writeHead(status, { 'Content-Type': 'application/json', ...rateHeaders(), ...(style.close ? { Connection: 'close' } : {}), ...extra });
+  res.end(style.pretty ? JSON.stringify(value, null, 2) : JSON.stringify(value));
+}
+
+/** Starts `handler` on 127.0.0.1, port 0; over https with `tls` (a certificate and its key). */
+export async function fakeApi(handler: Handler, tls?: { cert: Buffer; key: Buffer }): Promise<FakeApi> {
   const counts: Record<string, number> = {};
-  const server = http.createServer((req, res) => {
+  const authorizations: string[] = [];
+  const listener: http.RequestListener = (req, res) => {
     counts[req.method ?? '?'] = (counts[req.method ?? '?'] ?? 0) + 1;
+    if (req.headers.authorization) authorizations.push(req.headers.authorization);
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => handler(req, Buffer.concat(chunks).toString('utf8'), res));
-  });
+  };
+  const server = tls ? https.createServer(tls, listener) : http.createServer(listener);
+  const api: FakeApi = { baseUrl: '', counts, authorizations, tlsFailures: 0, close: async () => undefined };
+  server.on('tlsClientError', () => api.tlsFailures++);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
-  return {
-    baseUrl: `http://127.0.0.1:${port}/v1`,
-    counts,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
-  };
+  api.baseUrl = `${tls ? 'https' : 'http'}://127.0.0.1:${port}/v1`;
+  api.close = () =>
+    new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    });
+  return api;
 }
 
-/** A conformant-looking inventory: list and update of a few pets, optionally with a twist. */
-export function inventoryHandler(options: { delayMs?: number; brokenUpdate?: boolean; badItem?: boolean; status?: number } = {}): Handler {
-  const items = [
-    { petId: 1, quantity: 12, status: 'available' },
-    { petId: 2, quantity: 0, status: 'sold' },
-  ];
+export interface InventoryOptions extends JsonStyle {
+  delayMs?: number;
+  brokenUpdate?: boolean;
+  badItem?: boolean;
+  status?: number;
+  /** Pets in the store (default 2). */
+  pets?: number;
+  /** PATCH answers the whole list instead of the updated item (a deviation). */
+  patchAnswersList?: boolean;
+}
+
+/** An inventory of a few pets (or `pets` of them): list and update, optionally with a twist. */
+export function inventoryHandler(options: InventoryOptions = {}): Handler {
+  const items =
+    options.pets === undefined
+      ? [
+          { petId: 1, quantity: 12, status: 'available' },
+          { petId: 2, quantity: 0, status: 'sold' },
+        ]
+      : Array.from({ length: options.pets }, (_, i) => ({ petId: i + 1, quantity: i % 7, status: ['available', 'pending', 'sold'][i % 3] }));
+  const style = { close: options.close, pretty: options.pretty };
   return (req, body, res) => {
     const answer = () => {
-      if (options.status) return json(res, options.status, { code: 'boom', message: 'failed', status: options.status });
+      if (options.status) return json(res, options.status, { code: 'boom', message: 'failed', status: options.status }, {}, style);
       const path = (req.url ?? '').split('?')[0];
       if (req.method === 'GET' && path === '/v1/inventory') {
-        return json(res, 200, options.badItem ? [{ petId: 1, quantity: '12', status: 'available' }] : items);
+        return json(res, 200, options.badItem ? [{ petId: 1, quantity: '12', status: 'available' }] : items, {}, style);
       }
       const m = /^\/v1\/inventory\/(\d+)$/.exec(path);
       if (req.method === 'PATCH' && m) {
         const item = items.find((i) => String(i.petId) === m[1]);
-        if (!item) return json(res, 404, { code: 'not_found', message: 'no such pet', status: 404 });
+        if (!item) return json(res, 404, { code: 'not_found', message: 'no such pet', status: 404 }, {}, style);
         const quantity = (JSON.parse(body) as { quantity: number }).quantity;
         item.quantity = options.brokenUpdate ? quantity + 1 : quantity;
-        return json(res, 200, item);
+        return json(res, 200, options.patchAnswersList ? items : item, {}, style);
       }
-      return json(res, 404, { code: 'not_found', message: 'no route', status: 404 });
+      return json(res, 404, { code: 'not_found', message: 'no route', status: 404 }, {}, style);
     };
     if (options.delayMs) setTimeout(answer, options.delayMs);
     else answer();
   };
+}
+
+/**
+ * A token bucket (a legitimate limiter where the spec is silent): capacity = the minute limit,
+ * refilled continuously over the minute window. Remaining is the whole tokens left, Reset the
+ * moment the bucket is full again, Retry-After the time until the next token.
+ */
+export function tokenBucketStore(): RateLimitStore {
+  const buckets = new Map<string, { tokens: number; at: number }>();
+  return {
+    hit(identity: string, policy: RatePolicy, now: number): RateDecision {
+      const w = policy.windows[0]!;
+      const perMs = w.limit / w.ms;
+      const b = buckets.get(identity) ?? { tokens: w.limit, at: now };
+      b.tokens = Math.min(w.limit, b.tokens + (now - b.at) * perMs);
+      b.at = now;
+      buckets.set(identity, b);
+      const fullAt = (tokens: number) => Math.ceil((now + (w.limit - tokens) / perMs) / 1000);
+      if (b.tokens < 1) {
+        const retry = Math.max(1, Math.ceil((1 - b.tokens) / perMs / 1000));
+        return { outcome: 'limited', limit: w.limit, remaining: 0, resetSeconds: fullAt(b.tokens), retryAfterSeconds: retry };
+      }
+      b.tokens -= 1;
+      return { outcome: 'admitted', limit: w.limit, remaining: Math.floor(b.tokens), resetSeconds: fullAt(b.tokens), retryAfterSeconds: 0 };
+    },
+  };
+}
+
+export interface Decided {
+  identity: string;
+  now: number;
+  decision: RateDecision;
+}
+
+/**
+ * Wraps a store and records every decision, so a test can count the requests a key sent while a
+ * 429 on it was pending (`early`) and the bans it earned.
+ */
+export class RecordingStore implements RateLimitStore {
+  readonly log: Decided[] = [];
+  constructor(readonly inner: RateLimitStore = new MemoryRateLimitStore()) {}
+
+  async hit(identity: string, policy: RatePolicy, now: number): Promise<RateDecision> {
+    const decision = await this.inner.hit(identity, policy, now);
+    this.log.push({ identity, now, decision });
+    return decision;
+  }
+
+  of(identity: string): Decided[] {
+    return this.log.filter((e) => e.identity === identity);
+  }
+
+  /** Requests of `identity` that arrived before the Retry-After of an earlier refusal had passed. */
+  early(identity: string): number {
+    let until = 0;
+    let n = 0;
+    for (const e of this.of(identity).sort((a, b) => a.now - b.now)) {
+      if (e.now < until) n++;
+      if (e.decision.outcome !== 'admitted') until = Math.max(until, e.now + e.decision.retryAfterSeconds * 1000);
+    }
+    return n;
+  }
+
+  bans(identity: string): number {
+    return this.of(identity).filter((e) => e.decision.outcome === 'banned').length;
+  }
 }

@@ -1,0 +1,60 @@
+/**
+ * Findings as data: what a check found, typed, never a string with a prefix parsed again later.
+ * A finding names the requirement (its ledger id, `suites/requirements.yaml`, and the part of it
+ * the check judges), its level, and the expected and observed values, so a failure message can be
+ * rendered from it and a report can keep it as it is.
+ */
+
+/**
+ * `fail`: a must-level requirement is broken. `warn`: a should-level finding. `gate`: a threshold
+ * the user set was breached (the user's gate, apart from the spec's requirements).
+ * `not-certified`: the harness could not judge the requirement (a cap, a missing prerequisite,
+ * an untrusted certificate), never the server's failure. `note`: context for the report.
+ */
+export type FindingLevel = 'fail' | 'warn' | 'gate' | 'not-certified' | 'note';
+
+export interface Finding {
+  /** Ledger id, e.g. `LOAD-02`. */
+  id: string;
+  /** Which part of the requirement the check judged, e.g. `admission`; lets one run feed several tests. */
+  part?: string;
+  level: FindingLevel;
+  /** What was found, in a sentence, without the id, the expected or the observed value. */
+  message: string;
+  /** What the requirement (or the user's threshold) expects. */
+  expected: string;
+  /** What the check observed. */
+  observed: string;
+}
+
+/** Makes a finding. */
+export function finding(id: string, part: string | undefined, level: FindingLevel, message: string, expected: string, observed: string): Finding {
+  return { id, ...(part !== undefined ? { part } : {}), level, message, expected, observed };
+}
+
+/** One readable line: `LOAD-02 (admission) over-admission …: expected …; observed …`. */
+export function formatFinding(f: Finding): string {
+  const where = f.part ? `${f.id} (${f.part})` : f.id;
+  const tag = f.level === 'fail' ? '' : `[${f.level}] `;
+  return `${tag}${where} ${f.message}: expected ${f.expected}; observed ${f.observed}`;
+}
+
+/** The findings of `id` (and `part`, when given) at any of `levels`. */
+export function findingsOf(findings: readonly Finding[], id: string, part?: string, levels?: readonly FindingLevel[]): Finding[] {
+  return findings.filter((f) => f.id === id && (part === undefined || f.part === part) && (levels === undefined || levels.includes(f.level)));
+}
+
+/** Findings at `level`. */
+export function atLevel(findings: readonly Finding[], level: FindingLevel): Finding[] {
+  return findings.filter((f) => f.level === level);
+}
+
+/** True when any finding is a `fail` or a `gate` (the record's status). */
+export function failed(findings: readonly Finding[]): boolean {
+  return findings.some((f) => f.level === 'fail' || f.level === 'gate');
+}
+
+/** Applies `clean` (redaction) to every text field. */
+export function mapFindingText(f: Finding, clean: (s: string) => string): Finding {
+  return { ...f, message: clean(f.message), expected: clean(f.expected), observed: clean(f.observed) };
+}
