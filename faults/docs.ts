@@ -20,7 +20,7 @@ const cell = (s: string) => s.replace(/\|/g, '\\|').replace(/\s+/g, ' ').trim();
 /** The fault table: one row per fault, grouped by area (catalogue file), in catalogue order. */
 export function renderFaultTable(faults: readonly Fault[] = catalogue): string {
   const rows = faults.map((f) =>
-    `| \`${f.name}\`${f.extended ? ' (extended)' : ''} | ${f.area} | ${f.expect.join(', ')} | ${f.store ? 'store' : 'proxy'} | ${cell(f.description)} |`);
+    `| \`${f.name}\`${f.extended ? ' (extended)' : ''} | ${f.area} | ${f.expect.join(', ')} | ${f.upstream ? 'deployment' : f.store ? 'store' : 'proxy'} | ${cell(f.description)} |`);
   return ['| fault | area | must fail | injected by | deviation |', '|---|---|---|---|---|', ...rows].join('\n');
 }
 

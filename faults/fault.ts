@@ -1,5 +1,6 @@
 import type { FaultHooks } from './proxy.ts';
 import type { RateLimitStore } from '../reference-server/rate-limit/store.ts';
+import type { ReferenceTarget } from '../certify/reference-target.ts';
 
 /**
  * What a fault of the catalogue is (`faults/catalogue/<area>.ts`): a realistic deviation a vendor
@@ -18,6 +19,8 @@ export interface FaultDefinition {
   proxy?: () => FaultHooks;
   /** A limiter store for the reference server, for faults a proxy cannot fake. */
   store?: () => RateLimitStore;
+  /** A whole deployment in place of the bundled server (e.g. several instances), for faults neither a proxy nor a store can fake. */
+  upstream?: () => Promise<ReferenceTarget>;
   /** Certify settings this fault's run needs (e.g. a shorter `REQUEST_TIMEOUT_MS` for a hang). */
   env?: Record<string, string>;
   /** The path the faulty deployment serves the inventory under, in place of `/v1`: `BASE_URL` points there. */

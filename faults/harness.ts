@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startReferenceTarget } from '../certify/reference-target.ts';
+import { startReferenceTarget, type ReferenceTarget } from '../certify/reference-target.ts';
 import { startFaultProxy, throughProxy, type FaultHooks } from './proxy.ts';
 import type { RateLimitStore } from '../reference-server/rate-limit/store.ts';
 
@@ -22,6 +22,8 @@ export interface MatrixCase {
   id: string;
   proxy?: () => FaultHooks;
   store?: () => RateLimitStore;
+  /** Starts the deployment under test in place of the bundled reference server (the proxy goes in front of it). */
+  upstream?: () => Promise<ReferenceTarget>;
   /** `readonly` runs only the functional phase (no @mutates, @exhausts, @load checks). */
   profile?: 'full' | 'readonly';
   /**
@@ -71,7 +73,7 @@ interface ConformanceJson {
 export async function runCase(c: MatrixCase, options: RunCaseOptions = {}): Promise<CaseOutcome> {
   const started = Date.now();
   const reportsDir = fs.mkdtempSync(path.join(options.workDir ?? os.tmpdir(), `matrix-${c.id.replace(/[^\w-]+/g, '_')}-`));
-  const target = await startReferenceTarget(c.store ? { server: { store: c.store() } } : {});
+  const target = c.upstream ? await c.upstream() : await startReferenceTarget(c.store ? { server: { store: c.store() } } : {});
   const proxy = await startFaultProxy({ upstream: target.server.baseUrl.replace(/\/v1\/?$/, ''), fault: c.proxy?.(), env: target.env });
   try {
     const env: Record<string, string | undefined> = {

@@ -64,7 +64,7 @@ export function matrixCases(extended = process.env.MATRIX_EXTENDED === '1'): Nam
     { kind: 'baseline', name: 'baseline', id: 'baseline', expect: [] },
     ...faults.filter((f) => extended || !f.extended).map((f): NamedCase => ({
       kind: 'fault', name: f.name, id: `fault:${f.name}`, expect: f.expect, phases: phasesFor(f.expect), env: { ...FAULT_ENV, ...f.env },
-      ...(f.proxy ? { proxy: f.proxy } : {}), ...(f.store ? { store: f.store } : {}), ...(f.basePath ? { basePath: f.basePath } : {}),
+      ...(f.proxy ? { proxy: f.proxy } : {}), ...(f.store ? { store: f.store } : {}), ...(f.upstream ? { upstream: f.upstream } : {}), ...(f.basePath ? { basePath: f.basePath } : {}),
     })),
     ...variants.map((v): NamedCase => ({
       kind: 'variant', name: v.name, id: `variant:${v.name}`, expect: [],

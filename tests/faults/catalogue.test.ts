@@ -19,7 +19,7 @@ test('the catalogue has at least 30 faults with unique kebab-case names, a descr
     expect(f.name, f.name).toMatch(/^[a-z0-9]+(-[a-z0-9]+)*$/);
     expect(f.description.length, `${f.name}: description`).toBeGreaterThan(20);
     expect(f.expect.length, `${f.name}: expected ids`).toBeGreaterThan(0);
-    expect(!!(f.proxy || f.store), `${f.name}: needs proxy hooks or a store`).toBe(true);
+    expect(!!(f.proxy || f.store || f.upstream), `${f.name}: needs proxy hooks, a store or an upstream`).toBe(true);
   }
 });
 
