@@ -8,9 +8,10 @@
  * - `warn`: the tests passed with `warning` annotations, or a should/may-level test failed
  *   (or a should/may-level requirement has no result);
  * - `fail`: a must-level test failed (also: failed on a first attempt, timed out, was interrupted,
- *   or skipped itself without a profile reason), or a must-level requirement that is neither
+ *   or skipped itself without a `not-certified` reason), or a must-level requirement that is neither
  *   excluded nor left out by the profile has no test result at all;
- * - `skipped`: left out by the chosen profile (`not-certified` annotation) or `excluded` in the ledger.
+ * - `skipped`: not certified (a test of it carries a `not-certified` annotation: left out by the
+ *   profile, or stopped by a limit of the harness, never the server's failure) or `excluded` in the ledger.
  * The verdict is `pass` iff no requirement failed and the run had no problem (a run error, a
  * failed test mapped to no requirement, or a secret found in an artifact).
  */
@@ -110,6 +111,22 @@ export interface VerdictInput {
   phases?: PhaseSummary[];
 }
 
+/** What the run-wide pacer saw on one key (by its label, never its value). */
+export interface PacingSummary {
+  key: string;
+  /** Requests granted on the key. */
+  requests: number;
+  /** Grants that had to wait (a pending Retry-After, an exhausted window). */
+  waits: number;
+  longestWaitS: number;
+  /** 429 responses seen. */
+  refused: number;
+  /** Requests sent while a 429 on the key was pending: 0 unless the pacer was bypassed. */
+  earlyRequests: number;
+  /** A 429 to the first request after a Retry-After wait: the key may be banned. */
+  suspectedBan: boolean;
+}
+
 export interface ConformanceReport {
   verdict: 'pass' | 'fail';
   target: unknown;
@@ -127,6 +144,8 @@ export interface ConformanceReport {
   /** Tests whose title names no ledger requirement. */
   unmapped: { test: string; project: string; outcome: Outcome }[];
   requirements: RequirementResult[];
+  /** Per key, what the run-wide pacer saw (when certify ran one). */
+  pacing?: PacingSummary[];
 }
 
 /** `AUTH-02 invalid key yields 401` → `AUTH-02`: the ledger's one title-id rule (suites/lib/ledger.ts). */
@@ -162,14 +181,21 @@ function toEvidence(test: TestRecord): EvidenceEntry {
   const evidence = descriptions(test, 'evidence');
   if (evidence.length) entry.evidence = evidence;
   const nc = notCertifiedReason(test);
-  if (test.outcome === 'skipped' && nc) entry.notCertified = nc;
+  if (nc) entry.notCertified = nc;
   if (test.requests) entry.requests = test.requests;
   return entry;
 }
 
 const FAILED: Outcome[] = ['failed', 'flaky', 'interrupted'];
 
-/** Status of one requirement from the tests that evidence it. */
+/**
+ * Status of one requirement from the tests that evidence it.
+ *
+ * A test with a `not-certified` annotation (left out by the profile, or stopped by a limit of the
+ * harness: a cap reached, a Retry-After beyond MAX_RETRY_AFTER_S, a shared key, a prerequisite
+ * missing) is never evidence of pass, warn or fail, whatever its outcome: the requirement is
+ * not certified, with the reason. Only a real failure of another of its tests still fails it.
+ */
 export function requirementStatus(
   req: LedgerRequirement,
   tests: TestRecord[],
@@ -177,13 +203,13 @@ export function requirementStatus(
   const failing = req.level === 'must' ? 'fail' : 'warn';
   if (req.excluded) return { status: 'skipped', reason: `excluded: ${req.excluded}` };
 
-  const ran = tests.filter((t) => t.outcome !== 'skipped');
-  const skipped = tests.filter((t) => t.outcome === 'skipped');
-  const byProfile = skipped.filter((t) => notCertifiedReason(t) !== undefined);
-  const unexplained = skipped.filter((t) => notCertifiedReason(t) === undefined);
-  const profileReasons = [...new Set(byProfile.map((t) => notCertifiedReason(t)!))].join('; ');
-  const notCertified = byProfile.length
-    ? { id: req.id, title: req.title, level: req.level, reason: profileReasons, partial: ran.length > 0 || unexplained.length > 0 }
+  const limited = tests.filter((t) => notCertifiedReason(t) !== undefined);
+  const judged = tests.filter((t) => notCertifiedReason(t) === undefined);
+  const ran = judged.filter((t) => t.outcome !== 'skipped');
+  const unexplained = judged.filter((t) => t.outcome === 'skipped');
+  const reasons = [...new Set(limited.map((t) => notCertifiedReason(t)!))].join('; ');
+  const notCertified = limited.length
+    ? { id: req.id, title: req.title, level: req.level, reason: reasons, partial: judged.length > 0 }
     : undefined;
 
   const failed = ran.filter((t) => FAILED.includes(t.outcome));
@@ -198,11 +224,11 @@ export function requirementStatus(
       notCertified,
     };
   }
+  if (notCertified) return { status: 'skipped', reason: `not certified: ${reasons}`, notCertified };
   if (ran.length) {
     const warned = ran.some((t) => descriptions(t, 'warning').length > 0);
-    return { status: warned ? 'warn' : 'pass', notCertified };
+    return { status: warned ? 'warn' : 'pass' };
   }
-  if (notCertified) return { status: 'skipped', reason: `not certified: ${profileReasons}`, notCertified };
   return {
     status: failing,
     reason: `no test result for ${req.level}-level requirement ${req.id}: no test in the run evidences it`,
@@ -279,139 +305,5 @@ export function computeVerdict(input: VerdictInput): ConformanceReport {
     experimental: requirements.filter((r) => r.experimental).map((r) => r.id),
     unmapped,
     requirements,
-  };
-}
-
-// ---------------------------------------------------------------------------------------------
-// Playwright JSON report → TestRecord[]
-
-/* eslint-disable @typescript-eslint/no-explicit-any */
-type Json = any;
-
-// eslint-disable-next-line no-control-regex
-const ANSI = /\u001b\[[0-9;]*[A-Za-z]/g;
-const CODE_FRAME = /^\s*>?\s*\d+\s\|/;
-
-/**
- * Strips ANSI colours, the source code frame and stack lines Playwright appends to a failure
- * message, and the matcher boilerplate of a boolean check that already carries its own message
- * (`expect(ok, 'AUTH-02: … expected 401, observed 200').toBe(true)`). Diffs are kept.
- */
-export function cleanErrorMessage(message: string, maxLength = 4000): string {
-  let lines = message.replace(ANSI, '').split('\n');
-  const frame = lines.findIndex((l) => CODE_FRAME.test(l));
-  if (frame >= 0) lines = lines.slice(0, frame);
-  lines = lines.filter((l) => !/^\s*at \S+:\d+(:\d+)?\)?$|^\s*at .+\(.+:\d+:\d+\)$/.test(l));
-  const matcher = lines.findIndex((l) => /^expect\(/.test(l));
-  if (matcher > 0 && lines.slice(0, matcher).join('').replace(/^Error:\s*/, '').trim()) {
-    const rest = lines.slice(matcher).join('\n');
-    if (/Expected: (true|false)\s*\nReceived: (true|false)/.test(rest)) lines = lines.slice(0, matcher);
-  }
-  const kept = lines.join('\n').trim();
-  return kept.length > maxLength ? `${kept.slice(0, maxLength)}… (truncated)` : kept;
-}
-
-function outcomeOf(test: Json): Outcome {
-  const results: Json[] = test.results ?? [];
-  const last = results[results.length - 1];
-  switch (test.status) {
-    case 'expected':
-      return 'passed';
-    case 'flaky':
-      return 'flaky';
-    case 'skipped':
-      return last?.status === 'interrupted' ? 'interrupted' : 'skipped';
-    default:
-      return last?.status === 'interrupted' ? 'interrupted' : 'failed';
-  }
-}
-
-function annotationsOf(test: Json): Annotation[] {
-  const results: Json[] = test.results ?? [];
-  const last = results[results.length - 1];
-  const fromResult: Json[] | undefined = last?.annotations;
-  const list: Json[] = fromResult && fromResult.length ? fromResult : (test.annotations ?? []);
-  // Static annotations (declared with the test) may be missing from the result's list.
-  const all = [...list];
-  for (const a of test.annotations ?? []) {
-    if (!all.some((b) => b.type === a.type && b.description === a.description)) all.push(a);
-  }
-  return all.map((a) => ({ type: String(a.type), ...(a.description !== undefined ? { description: String(a.description) } : {}) }));
-}
-
-function requestsOf(test: Json): number {
-  const results: Json[] = test.results ?? [];
-  let total = 0;
-  const sources: Json[][] = results.length ? results.map((r) => r.annotations ?? []) : [test.annotations ?? []];
-  for (const list of sources) {
-    for (const a of list) {
-      if (a.type !== 'requests') continue;
-      const n = Number.parseInt(String(a.description ?? ''), 10);
-      if (Number.isFinite(n) && n > 0) total += n;
-    }
-  }
-  return total;
-}
-
-function errorsOf(test: Json): string[] {
-  const out: string[] = [];
-  for (const r of (test.results ?? []) as Json[]) {
-    if (r.status === 'passed' || r.status === 'skipped') continue;
-    const errs: Json[] = r.errors?.length ? r.errors : r.error ? [r.error] : [];
-    for (const e of errs) {
-      const msg = cleanErrorMessage(String(e.message ?? e.value ?? ''));
-      if (msg && !out.includes(msg)) out.push(msg);
-    }
-    if (!errs.length && r.status === 'timedOut') out.push('test timed out');
-    if (!errs.length && r.status === 'interrupted') out.push('test was interrupted');
-  }
-  return out;
-}
-
-/** Flattens a Playwright JSON report (`results.json`) into test records. */
-export function testsFromJsonReport(report: Json): TestRecord[] {
-  const out: TestRecord[] = [];
-  const walk = (suite: Json) => {
-    for (const spec of (suite.specs ?? []) as Json[]) {
-      for (const test of (spec.tests ?? []) as Json[]) {
-        out.push({
-          title: String(spec.title),
-          project: String(test.projectName ?? ''),
-          file: spec.file ?? suite.file,
-          tags: ((spec.tags ?? []) as string[]).map((t) => (t.startsWith('@') ? t : `@${t}`)),
-          outcome: outcomeOf(test),
-          errors: errorsOf(test),
-          annotations: annotationsOf(test),
-          requests: requestsOf(test),
-        });
-      }
-    }
-    for (const child of (suite.suites ?? []) as Json[]) walk(child);
-  };
-  for (const suite of (report?.suites ?? []) as Json[]) walk(suite);
-  return out;
-}
-
-/** Global errors of a Playwright JSON report (errors outside any test). */
-export function runErrorsFromJsonReport(report: Json): string[] {
-  return ((report?.errors ?? []) as Json[]).map((e) => cleanErrorMessage(String(e.message ?? e.value ?? e))).filter(Boolean);
-}
-
-/**
- * Records for tests of a phase that the profile did not run (from `playwright test --list`):
- * each becomes a skipped test with a `not-certified` annotation giving the reason.
- */
-export function notRunTests(listing: Json, reason: string): TestRecord[] {
-  return testsFromJsonReport(listing).map((t) => toNotRun(t, reason));
-}
-
-/** One listed test as a skipped, not-certified record (keeping its `requirement` annotations). */
-export function toNotRun(t: TestRecord, reason: string): TestRecord {
-  return {
-    ...t,
-    outcome: 'skipped',
-    errors: [],
-    requests: 0,
-    annotations: [...t.annotations.filter((a) => a.type === 'requirement'), { type: 'not-certified', description: reason }],
   };
 }

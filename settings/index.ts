@@ -121,7 +121,7 @@ export function renderReadmeTable(groups: readonly SettingGroup[] = GROUPS): str
 export function fillReadme(text: string): string {
   return text.replace(/(<!-- settings:([a-z,-]+) -->\n)[\s\S]*?(<!-- \/settings -->)/g, (_m, open: string, names: string, close: string) => {
     const wanted = names.split(',');
-    const groups = GROUPS.filter((g) => wanted.includes(g.name));
+    const groups = GROUPS.filter((g) => wanted.includes('all') || wanted.includes(g.name));
     return `${open}${renderReadmeTable(groups)}${close}`;
   });
 }

@@ -1,14 +1,6 @@
 import { test, expect } from '@playwright/test';
-import {
-  cleanErrorMessage,
-  computeVerdict,
-  notRunTests,
-  primaryId,
-  requirementIds,
-  testsFromJsonReport,
-  type LedgerRequirement,
-  type TestRecord,
-} from '../../certify/verdict.ts';
+import { computeVerdict, primaryId, requirementIds, type LedgerRequirement, type TestRecord } from '../../certify/verdict.ts';
+import { cleanErrorMessage, notRunTests, testsFromJsonReport } from '../../certify/playwright-report.ts';
 import { renderMarkdown, sectionOf } from '../../certify/markdown.ts';
 
 const must = (id: string, extra: Partial<LedgerRequirement> = {}): LedgerRequirement => ({ id, section: 'Authentication', title: `${id} title`, level: 'must', ...extra });
@@ -113,13 +105,47 @@ test('verdict: readonly phases not run are listed from `--list` output as not ce
   expect(r.verdict).toBe('pass');
 });
 
-test('verdict: partly left out by the profile keeps the status of what ran and marks it partial', () => {
+test('verdict: partly left out by the profile is not certified (never pass) and marked partial', () => {
   const r = verdictOf(
     [must('AUTH-02')],
     [rec('AUTH-02 list', 'passed'), rec('AUTH-02 update', 'skipped', { annotations: [{ type: 'not-certified', description: 'readonly' }] })],
   );
-  expect(status(r, 'AUTH-02')).toBe('pass');
+  expect(status(r, 'AUTH-02')).toBe('skipped');
   expect(r.notCertified[0].partial).toBe(true);
+  expect(r.verdict).toBe('pass');
+});
+
+// The harness's own limits are never the server's failure (a cap, a long Retry-After, a shared
+// key, a missing prerequisite): the requirement is not certified with the reason, whatever the
+// outcome of the test that hit the limit; only a real failure of another test still fails it.
+const LIMITS: [string, string, TestRecord['outcome']][] = [
+  ['a cap reached', 'MAX_EXHAUST_REQUESTS=2000 reached before the limit', 'skipped'],
+  ['a Retry-After beyond MAX_RETRY_AFTER_S', 'Retry-After 600 s is more than MAX_RETRY_AFTER_S=120', 'failed'],
+  ['a shared key', 'RATE_LIMIT_KEY equals API_KEY', 'passed'],
+  ['a missing prerequisite', 'prerequisite missing: set API_PLAN', 'skipped'],
+];
+for (const [what, reason, outcome] of LIMITS) {
+  for (const level of ['must', 'should'] as const) {
+    test(`verdict: ${what} (${level}, test ${outcome}) → not certified with the reason, never fail, warn or pass`, () => {
+      const req = level === 'must' ? must('RL-05') : should('RL-05');
+      const r = verdictOf([req], [rec('RL-05 a', outcome, { annotations: [{ type: 'not-certified', description: reason }, { type: 'warning', description: 'w' }] })]);
+      expect(status(r, 'RL-05'), `${what}: status`).toBe('skipped');
+      expect(r.notCertified).toEqual([{ id: 'RL-05', title: 'RL-05 title', level, reason, partial: false }]);
+      expect(r.requirements[0].reason).toBe(`not certified: ${reason}`);
+      expect(r.requirements[0].evidence[0].notCertified).toBe(reason);
+      expect(r.verdict).toBe('pass');
+    });
+  }
+}
+
+test('verdict: a real failure of another test still fails a requirement that is also partly not certified', () => {
+  const r = verdictOf(
+    [must('RL-05')],
+    [rec('RL-05 a', 'failed', { errors: ['RL-05: expected 429, observed 200'] }), rec('RL-05 b', 'skipped', { annotations: [{ type: 'not-certified', description: 'cap' }] })],
+  );
+  expect(status(r, 'RL-05')).toBe('fail');
+  expect(r.notCertified[0]).toMatchObject({ id: 'RL-05', partial: true });
+  expect(r.verdict).toBe('fail');
 });
 
 test('verdict: a must-level test skipped without a profile reason fails (never silently skipped)', () => {

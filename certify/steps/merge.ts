@@ -1,0 +1,97 @@
+/**
+ * Step "merge": the phases' blob reports become one HTML report, `junit.xml` and `results.json`
+ * (`playwright merge-reports`, one pass), read back as test records; the load checks' records
+ * become `load.json`; the redacting reporter's log says which files a worker wrote a key into.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { runErrorsFromJsonReport, testsFromJsonReport } from '../playwright-report.ts';
+import type { TestRecord } from '../verdict.ts';
+
+export interface Merged {
+  tests: TestRecord[];
+  runErrors: string[];
+}
+
+function readJson(file: string): unknown | undefined {
+  try {
+    return JSON.parse(fs.readFileSync(file, 'utf8'));
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Merges the blobs of `blobDir` into `reportsDir` with `merge` and reads `results.json` back.
+ * `ranPhases`: how many phases were meant to run (none, and no blob, is no problem).
+ */
+export async function mergeResults(
+  blobDir: string,
+  reportsDir: string,
+  ranPhases: number,
+  merge: () => Promise<{ ok: boolean; output: string }>,
+  redact: (s: string) => string,
+): Promise<Merged> {
+  const out: Merged = { tests: [], runErrors: [] };
+  if (!(fs.existsSync(blobDir) && fs.readdirSync(blobDir).some((f) => f.endsWith('.zip')))) {
+    if (ranPhases) out.runErrors.push('no phase produced a report');
+    return out;
+  }
+  const merged = await merge();
+  if (!merged.ok) out.runErrors.push(`merging the phase reports failed: ${redact(merged.output).trim().split('\n').slice(-3).join(' ')}`);
+  const json = readJson(path.join(reportsDir, 'results.json'));
+  if (json === undefined) out.runErrors.push('results.json is missing or unreadable after the merge');
+  else {
+    out.tests = testsFromJsonReport(json);
+    out.runErrors.push(...runErrorsFromJsonReport(json).map((e) => redact(e)));
+  }
+  return out;
+}
+
+/** Merges `${dir}/load/*.json` into one document keyed by check name; undefined if there are none. */
+export function mergeLoadReports(dir: string, generatedAt: string): { document: unknown; files: string[] } | undefined {
+  const loadDir = path.join(dir, 'load');
+  if (!fs.existsSync(loadDir)) return undefined;
+  const files = fs.readdirSync(loadDir).filter((f) => f.endsWith('.json')).sort();
+  if (!files.length) return undefined;
+  const checks: Record<string, unknown> = {};
+  for (const f of files) {
+    const content = readJson(path.join(loadDir, f));
+    checks[f.replace(/\.json$/, '')] = content === undefined ? { error: `load/${f} is not valid JSON` } : content;
+  }
+  return { document: { generatedAt, checks }, files };
+}
+
+interface RedactionRecord {
+  kind: string;
+  file?: string;
+  attachment?: string;
+  test?: string;
+  count?: number;
+}
+
+/**
+ * What the redacting reporter logged (`CERTIFY_REDACTIONS_FILE`): attachment files a worker wrote
+ * a key into (scrubbed afterwards, still a failure of the run) and how many key occurrences in
+ * test errors were scrubbed in memory.
+ */
+export function readRedactions(file: string): { leaks: string[]; inMemory: number } {
+  if (!fs.existsSync(file)) return { leaks: [], inMemory: 0 };
+  const records = fs
+    .readFileSync(file, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => {
+      try {
+        return JSON.parse(l) as RedactionRecord;
+      } catch {
+        return { kind: 'unreadable' } as RedactionRecord;
+      }
+    });
+  return {
+    leaks: records
+      .filter((r) => r.kind === 'attachment-file')
+      .map((r) => `${r.file} (attachment "${r.attachment}" of "${r.test}"): a key was written there by the Playwright worker; certify scrubbed it afterwards`),
+    inMemory: records.filter((r) => r.kind === 'in-memory').reduce((n, r) => n + (r.count ?? 0), 0),
+  };
+}

@@ -1,0 +1,52 @@
+/**
+ * Step "start the run-wide pacer": one coordinator (`suites/pacing/coordinator.ts`) per certify
+ * run, started before the first phase and closed after the last. Every phase's workers reach it at
+ * `CONFORMANCE_PACER_URL`, so nothing is sent on a key while a 429 on it is pending, whichever
+ * process sends (spec, Limits: "Repeated requests after a 429 may cause a temporary ban"). Its
+ * report (per key label: requests, waits, 429s, early requests, suspected ban) goes into
+ * `conformance.json` and the console summary. Only key labels cross it, never keys.
+ */
+import { startPacerCoordinator, type CoordinatorOptions, type PacerCoordinator } from '../../suites/pacing/coordinator.ts';
+import type { PacingSummary } from '../verdict.ts';
+
+export interface RunPacer {
+  /** The environment every phase gets: `CONFORMANCE_PACER_URL`. */
+  env: { CONFORMANCE_PACER_URL: string };
+  /** Closes the coordinator and returns what it saw, per key. */
+  close(): Promise<PacingSummary[]>;
+}
+
+/** One key's line of the coordinator's report, as the conformance report shows it. */
+export function pacingSummary(k: { label: string; granted: number; waits?: number; longestWaitMs: number; refused: number; earlyGrants: number; suspectedBans: number }): PacingSummary {
+  return {
+    key: k.label,
+    requests: k.granted,
+    waits: k.waits ?? 0,
+    longestWaitS: Math.round(k.longestWaitMs / 100) / 10,
+    refused: k.refused,
+    earlyRequests: k.earlyGrants,
+    suspectedBan: k.suspectedBans > 0,
+  };
+}
+
+/**
+ * Starts the run's one coordinator with the run's settings (`MAX_RETRY_AFTER_S`: the longest wait;
+ * `WORKERS` + 1: the reserve of paced requests); `start` is injectable for tests.
+ */
+export async function startRunPacer(
+  settings: { maxRetryAfterS: number; workers: number },
+  start: (o: CoordinatorOptions) => Promise<PacerCoordinator> = startPacerCoordinator,
+): Promise<RunPacer> {
+  const coordinator = await start({ maxWaitMs: settings.maxRetryAfterS * 1000, reserve: settings.workers + 1 });
+  let closed: PacingSummary[] | undefined;
+  return {
+    env: { CONFORMANCE_PACER_URL: coordinator.url },
+    async close() {
+      if (closed) return closed;
+      const report = coordinator.report();
+      await coordinator.close();
+      closed = report.keys.map((k) => pacingSummary(k as Parameters<typeof pacingSummary>[0]));
+      return closed;
+    },
+  };
+}

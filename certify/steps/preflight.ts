@@ -1,0 +1,132 @@
+/**
+ * Step "preflight": before any phase, and before any key leaves the machine, one request without
+ * a key to `GET {BASE_URL}/inventory` (and, when given, `GET {API_URL}/messages`: there only TLS
+ * and redirects stop the run, an unreachable quickstart fails its own checks). It fails within
+ * seconds, with one line, when the target is unreachable, its TLS certificate is not verified
+ * (trust a private CA with NODE_EXTRA_CA_CERTS), it redirects (a key is never sent to a redirect
+ * target), or it does not answer like this API: a missing key must yield 401 with an Error body
+ * (spec, Authentication rule 3: "A missing or invalid key yields 401 with an Error body").
+ */
+import http from 'node:http';
+import https from 'node:https';
+
+/** The exit status of a run stopped by the preflight (the CLI's `unreachable`, cli/exit-codes.ts). */
+export const PREFLIGHT_EXIT = 3;
+
+export type PreflightResult = { ok: true; lines: string[] } | { ok: false; line: string };
+
+interface Answer {
+  status: number;
+  location?: string;
+  body: string;
+}
+
+/** TLS error codes of Node that mean "the peer's certificate was not verified". */
+const TLS_CODES = /^(CERT_|UNABLE_TO_|DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|ERR_TLS_CERT_ALTNAME_INVALID|HOSTNAME_MISMATCH|ERR_SSL_|EPROTO)/;
+
+/** An address as it may be printed: scheme, host, port and path, never userinfo or query. */
+export function printable(raw: string): string {
+  try {
+    const u = new URL(raw);
+    return `${u.protocol}//${u.host}${u.pathname}`;
+  } catch {
+    return '(an unparsable address)';
+  }
+}
+
+function get(url: string, timeoutMs: number, ca?: string | Buffer): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const u = new URL(url);
+    const client = u.protocol === 'https:' ? https : http;
+    const req = client.request(
+      u,
+      { method: 'GET', headers: { Accept: 'application/json' }, timeout: timeoutMs, ...(ca ? { ca } : {}), agent: false },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => {
+          if (body.length < 65_536) body += c;
+        });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, ...(res.headers.location ? { location: res.headers.location } : {}), body }));
+        res.on('error', reject);
+      },
+    );
+    req.on('timeout', () => req.destroy(Object.assign(new Error(`no answer within ${timeoutMs} ms`), { code: 'ETIMEDOUT' })));
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** Why a request failed, in one phrase. */
+function failure(error: NodeJS.ErrnoException, url: string): string {
+  const code = error.code ?? '';
+  const where = printable(url);
+  if (TLS_CODES.test(code)) {
+    return `TLS certificate of ${new URL(url).host} not verified (${code}); no key was sent. Trust a private CA with NODE_EXTRA_CA_CERTS=<ca.pem>`;
+  }
+  const what: Record<string, string> = {
+    ECONNREFUSED: 'connection refused',
+    ENOTFOUND: 'host not found (DNS)',
+    EAI_AGAIN: 'host not found (DNS, temporary)',
+    ETIMEDOUT: 'no answer in time',
+    ECONNRESET: 'connection reset',
+    EHOSTUNREACH: 'host unreachable',
+    ENETUNREACH: 'network unreachable',
+  };
+  return `target unreachable: GET ${where}: ${what[code] ?? error.message}${code ? ` (${code})` : ''}`;
+}
+
+function isJson(body: string): boolean {
+  try {
+    const v = JSON.parse(body);
+    return v !== null && typeof v === 'object';
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Checks that the target is there and answers like the Inventory Service, sending no key.
+ * `ca`: an extra trusted CA (tests; users set NODE_EXTRA_CA_CERTS).
+ */
+export async function preflight(target: { baseUrl: string; apiUrl?: string }, options: { timeoutMs?: number; ca?: string | Buffer } = {}): Promise<PreflightResult> {
+  const timeoutMs = options.timeoutMs ?? 10_000;
+  const inventory = `${target.baseUrl}/inventory`;
+  let answer: Answer;
+  try {
+    answer = await get(inventory, timeoutMs, options.ca);
+  } catch (error) {
+    return { ok: false, line: failure(error as NodeJS.ErrnoException, inventory) };
+  }
+  if (answer.status >= 300 && answer.status < 400) {
+    return {
+      ok: false,
+      line: `BASE_URL redirects: GET ${printable(inventory)} answered ${answer.status}${answer.location ? ` to ${printable(new URL(answer.location, inventory).href)}` : ''}; no key is sent to a redirect target: set BASE_URL to the final address`,
+    };
+  }
+  if (answer.status !== 401 || !isJson(answer.body)) {
+    const got = answer.status === 401 ? '401 without a JSON body' : `${answer.status}`;
+    const hint = answer.status === 404 ? ' (is BASE_URL the inventory base address, ending in /v1?)' : '';
+    return {
+      ok: false,
+      line: `target does not answer like the Inventory Service: GET ${printable(inventory)} without a key answered ${got}, expected 401 with an Error body${hint}`,
+    };
+  }
+  const lines = [`preflight: GET ${printable(inventory)} without a key answered 401 with an Error body`];
+  if (target.apiUrl) {
+    const messages = `${target.apiUrl}/messages`;
+    try {
+      const a = await get(messages, timeoutMs, options.ca);
+      if (a.status >= 300 && a.status < 400) {
+        return { ok: false, line: `API_URL redirects: GET ${printable(messages)} answered ${a.status}; no key is sent to a redirect target: set API_URL to the final address` };
+      }
+      lines.push(`preflight: GET ${printable(messages)} without a key answered ${a.status}`);
+    } catch (error) {
+      const line = failure(error as NodeJS.ErrnoException, messages);
+      // A key must never reach an unverified peer; an unreachable quickstart only fails its own checks.
+      if (!line.startsWith('target unreachable')) return { ok: false, line: `API_URL: ${line}` };
+      lines.push(`note: ${line.replace('target unreachable', 'API_URL unreachable')}; the messages checks will fail, naming it`);
+    }
+  }
+  return { ok: true, lines };
+}

@@ -1,0 +1,226 @@
+import { test, expect } from '@playwright/test';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import AdmZip from 'adm-zip';
+import type { PhaseResult } from '../../certify/phases.ts';
+import { judge, phaseSummaries } from '../../certify/steps/judge.ts';
+import { listLeftOut } from '../../certify/steps/left-out.ts';
+import { mergeResults, readRedactions } from '../../certify/steps/merge.ts';
+import { pacingSummary, startRunPacer } from '../../certify/steps/pacer.ts';
+import { printSummary } from '../../certify/steps/print.ts';
+import { resolveTarget } from '../../certify/steps/resolve-target.ts';
+import { runPhases } from '../../certify/steps/run-phases.ts';
+import { scanSecrets } from '../../certify/steps/scan-secrets.ts';
+import { computeVerdict, type LedgerRequirement } from '../../certify/verdict.ts';
+import { PHASES, phasesOfProfile } from '../../certify/phase-list.ts';
+import type { ReferenceTarget } from '../../certify/reference-target.ts';
+
+/** certify's named steps (certify/steps/), one at a time, with fakes for the child processes. */
+
+const KEY = 'ik_step_test_7c1d9e0f2a3b4c5d';
+
+function tempDir(): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), 'certify-steps-'));
+}
+
+const listing = {
+  suites: [
+    {
+      file: 'rate-limit/retry-after.spec.ts',
+      specs: [{ title: 'RL-05 the request past the limit gets 429', tests: [{ projectName: 'rate-limit', annotations: [{ type: 'requirement', description: 'RL-06' }] }] }],
+      suites: [{ file: 'load/capacity.spec.ts', specs: [{ title: 'LOAD-01 capacity', tests: [{ projectName: 'load', annotations: [] }] }] }],
+    },
+  ],
+};
+
+const phaseResult = (phase: string, extra: Partial<PhaseResult> = {}): PhaseResult => ({
+  phase, exitCode: 0, signal: null, durationMs: 1234, timedOut: false, blobWritten: true, tail: [], ...extra,
+});
+
+test('phases: the phase list is the Playwright config\'s projects; readonly runs those marked readonly', () => {
+  const order = ['functional', 'rate-limit', 'load'].map((p) => PHASES.indexOf(p));
+  expect(order.every((i, k) => i >= 0 && (k === 0 || i > order[k - 1])), `phases in order: ${PHASES.join(', ')}`).toBe(true);
+  expect(phasesOfProfile('full')).toEqual([...PHASES]);
+  expect(phasesOfProfile('readonly')).toContain('functional');
+  expect(phasesOfProfile('readonly')).not.toContain('rate-limit');
+  expect(phasesOfProfile('readonly')).not.toContain('load');
+});
+
+test('resolve the target: BASE_URL is used as given; without it the bundled server is started and closed', async () => {
+  const external = await resolveTarget({ baseUrl: 'https://h/v1', profile: 'full' }, { API_KEY: KEY, LOAD_KEY: KEY });
+  expect(external.env.BASE_URL).toBe('https://h/v1');
+  expect(external.reference).toBeUndefined();
+  expect(external.description).toMatchObject({ kind: 'external', baseUrl: 'https://h/v1', apiUrl: null, rateLimitKey: 'not given', loadKey: 'given' });
+  expect(JSON.stringify(external.description).includes(KEY), 'the description holds no key').toBe(false);
+
+  let closed = 0;
+  const fake = { env: { BASE_URL: 'http://127.0.0.1:1/v1', API_KEY: KEY }, settings: { minuteWindowMs: 5000, banMs: 2000, apiPlan: 'business' }, close: async () => { closed++; } } as unknown as ReferenceTarget;
+  const bundled = await resolveTarget({ profile: 'readonly' }, {}, async () => fake);
+  expect(bundled.description).toMatchObject({ kind: 'reference', baseUrl: 'http://127.0.0.1:1/v1', profile: 'readonly', referenceSettings: fake.settings });
+  await bundled.close();
+  expect(closed).toBe(1);
+});
+
+test('list what is left out: each check of a phase not run is a not-certified record with the reason', async () => {
+  const out = await listLeftOut(['rate-limit', 'load'], 'readonly', async () => listing);
+  expect(out.notRun.map((t) => [t.title, t.outcome])).toEqual([['RL-05 the request past the limit gets 429', 'skipped'], ['LOAD-01 capacity', 'skipped']]);
+  expect(out.notRun[0].annotations).toEqual([
+    { type: 'requirement', description: 'RL-06' },
+    { type: 'not-certified', description: 'CONFORMANCE_PROFILE=readonly does not run the rate-limit phase' },
+  ]);
+  expect(out.lines).toEqual([
+    '▷ phase rate-limit not run (profile readonly): 1 check(s) listed as not certified\n',
+    '▷ phase load not run (profile readonly): 1 check(s) listed as not certified\n',
+  ]);
+  expect(out.runErrors).toEqual([]);
+  const failed = await listLeftOut(['load'], 'readonly', async () => undefined);
+  expect(failed.runErrors).toEqual(['could not list the checks of the phases not run (load); they are missing from the report']);
+  expect(await listLeftOut([], 'full', async () => { throw new Error('not called'); })).toEqual({ notRun: [], lines: [], runErrors: [] });
+});
+
+test('run the phases: in order, a failing phase does not stop the next; no report or a timeout is a run problem', async () => {
+  const said: string[] = [];
+  const ran: string[] = [];
+  const results: Record<string, PhaseResult> = {
+    functional: phaseResult('functional', { exitCode: 1 }),
+    'rate-limit': phaseResult('rate-limit', { blobWritten: false, exitCode: null, signal: 'SIGKILL', tail: ['a', 'b'] }),
+    load: phaseResult('load', { timedOut: true }),
+  };
+  const out = await runPhases(['functional', 'rate-limit', 'load'], async (p) => { ran.push(p); return results[p]; }, (t) => said.push(t), { phaseTimeoutS: 60 });
+  expect(ran).toEqual(['functional', 'rate-limit', 'load']);
+  expect(said).toContain('■ phase functional finished in 1.2 s: some checks failed\n');
+  expect(said).toContain('■ phase load finished in 1.2 s: stopped after PHASE_TIMEOUT_S\n');
+  expect(out.runErrors).toEqual([
+    'phase rate-limit ended without a report (exit SIGKILL); its checks have no result. Last output: a | b',
+    'phase load was stopped after PHASE_TIMEOUT_S=60 s',
+  ]);
+
+  const abort = new AbortController();
+  const stopped = await runPhases(['functional', 'load'], async (p) => { abort.abort(); return phaseResult(p); }, () => {}, { phaseTimeoutS: 60, signal: abort.signal });
+  expect(stopped.results.map((r) => r.phase)).toEqual(['functional']);
+  expect(stopped.runErrors).toEqual(['run interrupted']);
+});
+
+test('merge: the merged results.json becomes test records; no blob, a failed merge or no results.json are run problems', async () => {
+  const dir = tempDir();
+  try {
+    const blobDir = path.join(dir, 'blob');
+    expect((await mergeResults(blobDir, dir, 1, async () => ({ ok: true, output: '' }), (s) => s)).runErrors).toEqual(['no phase produced a report']);
+    expect((await mergeResults(blobDir, dir, 0, async () => ({ ok: true, output: '' }), (s) => s)).runErrors).toEqual([]);
+    fs.mkdirSync(blobDir);
+    fs.writeFileSync(path.join(blobDir, 'functional.zip'), 'zip');
+    const failed = await mergeResults(blobDir, dir, 1, async () => ({ ok: false, output: `boom ${KEY}` }), (s) => s.split(KEY).join('[redacted]'));
+    expect(failed.runErrors).toEqual(['merging the phase reports failed: boom [redacted]', 'results.json is missing or unreadable after the merge']);
+    const results = { suites: [{ file: 'a.spec.ts', specs: [{ title: 'AUTH-02 x', tests: [{ projectName: 'functional', status: 'expected', results: [{ status: 'passed' }] }] }] }], errors: [{ message: 'global' }] };
+    const ok = await mergeResults(blobDir, dir, 1, async () => { fs.writeFileSync(path.join(dir, 'results.json'), JSON.stringify(results)); return { ok: true, output: '' }; }, (s) => s);
+    expect(ok.tests.map((t) => [t.title, t.project, t.outcome, t.file])).toEqual([['AUTH-02 x', 'functional', 'passed', 'a.spec.ts']]);
+    expect(ok.runErrors).toEqual(['global']);
+
+    const redactions = path.join(dir, 'redactions.jsonl');
+    fs.writeFileSync(redactions, [JSON.stringify({ kind: 'attachment-file', file: 'f.md', attachment: 'a', test: 't' }), JSON.stringify({ kind: 'in-memory', count: 2 }), 'not json'].join('\n'));
+    const r = readRedactions(redactions);
+    expect(r.inMemory).toBe(2);
+    expect(r.leaks).toEqual(['f.md (attachment "a" of "t"): a key was written there by the Playwright worker; certify scrubbed it afterwards']);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+const ledger: LedgerRequirement[] = [{ id: 'AUTH-02', section: 'Authentication', title: 'AUTH-02 title', level: 'must' }];
+
+test('judge: phase summaries in run order; the verdict written as conformance.json and .md, redacted', () => {
+  const dir = tempDir();
+  try {
+    const summaries = phaseSummaries(['functional', 'rate-limit', 'load'], ['functional', 'rate-limit'], ['load'], [phaseResult('functional')], 'readonly');
+    expect(summaries).toEqual([
+      { name: 'functional', ran: true, seconds: 1.2, exit: 0 },
+      { name: 'rate-limit', ran: false, reason: 'run interrupted' },
+      { name: 'load', ran: false, reason: 'CONFORMANCE_PROFILE=readonly' },
+    ]);
+    const report = judge(
+      { ledger, tests: [], profile: 'full', target: { note: KEY }, generatedAt: 't', phases: summaries },
+      dir,
+      (s) => s.split(KEY).join('[redacted API_KEY]'),
+      { pacing: [] },
+    );
+    expect(report.verdict).toBe('fail');
+    const json = fs.readFileSync(path.join(dir, 'conformance.json'), 'utf8');
+    expect(json.includes(KEY), 'conformance.json holds no key').toBe(false);
+    expect(JSON.parse(json)).toMatchObject({ verdict: 'fail', target: { note: '[redacted API_KEY]' }, pacing: [] });
+    expect(fs.readFileSync(path.join(dir, 'conformance.md'), 'utf8')).toContain('AUTH-02');
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('scan secrets: a text file holding a key is scrubbed, a zip holding one removed; each is named and fails the run', () => {
+  const dir = tempDir();
+  try {
+    fs.writeFileSync(path.join(dir, 'clean.txt'), 'nothing here');
+    fs.writeFileSync(path.join(dir, 'log.txt'), `Authorization: Bearer ${KEY}\nand ${Buffer.from(KEY).toString('base64')}\n`);
+    const zip = new AdmZip();
+    zip.addFile('trace.json', Buffer.from(`{"auth":"${KEY}"}`));
+    fs.writeFileSync(path.join(dir, 'blob.zip'), zip.toBuffer());
+    const scan = scanSecrets([dir], [{ name: 'API_KEY', value: KEY }], dir);
+    expect(scan.filesScanned).toBe(3);
+    expect(scan.scrubbed).toEqual(['log.txt']);
+    expect(scan.removed).toEqual(['blob.zip']);
+    expect(fs.existsSync(path.join(dir, 'blob.zip'))).toBe(false);
+    const scrubbed = fs.readFileSync(path.join(dir, 'log.txt'), 'utf8');
+    expect(scrubbed.includes(KEY), 'the scrubbed file holds no key').toBe(false);
+    expect(scrubbed).toContain('Authorization: Bearer [redacted API_KEY]');
+    expect(scan.findings.some((f) => f.startsWith('log.txt') && f.endsWith('scrubbed in place'))).toBe(true);
+    expect(scan.findings.some((f) => f.startsWith('blob.zip') && f.endsWith('file removed'))).toBe(true);
+    for (const f of scan.findings) expect(f.includes(KEY), 'a finding shows no key').toBe(false);
+    // The run still fails, naming each file.
+    const report = computeVerdict({ ledger: [], tests: [], profile: 'full', target: {}, generatedAt: 't', secretFindings: scan.findings });
+    expect(report.verdict).toBe('fail');
+    expect(report.problems.some((p) => p.includes('log.txt'))).toBe(true);
+    expect(report.problems.some((p) => p.includes('blob.zip'))).toBe(true);
+    // A second scan finds nothing left.
+    expect(scanSecrets([dir], [{ name: 'API_KEY', value: KEY }], dir).findings).toEqual([]);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('print: failures, problems, what was not certified and why, pacing per key, the verdict line and requests sent', () => {
+  const report = computeVerdict({
+    ledger: [...ledger, { id: 'RL-05', section: 'Limits', title: 'RL-05 title', level: 'must' }],
+    tests: [
+      { title: 'AUTH-02 a', project: 'functional', tags: [], outcome: 'failed', errors: ['Error: AUTH-02: expected 401, observed 200\nmore'], annotations: [], requests: 3 },
+      { title: 'RL-05 a', project: 'rate-limit', tags: [], outcome: 'skipped', errors: [], annotations: [{ type: 'not-certified', description: 'Retry-After 600 s is more than MAX_RETRY_AFTER_S=120' }], requests: 2 },
+    ],
+    profile: 'full', target: {}, generatedAt: 't',
+  });
+  report.pacing = [{ key: '<RATE_LIMIT_KEY>', requests: 61, waits: 1, longestWaitS: 3.2, refused: 1, earlyRequests: 0, suspectedBan: false }];
+  let out = '';
+  printSummary(report, (t) => (out += t), { reportsFile: 'r/conformance.md', otherReports: ['conformance.json'], seconds: 12.34 });
+  expect(out).toContain('Failed requirements (1):\n  ✗ AUTH-02 (must) AUTH-02 title\n      AUTH-02: expected 401, observed 200\n');
+  expect(out).toContain("Not certified (1; a limit of this run, not the server's failure):\n  ◦ RL-05: Retry-After 600 s is more than MAX_RETRY_AFTER_S=120\n");
+  expect(out).toContain('pacing <RATE_LIMIT_KEY>: 61 request(s), 1 wait(s), 1 429(s), 0 early request(s)\n');
+  expect(out).toContain('certify: verdict FAIL — 0 pass, 0 warn, 1 fail, 1 skipped (12.3 s)\n');
+  expect(out).toContain('requests by phase: functional 3, rate-limit 2\n');
+  expect(out.endsWith('requests sent: 5\n')).toBe(true);
+});
+
+test('pacer: one coordinator per run, started with the run\'s limits; its URL goes to every phase; its report per key on close', async () => {
+  let started: unknown;
+  let closed = 0;
+  const pacer = await startRunPacer({ maxRetryAfterS: 30, workers: 2 }, async (o) => {
+    started = o;
+    return {
+      url: 'http://127.0.0.1:9',
+      close: async () => { closed++; },
+      report: () => ({ keys: [{ label: '<API_KEY>', granted: 10, observed: 10, released: 0, refused: 1, unplanned429: 0, inFlightAt429: 0, suspectedBans: 1, earlyGrants: 0, longestWaitMs: 2500, fallbackResponses: 0, notCertified: [] }], pets: { leases: 0, mostWaiting: 0, heldAtEnd: 0, retired: 0 } }),
+    };
+  });
+  expect(started).toEqual({ maxWaitMs: 30_000, reserve: 3 });
+  expect(pacer.env).toEqual({ CONFORMANCE_PACER_URL: 'http://127.0.0.1:9' });
+  const summary = await pacer.close();
+  expect(summary).toEqual([{ key: '<API_KEY>', requests: 10, waits: 0, longestWaitS: 2.5, refused: 1, earlyRequests: 0, suspectedBan: true }]);
+  expect(await pacer.close()).toBe(summary);
+  expect(closed).toBe(1);
+  expect(pacingSummary({ label: '<X>', granted: 1, waits: 4, longestWaitMs: 0, refused: 0, earlyGrants: 2, suspectedBans: 0 })).toMatchObject({ waits: 4, earlyRequests: 2, suspectedBan: false });
+});
