@@ -1,4 +1,6 @@
 import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { test, expect, chromium } from '@playwright/test';
 import { writeCertificate } from '../../certify/certificate/index.ts';
 import { failingReport } from './reports.ts';
@@ -9,8 +11,7 @@ const ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking'
 
 test('certificate.html: in headless Chromium the verdict and a failing requirement are visible without scrolling', async ({}, testInfo) => {
   expect(fs.existsSync(CHROMIUM), `${CHROMIUM} is missing: apt-get install chromium`).toBe(true);
-  const dir = testInfo.outputPath('reports');
-  fs.mkdirSync(dir, { recursive: true });
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'certificate-html-'));
   const { htmlFile } = writeCertificate({ report: failingReport(), reportsDir: dir, env: {} });
 
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
@@ -19,8 +20,8 @@ test('certificate.html: in headless Chromium the verdict and a failing requireme
     const page = await browser.newPage({ viewport: { width: 1280, height: 720 } });
     await page.goto(`file://${htmlFile}`);
     const shot = testInfo.outputPath('certificate.png');
-    await page.screenshot({ path: shot });
-    await testInfo.attach('certificate.png', { path: shot, contentType: 'image/png' });
+    const png = await page.screenshot({ path: shot });
+    await testInfo.attach('certificate.png', { body: png, contentType: 'image/png' });
 
     const verdict = page.getByTestId('verdict');
     await expect(verdict).toHaveText('FAIL');
@@ -33,5 +34,6 @@ test('certificate.html: in headless Chromium the verdict and a failing requireme
     expect(await page.evaluate(() => window.scrollY)).toBe(0);
   } finally {
     await browser.close();
+    fs.rmSync(dir, { recursive: true, force: true });
   }
 });

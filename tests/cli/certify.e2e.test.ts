@@ -1,0 +1,83 @@
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { test, expect } from '@playwright/test';
+import { EXIT } from '../../cli/exit-codes.ts';
+import { SECRET_VARIABLES } from '../../certify/secrets.ts';
+import { SETTINGS } from '../../settings/index.ts';
+
+const ROOT = path.resolve(import.meta.dirname, '..', '..');
+const BIN = path.join(ROOT, 'cli', 'bin.mjs');
+
+function cli(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  // A clean environment, as on a fresh machine: none of the run's variables set, output to a pipe (as in CI).
+  const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !SETTINGS.some((s) => s.name === k) && !(SECRET_VARIABLES as readonly string[]).includes(k))) as Record<string, string>;
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env: { ...base, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+test('cli: certify with no target passes, prints plain progress, writes a certificate that verify accepts and that fails once a result is changed', async ({}, testInfo) => {
+  test.setTimeout(300_000);
+  // Its own folder: test-results/ is cleaned by any other `playwright test` started meanwhile.
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cli-e2e-'));
+  test.info().attachments.push({ name: 'reports folder', contentType: 'text/plain', body: Buffer.from(dir) });
+  const reports = path.join(dir, 'reports');
+  const baseline = path.join(dir, 'baseline.yaml');
+  fs.writeFileSync(baseline, 'knownFailures:\n  - { id: INV-01, reason: listed to see it reported fixed }\n');
+
+  const run = await cli(['certify', '--json', '--baseline', baseline, '--write-baseline', path.join(dir, 'written-baseline.yaml')], { REPORTS_DIR: reports });
+  await testInfo.attach('certify output', { body: run.stderr, contentType: 'text/plain' });
+  expect(run.code, run.stderr.slice(-3000)).toBe(EXIT.pass);
+
+  // --json: stdout is the verdict document only; the progress went to stderr, without control characters.
+  const doc = JSON.parse(run.stdout) as { verdict: string; gate: { result: string; exitCode: number }; requirements: unknown[] };
+  expect(doc.verdict).toBe('pass');
+  expect(doc.gate).toMatchObject({ result: 'pass', exitCode: 0 });
+  // eslint-disable-next-line no-control-regex
+  expect(run.stderr).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f]/);
+  expect(run.stderr).toMatch(/phase 1\/\d+/);
+  expect(run.stderr).toContain('fixed: INV-01 now pass: remove it from the baseline');
+  expect(fs.readFileSync(path.join(dir, 'written-baseline.yaml'), 'utf8')).toContain('knownFailures: []');
+
+  const certificate = path.join(reports, 'certificate.json');
+  expect(fs.existsSync(path.join(reports, 'certificate.html'))).toBe(true);
+  expect(fs.existsSync(path.join(reports, 'html', 'index.html'))).toBe(true); // Playwright's report stays
+
+  const ok = await cli(['verify', certificate], {});
+  expect(ok.code, ok.stdout).toBe(EXIT.pass);
+  expect(ok.stdout).toContain('is intact');
+
+  const cert = JSON.parse(fs.readFileSync(certificate, 'utf8'));
+  const req = cert.results.requirements.find((r: { status: string }) => r.status === 'pass');
+  req.status = 'fail';
+  fs.writeFileSync(certificate, JSON.stringify(cert, null, 2));
+  const bad = await cli(['verify', certificate], {});
+  expect(bad.code, bad.stdout).toBe(EXIT.fail);
+  expect(bad.stdout).toMatch(/✗ results: digest of the recorded results differs/);
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+test('cli: usage errors exit 2 before anything runs, and never echo a key', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cli-usage-'));
+  const reports = path.join(dir, 'reports');
+  const key = 'sk_live_0123456789abcdef';
+  const r = await cli(['certify', '--api-key', key, '--profile', 'everything'], { REPORTS_DIR: reports });
+  expect(r.code).toBe(EXIT.usage);
+  expect(r.stderr).toContain('keys are read only from the environment (API_KEY)');
+  expect(r.stderr + r.stdout).not.toContain(key);
+  expect(fs.existsSync(reports)).toBe(false);
+  const literal = path.join(dir, 'conformance.yaml');
+  fs.writeFileSync(literal, `version: 1\ntargets:\n  s:\n    baseUrl: https://s.example.com/v1\n    apiKey: ${key}\n`);
+  const c = await cli(['certify', '--config', literal], { REPORTS_DIR: reports });
+  expect(c.code).toBe(EXIT.usage);
+  expect(c.stderr).toContain('targets.s.apiKey holds a literal key');
+  expect(c.stderr + c.stdout).not.toContain(key);
+  fs.rmSync(dir, { recursive: true, force: true });
+});
