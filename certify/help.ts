@@ -20,7 +20,9 @@ export function help(): string {
 
 /** The exit statuses, as `--help` states them. */
 export const EXIT_STATUS_HELP = [
-  'Exit status: 0 if every must-level requirement the run certifies passed, 1 otherwise, 2 on a usage error.',
+  'Exit status: 0 if every must-level requirement the run certifies passed, 1 otherwise, 2 on a usage error,',
+  '3 when the preflight finds the target unreachable, its TLS certificate unverified, a redirect, or no answer',
+  'like this API (a request without a key must get 401 with an Error body); the preflight sends no key.',
   'A requirement the harness could not judge (a prerequisite missing, a cap reached, a Retry-After beyond',
   'MAX_RETRY_AFTER_S, a shared key) is listed as not certified with the reason, never as passed or failed.',
 ].join('\n');

@@ -8,14 +8,39 @@
  * Nothing here ever prints a key: findings and redactions name the variable and the encoding.
  */
 
-/** Environment variables that hold keys (issue 3, issue 5). */
+/** Environment variables that hold keys: the settings of kind `secret` (tests/certify/settings.test.ts keeps them equal). */
 export const SECRET_VARIABLES = ['API_KEY', 'RATE_LIMIT_KEY', 'LOAD_KEY'] as const;
 export type SecretVariable = (typeof SECRET_VARIABLES)[number];
 
+/**
+ * A key of the run: the one `Secret` type of the harness (certify, the suites' redaction, the
+ * load checks). Its variable name is the only thing any output ever shows of it.
+ */
 export interface Secret {
   /** The variable that holds it, e.g. `API_KEY`: the only name a report ever uses. */
   name: string;
   value: string;
+}
+
+/** The placeholder the suites write instead of a key, e.g. `<API_KEY>`. */
+export function placeholderOf(name: string): string {
+  return `<${name}>`;
+}
+
+const FIELD_OF: Record<SecretVariable, 'apiKey' | 'rateLimitKey' | 'loadKey'> = { API_KEY: 'apiKey', RATE_LIMIT_KEY: 'rateLimitKey', LOAD_KEY: 'loadKey' };
+
+/**
+ * The one `secretsOf`: the keys of a run, from an environment (`API_KEY`, …) or from a settings
+ * object (`apiKey`, `rateLimitKey`, `loadKey`). Empty values are left out; a value given twice
+ * (e.g. RATE_LIMIT_KEY equal to API_KEY) is kept once, under its first name.
+ */
+export function secretsOf(source: Partial<Record<string, string | undefined>>): Secret[] {
+  const out: Secret[] = [];
+  for (const name of SECRET_VARIABLES) {
+    const value = source[name] ?? source[FIELD_OF[name]];
+    if (value && value.trim() !== '' && !out.some((s) => s.value === value)) out.push({ name, value });
+  }
+  return out;
 }
 
 export interface SecretNeedle {
@@ -33,12 +58,7 @@ export const MIN_SAFE_SECRET_LENGTH = 8;
 
 /** The secrets of a run, from an environment: every non-empty `API_KEY`, `RATE_LIMIT_KEY`, `LOAD_KEY`. */
 export function secretsFromEnv(env: Record<string, string | undefined>): Secret[] {
-  const out: Secret[] = [];
-  for (const name of SECRET_VARIABLES) {
-    const value = env[name];
-    if (value && value.trim() !== '') out.push({ name, value });
-  }
-  return out;
+  return secretsOf(env);
 }
 
 function base64Variants(text: string): string[] {

@@ -5,7 +5,7 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import AdmZip from 'adm-zip';
 import { describeFinding, scanBuffer, scanPaths } from '../../certify/secret-scan.ts';
-import { redactText, secretNeedles, secretsFromEnv, type Secret } from '../../certify/secrets.ts';
+import { placeholderOf, redactText, secretNeedles, secretsFromEnv, secretsOf, type Secret } from '../../certify/secrets.ts';
 
 const KEY = 'ik_test_5f0c9e2a7b31d4c8e6a9f1b2';
 const KEY_WITH_SPECIALS = 'k3y/with+special=chars&more';
@@ -120,4 +120,12 @@ test('secrets come from API_KEY, RATE_LIMIT_KEY and LOAD_KEY only, empty ones ig
     { name: 'API_KEY', value: 'a1' },
     { name: 'LOAD_KEY', value: 'l1' },
   ]);
+});
+
+test('secretsOf: one helper for an environment and a settings object; empty and repeated values left out', () => {
+  const env = { API_KEY: KEY, RATE_LIMIT_KEY: KEY, LOAD_KEY: '' };
+  expect(secretsOf(env).map((s) => s.name)).toEqual(['API_KEY']);
+  expect(secretsOf({ apiKey: KEY, loadKey: KEY_WITH_SPECIALS }).map((s) => s.name)).toEqual(['API_KEY', 'LOAD_KEY']);
+  expect(secretsFromEnv({ RATE_LIMIT_KEY: KEY_WITH_SPECIALS }).map((s) => s.name)).toEqual(['RATE_LIMIT_KEY']);
+  expect(placeholderOf('LOAD_KEY')).toBe('<LOAD_KEY>');
 });

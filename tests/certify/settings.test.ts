@@ -3,6 +3,7 @@ import { test, expect } from '@playwright/test';
 import { fillReadme, readSettings, renderHelp, SETTINGS } from '../../settings/index.ts';
 import { READMES } from '../../settings/readme.ts';
 import { help } from '../../certify/help.ts';
+import { SECRET_VARIABLES } from '../../certify/secrets.ts';
 
 test('settings: every variable is defined once, with a help line and a CLI flag unless it is a key', () => {
   const names = SETTINGS.map((s) => s.name);
@@ -68,4 +69,8 @@ test('settings: the README tables are the ones generated from settings/ (npx tsx
   }
   const all = READMES.map((f) => fs.readFileSync(f, 'utf8')).join('\n');
   for (const s of SETTINGS) expect(all, `a README documents ${s.name}`).toContain(`| \`${s.name}\` |`);
+});
+
+test('settings: the keys certify scans for are exactly the settings of kind secret', () => {
+  expect(SETTINGS.filter((s) => s.secret).map((s) => s.name).sort()).toEqual([...SECRET_VARIABLES].sort());
 });
