@@ -3,10 +3,11 @@
  * workers and timeouts. Read by certify, the suites' fixtures and `playwright.config.ts` through
  * `settings/index.ts`; documented by `--help` and the README tables generated from this file.
  */
+import { PLAN_LIMITS, type Plan } from '../suites/lib/rate-limit.ts';
 import { defineGroup, setting } from './define.ts';
 
-/** Plans of the spec's Limits table. */
-export const PLANS = ['free', 'pro', 'business', 'enterprise'] as const;
+/** Plans of the spec's Limits table, from the one plan-limits table (`suites/lib/rate-limit.ts`); enterprise is custom. */
+export const PLANS: readonly Plan[] = [...(Object.keys(PLAN_LIMITS) as Plan[]), 'enterprise'];
 /** Profiles: `readonly` sends no state-changing request with a valid key, no 429 probe, no load. */
 export const PROFILES = ['full', 'readonly'] as const;
 
