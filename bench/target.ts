@@ -1,42 +1,61 @@
 /**
- * One benchmark target in its own process:
- * - `reference`: the reference server (`startReferenceServer`, defaults, port 0);
- * - `bare`: plain `node:http` answering every request with the bytes given in `BENCH_SAMPLE`
- *   (`{"body": <base64>, "headers": [name, value, …]}`: the reference server's `GET /v1/inventory`
- *   response, same body and header names, static values). It loads nothing else.
- * Prints one JSON line `{"url": …, "authorization": …}` on stdout, then serves until stdin ends or
- * a signal. Each line `cpu` on stdin is answered with `{"cpuMicros": <user+system CPU time so far>}`.
+ * One benchmark target in its own process (`BENCH_TARGET` in the environment chooses):
+ * - `reference`: the reference server (`startReferenceServer`, port 0), configured by the
+ *   environment like `npm start` (so `REDIS_URL` puts its state on Redis);
+ * - `deployment`: `startDeployment` with `BENCH_INSTANCES` instances on `REDIS_URL`;
+ * - `bare`: plain `node:http` answering every request with the bytes in `BENCH_SAMPLE`
+ *   (`{"status", "body": <base64>, "headers": [name, value, …], "readBody"}`: a reference
+ *   response, same status, body and header names, static values); with `readBody` it reads the
+ *   request body before answering, as the reference PATCH does. It loads nothing else.
+ * Prints one JSON line `{"origin", "keys", "pids"}` on stdout (the pids whose CPU time the bench
+ * reads; keys only for the bench's own requests, on a pipe), then serves until stdin ends or a signal.
  * Loopback only.
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createInterface } from 'node:readline';
 
-async function main(kind: string): Promise<void> {
+const keysOf = (keys: Record<string, string>) => ({ load: keys.load, enterprise: keys.enterprise });
+
+async function main(kind: string): Promise<{ origin: string; keys: Record<string, string>; pids: number[] }> {
   if (kind === 'reference') {
     const { startReferenceServer } = await import('../reference-server/app.ts');
     const reference = await startReferenceServer({ port: 0, host: '127.0.0.1' });
-    const url = `${reference.baseUrl}/inventory`;
-    process.stdout.write(`${JSON.stringify({ url, authorization: `Bearer ${reference.keys.load}` })}\n`);
-    return;
+    return { origin: new URL(reference.baseUrl).origin, keys: keysOf(reference.keys), pids: [process.pid] };
   }
-  const sample = JSON.parse(process.env.BENCH_SAMPLE ?? '') as { body: string; headers: string[] };
+  if (kind === 'deployment') {
+    const { startDeployment } = await import('../reference-server/deployment/start.ts');
+    const deployment = await startDeployment({ instances: Number(process.env.BENCH_INSTANCES ?? 3), redisUrl: process.env.REDIS_URL! });
+    process.once('exit', () => void deployment.close());
+    for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void deployment.close().then(() => process.exit(0)));
+    process.stdin.once('end', () => void deployment.close().then(() => process.exit(0)));
+    return { origin: new URL(deployment.baseUrl).origin, keys: keysOf(deployment.keys), pids: [deployment.primaryPid, ...deployment.pids] };
+  }
+  const sample = JSON.parse(process.env.BENCH_SAMPLE ?? '') as { status: number; body: string; headers: string[]; readBody: boolean };
   const body = Buffer.from(sample.body, 'base64');
-  const headers = sample.headers;
-  const bare = createServer((_req, res) => {
-    res.writeHead(200, headers);
-    res.end(body);
-  });
+  const { status, headers, readBody } = sample;
+  const bare = createServer(
+    readBody
+      ? (req, res) => {
+          req.on('data', () => undefined);
+          req.on('end', () => {
+            res.writeHead(status, headers);
+            res.end(body);
+          });
+        }
+      : (_req, res) => {
+          res.writeHead(status, headers);
+          res.end(body);
+        },
+  );
   await new Promise<void>((resolve) => bare.listen(0, '127.0.0.1', resolve));
   const { port } = bare.address() as AddressInfo;
-  process.stdout.write(`${JSON.stringify({ url: `http://127.0.0.1:${port}/v1/inventory`, authorization: 'Bearer unused' })}\n`);
+  return { origin: `http://127.0.0.1:${port}`, keys: {}, pids: [process.pid] };
 }
 
-for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => process.exit(0));
-createInterface({ input: process.stdin }).on('line', (line) => {
-  if (line.trim() !== 'cpu') return;
-  const { user, system } = process.cpuUsage();
-  process.stdout.write(`${JSON.stringify({ cpuMicros: user + system })}\n`);
-});
-process.stdin.once('end', () => process.exit(0));
-void main(process.argv[2] ?? 'reference');
+const kind = process.env.BENCH_TARGET ?? 'reference';
+if (kind !== 'deployment') {
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => process.exit(0));
+  process.stdin.once('end', () => process.exit(0));
+}
+process.stdin.resume();
+void main(kind).then((info) => process.stdout.write(`${JSON.stringify(info)}\n`));

@@ -32,6 +32,8 @@ export interface RunningDeployment extends RunningReferenceServer {
   instances: number;
   /** Process ids of the instances (not the primary). */
   pids: number[];
+  /** Process id of the cluster primary (it accepts connections and hands them to the instances). */
+  primaryPid: number;
 }
 
 const PRIMARY_SCRIPT = fileURLToPath(new URL('./primary.ts', import.meta.url));
@@ -105,6 +107,7 @@ export async function startDeployment(options: DeploymentOptions): Promise<Runni
     keys: keys as RunningReferenceServer['keys'],
     instances,
     pids: started.pids,
+    primaryPid: primary.pid!,
     close() {
       closing ??= stopPrimary(primary);
       return closing;
