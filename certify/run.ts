@@ -21,6 +21,7 @@ import { printSummary } from './steps/print.ts';
 import { resolveTarget, type ResolvedTarget } from './steps/resolve-target.ts';
 import { runPhases } from './steps/run-phases.ts';
 import { scanSecrets } from './steps/scan-secrets.ts';
+import { certificateStep } from './certificate/index.ts';
 import type { LedgerRequirement, PacingSummary, VerdictInput } from './verdict.ts';
 
 export { mergeLoadReports };
@@ -36,6 +37,8 @@ export const REPORT_ENTRIES = [
   'results.json',
   'load.json',
   'pacing.json',
+  'certificate.json',
+  'certificate.html',
   'html',
   'blob',
   'load',
@@ -225,6 +228,8 @@ export async function runCertify(options: RunOptions): Promise<number> {
     for (const f of scan.findings) say(`  ✗ ${f}\n`);
     report = judge({ ...verdictInput, secretFindings: [...redactions.leaks, ...scan.findings] }, reportsDir, redact, extra);
   }
+
+  certificateStep({ report, reportsDir, env, write: say });
 
   // Step: print.
   printSummary(report, say, {

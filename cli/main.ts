@@ -16,6 +16,7 @@ import { CERTIFICATE_JSON, verifyCertificate, writeCertificate, type WrittenCert
 import { loadPrivateKey } from '../certify/certificate/sign.ts';
 import { redactorFor, secretsFromEnv } from '../certify/secrets.ts';
 import type { ConformanceReport } from '../certify/verdict.ts';
+import { CLI_SETTINGS } from '../settings/cli.ts';
 import { readSettings, renderHelp, SETTINGS, GROUPS } from '../settings/index.ts';
 import { ALIASES, mergeEnv, OWN_FLAGS, parseArgs, type Command } from './args.ts';
 import { configFile, loadConfig } from './config.ts';
@@ -104,7 +105,8 @@ function runEnv(io: Io, flagEnv: Record<string, string>): { env: Record<string, 
     notes.push(`config ${path.relative(io.cwd, file) || file}, target ${loaded.target}`, ...loaded.notes);
   }
   const env = mergeEnv(io.env, configEnv, flagEnv);
-  const problems = readSettings(env).problems.map((p) => p.message);
+  // The gate's own settings; certify validates the rest with its own messages.
+  const problems = readSettings(env).problems.filter((p) => CLI_SETTINGS.settings.some((s) => s.name === p.name)).map((p) => p.message);
   if (problems.length) return { errors: problems };
   // The gate's own files must be readable before an hour-long run, not after it.
   const errors: string[] = [];
@@ -157,7 +159,6 @@ async function certify(io: Io, args: ReturnType<typeof parseArgs>, extraEnv: Rec
   const redact = redactorFor(secretsFromEnv(env));
   for (const n of assembled.notes) say(redact(`${BIN}: ${n}\n`));
   const reportsDir = path.resolve(io.cwd, env.REPORTS_DIR?.trim() || 'reports');
-  for (const f of ['certificate.json', 'certificate.html']) fs.rmSync(path.join(reportsDir, f), { force: true });
 
   // Loaded on demand: --help and verify need none of the run's machinery.
   const { runCertify } = await import('../certify/run.ts');
@@ -181,7 +182,6 @@ async function certify(io: Io, args: ReturnType<typeof parseArgs>, extraEnv: Rec
     fs.writeFileSync(file, baselineFromReport(report));
     say(`baseline written: ${file} (${report.requirements.filter((r) => r.status === 'fail').length} known failure(s))\n`);
   }
-  say(`certificate: ${written.htmlFile} (and ${path.basename(written.jsonFile)}${certificate.signature ? ', signed' : ''})\n`);
   say(`gate: ${gate.result.toUpperCase()}${gate.reasons.length ? ` — ${gate.reasons.join('; ')}` : ''} (exit ${gate.exitCode})\n`);
   if (json) io.stdout(`${JSON.stringify({ ...report, gate, ...(b ? { baseline: b } : {}) }, null, 2)}\n`);
   return code !== EXIT.pass && code !== EXIT.fail ? code : gate.exitCode;

@@ -21,7 +21,7 @@ export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url
 export const CERTIFICATE_JSON = 'certificate.json';
 export const CERTIFICATE_HTML = 'certificate.html';
 /** Report files whose digests the certificate records (when the run wrote them). */
-export const ARTIFACTS = ['conformance.json', 'conformance.md', 'results.json', 'junit.xml', 'load.json'] as const;
+export const ARTIFACTS = ['conformance.json', 'conformance.md', 'results.json', 'junit.xml', 'load.json', 'pacing.json'] as const;
 
 export interface WriteCertificateOptions {
   report: ConformanceReport;
@@ -110,3 +110,19 @@ export function writeCertificate(options: WriteCertificateOptions): WrittenCerti
 export { decideGate } from './gate.ts';
 export { verifyCertificate } from './verify.ts';
 export type { Certificate, GateResult } from './types.ts';
+
+/**
+ * certify's step: writes the certificate after the verdict and the secret scan, and says where.
+ * A certificate that cannot be written (an unreadable baseline or key file) is reported, never
+ * thrown: the run's other reports stay.
+ */
+export function certificateStep(options: WriteCertificateOptions & { write: (text: string) => void }): WrittenCertificate | undefined {
+  try {
+    const written = writeCertificate(options);
+    options.write(`certify: certificate ${written.htmlFile} (gate ${written.gate.result}, exit ${written.gate.exitCode}${written.certificate.signature ? ', signed' : ''})\n`);
+    return written;
+  } catch (error) {
+    options.write(`certify: certificate not written: ${(error as Error).message.split('\n')[0]}\n`);
+    return undefined;
+  }
+}
