@@ -12,6 +12,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
+import { specsOf } from '../../certify/playwright-report.ts';
 
 export type Level = 'must' | 'should' | 'may';
 export const LEVELS: readonly Level[] = ['must', 'should', 'may'];
@@ -193,17 +194,14 @@ export function checkLedgerSync(entries: readonly unknown[], tests: readonly Lis
 /** Flattens the JSON of `playwright test --list --reporter=json` into tests (one per spec, with its projects). */
 export function listedTests(report: unknown): ListedTest[] {
   const out: ListedTest[] = [];
-  type Spec = { title: string; file?: string; line?: number; tests?: { projectName?: string; annotations?: ListedTest['annotations'] }[] };
-  type Suite = { file?: string; specs?: Spec[]; suites?: Suite[] };
-  const walk = (s: Suite) => {
-    for (const spec of s.specs ?? []) {
-      const annotations = spec.tests?.[0]?.annotations ?? [];
-      const projects = [...new Set((spec.tests ?? []).map((t) => t.projectName).filter((p): p is string => !!p))];
-      out.push({ title: spec.title, file: spec.file ?? s.file, ...(spec.line ? { line: spec.line } : {}), projects, annotations });
-    }
-    for (const child of s.suites ?? []) walk(child);
-  };
-  for (const s of (report as { suites?: Suite[] }).suites ?? []) walk(s);
+  type Spec = { title: string; line?: number; tests?: { projectName?: string; annotations?: ListedTest['annotations'] }[] };
+  // The one walker of Playwright's JSON report (certify/playwright-report.ts).
+  for (const { spec: raw, file } of specsOf(report)) {
+    const spec = raw as Spec;
+    const annotations = spec.tests?.[0]?.annotations ?? [];
+    const projects = [...new Set((spec.tests ?? []).map((t) => t.projectName).filter((p): p is string => !!p))];
+    out.push({ title: spec.title, file, ...(spec.line ? { line: spec.line } : {}), projects, annotations });
+  }
   return out;
 }
 
