@@ -19,6 +19,8 @@ export interface RedisServer {
   /** `redis://127.0.0.1:<port>` */
   url: string;
   port: number;
+  /** Process id of the running server (undefined while stopped). */
+  readonly pid: number | undefined;
   /** Stops the server (SIGTERM, then SIGKILL after 3 s); the port stays free for `restart()`. */
   stop(): Promise<void>;
   /** Starts a fresh, empty server on the same port. */
@@ -104,6 +106,9 @@ export async function startRedisServer(options: { binary?: string; port?: number
   return {
     url: `redis://127.0.0.1:${port}`,
     port,
+    get pid() {
+      return child?.pid;
+    },
     async stop() {
       await stop();
       rmSync(dir, { recursive: true, force: true });
