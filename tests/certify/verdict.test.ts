@@ -191,7 +191,7 @@ test('verdict: experimental requirements are marked in JSON and Markdown', () =>
   expect(renderMarkdown(r)).toContain('🧪');
 });
 
-test('verdict: conformance.json carries the contract fields of issue 3', () => {
+test('verdict: conformance.json carries the fields reports/README.md documents', () => {
   const r = verdictOf([must('AUTH-01')], [rec('AUTH-01 a', 'passed')]);
   expect(Object.keys(r)).toEqual(expect.arrayContaining(['verdict', 'target', 'requirements', 'profile', 'requests', 'notCertified', 'experimental', 'generatedAt']));
   expect(Object.keys(r.requirements[0])).toEqual(expect.arrayContaining(['id', 'title', 'level', 'status', 'evidence']));
