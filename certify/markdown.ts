@@ -1,10 +1,9 @@
-import type { ConformanceReport, EvidenceEntry, RequirementResult, RequirementStatus } from './verdict.ts';
-
 /**
  * `conformance.md`: the human-readable verdict. Order: verdict and target; what was not
  * certified (at the top, plainly); run problems; failures with their evidence; warnings; then the
  * table of every requirement by spec section; excluded requirements last. Pure.
  */
+import type { ConformanceReport, EvidenceEntry, RequirementResult, RequirementStatus } from './verdict.ts';
 
 /** Top-level sections in the spec's order; other sections (RFCs, rules) follow in ledger order. */
 const SPEC_ORDER = [

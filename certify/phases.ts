@@ -1,10 +1,3 @@
-import { spawn } from 'node:child_process';
-import fs from 'node:fs';
-import { createRequire } from 'node:module';
-import path from 'node:path';
-import { StringDecoder } from 'node:string_decoder';
-import { fileURLToPath } from 'node:url';
-
 /**
  * Orchestration of the conformance run: one `playwright test --project=<phase>` child process per
  * phase, in order, so that a failing phase never stops the next (project `dependencies` would skip
@@ -14,6 +7,12 @@ import { fileURLToPath } from 'node:url';
  * Every child writes through `redact-reporter.ts` first, and the parent filters the children's
  * console output, so no key reaches the console or a report.
  */
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { StringDecoder } from 'node:string_decoder';
+import { fileURLToPath } from 'node:url';
 
 const require = createRequire(import.meta.url);
 export const PLAYWRIGHT_CLI = require.resolve('@playwright/test/cli');

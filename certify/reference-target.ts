@@ -1,5 +1,3 @@
-import { startReferenceServer, type ReferenceServerOptions, type RunningReferenceServer } from '../reference-server/app.ts';
-
 /**
  * The bundled reference server as a certification target: started in-process on a free port with
  * short rate-limit windows, so that a whole certify (including the 429 waits) takes seconds.
@@ -8,6 +6,7 @@ import { startReferenceServer, type ReferenceServerOptions, type RunningReferenc
  *
  * Spec: "Limits" (plans, 429, ban) and "Authentication"; contract: docs/architecture.md.
  */
+import { startReferenceServer, type ReferenceServerOptions, type RunningReferenceServer } from '../reference-server/app.ts';
 
 export type TargetPlan = 'pro' | 'business';
 

@@ -1,9 +1,3 @@
-import fs from 'node:fs';
-import path from 'node:path';
-import zlib from 'node:zlib';
-import AdmZip from 'adm-zip';
-import { secretNeedles, type Secret, type SecretNeedle } from './secrets.ts';
-
 /**
  * Secret scan: after a run, every file written under `REPORTS_DIR` and the Playwright output
  * folders is searched for every encoded form of `API_KEY`, `RATE_LIMIT_KEY` and `LOAD_KEY`
@@ -11,6 +5,11 @@ import { secretNeedles, type Secret, type SecretNeedle } from './secrets.ts';
  * the one Playwright's HTML report keeps in `index.html`. A finding names the file (and the entry
  * inside an archive), the variable and the encoding, never the key.
  */
+import fs from 'node:fs';
+import path from 'node:path';
+import zlib from 'node:zlib';
+import AdmZip from 'adm-zip';
+import { secretNeedles, type Secret, type SecretNeedle } from './secrets.ts';
 
 export interface SecretFinding {
   /** Path of the file, relative to the scanned root when one was given. */
