@@ -8,6 +8,7 @@ import { faults } from './catalogue/index.ts';
 import { variants } from './variants.ts';
 import { cleanup, runCase } from './harness.ts';
 import { matrixCases, MATRIX_ENV } from './matrix.ts';
+import { total } from './retry-watch.ts';
 
 const args = process.argv.slice(2);
 if (args.includes('--list')) {
@@ -32,7 +33,7 @@ async function worker() {
     const missing = c.expect.filter((id) => !out.failing.includes(id));
     const ok = c.kind === 'fault' ? out.verdict === 'fail' && missing.length === 0 : out.verdict === 'pass';
     if (ok) caught++;
-    console.log(`${ok ? 'ok  ' : 'MISS'} ${c.id.padEnd(50)} ${out.verdict.padEnd(5)} ${(out.durationMs / 1000).toFixed(1).padStart(5)} s  phases=${c.phases?.join('+') ?? 'all'}  expected [${c.expect.join(', ')}]  failing [${out.failing.join(', ')}]${missing.length ? `  MISSING ${missing.join(', ')}` : ''}`);
+    console.log(`${ok ? 'ok  ' : 'MISS'} ${c.id.padEnd(50)} ${out.verdict.padEnd(5)} ${(out.durationMs / 1000).toFixed(1).padStart(5)} s  phases=${c.phases?.join('+') ?? 'all'}  expected [${c.expect.join(', ')}]  failing [${out.failing.join(', ')}]${missing.length ? `  MISSING ${missing.join(', ')}` : ''}  early=${total(out.retry.early)} bans=${total(out.retry.bans)}${c.misleadsRetryAfter ? ' (misleads Retry-After)' : ''}`);
     if (!ok) {
       for (const id of out.failing) console.log(`        ${id}: ${out.reasons[id]}`);
       if (out.verdict === 'missing') console.log(out.tail);

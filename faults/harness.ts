@@ -5,6 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startReferenceTarget, type ReferenceTarget } from '../certify/reference-target.ts';
 import { startFaultProxy, throughProxy, type FaultHooks } from './proxy.ts';
+import type { RetryStats } from './retry-watch.ts';
 import type { RateLimitStore } from '../reference-server/rate-limit/store.ts';
 
 /**
@@ -52,6 +53,8 @@ export interface CaseOutcome {
   /** Last lines of certify's output (already redacted by certify). */
   tail: string;
   problems: string[];
+  /** What the proxy counted: requests sent on a key while its 429's Retry-After was pending, bans, 429s (per key label). */
+  retry: RetryStats;
 }
 
 export interface RunCaseOptions {
@@ -90,7 +93,7 @@ export async function runCase(c: MatrixCase, options: RunCaseOptions = {}): Prom
     const { code, output } = await spawnCertify(entry, env, options.timeoutMs ?? 240_000);
     const outcome: CaseOutcome = {
       id: c.id, verdict: 'missing', failing: [], reasons: {}, unevidenced: [], exitCode: code, durationMs: 0, reportsDir,
-      tail: output.split('\n').slice(-40).join('\n'), problems: [],
+      tail: output.split('\n').slice(-40).join('\n'), problems: [], retry: proxy.stats(),
     };
     const file = path.join(reportsDir, 'conformance.json');
     if (fs.existsSync(file)) {
@@ -116,10 +119,10 @@ export async function runCase(c: MatrixCase, options: RunCaseOptions = {}): Prom
   }
 }
 
-/** Variables of the conformance run or of an enclosing Playwright run are never inherited. */
+/** Variables of the conformance run or of an enclosing Playwright run are never inherited (`inheritedEnv`). */
 const NOT_INHERITED = /^(MATRIX_PHASES|BASE_URL|API_URL|API_KEY|API_PLAN|RATE_LIMIT_KEY|RATE_LIMIT_PLAN|LOAD_KEY|MISSING_PET_ID|CONFORMANCE_PROFILE|REPORTS_DIR|WORKERS|CERTIFY_.*|TEST_.*|PW_.*|PLAYWRIGHT_.*)$/;
 
-function inheritedEnv(): Record<string, string | undefined> {
+export function inheritedEnv(): Record<string, string | undefined> {
   return Object.fromEntries(Object.entries(process.env).filter(([k]) => !NOT_INHERITED.test(k)));
 }
 
@@ -140,7 +143,7 @@ process.on('exit', () => {
   }
 });
 
-function spawnCertify(entry: string, env: Record<string, string | undefined>, timeoutMs: number): Promise<{ code: number | null; output: string }> {
+export function spawnCertify(entry: string, env: Record<string, string | undefined>, timeoutMs: number): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [TSX_CLI, entry], {
       cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true,

@@ -12,6 +12,8 @@ export interface NamedCase extends MatrixCase {
   kind: 'baseline' | 'fault' | 'variant';
   name: string;
   expect: string[];
+  /** The fault misleads about Retry-After: early requests and bans are not held against the run. */
+  misleadsRetryAfter?: boolean;
 }
 
 /**
@@ -64,6 +66,7 @@ export function matrixCases(extended = process.env.MATRIX_EXTENDED === '1'): Nam
     { kind: 'baseline', name: 'baseline', id: 'baseline', expect: [] },
     ...faults.filter((f) => extended || !f.extended).map((f): NamedCase => ({
       kind: 'fault', name: f.name, id: `fault:${f.name}`, expect: f.expect, phases: phasesFor(f.expect), env: { ...FAULT_ENV, ...f.env },
+      ...(f.misleadsRetryAfter ? { misleadsRetryAfter: true } : {}),
       ...(f.proxy ? { proxy: f.proxy } : {}), ...(f.store ? { store: f.store } : {}), ...(f.upstream ? { upstream: f.upstream } : {}), ...(f.basePath ? { basePath: f.basePath } : {}),
     })),
     ...variants.map((v): NamedCase => ({

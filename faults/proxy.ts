@@ -1,6 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { RetryWatch, type RetryStats } from './retry-watch.ts';
 
 /**
  * A fault-injecting HTTP proxy: it forwards every request (`/v1/...`, `/quickstart/...`, anything)
@@ -8,6 +9,11 @@ import type { AddressInfo } from 'node:net';
  * architecture page (docs/architecture.md, "Faults").
  *
  * It never logs: the `Authorization` header only ever lives in memory, on its way upstream.
+ *
+ * In every run it counts, per key, requests sent while a 429's `Retry-After` was pending, and bans
+ * (`stats()`, see `retry-watch.ts`). Staging conditions (the staging simulator, `faults/staging/`)
+ * are options: https with a given certificate, `Connection: close` on every response, and a strict
+ * ban on the first early request.
  */
 
 /** A header list in wire order with the names' original case (`[name, value]` pairs). */
@@ -70,11 +76,19 @@ export interface FaultProxyOptions {
   env?: Record<string, string | undefined>;
   port?: number;
   host?: string;
+  /** Serve https with this certificate and key (PEM) instead of http. */
+  tls?: { cert: string | Buffer; key: string | Buffer };
+  /** Send `Connection: close` on every response and close the connection after it. */
+  connectionClose?: boolean;
+  /** Ban a key on its first request sent while a 429's `Retry-After` is pending, for this long (ms). */
+  strictBanMs?: number;
 }
 
 export interface RunningFaultProxy {
   /** Origin of the proxy, e.g. `http://127.0.0.1:40123` (no trailing slash). */
   url: string;
+  /** Early requests, bans and 429s so far, per key label (never a key). */
+  stats(): RetryStats;
   close(): Promise<void>;
 }
 
@@ -137,6 +151,8 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Runni
   const agent = new client.Agent({ keepAlive: true, maxSockets: 64 });
   const hooks: FaultHooks = options.fault && 'create' in options.fault ? options.fault.create() : (options.fault ?? {});
   const hanging = new Set<http.ServerResponse>();
+  const watch = new RetryWatch({ env: options.env, strictBanMs: options.strictBanMs });
+  const closing: HeaderList = options.connectionClose ? [['Connection', 'close']] : [];
 
   const send = (req: ProxyRequest, body?: NodeJS.ReadableStream) =>
     new Promise<http.IncomingMessage>((resolve, reject) => {
@@ -168,17 +184,28 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Runni
   };
 
   /** Writes a buffered response; HEAD and bodiless statuses keep the upstream's Content-Length. */
-  const answer = (res: http.ServerResponse, r: ProxyResponse, method = 'GET') => {
+  const write = (res: http.ServerResponse, r: ProxyResponse, method = 'GET') => {
     const bodiless = method.toUpperCase() === 'HEAD' || r.status === 204 || r.status === 304;
-    const list = r.headers.filter(([k]) => !HOP_BY_HOP.has(k.toLowerCase()) && (bodiless || k.toLowerCase() !== 'content-length'));
+    const list = [...r.headers.filter(([k]) => !HOP_BY_HOP.has(k.toLowerCase()) && (bodiless || k.toLowerCase() !== 'content-length')), ...closing];
     res.sendDate = false;
     res.writeHead(r.status, bodiless ? flat(list) : [...flat(list), 'Content-Length', String(r.body.length)]);
     res.end(bodiless ? undefined : r.body);
   };
 
-  const server = http.createServer(async (inc, res) => {
+  const handler = async (inc: http.IncomingMessage, res: http.ServerResponse) => {
+    const arrived: ProxyRequest = { method: inc.method ?? 'GET', path: inc.url ?? '/', headers: pairs(inc.rawHeaders), body: Buffer.alloc(0) };
+    /** Every answer passes here: the watcher sees each 429 as it leaves. */
+    const answer = (res: http.ServerResponse, r: ProxyResponse, method = 'GET') => {
+      watch.response(arrived.headers, r.status, r.headers, r.body);
+      write(res, r, method);
+    };
     try {
-      let req: ProxyRequest = { method: inc.method ?? 'GET', path: inc.url ?? '/', headers: pairs(inc.rawHeaders), body: Buffer.alloc(0) };
+      const banned = watch.request(arrived.headers);
+      if (banned) {
+        inc.resume();
+        return write(res, banned, arrived.method);
+      }
+      let req: ProxyRequest = arrived;
       let stream: NodeJS.ReadableStream | undefined = inc;
       if (hooks.request) {
         req.body = await readBody(inc);
@@ -196,12 +223,12 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Runni
       if (delay > 0) await new Promise((r) => setTimeout(r, delay));
       const upRes = await send(req, stream);
       const status = upRes.statusCode ?? 502;
-      if (hooks.response) {
+      if (hooks.response || status === 429) {
         const buffered: ProxyResponse = { status, headers: pairs(upRes.rawHeaders), body: await readBody(upRes) };
-        return answer(res, await hooks.response(buffered, req, ctx), req.method);
+        return answer(res, hooks.response ? await hooks.response(buffered, req, ctx) : buffered, req.method);
       }
       res.sendDate = false;
-      res.writeHead(status, flat(pairs(upRes.rawHeaders).filter(([k]) => !HOP_BY_HOP.has(k.toLowerCase()))));
+      res.writeHead(status, flat([...pairs(upRes.rawHeaders).filter(([k]) => !HOP_BY_HOP.has(k.toLowerCase())), ...closing]));
       upRes.pipe(res);
     } catch (err) {
       if (!res.headersSent) {
@@ -209,12 +236,14 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Runni
         answer(res, { status: 502, headers: [['Content-Type', 'application/json'], ['Date', new Date().toUTCString()]], body });
       } else res.destroy();
     }
-  });
+  };
 
+  const server = options.tls ? https.createServer({ cert: options.tls.cert, key: options.tls.key }, handler) : http.createServer(handler);
   await new Promise<void>((resolve) => server.listen(options.port ?? 0, options.host ?? '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
-    url: `http://${options.host ?? '127.0.0.1'}:${port}`,
+    url: `${options.tls ? 'https' : 'http'}://${options.host ?? '127.0.0.1'}:${port}`,
+    stats: () => watch.report(),
     close: () =>
       new Promise<void>((resolve) => {
         for (const res of hanging) res.destroy();

@@ -104,3 +104,52 @@ export function slidingWindowStore(): RateLimitStore {
     },
   };
 }
+
+/**
+ * Admits Limit + 1 requests per window with headers consistent with what it admits: the window's
+ * first request is not counted, so `X-RateLimit-Remaining` equals `X-RateLimit-Limit` after it
+ * and then counts down to 0 as usual. Only counting every admission of the window from its first
+ * request, probes included, shows the over-admission.
+ */
+export function uncountedFirstStore(): RateLimitStore {
+  return new MapStore((state, policy, now) => {
+    const d = decide(state, widened(policy, 1, 1), now);
+    return { ...d, limit: d.limit - 1 };
+  });
+}
+
+/**
+ * A conformant token-bucket limiter (a legitimate choice where the spec is silent): the first
+ * window's limit is the bucket's capacity, refilled continuously at limit per window; later
+ * windows (per day) stay fixed. Headers: Limit the capacity, Remaining the whole tokens left,
+ * Reset when the bucket is full again; a refusal's `Retry-After` is when the next token arrives,
+ * rounded up, so waiting it always suffices. It never bans.
+ */
+export function tokenBucketStore(): RateLimitStore {
+  interface Bucket { tokens: number; at: number; fixed: RateState }
+  const buckets = new Map<string, Bucket>();
+  return {
+    hit(identity, policy, now) {
+      const [w, ...rest] = policy.windows;
+      const bucketWindow = w!;
+      const restPolicy: RatePolicy = { ...policy, windows: rest };
+      const perMs = bucketWindow.limit / bucketWindow.ms;
+      let b = buckets.get(identity);
+      if (!b) buckets.set(identity, (b = { tokens: bucketWindow.limit, at: now, fixed: newRateState(restPolicy) }));
+      b.tokens = Math.min(bucketWindow.limit, b.tokens + (now - b.at) * perMs);
+      b.at = now;
+      const fullAt = (tokens: number) => Math.ceil((now + (bucketWindow.limit - tokens) / perMs) / 1000);
+      if (b.tokens < 1) {
+        return { outcome: 'limited', limit: bucketWindow.limit, remaining: 0, resetSeconds: fullAt(b.tokens), retryAfterSeconds: Math.ceil((1 - b.tokens) / perMs / 1000) };
+      }
+      if (rest.length) {
+        const probe = structuredClone(b.fixed);
+        const d = decide(probe, restPolicy, now);
+        if (d.outcome !== 'admitted') return d;
+        b.fixed = probe;
+      }
+      b.tokens -= 1;
+      return { outcome: 'admitted', limit: bucketWindow.limit, remaining: Math.floor(b.tokens), resetSeconds: fullAt(b.tokens), retryAfterSeconds: 0 };
+    },
+  };
+}

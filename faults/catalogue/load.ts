@@ -3,7 +3,7 @@
  * racy limiter, latency and errors when requests overlap.
  */
 import { answer } from '../lib.ts';
-import { racyStore } from '../stores.ts';
+import { racyStore, uncountedFirstStore } from '../stores.ts';
 import type { FaultDefinition } from '../fault.ts';
 
 export const faults: FaultDefinition[] = [
@@ -12,6 +12,12 @@ export const faults: FaultDefinition[] = [
     description: 'The limiter reads and writes its counter in separate steps, so concurrent requests are over-admitted.',
     expect: ['LOAD-02'],
     store: () => racyStore(),
+  },
+  {
+    name: '429-limit-plus-one-consistent-headers',
+    description: 'The window\'s first request is not counted: Remaining equals Limit after it, the headers then count down consistently, and Limit + 1 requests are admitted per window.',
+    expect: ['LOAD-02'],
+    store: () => uncountedFirstStore(),
   },
   {
     name: 'load-slow-under-concurrency',

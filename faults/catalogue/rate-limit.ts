@@ -71,18 +71,21 @@ export const faults: FaultDefinition[] = [
   },
   {
     name: '429-retry-after-milliseconds',
+    misleadsRetryAfter: true,
     description: '`Retry-After` is given in milliseconds (`2000` for two seconds).',
     expect: ['RL-07'],
     proxy: () => respond(isRateLimited, (res) => mapHeader(res, 'retry-after', (v) => (/^\d+$/.test(v) ? String(Number(v) * 1000) : v))),
   },
   {
     name: '429-retry-after-decimal',
+    misleadsRetryAfter: true,
     description: '`Retry-After` is a decimal (`2.0`), which is neither delta-seconds nor an HTTP-date.',
     expect: ['RL-07'],
     proxy: () => respond(isRateLimited, (res) => mapHeader(res, 'retry-after', (v) => (/^\d+$/.test(v) ? `${v}.0` : v))),
   },
   {
     name: '429-retry-after-rounded-down',
+    misleadsRetryAfter: true,
     description: '`Retry-After` is one second short of the lockout the server enforces, so a client that waits exactly that long still gets 429.',
     expect: ['RL-08'],
     proxy: () => {
@@ -142,6 +145,7 @@ export const faults: FaultDefinition[] = [
   },
   {
     name: 'ban-after-honest-wait',
+    misleadsRetryAfter: true,
     description: 'A key that waited the full `Retry-After` after a 429 is banned anyway on its next request.',
     expect: ['RL-08'],
     proxy: () => {

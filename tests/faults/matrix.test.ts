@@ -4,6 +4,7 @@ import path from 'node:path';
 import { test, expect, type TestInfo } from '@playwright/test';
 import { cleanup, REPO_ROOT, runCase, type CaseOutcome } from '../../faults/harness.ts';
 import { matrixCases, MATRIX_ENV, type NamedCase } from '../../faults/matrix.ts';
+import { total } from '../../faults/retry-watch.ts';
 
 /**
  * The meta-test of issue 4: a complete `certify` run per case, through the fault proxy in front of
@@ -15,6 +16,9 @@ import { matrixCases, MATRIX_ENV, type NamedCase } from '../../faults/matrix.ts'
  * and the variants run every phase through `certify/cli.ts`. Cases run in order in one worker
  * (mode `default`: a failure does not skip the rest), and `MATRIX_CONCURRENCY` certify runs
  * (default 3) are kept going ahead of the test that needs them.
+ *
+ * In every case the proxy counts requests sent on a key while a 429's Retry-After on it was
+ * pending, and bans: both must be 0, except for faults built to mislead Retry-After.
  */
 
 const CASES = matrixCases();
@@ -63,7 +67,10 @@ function record(testInfo: TestInfo, c: NamedCase, ok: boolean, outcome: CaseOutc
   fs.mkdirSync(resultsDir(testInfo), { recursive: true });
   fs.writeFileSync(
     path.join(resultsDir(testInfo), `${c.id.replace(/[^\w-]+/g, '_')}.json`),
-    JSON.stringify({ id: c.id, kind: c.kind, name: c.name, ok, verdict: outcome.verdict, expected: c.expect, failing: outcome.failing, seconds: Math.round(outcome.durationMs / 100) / 10 }),
+    JSON.stringify({
+      id: c.id, kind: c.kind, name: c.name, ok, verdict: outcome.verdict, expected: c.expect, failing: outcome.failing, seconds: Math.round(outcome.durationMs / 100) / 10,
+      early: total(outcome.retry.early), bans: total(outcome.retry.bans), misleadsRetryAfter: !!c.misleadsRetryAfter,
+    }),
   );
 }
 
@@ -99,6 +106,12 @@ test.describe('fault matrix', () => {
           record(testInfo, c, ok, outcome);
           expect(ok, `${c.kind} ${c.name}: expected verdict pass (a failure of a conformant server is an over-assertion of the suite)\n  ${describeOutcome(outcome)}`).toBe(true);
         }
+        if (!c.misleadsRetryAfter) {
+          expect(
+            { early: outcome.retry.early, bans: outcome.retry.bans },
+            `${c.id}: requests sent on a key while its 429's Retry-After was pending, and bans, per key (the run must earn none)`,
+          ).toEqual({ early: {}, bans: {} });
+        }
       } finally {
         cleanup(outcome);
       }
@@ -109,19 +122,24 @@ test.describe('fault matrix', () => {
     const dir = resultsDir(testInfo);
     const results = CASES.map((c) => {
       const file = path.join(dir, `${c.id.replace(/[^\w-]+/g, '_')}.json`);
-      return fs.existsSync(file) ? (JSON.parse(fs.readFileSync(file, 'utf8')) as { id: string; kind: string; ok: boolean; seconds: number }) : { id: c.id, kind: c.kind, ok: false, seconds: 0, notRun: true };
+      return fs.existsSync(file)
+        ? (JSON.parse(fs.readFileSync(file, 'utf8')) as { id: string; kind: string; ok: boolean; seconds: number; early: number; bans: number; misleadsRetryAfter: boolean })
+        : { id: c.id, kind: c.kind, ok: false, seconds: 0, early: 0, bans: 0, misleadsRetryAfter: false, notRun: true };
     });
     const faults = results.filter((r) => r.kind === 'fault');
     const variants = results.filter((r) => r.kind === 'variant');
     const baseline = results.find((r) => r.kind === 'baseline');
     const line = `faults caught ${faults.filter((r) => r.ok).length}/${faults.length}, conformant variants passed ${variants.filter((r) => r.ok).length}/${variants.length}`;
-    console.log(`\n${line}${baseline ? `; reference server ${baseline.ok ? 'passes' : 'FAILS'}` : ''}\n`);
+    const honest = results.filter((r) => !r.misleadsRetryAfter);
+    const safety = `early requests ${honest.reduce((a, r) => a + r.early, 0)}, bans ${honest.reduce((a, r) => a + r.bans, 0)} (cases not built to mislead Retry-After)`;
+    console.log(`\n${line}${baseline ? `; reference server ${baseline.ok ? 'passes' : 'FAILS'}` : ''}\n${safety}\n`);
+    testInfo.annotations.push({ type: 'safety', description: safety });
     testInfo.annotations.push({ type: 'score', description: line });
     const reportsDir = path.resolve(REPO_ROOT, process.env.REPORTS_DIR || 'reports');
     fs.mkdirSync(reportsDir, { recursive: true });
     fs.writeFileSync(
       path.join(reportsDir, 'meta-score.json'),
-      `${JSON.stringify({ score: line, generatedAt: new Date().toISOString(), concurrency: CONCURRENCY, cases: results }, null, 2)}\n`,
+      `${JSON.stringify({ score: line, safety, generatedAt: new Date().toISOString(), concurrency: CONCURRENCY, cases: results }, null, 2)}\n`,
     );
     fs.rmSync(dir, { recursive: true, force: true });
     const notRun = results.filter((r) => 'notRun' in r).map((r) => r.id);

@@ -1,7 +1,12 @@
+import fs from 'node:fs';
 import http from 'node:http';
+import https from 'node:https';
 import type { AddressInfo } from 'node:net';
+import path from 'node:path';
 import { test, expect } from '@playwright/test';
 import { startFaultProxy, headers, throughProxy, type FaultHooks } from '../../faults/proxy.ts';
+import { retryAfterMs } from '../../faults/retry-watch.ts';
+import { REPO_ROOT } from '../../faults/harness.ts';
 
 /** A tiny upstream that echoes what it received and sets case-sensitive headers and a fixed Date. */
 async function echoUpstream() {
@@ -122,6 +127,102 @@ test('HEAD through a rewriting proxy keeps the upstream Content-Length and sends
     expect(r.status).toBe(200);
     expect(r.headers.get('content-length')).toBe(direct.headers.get('content-length'));
     expect(await r.text()).toBe('');
+  } finally {
+    await proxy.close();
+    await up.close();
+  }
+});
+
+/** An upstream limiter in miniature: `/limited` answers 429 with the given Retry-After, `/banned` a ban, anything else 200. */
+async function limitingUpstream(retryAfter = '1') {
+  const server = http.createServer((req, res) => {
+    req.resume();
+    const rate = ['X-RateLimit-Limit', '60', 'X-RateLimit-Remaining', '0', 'X-RateLimit-Reset', String(Math.ceil(Date.now() / 1000) + 1)];
+    if (req.url === '/limited') {
+      res.writeHead(429, [...rate, 'Retry-After', retryAfter, 'Content-Type', 'application/json']);
+      return res.end('{"code":"rate_limited","message":"slow down","status":429}');
+    }
+    if (req.url === '/banned') {
+      res.writeHead(429, [...rate, 'Retry-After', '2', 'Content-Type', 'application/json']);
+      return res.end('{"code":"key_banned","message":"banned","status":429}');
+    }
+    res.writeHead(200, ['X-RateLimit-Limit', '60', 'X-RateLimit-Remaining', '59', 'Content-Type', 'application/json']);
+    res.end('[]');
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return { url, close: () => new Promise<void>((r) => { server.close(() => r()); server.closeAllConnections(); }) };
+}
+
+const keyed = (key: string) => ({ headers: { authorization: `Bearer ${key}` } });
+
+test('the proxy counts requests sent on a key while its 429\'s Retry-After is pending, per key label, and bans', async () => {
+  const up = await limitingUpstream('1');
+  const env = { API_KEY: 'key-a', RATE_LIMIT_KEY: 'key-b' };
+  const proxy = await startFaultProxy({ upstream: up.url, env });
+  try {
+    expect((await fetch(`${proxy.url}/limited`, keyed('key-b'))).status).toBe(429);
+    await fetch(`${proxy.url}/v1/inventory`, keyed('key-b')); // early: Retry-After 1 s has not passed
+    await fetch(`${proxy.url}/v1/inventory`, keyed('key-a')); // another key: not early
+    await fetch(`${proxy.url}/v1/inventory`); // no key: not counted
+    await new Promise((r) => setTimeout(r, 1050));
+    await fetch(`${proxy.url}/v1/inventory`, keyed('key-b')); // waited: not early
+    await fetch(`${proxy.url}/banned`, keyed('key-x'));
+    await fetch(`${proxy.url}/banned`, keyed('key-x')); // same ban, and early
+    const stats = proxy.stats();
+    expect(stats.early).toEqual({ RATE_LIMIT_KEY: 1, other: 1 });
+    expect(stats.bans).toEqual({ other: 1 });
+    expect(stats.refusals).toEqual({ RATE_LIMIT_KEY: 1, other: 2 });
+    expect(JSON.stringify(stats)).not.toMatch(/key-[abx]/);
+  } finally {
+    await proxy.close();
+    await up.close();
+  }
+});
+
+test('Retry-After as an HTTP-date is judged against the response Date; strict ban: the first early request bans the key', async () => {
+  expect(retryAfterMs([['Retry-After', 'Tue, 01 Jan 2030 00:00:05 GMT'], ['Date', 'Tue, 01 Jan 2030 00:00:00 GMT']])).toBe(5000);
+  expect(retryAfterMs([['Retry-After', '2']])).toBe(2000);
+  expect(retryAfterMs([['Retry-After', 'soon']])).toBeUndefined();
+  const up = await limitingUpstream('1');
+  const proxy = await startFaultProxy({ upstream: up.url, env: { RATE_LIMIT_KEY: 'key-b' }, strictBanMs: 600_000 });
+  try {
+    await fetch(`${proxy.url}/limited`, keyed('key-b'));
+    const early = await fetch(`${proxy.url}/v1/inventory`, keyed('key-b'));
+    expect(early.status).toBe(429);
+    expect(await early.json()).toMatchObject({ code: 'key_banned', status: 429 });
+    expect(Number(early.headers.get('retry-after'))).toBeGreaterThan(590);
+    expect(early.headers.get('x-ratelimit-remaining')).toBe('0');
+    await new Promise((r) => setTimeout(r, 1050));
+    expect((await fetch(`${proxy.url}/v1/inventory`, keyed('key-b'))).status, 'still banned after the first Retry-After').toBe(429);
+    expect((await fetch(`${proxy.url}/v1/inventory`, keyed('key-c'))).status, 'another key is not').toBe(200);
+    expect(proxy.stats().bans).toEqual({ RATE_LIMIT_KEY: 1 });
+  } finally {
+    await proxy.close();
+    await up.close();
+  }
+});
+
+test('staging transport: https with a private CA (verified) and Connection: close on every response', async () => {
+  const tlsDir = path.join(REPO_ROOT, 'tests', 'fixtures', 'tls');
+  const up = await echoUpstream();
+  const proxy = await startFaultProxy({
+    upstream: up.url,
+    tls: { cert: fs.readFileSync(path.join(tlsDir, 'server.pem')), key: fs.readFileSync(path.join(tlsDir, 'server-key.pem')) },
+    connectionClose: true,
+  });
+  try {
+    expect(proxy.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
+    const get = (ca?: Buffer) => new Promise<{ status: number; connection?: string; closed: boolean }>((resolve, reject) => {
+      const req = https.get(`${proxy.url}/v1/inventory`, { ca, agent: new https.Agent({ keepAlive: true, ca }) }, (res) => {
+        res.resume();
+        res.on('end', () => res.socket.once('close', () => resolve({ status: res.statusCode!, connection: res.headers.connection, closed: true })));
+      });
+      req.on('error', reject);
+    });
+    const ok = await get(fs.readFileSync(path.join(tlsDir, 'ca.pem')));
+    expect(ok).toEqual({ status: 200, connection: 'close', closed: true });
+    await expect(get(undefined), 'without the private CA the certificate is refused').rejects.toThrow(/self[- ]signed|unable to (get|verify)/i);
   } finally {
     await proxy.close();
     await up.close();

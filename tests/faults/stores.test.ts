@@ -1,5 +1,5 @@
 import { test, expect } from '@playwright/test';
-import { racyStore, lateByOneStore, unenforcedStore, slidingWindowStore } from '../../faults/stores.ts';
+import { racyStore, lateByOneStore, unenforcedStore, slidingWindowStore, tokenBucketStore, uncountedFirstStore } from '../../faults/stores.ts';
 import { MemoryRateLimitStore, type RateLimitStore } from '../../reference-server/rate-limit/store.ts';
 import type { RatePolicy } from '../../reference-server/rate-limit/policy.ts';
 
@@ -57,4 +57,26 @@ test('slidingWindowStore bans early retries like the reference server', async ()
   const outcomes = [];
   for (let i = 0; i < 4; i++) outcomes.push((await store.hit('k', POLICY, T0 + 100 + i)).outcome);
   expect(outcomes).toEqual(['limited', 'limited', 'limited', 'banned']);
+});
+
+test('uncountedFirstStore admits Limit+1 per window with consistent headers: Remaining equals Limit after the first request', async () => {
+  const d = await sequential(uncountedFirstStore(), 7);
+  expect(d.map((x) => x.outcome)).toEqual(['admitted', 'admitted', 'admitted', 'admitted', 'admitted', 'admitted', 'limited']);
+  expect(d.every((x) => x.limit === 5)).toBe(true);
+  expect(d.map((x) => x.remaining)).toEqual([5, 4, 3, 2, 1, 0, 0]);
+});
+
+test('tokenBucketStore: Limit in a row, then one token per window/limit; Retry-After until the next token suffices; Reset when full', async () => {
+  const store = tokenBucketStore();
+  const d = await sequential(store, 6);
+  expect(d.map((x) => x.outcome)).toEqual(['admitted', 'admitted', 'admitted', 'admitted', 'admitted', 'limited']);
+  expect(d.slice(0, 5).map((x) => x.remaining)).toEqual([4, 3, 2, 1, 0]);
+  const refused = d[5]!;
+  expect(refused.retryAfterSeconds).toBe(2); // a token every 2 s (5 per 10 s)
+  expect(refused.resetSeconds).toBe((T0 + 10_000) / 1000); // full again 10 s after it emptied (rounded up)
+  expect((await store.hit('k', POLICY, T0 + 5 + refused.retryAfterSeconds * 1000)).outcome).toBe('admitted');
+  expect((await store.hit('k', POLICY, T0 + 5 + refused.retryAfterSeconds * 1000)).outcome).toBe('limited');
+  // A long pause fills the bucket again, never beyond the limit.
+  const later = await store.hit('k', POLICY, T0 + 100_000);
+  expect(later).toMatchObject({ outcome: 'admitted', remaining: 4, limit: 5 });
 });
