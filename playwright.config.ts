@@ -24,6 +24,8 @@ export default defineConfig({
   testDir: 'suites',
   testMatch: '**/*.spec.ts',
   outputDir: `${values.REPORTS_DIR}/test-results`,
+  // The run-wide pacer (suites/pacing): started here unless certify passes CONFORMANCE_PACER_URL.
+  globalSetup: './suites/pacing/global-setup.ts',
   // A pacing wait or a Retry-After wait may take up to MAX_RETRY_AFTER_S; the 429 check sets its own.
   timeout: (values.MAX_RETRY_AFTER_S + 60) * 1000,
   workers: values.WORKERS,
@@ -39,7 +41,14 @@ export default defineConfig({
   projects: [
     {
       name: 'functional',
-      testIgnore: ['rate-limit/retry-after.spec.ts', 'load/**'],
+      testIgnore: ['rate-limit/retry-after.spec.ts', 'load/**', 'generated/**'],
+      metadata: { readonly: true } satisfies PhaseMetadata,
+    },
+    {
+      // Schema-driven, stateful and concurrent generated checks (suites/generated); @mutates left out in readonly.
+      name: 'generated',
+      testMatch: 'generated/**/*.spec.ts',
+      fullyParallel: false,
       metadata: { readonly: true } satisfies PhaseMetadata,
     },
     {

@@ -1,0 +1,168 @@
+/**
+ * The side of the run's pacer that senders use (workers, phases, load checks): ask the
+ * coordinator (`coordinator.ts`, reached at `CONFORMANCE_PACER_URL`) for a grant on a key label
+ * before sending, report every response to the lease, release what was not sent. Only the label
+ * and the rate-limit headers (`X-RateLimit-*`, `Retry-After`, `Date`) leave this process.
+ */
+import http from 'node:http';
+import type { HeaderSource } from '../lib/headers.ts';
+import type { ObserveResult, PaceMode } from './pacer.ts';
+
+/** Key labels that cross the coordinator; never keys. */
+export type KeyLabel = '<API_KEY>' | '<RATE_LIMIT_KEY>' | '<LOAD_KEY>' | '<anonymous>' | (string & {});
+
+export interface AcquireOptions {
+  mode?: PaceMode;
+  /** Requests wanted at once (default 1). The grant may be smaller (at least 1). */
+  count?: number;
+  /** The plan's requests per minute, used only when the server's headers give no usable figure. */
+  nominalPerMinute?: number;
+  /** The lease ends by itself after this long (default 120 s): a process that died does not hold the key. */
+  leaseTtlMs?: number;
+}
+
+export interface PacingResponse {
+  status: number;
+  headers: HeaderSource;
+  /** Local clock when the response arrived. */
+  receivedAtMs: number;
+}
+
+export interface Lease {
+  /** Requests this lease allows (1 ≤ granted ≤ count). */
+  readonly granted: number;
+  /** Reports one response; call once per request sent under this lease. */
+  observe(response: PacingResponse): Promise<ObserveResult>;
+  /** Ends the lease: its requests not yet observed were not sent, or got no answer. */
+  release(): Promise<void>;
+}
+
+export interface PetLease {
+  id: string;
+  /** When the pet was last released (0: never leased in this run). A list read after it shows its restored quantity. */
+  freedAtMs: number;
+  /** `retire`: its restore was not verified; it is never handed out again. */
+  release(retire?: boolean): Promise<void>;
+}
+
+export interface PacingClient {
+  readonly url: string;
+  /** Waits until the coordinator grants requests on `label`. Throws `PacingNotCertified` for a wait beyond `MAX_RETRY_AFTER_S`. */
+  acquire(label: KeyLabel, options?: AcquireOptions): Promise<Lease>;
+  /** Waits until one of `ids` is leased to this holder alone. */
+  acquirePet(ids: readonly string[], holder: string, ttlMs?: number): Promise<PetLease>;
+  /**
+   * The value of `name` for this run: computed by the first caller (`compute`), read back by every
+   * other caller, in any process, even after a worker restart. Kept in the coordinator's memory only.
+   * A failed `compute` lets the next caller try.
+   */
+  once<T>(name: string, compute: () => Promise<T>, ttlMs?: number): Promise<T>;
+}
+
+/** The wait would exceed `MAX_RETRY_AFTER_S`: the requirement is not certified (never a failure of the server). */
+export class PacingNotCertified extends Error {
+  constructor(readonly reason: string) {
+    super(reason);
+    this.name = 'PacingNotCertified';
+  }
+}
+
+const FORWARDED = new Set(['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'retry-after', 'date']);
+
+/** Only the headers the pacer reads, as `[name, value]` pairs. */
+export function pacingHeaders(headers: HeaderSource): [string, string][] {
+  const out: [string, string][] = [];
+  const push = (name: string, value: unknown) => {
+    if (value === undefined || !FORWARDED.has(name.toLowerCase())) return;
+    for (const v of Array.isArray(value) ? value : [value]) out.push([name, String(v)]);
+  };
+  if (Array.isArray(headers)) for (const h of headers as ReadonlyArray<{ name: string; value: string }>) push(h.name, h.value);
+  else for (const [name, value] of Object.entries(headers)) push(name, value);
+  return out;
+}
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+
+function post<T>(base: string, path: string, body: object): Promise<T> {
+  const data = JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      new URL(path, base),
+      { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(data) } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          try {
+            const parsed = JSON.parse(Buffer.concat(chunks).toString('utf8')) as T & { error?: string };
+            if (res.statusCode !== 200) reject(new Error(`pacer coordinator ${path}: ${parsed.error ?? res.statusCode}`));
+            else resolve(parsed);
+          } catch (e) {
+            reject(new Error(`pacer coordinator ${path}: ${(e as Error).message}`));
+          }
+        });
+        res.on('error', reject);
+      },
+    );
+    req.on('error', (e) => reject(new Error(`pacer coordinator at ${base} unreachable (${path}): ${e.message}`)));
+    req.end(data);
+  });
+}
+
+/**
+ * A client of the run's coordinator. Without a URL it throws: a sender that cannot reach the one
+ * owner of the keys' state must not send (run through `npm run certify` or the root Playwright config).
+ */
+export function pacingClient(url: string | undefined = process.env.CONFORMANCE_PACER_URL): PacingClient {
+  if (!url) {
+    throw new Error(
+      'CONFORMANCE_PACER_URL is not set: the run-wide pacer is not running. Run the suites through ' +
+        '`npm run certify` or `npx playwright test` with the root playwright.config.ts (its global setup starts it).',
+    );
+  }
+  return {
+    url,
+    async acquire(label, options = {}) {
+      const answer = await post<{ lease?: string; granted?: number; notCertified?: string }>(url, '/acquire', {
+        label,
+        mode: options.mode ?? 'paced',
+        count: options.count ?? 1,
+        nominalPerMinute: options.nominalPerMinute,
+        leaseTtlMs: options.leaseTtlMs,
+      });
+      if (answer.notCertified !== undefined) throw new PacingNotCertified(answer.notCertified);
+      const id = answer.lease!;
+      let ended = false;
+      return {
+        granted: answer.granted ?? 1,
+        observe: (r) =>
+          post<ObserveResult>(url, '/observe', { lease: id, status: r.status, headers: pacingHeaders(r.headers), receivedAtMs: r.receivedAtMs }),
+        async release() {
+          if (ended) return;
+          ended = true;
+          await post(url, '/release', { lease: id });
+        },
+      };
+    },
+    async once<T>(name: string, compute: () => Promise<T>, ttlMs?: number): Promise<T> {
+      const claim = await post<{ value?: T; compute?: string }>(url, '/once/claim', { name, ttlMs });
+      if (claim.compute === undefined) return claim.value as T;
+      let value: T;
+      try {
+        value = await compute();
+      } catch (e) {
+        await post(url, '/once/abandon', { name, token: claim.compute }).catch(() => undefined);
+        throw e;
+      }
+      await post(url, '/once/put', { name, token: claim.compute, value });
+      // Every caller gets the same plain-JSON copy.
+      return JSON.parse(JSON.stringify(value ?? null)) as T;
+    },
+    async acquirePet(ids, holder, ttlMs) {
+      const answer = await post<{ id?: string; freedAtMs?: number; error?: string }>(url, '/pets/acquire', { ids, holder, ttlMs });
+      if (answer.id === undefined) throw new Error(`pet lease: ${answer.error ?? 'refused'}`);
+      const id = answer.id;
+      return { id, freedAtMs: answer.freedAtMs ?? 0, release: (retire = false) => post<void>(url, '/pets/release', { id, holder, retire }) };
+    },
+  };
+}

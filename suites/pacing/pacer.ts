@@ -1,0 +1,293 @@
+/**
+ * The rate-limit state of one key and the decision "may N more requests be sent now?" (spec,
+ * Limits rules 1-5; Errors, 429). Pure logic with an injected clock: the run's coordinator
+ * (`coordinator.ts`) owns one `KeyPacer` per key label and is the only place this state lives.
+ *
+ * - Nothing is granted while a 429 on the key is pending (its Retry-After, or the reported reset,
+ *   or a conservative minute when neither is usable).
+ * - With usable headers (integer Remaining, Reset in epoch seconds) grants are bounded by
+ *   Remaining minus what is in flight: `paced` keeps a reserve, `exhaust` spends it. With nothing
+ *   in flight, an `exhaust` grant may add the single request past the limit: a caller asking
+ *   `count > Remaining` gets the burst of `Remaining + 1` (sent together, nothing follows until
+ *   the answers are in); a caller asking `count ≤ Remaining` drives the key to 0 and then gets
+ *   the request past the limit alone.
+ * - With missing or malformed headers it never stops pacing: one request at a time, spaced at
+ *   the nominal rate (X-RateLimit-Limit, else the plan, else the smallest plan) per minute.
+ * - A wait longer than `maxWaitMs` is answered `not-certified` with the reason.
+ */
+import { getHeader, type HeaderSource } from '../lib/headers.ts';
+import { parseRateLimitHeaders } from '../lib/rate-limit.ts';
+import { parseRetryAfter } from '../lib/retry-after.ts';
+
+/** `paced` keeps the reserve; `exhaust` (the 429 checks) spends it, but still honours Retry-After. */
+export type PaceMode = 'paced' | 'exhaust';
+
+export interface PacerOptions {
+  /** How the key is named in messages, e.g. `<API_KEY>`; never the key. */
+  label: string;
+  /** Requests kept in hand by `paced` grants (default 3). */
+  reserve?: number;
+  /** Longest wait accepted before the answer is `not-certified` (default 120 s). */
+  maxWaitMs?: number;
+  /** Added to a wait for `X-RateLimit-Reset` (Reset and `Date` have one-second resolution). Default 1000 ms. */
+  resetMarginMs?: number;
+  /**
+   * Added to a wait for `Retry-After` (default 20 ms). The wait counts from the 429's arrival,
+   * after the server wrote it, so a small margin keeps a rounded-down Retry-After detectable (RL-08).
+   */
+  retryAfterMarginMs?: number;
+  /** Requests per minute assumed when the headers give no usable figure (default 60, the smallest plan). */
+  nominalPerMinute?: number;
+  /** Wait without a usable Retry-After nor Reset after a 429 (default 60 s). */
+  fallbackHoldMs?: number;
+  /** Variable that raises `maxWaitMs`, for messages. */
+  maxWaitVariable?: string;
+}
+
+export interface GrantRequest {
+  mode: PaceMode;
+  /** Requests wanted at once (default 1); the grant may be smaller, never 0. */
+  count?: number;
+  /** The plan's nominal rate of this key, used only when the headers give none. */
+  nominalPerMinute?: number;
+}
+
+export type Decision =
+  | { kind: 'grant'; count: number }
+  /** `waitMs` undefined: wait for a response or a release on this key. */
+  | { kind: 'wait'; waitMs?: number; reason: string }
+  | { kind: 'not-certified'; reason: string };
+
+export interface Observation {
+  status: number;
+  headers: HeaderSource;
+  /** Local clock when the response arrived. */
+  receivedAtMs: number;
+  /** The mode the request was granted in. */
+  mode?: PaceMode;
+}
+
+export interface ObserveResult {
+  /** Present for a 429: how long every request on this key is now held. */
+  blockedForMs?: number;
+  /** Present for a 429 whose Retry-After is missing or invalid. */
+  retryAfterProblem?: string;
+}
+
+/** What the run did on one key: counts only, never a key. */
+export interface KeyReport {
+  label: string;
+  granted: number;
+  observed: number;
+  released: number;
+  /** 429 responses seen. */
+  refused: number;
+  /** 429 responses to `paced` requests (the reserve was not enough: another client, or a wrong Remaining). */
+  unplanned429: number;
+  /** Requests still in flight when a 429 on this key arrived (0 when the limit is approached by count). */
+  inFlightAt429: number;
+  /** A 429 to the first request after a 429's wait: the key may be banned. */
+  suspectedBans: number;
+  /** Requests granted while a 429 was pending: 0 by construction, reported as evidence. */
+  earlyGrants: number;
+  longestWaitMs: number;
+  /** Responses whose headers could not be used (missing Remaining, Reset not epoch seconds). */
+  fallbackResponses: number;
+  notCertified: string[];
+}
+
+const clampInt = (n: number) => Math.max(0, Math.floor(n));
+
+export class KeyPacer {
+  readonly options: Required<PacerOptions>;
+  private remaining?: number;
+  private resetServerMs?: number;
+  /** Server clock minus local clock, from `Date`. */
+  private skewMs = 0;
+  private blockedUntilMs = 0;
+  /** The block of the last 429 ended; the next response tells whether the key recovered. */
+  private afterBlock = false;
+  private headersUsable?: boolean;
+  private limitHeader?: number;
+  private nominalHint?: number;
+  private lastGrantMs = -Infinity;
+  private fallbackRemaining?: { value: number; atMs: number };
+  private inflight = 0;
+  private stats: KeyReport;
+
+  constructor(options: PacerOptions) {
+    this.options = {
+      reserve: 3,
+      maxWaitMs: 120_000,
+      resetMarginMs: 1000,
+      retryAfterMarginMs: 20,
+      nominalPerMinute: 60,
+      fallbackHoldMs: 60_000,
+      maxWaitVariable: 'MAX_RETRY_AFTER_S',
+      ...options,
+    };
+    this.stats = {
+      label: options.label, granted: 0, observed: 0, released: 0, refused: 0, unplanned429: 0, inFlightAt429: 0,
+      suspectedBans: 0, earlyGrants: 0, longestWaitMs: 0, fallbackResponses: 0, notCertified: [],
+    };
+  }
+
+  /** Whether `count` requests (or fewer) may be sent now in `mode`, else how long to wait. */
+  decide(nowMs: number, req: GrantRequest): Decision {
+    const count = Math.max(1, clampInt(req.count ?? 1));
+    if (req.nominalPerMinute && req.nominalPerMinute > 0) this.nominalHint = req.nominalPerMinute;
+    const label = this.options.label;
+    if (this.blockedUntilMs > nowMs) {
+      return this.waitFor(this.blockedUntilMs - nowMs, `a 429 on ${label} asked to wait (Retry-After)`);
+    }
+    if (this.inflight > 0 && this.headersUsable !== true) {
+      // Nothing known yet, or headers unusable: one request at a time.
+      return { kind: 'wait', reason: `pacing ${label} one request at a time (no usable X-RateLimit-Remaining/Reset)` };
+    }
+    if (this.headersUsable === false) return this.decideFallback(nowMs, req.mode);
+    if (this.headersUsable === undefined) return { kind: 'grant', count: 1 };
+    // Usable headers: is what Remaining said still about the current window?
+    if (this.resetServerMs !== undefined && nowMs + this.skewMs >= this.resetServerMs + this.options.resetMarginMs) {
+      this.remaining = undefined;
+      this.resetServerMs = undefined;
+    }
+    if (this.remaining === undefined) {
+      return this.inflight > 0 ? { kind: 'wait', reason: `learning ${label}'s new window from one request` } : { kind: 'grant', count: 1 };
+    }
+    const left = this.remaining - this.inflight;
+    if (req.mode === 'exhaust') {
+      // Nothing in flight: the request past the limit may join them (a burst of Remaining + 1 at once).
+      if (left >= 1) return { kind: 'grant', count: Math.min(count, this.inflight === 0 ? left + 1 : left) };
+      if (this.inflight > 0) return { kind: 'wait', reason: `${label}: the requests in flight spend what Remaining allows` };
+      return { kind: 'grant', count: 1 }; // the request past the limit, sent alone
+    }
+    const budget = left - this.options.reserve;
+    if (budget >= 1) return { kind: 'grant', count: Math.min(count, budget) };
+    if (this.inflight > 0) return { kind: 'wait', reason: `${label}: at the reserve with requests in flight` };
+    const untilReset = (this.resetServerMs ?? nowMs) - (nowMs + this.skewMs) + this.options.resetMarginMs;
+    return this.waitFor(
+      untilReset,
+      `X-RateLimit-Remaining ${this.remaining} on ${label} is at the reserve of ${this.options.reserve}; waiting for X-RateLimit-Reset`,
+    );
+  }
+
+  private decideFallback(nowMs: number, mode: PaceMode): Decision {
+    const label = this.options.label;
+    const fr = this.fallbackRemaining;
+    if (mode === 'paced' && fr && fr.value <= this.options.reserve) {
+      const until = fr.atMs + 60_000 - nowMs;
+      if (until > 0) {
+        return this.waitFor(until, `X-RateLimit-Remaining ${fr.value} on ${label} is at the reserve and X-RateLimit-Reset is not usable; waiting a nominal minute`);
+      }
+      this.fallbackRemaining = undefined;
+    }
+    const perMinute = this.limitHeader && this.limitHeader > 0 ? this.limitHeader : this.nominalHint ?? this.options.nominalPerMinute;
+    const interval = 60_000 / perMinute;
+    const next = this.lastGrantMs + interval;
+    if (next > nowMs) return { kind: 'wait', waitMs: Math.ceil(next - nowMs), reason: `pacing ${label} at ${perMinute} requests per minute (headers not usable)` };
+    return { kind: 'grant', count: 1 };
+  }
+
+  private waitFor(waitMs: number, reason: string): Decision {
+    const ms = Math.max(0, Math.ceil(waitMs));
+    if (ms > this.options.maxWaitMs) {
+      const why =
+        `${reason}: ${Math.round(ms / 1000)} s is longer than ${this.options.maxWaitVariable}=` +
+        `${Math.round(this.options.maxWaitMs / 1000)} s (raise ${this.options.maxWaitVariable} to wait it out)`;
+      this.stats.notCertified.push(why);
+      return { kind: 'not-certified', reason: why };
+    }
+    this.stats.longestWaitMs = Math.max(this.stats.longestWaitMs, ms);
+    return { kind: 'wait', waitMs: ms, reason };
+  }
+
+  /** `count` requests were handed out at `nowMs`. */
+  granted(nowMs: number, count: number): void {
+    if (this.blockedUntilMs > nowMs) this.stats.earlyGrants += count;
+    this.inflight += count;
+    this.stats.granted += count;
+    this.lastGrantMs = nowMs;
+  }
+
+  /** `count` granted requests were not sent, or ended without a response. */
+  release(count = 1): void {
+    const n = Math.min(this.inflight, clampInt(count));
+    this.inflight -= n;
+    this.stats.released += n;
+  }
+
+  /** Every response on this key, 429 included. */
+  observe(obs: Observation): ObserveResult {
+    this.inflight = Math.max(0, this.inflight - 1);
+    this.stats.observed++;
+    const info = parseRateLimitHeaders(obs.headers);
+    if (info.dateMs !== undefined) this.skewMs = info.dateMs - obs.receivedAtMs;
+    if (info.limit !== undefined) this.limitHeader = info.limit;
+    const resetOk = info.reset !== undefined && info.reset >= 1e9 && info.reset <= 1e12;
+    if (info.remaining !== undefined && resetOk) {
+      this.headersUsable = true;
+      const resetMs = info.reset! * 1000;
+      if (this.remaining !== undefined && this.resetServerMs !== undefined && Math.abs(resetMs - this.resetServerMs) <= 1000) {
+        // Same window (or a bucket whose reset creeps): responses may arrive out of order, keep the lowest.
+        this.remaining = Math.min(this.remaining, info.remaining);
+        this.resetServerMs = Math.max(this.resetServerMs, resetMs);
+      } else if (this.resetServerMs === undefined || resetMs > this.resetServerMs) {
+        this.remaining = info.remaining;
+        this.resetServerMs = resetMs;
+      } // else: a late response of an earlier window; ignore it.
+    } else {
+      this.headersUsable = false;
+      this.stats.fallbackResponses++;
+      this.remaining = undefined;
+      this.resetServerMs = undefined;
+      this.fallbackRemaining = info.remaining !== undefined ? { value: info.remaining, atMs: obs.receivedAtMs } : undefined;
+    }
+    if (obs.status === 429) this.fallbackRemaining = undefined; // after a 429, Retry-After rules
+    const wasAfterBlock = this.afterBlock;
+    this.afterBlock = false;
+    if (obs.status !== 429) return {};
+
+    this.stats.refused++;
+    if (obs.mode !== 'exhaust') this.stats.unplanned429++;
+    this.stats.inFlightAt429 += this.inflight;
+    if (wasAfterBlock) this.stats.suspectedBans++;
+    const untilReset = info.reset !== undefined && info.dateMs !== undefined && resetOk ? info.reset - Math.floor(info.dateMs / 1000) : undefined;
+    const retryAfter = parseRetryAfter(getHeader(obs.headers, 'retry-after'), getHeader(obs.headers, 'date'), {
+      secondsUntilReset: untilReset,
+      nowMs: obs.receivedAtMs,
+    });
+    let blockedForMs: number;
+    let retryAfterProblem: string | undefined;
+    if (retryAfter.ok) {
+      blockedForMs = retryAfter.seconds * 1000 + this.options.retryAfterMarginMs;
+    } else {
+      retryAfterProblem = retryAfter.reason;
+      // No usable Retry-After: hold until the reported reset, else a conservative minute.
+      blockedForMs = untilReset !== undefined && untilReset > 0 ? untilReset * 1000 + this.options.resetMarginMs : this.options.fallbackHoldMs;
+    }
+    this.blockedUntilMs = Math.max(this.blockedUntilMs, obs.receivedAtMs + blockedForMs);
+    this.afterBlock = true;
+    // After a 429 the window's count is what the server says next; forget Remaining.
+    this.remaining = undefined;
+    this.resetServerMs = undefined;
+    return { blockedForMs, retryAfterProblem };
+  }
+
+  /** Local time until which every request on this key is held (0 when not held). */
+  get blockedUntil(): number {
+    return this.blockedUntilMs;
+  }
+
+  get inFlight(): number {
+    return this.inflight;
+  }
+
+  /** Last known Remaining (usable headers only). */
+  get lastRemaining(): number | undefined {
+    return this.remaining;
+  }
+
+  report(): KeyReport {
+    return { ...this.stats, notCertified: [...this.stats.notCertified] };
+  }
+}

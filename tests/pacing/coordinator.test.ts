@@ -1,0 +1,243 @@
+/**
+ * The run-wide pacer (suites/pacing): one coordinator owns each key's state for every process.
+ * A 429 seen by one process holds every other; a process that died and restarted does not
+ * forget it; malformed headers still pace; `count` grants are bounded by Remaining minus what is
+ * in flight, so a key can be driven to its limit over a slow link with nothing in flight at the
+ * limit; a wait beyond the maximum is "not certified"; pets and once-per-run values are leased.
+ */
+import { test, expect } from '@playwright/test';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { fileURLToPath } from 'node:url';
+import { startPacerCoordinator, type PacerCoordinator } from '../../suites/pacing/coordinator.ts';
+import { pacingClient, PacingNotCertified } from '../../suites/pacing/client.ts';
+
+const run = promisify(execFile);
+const CHILD = fileURLToPath(new URL('./child.ts', import.meta.url));
+const TSX = fileURLToPath(new URL('../../node_modules/.bin/tsx', import.meta.url));
+
+async function child(url: string, label: string, action: string): Promise<{ askedAt: number; grantedAt: number; doneAt: number }> {
+  const { stdout } = await run(TSX, [CHILD, label, action], { env: { ...process.env, CONFORMANCE_PACER_URL: url } });
+  return JSON.parse(stdout.trim().split('\n').pop()!);
+}
+
+let coordinators: PacerCoordinator[] = [];
+async function coordinator(options: Parameters<typeof startPacerCoordinator>[0] = {}) {
+  const c = await startPacerCoordinator({ maxWaitMs: 10_000, reserve: 2, ...options });
+  coordinators.push(c);
+  return c;
+}
+test.afterEach(async () => {
+  await Promise.all(coordinators.map((c) => c.close()));
+  coordinators = [];
+});
+
+const usable = (remaining: number, resetInS = 30, extra: Record<string, string> = {}) => ({
+  'X-RateLimit-Limit': '60',
+  'X-RateLimit-Remaining': String(remaining),
+  'X-RateLimit-Reset': String(Math.floor(Date.now() / 1000) + resetInS),
+  Date: new Date().toUTCString(),
+  ...extra,
+});
+
+test('a 429 seen by one process holds another process, even after the first one died', async () => {
+  const c = await coordinator();
+  // Process A takes a 429 (Retry-After 2) and exits; process B, started afterwards, must wait it out.
+  const a = await child(c.url, '<RATE_LIMIT_KEY>', 'observe429:2');
+  const b = await child(c.url, '<RATE_LIMIT_KEY>', 'acquire');
+  expect(b.grantedAt - a.grantedAt).toBeGreaterThanOrEqual(2000);
+  // A fresh client in this process (a restarted worker) is held too, and another key is not.
+  const other = pacingClient(c.url);
+  const t0 = Date.now();
+  await (await other.acquire('<API_KEY>')).release();
+  expect(Date.now() - t0).toBeLessThan(500);
+  const report = c.report().keys.find((k) => k.label === '<RATE_LIMIT_KEY>')!;
+  expect(report).toMatchObject({ refused: 1, earlyGrants: 0, unplanned429: 1 });
+});
+
+test('nothing is granted while a 429 is pending, whichever client asks', async () => {
+  const c = await coordinator();
+  const p1 = pacingClient(c.url);
+  const p2 = pacingClient(c.url);
+  const lease = await p1.acquire('<API_KEY>');
+  const got429At = Date.now();
+  await lease.observe({ status: 429, headers: { 'Retry-After': '1', ...usable(0) }, receivedAtMs: got429At });
+  const granted = await Promise.all([p1, p2, p2].map(async (p) => {
+    const l = await p.acquire('<API_KEY>', { mode: 'exhaust' });
+    const at = Date.now();
+    await l.observe({ status: 200, headers: usable(59), receivedAtMs: Date.now() });
+    return at;
+  }));
+  for (const at of granted) expect(at - got429At).toBeGreaterThanOrEqual(1000);
+});
+
+test('malformed headers still pace: one request at a time at the nominal rate', async () => {
+  const c = await coordinator();
+  const p = pacingClient(c.url);
+  // Reset in milliseconds and no Remaining: the pacer cannot count, so it spaces requests at
+  // X-RateLimit-Limit (600) per minute = one per 100 ms, one at a time.
+  const bad = { 'X-RateLimit-Limit': '600', 'X-RateLimit-Reset': String(Date.now() + 30_000) };
+  const first = await p.acquire('<API_KEY>');
+  await first.observe({ status: 200, headers: bad, receivedAtMs: Date.now() });
+  let inFlight = 0;
+  let most = 0;
+  const times: number[] = [];
+  await Promise.all(Array.from({ length: 5 }, async () => {
+    const l = await p.acquire('<API_KEY>', { count: 5 });
+    expect(l.granted).toBe(1);
+    times.push(Date.now());
+    most = Math.max(most, ++inFlight);
+    await new Promise((r) => setTimeout(r, 5));
+    inFlight--;
+    await l.observe({ status: 200, headers: bad, receivedAtMs: Date.now() });
+  }));
+  expect(most).toBe(1);
+  times.sort((x, y) => x - y);
+  for (let i = 1; i < times.length; i++) expect(times[i] - times[i - 1]).toBeGreaterThanOrEqual(90);
+  expect(c.report().keys[0].fallbackResponses).toBe(6);
+});
+
+test('no headers at all and no plan: paced at the smallest plan rate, never unpaced', async () => {
+  const c = await coordinator();
+  const p = pacingClient(c.url);
+  const l1 = await p.acquire('<API_KEY>', { nominalPerMinute: 1200 });
+  await l1.observe({ status: 200, headers: {}, receivedAtMs: Date.now() });
+  const t0 = Date.now();
+  const l2 = await p.acquire('<API_KEY>', { nominalPerMinute: 1200 });
+  expect(Date.now() - t0).toBeGreaterThanOrEqual(35); // 1,200 per minute: 50 ms apart
+  await l2.release();
+});
+
+test('a key is driven to its limit over a 100 ms link with bounded concurrency, nothing in flight at the limit', async () => {
+  const c = await coordinator();
+  const p = pacingClient(c.url);
+  // A fixed-window limiter of 300 per minute behind 100 ms of latency.
+  const limit = 300;
+  let used = 0;
+  let inFlight = 0;
+  let inFlightAtRefusal = -1;
+  const reset = Math.floor(Date.now() / 1000) + 60;
+  const server = async () => {
+    inFlight++;
+    await new Promise((r) => setTimeout(r, 50));
+    const status = used < limit ? 200 : 429;
+    if (status === 200) used++;
+    else inFlightAtRefusal = inFlight - 1;
+    await new Promise((r) => setTimeout(r, 50));
+    inFlight--;
+    return { status, headers: { 'X-RateLimit-Limit': String(limit), 'X-RateLimit-Remaining': String(limit - used), 'X-RateLimit-Reset': String(reset), Date: new Date().toUTCString(), ...(status === 429 ? { 'Retry-After': '30' } : {}) }, receivedAtMs: Date.now() };
+  };
+  const t0 = Date.now();
+  let refused = false;
+  let sent = 0;
+  let remaining = Infinity;
+  while (!refused) {
+    // At most 50 at once, never more than Remaining: the request past the limit goes alone.
+    const lease = await p.acquire('<RATE_LIMIT_KEY>', { mode: 'exhaust', count: Math.max(1, Math.min(50, remaining)) });
+    expect(lease.granted).toBeLessThanOrEqual(50);
+    sent += lease.granted;
+    const results = await Promise.all(Array.from({ length: lease.granted }, async () => {
+      const r = await server();
+      await lease.observe(r);
+      remaining = Math.min(remaining, Number(r.headers['X-RateLimit-Remaining']));
+      return r.status;
+    }));
+    if (results.includes(429)) refused = true;
+  }
+  expect(used).toBe(limit);
+  expect(sent).toBe(limit + 1);
+  expect(inFlightAtRefusal).toBe(0);
+  expect(Date.now() - t0).toBeLessThan(15_000); // one at a time would take 30 s
+  const report = c.report().keys[0];
+  expect(report).toMatchObject({ refused: 1, inFlightAt429: 0, unplanned429: 0 });
+});
+
+test('an exhaust grant asked beyond Remaining, with nothing in flight, is the burst of Remaining + 1', async () => {
+  const c = await coordinator();
+  const p = pacingClient(c.url);
+  const l = await p.acquire('<RATE_LIMIT_KEY>', { mode: 'exhaust' });
+  await l.observe({ status: 200, headers: usable(9), receivedAtMs: Date.now() });
+  const burst = await p.acquire('<RATE_LIMIT_KEY>', { mode: 'exhaust', count: 100 });
+  expect(burst.granted).toBe(10);
+  await burst.release();
+});
+
+test('paced grants keep the reserve and wait for the reset', async () => {
+  const c = await coordinator({ reserve: 2 });
+  const p = pacingClient(c.url);
+  const l = await p.acquire('<API_KEY>');
+  await l.observe({ status: 200, headers: usable(3, 2), receivedAtMs: Date.now() });
+  // Remaining 3 with a reserve of 2: one more is granted, the next waits for the reset (~2 s + margin).
+  const l2 = await p.acquire('<API_KEY>', { count: 5 });
+  expect(l2.granted).toBe(1);
+  const t0 = Date.now();
+  const pending = p.acquire('<API_KEY>');
+  await l2.observe({ status: 200, headers: usable(2, 2), receivedAtMs: Date.now() });
+  await (await pending).release();
+  expect(Date.now() - t0).toBeGreaterThanOrEqual(1500);
+});
+
+test('a wait beyond the maximum is answered "not certified" with the reason, at once', async () => {
+  const c = await coordinator({ maxWaitMs: 5000 });
+  const p = pacingClient(c.url);
+  const l = await p.acquire('<RATE_LIMIT_KEY>');
+  await l.observe({ status: 429, headers: { 'Retry-After': '3600' }, receivedAtMs: Date.now() });
+  const t0 = Date.now();
+  const err = await p.acquire('<RATE_LIMIT_KEY>').then(() => undefined, (e: unknown) => e);
+  expect(err).toBeInstanceOf(PacingNotCertified);
+  expect((err as Error).message).toMatch(/3600 s is longer than MAX_RETRY_AFTER_S=5 s/);
+  expect(Date.now() - t0).toBeLessThan(500);
+  expect(c.report().keys[0].notCertified).toHaveLength(1);
+});
+
+test('a lease whose holder died ends by itself and frees the key', async () => {
+  const c = await coordinator();
+  const p = pacingClient(c.url);
+  await p.acquire('<API_KEY>', { leaseTtlMs: 300 }); // never observed: its process "died"
+  const t0 = Date.now();
+  await (await p.acquire('<API_KEY>')).release();
+  expect(Date.now() - t0).toBeLessThan(2500);
+});
+
+test('pets: with one pet and three tests, each waits its turn; a pet not restored is retired', async () => {
+  const c = await coordinator();
+  const p = pacingClient(c.url);
+  const order: string[] = [];
+  await Promise.all(['a', 'b', 'c'].map(async (holder) => {
+    const pet = await p.acquirePet(['7'], holder);
+    order.push(`${holder}+`);
+    await new Promise((r) => setTimeout(r, 30));
+    order.push(`${holder}-`);
+    await pet.release();
+  }));
+  for (let i = 0; i < order.length; i += 2) expect(order[i + 1]).toBe(order[i].replace('+', '-'));
+  const two = await Promise.all([p.acquirePet(['1', '2'], 'x'), p.acquirePet(['1', '2'], 'y')]);
+  expect(new Set(two.map((l) => l.id)).size).toBe(2);
+  expect(two.every((l) => l.freedAtMs === 0)).toBe(true);
+  await two[0].release(true);
+  await two[1].release();
+  const again = await p.acquirePet(['1', '2'], 'z');
+  expect(again.id).toBe(two[1].id);
+  expect(again.freedAtMs).toBeGreaterThan(0);
+  await again.release();
+  expect(c.report().pets).toMatchObject({ heldAtEnd: 0, retired: 1 });
+});
+
+test('once per run: the first caller computes, the others read its value; a failure lets the next try', async () => {
+  const c = await coordinator();
+  let computed = 0;
+  const compute = async () => {
+    computed++;
+    await new Promise((r) => setTimeout(r, 50));
+    return { sent: 42 };
+  };
+  const values = await Promise.all([1, 2, 3].map(() => pacingClient(c.url).once('seq', compute)));
+  expect(values).toEqual([{ sent: 42 }, { sent: 42 }, { sent: 42 }]);
+  expect(computed).toBe(1);
+  await expect(pacingClient(c.url).once('bad', async () => { throw new Error('boom'); })).rejects.toThrow('boom');
+  expect(await pacingClient(c.url).once('bad', async () => 'ok')).toBe('ok');
+});
+
+test('without CONFORMANCE_PACER_URL the client refuses to run, naming the fix', () => {
+  expect(() => pacingClient('')).toThrow(/CONFORMANCE_PACER_URL is not set/);
+});
