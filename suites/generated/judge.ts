@@ -1,0 +1,103 @@
+/**
+ * The rules judged on every generated response (ledger GEN-01 … GEN-05, GEN-08). Pure: a request,
+ * what came back, and what the document says of the operation give findings
+ * (`suites/lib/finding.ts`), never strings to parse again.
+ *
+ * - GEN-01 never a 5xx;            - GEN-02 never a hang or a dropped connection;
+ * - GEN-03 a negative request gets a 4xx with an Error body whose `status` equals the HTTP status;
+ * - GEN-04 every response carries the three X-RateLimit headers;
+ * - GEN-05 a positive request gets a documented 2xx with a schema-valid body, or a refusal the
+ *   document lists for the operation (not 401 or 429 with a valid key, not 404 for a listed id);
+ * - GEN-08 an odd request's 4xx is an Error body too.
+ */
+import { errorBodyProblems, abbreviate, type ErrorResponseLike } from '../lib/error-body.ts';
+import { finding, type Finding } from '../lib/finding.ts';
+import { schemaNames, validate, type SchemaName } from '../../schemas/index.ts';
+import type { Operation } from './document.ts';
+import type { GeneratedRequest } from './classes.ts';
+
+/** What came back for one generated request: a response, or why none did. */
+export type Outcome =
+  | { kind: 'response'; response: JudgedResponse }
+  | { kind: 'no-response'; error: string };
+
+export interface JudgedResponse extends ErrorResponseLike {
+  method: string;
+  status: number;
+  /** Names of X-RateLimit headers that were missing. */
+  missingRateLimit: string[];
+}
+
+export const RULES = {
+  noServerError: 'GEN-01',
+  noHang: 'GEN-02',
+  negative: 'GEN-03',
+  rateLimitHeaders: 'GEN-04',
+  positive: 'GEN-05',
+  oddErrorBody: 'GEN-08',
+} as const;
+
+/** Statuses a valid request with a valid key may be refused with: the documented 4xx, less 401, 429 and (for listed ids) 404. */
+export function allowedRefusals(op: Operation, listedIds: boolean): number[] {
+  return op.statuses
+    .filter((s) => /^4\d\d$/.test(s))
+    .map(Number)
+    .filter((s) => s !== 401 && s !== 429 && !(listedIds && s === 404));
+}
+
+/** Validates a 2xx body against the operation's documented schema for that status. */
+function successBodyProblems(op: Operation, res: JudgedResponse): string[] {
+  const key = String(res.status);
+  if (!(key in op.successSchemas)) return [`${res.status} is not a documented success status of ${op.id} (documented: ${Object.keys(op.successSchemas).join(', ')})`];
+  if (res.method === 'HEAD') return [];
+  const name = op.successSchemaNames[key];
+  if (!name || !(schemaNames as readonly string[]).includes(name)) return [];
+  if (res.jsonError !== undefined || res.json === undefined) return [`body is not JSON: ${abbreviate(res.text, 120)}`];
+  return validate(name as SchemaName, res.json).errors;
+}
+
+const shortBody = (r: JudgedResponse) => (r.method === 'HEAD' ? '' : `; body ${abbreviate(r.text, 160)}`);
+
+/**
+ * Every finding on one generated exchange. `listedIds`: the path values came from the list (the
+ * resource exists).
+ */
+export function judge(op: Operation, req: GeneratedRequest, outcome: Outcome, listedIds: boolean): Finding[] {
+  const what = `${req.method} ${req.path} (${req.note})`;
+  if (outcome.kind === 'no-response') {
+    return [finding(RULES.noHang, req.expect, 'fail', `${what}: no response`, 'a response within REQUEST_TIMEOUT_MS on an open connection', outcome.error)];
+  }
+  const res = outcome.response;
+  const out: Finding[] = [];
+  if (res.status >= 500) {
+    out.push(finding(RULES.noServerError, req.expect, 'fail', `${what}: a server error`, 'a 2xx or 4xx (never a 5xx)', `${res.status}${shortBody(res)}`));
+  }
+  if (res.missingRateLimit.length) {
+    out.push(finding(RULES.rateLimitHeaders, req.expect, 'fail', `${what}: X-RateLimit headers missing on a ${res.status}`, 'X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset', `missing ${res.missingRateLimit.join(', ')}`));
+  }
+  if (res.status >= 500) return out;
+  const errorBody = () => (res.method === 'HEAD' ? [] : errorBodyProblems(res));
+  if (req.expect === 'negative') {
+    if (res.status < 400) {
+      out.push(finding(RULES.negative, 'status', 'fail', `${what}: an invalid request was not refused`, 'a 4xx with an Error body', `${res.status}${shortBody(res)}`));
+    } else {
+      const problems = errorBody();
+      if (problems.length) out.push(finding(RULES.negative, 'error-body', 'fail', `${what}: the ${res.status} is not an Error body`, `an Error body with "status": ${res.status}`, problems.join('; ')));
+    }
+  } else if (req.expect === 'positive') {
+    const refusals = allowedRefusals(op, listedIds);
+    if (res.status >= 200 && res.status < 300) {
+      const problems = successBodyProblems(op, res);
+      if (problems.length) out.push(finding(RULES.positive, 'body', 'fail', `${what}: the ${res.status} body is not what the document describes`, `a body valid against ${op.successSchemaNames[String(res.status)] ?? 'the documented schema'}`, problems.join('; ')));
+    } else if (refusals.includes(res.status)) {
+      const problems = errorBody();
+      if (problems.length) out.push(finding(RULES.positive, 'refusal', 'fail', `${what}: the ${res.status} refusal is not an Error body`, `an Error body with "status": ${res.status}`, problems.join('; ')));
+    } else {
+      out.push(finding(RULES.positive, 'status', 'fail', `${what}: a valid request got neither a success nor a refusal the document allows`, `a documented 2xx${refusals.length ? ` or ${refusals.join('/')} with an Error body` : ''}`, `${res.status}${shortBody(res)}`));
+    }
+  } else if (res.status >= 400) {
+    const problems = errorBody();
+    if (problems.length) out.push(finding(RULES.oddErrorBody, 'error-body', 'fail', `${what}: the ${res.status} is not an Error body`, `an Error body with "status": ${res.status}`, problems.join('; ')));
+  }
+  return out;
+}
