@@ -41,7 +41,7 @@ export const OPERATIONS: Operation[] = [
 
 /** The pet an auth test owns when the operation needs one. */
 export async function petFor(op: Operation, stock: Stock, requirementId: string): Promise<InventoryEntry | undefined> {
-  return op.needsPet ? stock.claim('auth-update', requirementId) : undefined;
+  return op.needsPet ? stock.claim(requirementId) : undefined;
 }
 
 /** A key with the case of every letter swapped (undefined when it has no letters). */

@@ -16,7 +16,7 @@ for (const path of ERROR_PATHS) {
   for (const clause of CLAUSES) {
     test(`${clause.id} ${path.name}: ${clause.fact}`, { tag: path.mutates ? ['@mutates'] : [] }, async ({ api, stock }) => {
       const res = await path.send(api, stock, clause.id);
-      expectStatus(clause.id, res, path.expected, path.name);
+      expectStatus(res, path.expected, path.name);
       expect(clause.check(res), `${clause.id}: ${res.label}: expected a conforming Error response, observed`).toEqual([]);
     });
   }

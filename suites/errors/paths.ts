@@ -46,7 +46,7 @@ export const ERROR_PATHS: ProvokedResponse[] = [
     expected: 400,
     mutates: true,
     send: async (api, stock, id) => {
-      const pet = await stock.claim('error-body', id);
+      const pet = await stock.claim(id);
       return api.updateInventory(pet.id, undefined, { body: '{"quantity": ', contentType: 'application/json' });
     },
   },

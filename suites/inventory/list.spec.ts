@@ -10,7 +10,7 @@ import { rawIntegerTokens } from '../lib/json-tokens.ts';
 
 test('INV-01 the list answers 200 with a JSON array of valid InventoryItems', async ({ api }) => {
   const res = await api.listInventory();
-  expectStatus('INV-01', res, 200);
+  expectStatus(res, 200);
   expect(res.jsonError, `INV-01: body of ${res.label}: expected JSON, observed ${abbreviate(res.text)}`).toBeUndefined();
   expect(Array.isArray(res.json), `INV-01: expected a JSON array, observed ${abbreviate(res.text)}`).toBe(true);
   const { errors } = validate('Inventory', res.json);
@@ -19,7 +19,7 @@ test('INV-01 the list answers 200 with a JSON array of valid InventoryItems', as
 
 test('INV-02 petIds are exact int64 integers', async ({ api }) => {
   const res = await api.listInventory();
-  expectStatus('INV-02', res, 200);
+  expectStatus(res, 200);
   const items = (Array.isArray(res.json) ? res.json : []) as Record<string, unknown>[];
   const problems: string[] = [];
   const tokens = rawIntegerTokens(res.text, 'petId');
@@ -41,14 +41,14 @@ test('INV-02 petIds are exact int64 integers', async ({ api }) => {
 
 test('INV-03 the list is served as application/json', async ({ api }) => {
   const res = await api.listInventory();
-  expectStatus('INV-03', res, 200);
+  expectStatus(res, 200);
   const ct = res.header('content-type');
   expect(isJsonMediaType(ct), `INV-03: ${res.label}: expected Content-Type application/json, observed ${ct ?? 'none'}`).toBe(true);
 });
 
 test('INV-04 every status is available, pending or sold', async ({ api }) => {
   const res = await api.listInventory();
-  expectStatus('INV-04', res, 200);
+  expectStatus(res, 200);
   const items = (Array.isArray(res.json) ? res.json : []) as Record<string, unknown>[];
   const wrong = items
     .map((item, i) => ({ i, status: item.status }))
@@ -59,7 +59,7 @@ test('INV-04 every status is available, pending or sold', async ({ api }) => {
 
 test('INV-05 each pet has one entry in the list', async ({ api }) => {
   const res = await api.listInventory();
-  expectStatus('INV-05', res, 200);
+  expectStatus(res, 200);
   const items = (Array.isArray(res.json) ? res.json : []) as Record<string, unknown>[];
   const seen = new Map<string, number>();
   for (const item of items) seen.set(String(item.petId), (seen.get(String(item.petId)) ?? 0) + 1);

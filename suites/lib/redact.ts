@@ -48,3 +48,12 @@ export function redact(text: string, secrets: readonly Secret[]): string {
 export function containsSecret(text: string, secrets: readonly Secret[]): boolean {
   return redact(text, secrets) !== text;
 }
+
+/** The keys of a run (`API_KEY`, `RATE_LIMIT_KEY`, `LOAD_KEY`) with their placeholders. */
+export function keySecrets(keys: { apiKey?: string; rateLimitKey?: string; loadKey?: string }): Secret[] {
+  const out: Secret[] = [];
+  if (keys.apiKey) out.push({ value: keys.apiKey, placeholder: '<API_KEY>' });
+  if (keys.rateLimitKey && keys.rateLimitKey !== keys.apiKey) out.push({ value: keys.rateLimitKey, placeholder: '<RATE_LIMIT_KEY>' });
+  if (keys.loadKey && keys.loadKey !== keys.apiKey && keys.loadKey !== keys.rateLimitKey) out.push({ value: keys.loadKey, placeholder: '<LOAD_KEY>' });
+  return out;
+}

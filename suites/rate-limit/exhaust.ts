@@ -23,8 +23,10 @@ export interface ExhaustRecord {
   key: string;
   sent: number;
   restarts: number;
-  /** Why the sequence could not be completed (a prerequisite or a cap, never a key). */
+  /** Why the sequence could not be completed (never a key). */
   aborted?: string;
+  /** The harness's own limit or a missing prerequisite: the checks are not certified, with this reason. */
+  notCertified?: string;
   /** The key was already at its limit at the first request. */
   alreadyLimited?: boolean;
   /** A 429 while Remaining said at least one was left. */

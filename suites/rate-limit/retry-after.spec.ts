@@ -5,14 +5,21 @@
  *
  * Runs in the `rate-limit` project, alone, after the functional checks, on RATE_LIMIT_KEY (else
  * API_KEY). One sequence (`exhaust.ts`) drives the key to its limit, takes the 429, waits its
- * Retry-After (the pacer holds every request on the key until then) and sends one more; each
- * test below judges one requirement on that record. The record is computed once per run: a
- * worker restarted after a failed check reads it back instead of exhausting the key again.
+ * Retry-After (the run-wide pacer holds every request on the key until then) and sends one more;
+ * each test below judges one requirement on that record. The record is computed once per run
+ * (`oncePerRun`): a worker restarted after a failed check reads it back.
  * The ban is never probed (AUTH-10, RL-13).
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { test as base, expect, type KeyName } from '../fixtures.ts';
+import {
+  test as base,
+  expect,
+  NotCertified,
+  missingPrerequisiteReason,
+  type AnnotationSink,
+  type ConformanceEnv,
+  type createApi,
+  type KeyName,
+} from '../fixtures.ts';
 import { exhaust, rateLimitOf, type ExhaustRecord, type Snapshot } from './exhaust.ts';
 
 interface Sequence {
@@ -21,53 +28,54 @@ interface Sequence {
   warnings: string[];
 }
 
-const test = base.extend<{ sequence: Sequence }, { exhaustion: Sequence }>({
-  exhaustion: [
-    async ({ conformance, apiFactory }, use, workerInfo) => {
-      const cache = join(workerInfo.project.outputDir, `.rate-limit-sequence-${process.ppid}.json`);
-      if (existsSync(cache)) {
-        await use(JSON.parse(readFileSync(cache, 'utf8')) as Sequence);
-        return;
-      }
-      const annotations: Sequence['annotations'] = [];
-      const warnings: string[] = [];
-      const key: KeyName = conformance.rateLimitKey ? 'rate-limit' : 'api';
-      const placeholder = key === 'rate-limit' ? '<RATE_LIMIT_KEY>' : '<API_KEY>';
-      let record: ExhaustRecord;
-      if (conformance.profile === 'readonly') {
-        record = { key: placeholder, sent: 0, restarts: 0, aborted: 'CONFORMANCE_PROFILE=readonly: no key is driven to 429' };
-      } else if (!conformance.apiKey && !conformance.rateLimitKey) {
-        record = { key: placeholder, sent: 0, restarts: 0, aborted: 'prerequisite missing: set RATE_LIMIT_KEY (a key the 429 checks may exhaust) or API_KEY' };
-      } else {
-        if (key === 'api') warnings.push('RATE_LIMIT_KEY is not set: the 429 checks spend the current window of API_KEY (they run last)');
-        const api = apiFactory((a) => annotations.push(a));
-        record = await exhaust({
-          key: placeholder,
-          maxRequests: conformance.maxExhaustRequests,
-          maxRetryAfterS: conformance.maxRetryAfterS,
-          log: (line) => console.log(line),
-          send: async (evidence): Promise<Snapshot> => {
-            const res = await api.listInventory(key, { mode: 'exhaust', expect429: true, evidence });
-            return { label: res.label, status: res.status, headers: res.headers, text: res.text.slice(0, 500), receivedAtMs: res.receivedAtMs };
-          },
-        });
-        api.finish();
-        annotations.push({ type: 'evidence', description: `${record.sent} requests sent on ${placeholder} (${record.restarts} window restarts)` });
-      }
-      const sequence: Sequence = { record, annotations, warnings };
-      mkdirSync(workerInfo.project.outputDir, { recursive: true });
-      writeFileSync(cache, JSON.stringify(sequence));
-      await use(sequence);
-    },
-    { scope: 'worker' },
-  ],
-  sequence: async ({ exhaustion }, use) => {
-    await use(exhaustion);
+const test = base.extend<{ sequence: Sequence }>({
+  sequence: async ({ conformance, apiFactory, oncePerRun }, use) => {
+    // Once per run: a worker restarted after a failed check reads the record back instead of
+    // driving the key to 429 again.
+    await use(await oncePerRun('rate-limit/429-sequence', () => runSequence(conformance, apiFactory)));
   },
 });
 
+async function runSequence(conformance: ConformanceEnv, apiFactory: (a: AnnotationSink) => ReturnType<typeof createApi>): Promise<Sequence> {
+  const annotations: Sequence['annotations'] = [];
+  const warnings: string[] = [];
+  const key: KeyName = conformance.rateLimitKey ? 'rate-limit' : 'api';
+  const placeholder = key === 'rate-limit' ? '<RATE_LIMIT_KEY>' : '<API_KEY>';
+  let record: ExhaustRecord;
+  if (conformance.profile === 'readonly') {
+    record = { key: placeholder, sent: 0, restarts: 0, notCertified: 'CONFORMANCE_PROFILE=readonly: no key is driven to 429' };
+  } else if (!conformance.apiKey && !conformance.rateLimitKey) {
+    record = { key: placeholder, sent: 0, restarts: 0, notCertified: missingPrerequisiteReason('RATE_LIMIT_KEY') + ' (and API_KEY is not set either)' };
+  } else {
+    if (key === 'api') warnings.push('RATE_LIMIT_KEY is not set: the 429 checks spend the current window of API_KEY (they run last)');
+    const api = apiFactory((a) => annotations.push(a));
+    record = await exhaust({
+      key: placeholder,
+      maxRequests: conformance.maxExhaustRequests,
+      maxRetryAfterS: conformance.maxRetryAfterS,
+      log: (line) => console.log(line),
+      send: async (evidence): Promise<Snapshot> => {
+        const res = await api.listInventory(key, { mode: 'exhaust', expect429: true, evidence });
+        return { label: res.label, status: res.status, headers: res.headers, text: res.text.slice(0, 500), receivedAtMs: res.receivedAtMs };
+      },
+    }).catch((e: unknown) => {
+      if (e instanceof NotCertified) return { key: placeholder, sent: api.requests, restarts: 0, notCertified: e.reason } as ExhaustRecord;
+      throw e;
+    });
+    api.finish();
+    annotations.push({ type: 'evidence', description: `${record.sent} requests sent on ${placeholder} (${record.restarts} window restarts)` });
+  }
+  return { record, annotations, warnings };
+}
+
 /** The sequence's evidence and request count go to the first check; the others cite the 429. */
-function report(seq: Sequence, id: string, annotate: (a: { type: string; description: string }) => void, warn: (m: string) => void): ExhaustRecord {
+function report(
+  seq: Sequence,
+  id: string,
+  annotate: (a: { type: string; description: string }) => void,
+  warn: (m: string) => void,
+  notCertified: (reason: string) => never,
+): ExhaustRecord {
   const r = seq.record;
   if (id === 'RL-05') {
     for (const a of seq.annotations) annotate(a);
@@ -75,6 +83,7 @@ function report(seq: Sequence, id: string, annotate: (a: { type: string; descrip
   } else if (r.refused) {
     annotate({ type: 'evidence', description: `429 seen: ${r.refused.label}, Retry-After: ${r.refused.headers['retry-after'] ?? '(none)'}` });
   }
+  if (r.notCertified) notCertified(r.notCertified);
   if (r.aborted) throw new Error(`${id}: the 429 sequence could not be completed: ${r.aborted}`);
   return r;
 }
@@ -84,36 +93,36 @@ const TAGS = { tag: ['@exhausts'] };
 test.describe('429 and Retry-After', () => {
   test.describe.configure({ mode: 'default' });
 
-  test('RL-05 the request past the limit is refused with 429', TAGS, async ({ sequence, warn }, testInfo) => {
-    const r = report(sequence, 'RL-05', (a) => testInfo.annotations.push(a), warn);
+  test('RL-05 the request past the limit is refused with 429', TAGS, async ({ sequence, warn, notCertified }, testInfo) => {
+    const r = report(sequence, 'RL-05', (a) => testInfo.annotations.push(a), warn, notCertified);
     if (r.alreadyLimited) warn(`RL-05: ${r.key} was already at its limit when the sequence began`);
     expect(r.overAdmission, `RL-05: expected 429 once X-RateLimit-Remaining reached 0, observed ${r.overAdmission}`).toBeUndefined();
     expect(r.refused?.status, `RL-05: expected the request past the limit to get 429, observed none after ${r.sent} requests`).toBe(429);
   });
 
-  test('RL-10 no request is refused early or admitted past the limit', TAGS, async ({ sequence, warn }, testInfo) => {
-    const r = report(sequence, 'RL-10', (a) => testInfo.annotations.push(a), warn);
+  test('RL-10 no request is refused early or admitted past the limit', TAGS, async ({ sequence, warn, notCertified }, testInfo) => {
+    const r = report(sequence, 'RL-10', (a) => testInfo.annotations.push(a), warn, notCertified);
     expect(r.earlyRefusal, `RL-10: off by one: ${r.earlyRefusal}${r.key === '<API_KEY>' ? ' (or another client used API_KEY)' : ''}`).toBeUndefined();
     expect(r.overAdmission, `RL-10: over-admission: ${r.overAdmission}`).toBeUndefined();
     if (r.alreadyLimited) warn('RL-10: the key was already limited; the countdown was not observed');
   });
 
-  test('RL-09 the 429 carries the three X-RateLimit headers with Remaining 0', TAGS, async ({ sequence, warn }, testInfo) => {
-    const r = report(sequence, 'RL-09', (a) => testInfo.annotations.push(a), warn);
+  test('RL-09 the 429 carries the three X-RateLimit headers with Remaining 0', TAGS, async ({ sequence, warn, notCertified }, testInfo) => {
+    const r = report(sequence, 'RL-09', (a) => testInfo.annotations.push(a), warn, notCertified);
     expect(r.refused, 'RL-09: no 429 was observed (see RL-05)').toBeDefined();
     const info = rateLimitOf(r.refused!);
     expect(info.missing, `RL-09: ${r.refused!.label}: expected X-RateLimit-Limit, -Remaining and -Reset, observed these missing`).toEqual([]);
     expect(info.remaining, `RL-09: ${r.refused!.label}: expected X-RateLimit-Remaining 0, observed ${info.raw.remaining ?? 'none'}`).toBe(0);
   });
 
-  test('RL-06 the 429 carries Retry-After', TAGS, async ({ sequence, warn }, testInfo) => {
-    const r = report(sequence, 'RL-06', (a) => testInfo.annotations.push(a), warn);
+  test('RL-06 the 429 carries Retry-After', TAGS, async ({ sequence, warn, notCertified }, testInfo) => {
+    const r = report(sequence, 'RL-06', (a) => testInfo.annotations.push(a), warn, notCertified);
     expect(r.refused, 'RL-06: no 429 was observed (see RL-05)').toBeDefined();
     expect(r.refused!.headers['retry-after'], `RL-06: ${r.refused!.label}: expected a Retry-After header, observed none`).toBeDefined();
   });
 
-  test('RL-07 Retry-After is delta-seconds or an HTTP-date', TAGS, async ({ sequence, warn }, testInfo) => {
-    const r = report(sequence, 'RL-07', (a) => testInfo.annotations.push(a), warn);
+  test('RL-07 Retry-After is delta-seconds or an HTTP-date', TAGS, async ({ sequence, warn, notCertified }, testInfo) => {
+    const r = report(sequence, 'RL-07', (a) => testInfo.annotations.push(a), warn, notCertified);
     expect(r.refused, 'RL-07: no 429 was observed (see RL-05)').toBeDefined();
     const value = r.refused!.headers['retry-after'];
     expect(value, 'RL-07: no Retry-After to judge (see RL-06)').toBeDefined();
@@ -122,8 +131,8 @@ test.describe('429 and Retry-After', () => {
     if (ra.ok && ra.kind === 'date' && ra.basis === 'local-clock') warn('RL-07: the 429 has no Date header; its Retry-After date was judged against the local clock');
   });
 
-  test('RL-08 after waiting Retry-After a request is admitted', TAGS, async ({ sequence, warn }, testInfo) => {
-    const r = report(sequence, 'RL-08', (a) => testInfo.annotations.push(a), warn);
+  test('RL-08 after waiting Retry-After a request is admitted', TAGS, async ({ sequence, warn, notCertified }, testInfo) => {
+    const r = report(sequence, 'RL-08', (a) => testInfo.annotations.push(a), warn, notCertified);
     expect(r.refused, 'RL-08: no 429 was observed (see RL-05)').toBeDefined();
     expect(r.notRetried, `RL-08: ${r.notRetried}`).toBeUndefined();
     const ra = r.retryAfter!;

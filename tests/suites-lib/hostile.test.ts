@@ -1,8 +1,10 @@
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import nock from 'nock';
-import { test as suiteTest, expect, expectErrorBody, expectStatus } from '../../suites/fixtures.ts';
+import { test as suiteTest, expect, expectErrorBody, expectStatus, createApi, NotCertified } from '../../suites/fixtures.ts';
 import { readEnv } from '../../suites/lib/env.ts';
+import { startPacerCoordinator } from '../../suites/pacing/coordinator.ts';
+import { pacingClient, type PacingClient } from '../../suites/pacing/client.ts';
 
 /**
  * Hostile responses through the suites' own client (`api` fixture of suites/fixtures.ts): each
@@ -24,7 +26,13 @@ async function silentServer() {
   };
 }
 
-const test = suiteTest.extend<{}, { silent: { url: string }; conformance: ReturnType<typeof readEnv> }>({
+const test = suiteTest.extend<{ pacing: PacingClient }, { silent: { url: string }; conformance: ReturnType<typeof readEnv> }>({
+  // Each test has its own run-wide pacer: a 429 in one test must not hold the key in the next.
+  pacing: async ({}, use) => {
+    const coordinator = await startPacerCoordinator({ maxWaitMs: 5000 });
+    await use(pacingClient(coordinator.url));
+    await coordinator.close();
+  },
   silent: [
     async ({}, use) => {
       const s = await silentServer();
@@ -41,10 +49,8 @@ const test = suiteTest.extend<{}, { silent: { url: string }; conformance: Return
   ],
 });
 
-// Each test starts with fresh pacers: a 429 in one test must not hold the key in the next.
-test.afterEach(({ pacers }) => {
+test.afterEach(() => {
   nock.cleanAll();
-  pacers.clear();
 });
 
 const RL = { 'X-RateLimit-Limit': '60', 'X-RateLimit-Remaining': '50', 'X-RateLimit-Reset': String(Math.floor(Date.now() / 1000) + 30) };
@@ -58,13 +64,13 @@ test('not JSON: an HTML page where the list should be fails INV naming the body,
   await expect(api.inventory('INV-01')).rejects.toThrow(/INV-01: GET \/inventory, expected a JSON array, observed <html>/);
 });
 
-test('not JSON: an error answered with plain text is reported as Error-body deviations', async ({ api }) => {
+test('ERR-01 not JSON: an error answered with plain text is reported as Error-body deviations naming the requirement of the test', async ({ api }) => {
   nock(ORIGIN).patch('/v1/inventory/1').reply(400, 'Bad Request', { 'Content-Type': 'text/plain', ...RL });
   const res = await api.updateInventory(1, { quantity: 'x' });
-  expectStatus('UPD-03', res, 400);
-  expect(() => expectErrorBody('ERR-01', res)).toThrow(/ERR-01: Error body of PATCH \/v1\/inventory\/1 → 400/);
+  expectStatus(res, 400);
+  expect(() => expectErrorBody(res)).toThrow(/ERR-01: Error body of PATCH \/v1\/inventory\/1 → 400/);
   try {
-    expectErrorBody('ERR-01', res);
+    expectErrorBody(res);
   } catch (e) {
     const msg = (e as Error).message;
     expect(msg).toContain('Content-Type is \\"text/plain\\", expected application/json');
@@ -90,12 +96,15 @@ test('a 429 without Retry-After is an unplanned-429 failure that names what is m
   expect(err?.message).not.toContain(KEY);
 });
 
-test('a Retry-After beyond MAX_RETRY_AFTER_S fails the next request instead of waiting', async ({ api }) => {
+test('a Retry-After beyond MAX_RETRY_AFTER_S makes the next request not certified instead of waiting', async ({ conformance, pacing }) => {
+  const api = createApi({ env: conformance, pacing, annotate: () => undefined, requirementId: 'RL-08' });
   nock(ORIGIN).get('/v1/inventory').reply(429, '', { 'Retry-After': '3600', Date: new Date().toUTCString() });
   const first = await api.listInventory(undefined, { expect429: true });
   expect(first.status).toBe(429);
   const t0 = Date.now();
-  await expect(api.listInventory(undefined, { expect429: true })).rejects.toThrow(/MAX_RETRY_AFTER_S=5 s/);
+  const err = await api.listInventory(undefined, { expect429: true }).then(() => undefined, (e: unknown) => e);
+  expect(err).toBeInstanceOf(NotCertified);
+  expect((err as Error).message).toMatch(/RL-08: GET \/v1\/inventory: a 429 on <API_KEY> asked to wait \(Retry-After\): 3600 s is longer than MAX_RETRY_AFTER_S=5 s/);
   expect(Date.now() - t0).toBeLessThan(1000);
 });
 
