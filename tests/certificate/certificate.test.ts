@@ -1,7 +1,7 @@
 import { generateKeyPairSync } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { test, expect } from '@playwright/test';
+import { test, expect } from './scratch.ts';
 import { digestOf } from '../../certify/certificate/digest.ts';
 import { verifyCertificate, writeCertificate } from '../../certify/certificate/index.ts';
 import type { Certificate } from '../../certify/certificate/types.ts';
@@ -19,8 +19,8 @@ const read = (file: string) => JSON.parse(fs.readFileSync(file, 'utf8')) as Cert
 const failed = (file: string, publicKeyPem?: string) =>
   verifyCertificate(file, { root: ROOT, ...(publicKeyPem ? { publicKeyPem } : {}) }).checks.filter((c) => !c.ok).map((c) => c.name);
 
-test('certificate: carries each requirement quote, source and decision from the ledger, and verifies', async ({}, testInfo) => {
-  const w = written(testInfo.outputPath('reports'));
+test('certificate: carries each requirement quote, source and decision from the ledger, and verifies', async ({ scratch }) => {
+  const w = written(scratch('reports'));
   const upd = w.certificate.results.requirements.find((r) => r.id === 'UPD-06')!;
   expect(upd.quote).not.toBe('negative quantity'); // the ledger's verbatim quote, not the report's short title
   expect(upd.source).toMatch(/^(spec|rfc|rules)$/);
@@ -43,8 +43,8 @@ const TAMPER: [string, (c: Certificate) => void, string[]][] = [
   ['the suite manifest', (c) => void (c.sourceManifest['certify/verdict.ts'] = '0'.repeat(64)), ['certificate', 'suite']],
 ];
 for (const [what, change, expected] of TAMPER) {
-  test(`certificate: verify fails after ${what} is changed`, async ({}, testInfo) => {
-    const w = written(testInfo.outputPath('reports'));
+  test(`certificate: verify fails after ${what} is changed`, async ({ scratch }) => {
+    const w = written(scratch('reports'));
     const cert = read(w.jsonFile);
     change(cert);
     fs.writeFileSync(w.jsonFile, JSON.stringify(cert, null, 2));
@@ -52,17 +52,17 @@ for (const [what, change, expected] of TAMPER) {
   });
 }
 
-test('certificate: verify fails when a report file beside it changes', async ({}, testInfo) => {
-  const w = written(testInfo.outputPath('reports'));
+test('certificate: verify fails when a report file beside it changes', async ({ scratch }) => {
+  const w = written(scratch('reports'));
   fs.appendFileSync(path.join(path.dirname(w.jsonFile), 'conformance.json'), ' ');
   expect(failed(w.jsonFile)).toEqual(['artifact conformance.json']);
 });
 
-test('certificate: an Ed25519 signature verifies, pins the signer, and breaks on any change', async ({}, testInfo) => {
-  const dir = testInfo.outputPath('reports');
+test('certificate: an Ed25519 signature verifies, pins the signer, and breaks on any change', async ({ scratch }) => {
+  const dir = scratch('reports');
   const { privateKey, publicKey } = generateKeyPairSync('ed25519');
   const other = generateKeyPairSync('ed25519').publicKey.export({ type: 'spki', format: 'pem' }).toString();
-  const keyFile = testInfo.outputPath('signer.pem');
+  const keyFile = scratch('signer.pem');
   fs.writeFileSync(keyFile, privateKey.export({ type: 'pkcs8', format: 'pem' }));
   const pub = publicKey.export({ type: 'spki', format: 'pem' }).toString();
   const w = written(dir, conformantReport(), { CONFORMANCE_SIGNING_KEY_FILE: keyFile });
@@ -78,17 +78,17 @@ test('certificate: an Ed25519 signature verifies, pins the signer, and breaks on
   expect(failed(w.jsonFile, pub)).toContain('signature');
 });
 
-test('certificate: with --public-key an unsigned certificate fails', async ({}, testInfo) => {
-  const w = written(testInfo.outputPath('reports'), conformantReport());
+test('certificate: with --public-key an unsigned certificate fails', async ({ scratch }) => {
+  const w = written(scratch('reports'), conformantReport());
   const pub = generateKeyPairSync('ed25519').publicKey.export({ type: 'spki', format: 'pem' }).toString();
   expect(failed(w.jsonFile)).toEqual([]);
   expect(failed(w.jsonFile, pub)).toEqual(['signature']);
 });
 
-test('certificate: a baseline turns the known failures into a passing gate that lists them', async ({}, testInfo) => {
-  const baseline = testInfo.outputPath('baseline.yaml');
+test('certificate: a baseline turns the known failures into a passing gate that lists them', async ({ scratch }) => {
+  const baseline = scratch('baseline.yaml');
   fs.writeFileSync(baseline, 'knownFailures:\n  - { id: AUTH-02, reason: ticket 1 }\n  - UPD-06\n');
-  const w = written(testInfo.outputPath('reports'), failingReport(), { CONFORMANCE_BASELINE: baseline });
+  const w = written(scratch('reports'), failingReport(), { CONFORMANCE_BASELINE: baseline });
   expect(w.gate).toMatchObject({ result: 'pass', exitCode: 0 });
   expect(w.certificate.results.baseline?.known.map((k) => k.id)).toEqual(['AUTH-02', 'UPD-06']);
   const html = fs.readFileSync(w.htmlFile, 'utf8');
@@ -97,8 +97,8 @@ test('certificate: a baseline turns the known failures into a passing gate that 
   expect(failed(w.jsonFile)).toEqual([]);
 });
 
-test('certificate: the HTML page is self-contained (no script, nothing fetched)', async ({}, testInfo) => {
-  const w = written(testInfo.outputPath('reports'));
+test('certificate: the HTML page is self-contained (no script, nothing fetched)', async ({ scratch }) => {
+  const w = written(scratch('reports'));
   const html = fs.readFileSync(w.htmlFile, 'utf8');
   expect(html).not.toMatch(/<script|<link|src=|url\(|@import/i);
   expect(html).toContain('AUTH-02');

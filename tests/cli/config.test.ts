@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { test, expect } from '@playwright/test';
+import { test, expect } from '../certificate/scratch.ts';
 import { loadConfig, SCHEMA_FILE, variableOf } from '../../cli/config.ts';
 import { SETTINGS } from '../../settings/index.ts';
 
@@ -8,9 +8,8 @@ const ROOT = path.resolve(import.meta.dirname, '..', '..');
 const EXAMPLE = path.join(ROOT, 'conformance.example.yaml');
 const KEY = 'sk_test_4f9a1c2e7b3d';
 
-function file(testInfo: { outputPath: (n: string) => string }, text: string): string {
-  const f = testInfo.outputPath('conformance.yaml');
-  fs.mkdirSync(path.dirname(f), { recursive: true });
+function file(scratch: (name: string) => string, text: string): string {
+  const f = scratch('conformance.yaml');
   fs.writeFileSync(f, text);
   return f;
 }
@@ -44,8 +43,8 @@ const LITERAL: [string, string][] = [
   ['a key pasted into another field', `version: 1\ntargets:\n  s:\n    baseUrl: https://s.example.com/v1?k=${KEY}\n`],
 ];
 for (const [name, text] of LITERAL) {
-  test(`config: ${name} is refused, and the error does not print it`, async ({}, testInfo) => {
-    const r = loadConfig(file(testInfo, text), { API_KEY: KEY });
+  test(`config: ${name} is refused, and the error does not print it`, async ({ scratch }) => {
+    const r = loadConfig(file(scratch, text), { API_KEY: KEY });
     expect(r.ok).toBe(false);
     const errors = !r.ok ? r.errors.join('\n') : '';
     expect(errors).toContain('holds a literal key');
@@ -65,16 +64,16 @@ const BAD: [string, string, RegExp][] = [
   ['unset non-key reference', 'version: 1\ntargets: { s: { baseUrl: "${NOPE_URL}" } }\n', /targets\.s\.baseUrl refers to an unset or empty variable/],
 ];
 for (const [name, text, message] of BAD) {
-  test(`config: a bad file is refused with a clear error (${name})`, async ({}, testInfo) => {
-    const r = loadConfig(file(testInfo, text), {});
+  test(`config: a bad file is refused with a clear error (${name})`, async ({ scratch }) => {
+    const r = loadConfig(file(scratch, text), {});
     expect(r.ok).toBe(false);
     expect(!r.ok && r.errors.join('\n')).toMatch(message);
     expect(!r.ok && r.errors.join('\n')).not.toContain(KEY);
   });
 }
 
-test('config: a key referring to an empty variable (an unset CI secret) is named, not silently dropped', async ({}, testInfo) => {
-  const r = loadConfig(file(testInfo, 'version: 1\ntargets:\n  s:\n    baseUrl: https://s.example.com/v1\n    apiKey: ${K}\n    loadKey: ${L}\n'), { K: KEY, L: '' });
+test('config: a key referring to an empty variable (an unset CI secret) is named, not silently dropped', async ({ scratch }) => {
+  const r = loadConfig(file(scratch, 'version: 1\ntargets:\n  s:\n    baseUrl: https://s.example.com/v1\n    apiKey: ${K}\n    loadKey: ${L}\n'), { K: KEY, L: '' });
   expect(r.ok).toBe(true);
   expect(r.ok && r.env.LOAD_KEY).toBeUndefined();
   expect(r.ok && r.notes.join('\n')).toContain('targets.s.loadKey refers to an unset or empty variable: LOAD_KEY is not given');
