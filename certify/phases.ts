@@ -136,7 +136,8 @@ export function runPhase(o: PhaseOptions, redact: (s: string) => string): Promis
     const heartbeatMs = (o.heartbeatS ?? 15) * 1000;
     const heartbeat = setInterval(() => {
       if (Date.now() - lastOutput >= heartbeatMs) {
-        sink(`  … phase ${o.phase} still running (${Math.round((Date.now() - started) / 1000)} s)\n`);
+        const s = Math.round((Date.now() - started) / 1000);
+        sink(`  … phase ${o.phase} still running (${s} s, ${Math.max(0, o.timeoutS - s)} s left of PHASE_TIMEOUT_S)\n`);
       }
     }, 1000);
     // The child stays in certify's process group, so whoever stops certify's group (Ctrl-C, a CI

@@ -185,7 +185,7 @@ export async function runCertify(options: RunOptions): Promise<number> {
           redact,
         ),
       say,
-      { phaseTimeoutS: config.phaseTimeoutS, ...(options.signal ? { signal: options.signal } : {}) },
+      { phaseTimeoutS: config.phaseTimeoutS, ...(options.signal ? { signal: options.signal } : {}), progress: () => pacer!.progress() },
     );
     phaseRun.results = ran.results;
     runErrors.push(...ran.runErrors);

@@ -17,22 +17,31 @@ export function phaseEnding(r: PhaseResult): string {
   return r.exitCode === 0 ? 'all checks passed' : 'some checks failed';
 }
 
+/** `; 62 requests, 1 wait; 1 phase left`: what a phase spent on the run-wide pacer, and what remains. */
+export function progressText(before: { requests: number; waits: number }, after: { requests: number; waits: number }, left: number): string {
+  const requests = after.requests - before.requests;
+  const waits = after.waits - before.waits;
+  return `; ${requests} request${requests === 1 ? '' : 's'}, ${waits} wait${waits === 1 ? '' : 's'}; ${left ? `${left} phase${left === 1 ? '' : 's'} left` : 'last phase'}`;
+}
+
 /** Runs `phases` one after another with `run`; stops starting new ones once `signal` aborts. */
 export async function runPhases(
   phases: readonly string[],
   run: (phase: string) => Promise<PhaseResult>,
   say: (text: string) => void,
-  options: { phaseTimeoutS: number; signal?: AbortSignal },
+  options: { phaseTimeoutS: number; signal?: AbortSignal; progress?: () => { requests: number; waits: number } },
 ): Promise<PhasesOutcome> {
   const out: PhasesOutcome = { results: [], runErrors: [] };
   let i = 0;
   for (const phase of phases) {
     if (options.signal?.aborted) break;
     i++;
-    say(`▶ phase ${i}/${phases.length}: ${phase}\n`);
+    const before = options.progress?.();
+    say(`▶ phase ${i}/${phases.length}: ${phase}${before ? ` (at most ${options.phaseTimeoutS} s, PHASE_TIMEOUT_S)` : ''}\n`);
     const result = await run(phase);
     out.results.push(result);
-    say(`■ phase ${phase} finished in ${(result.durationMs / 1000).toFixed(1)} s: ${phaseEnding(result)}\n`);
+    const spent = before && options.progress ? progressText(before, options.progress(), phases.length - i) : '';
+    say(`■ phase ${phase} finished in ${(result.durationMs / 1000).toFixed(1)} s: ${phaseEnding(result)}${spent}\n`);
     if (!result.blobWritten) {
       out.runErrors.push(
         `phase ${phase} ended without a report (exit ${result.exitCode ?? result.signal}); its checks have no result. ` +
