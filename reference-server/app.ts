@@ -21,6 +21,7 @@ import { KeyRing, type ApiKeyRecord } from './auth/keys.ts';
 import { resolveConfig, type ConfigInput, type ResolvedConfig } from './config.ts';
 import { ApiError, ErrorCode } from './errors/api-error.ts';
 import { sendError } from './errors/handler.ts';
+import { send } from './http/response.ts';
 import { loadInventorySeed, loadKeys } from './fixtures.ts';
 import { answerClientError } from './http/client-error.ts';
 import type { AppState, Exchange } from './http/exchange.ts';
@@ -33,7 +34,7 @@ import { getPetById } from './other-operations/pets.ts';
 import { PLAN_LIMITS, type Limits, type Plan } from './rate-limit/plans.ts';
 import type { RateDecision, RatePolicy } from './rate-limit/policy.ts';
 import { ietfRateLimitFields } from './rate-limit/ietf-fields.ts';
-import { refusal } from './rate-limit/refusal.ts';
+import { refusalBody } from './rate-limit/refusal.ts';
 import { MemoryRateLimitStore, type RateLimitStore } from './rate-limit/store.ts';
 import { deprecationHeaders } from './versioning/deprecation.ts';
 
@@ -129,7 +130,7 @@ export function createReferenceApp(config: ResolvedConfig, store: RateLimitStore
     auth: ApiKeyRecord | ApiError,
     decision: RateDecision,
   ): void {
-    if (decision.outcome !== 'admitted') return fail(req, res, match, decision, refusal(decision));
+    if (decision.outcome !== 'admitted') return refuse(req, res, match, decision);
     if (auth instanceof ApiError) return fail(req, res, match, decision, auth);
     if (targetError !== undefined) return fail(req, res, match, decision, targetError);
     if (match === undefined) return fail(req, res, match, decision, new ApiError(404, ErrorCode.routeNotFound, 'No such route.'));
@@ -144,6 +145,17 @@ export function createReferenceApp(config: ResolvedConfig, store: RateLimitStore
     } catch (error) {
       fail(req, res, match, decision, error);
     }
+  }
+
+  /**
+   * The 429: the same response `fail(…, refusal(decision))` writes (route headers, `Connection:
+   * close` for a large unread body, `Retry-After`), without building an Error.
+   */
+  function refuse(req: IncomingMessage, res: ServerResponse, match: RouteMatch | undefined, decision: RateDecision): void {
+    const extra = match?.route.headers ? [...match.route.headers] : [];
+    if (Number(req.headers['content-length'] ?? 0) > config.maxBodyBytes) extra.push('Connection', 'close');
+    extra.push('Retry-After', String(decision.retryAfterSeconds));
+    send(res, 429, refusalBody(decision), decision, extra);
   }
 
   /** Sends `error` with the route's headers; closes the connection if a large body was left unread. */
