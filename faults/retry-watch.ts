@@ -43,6 +43,8 @@ export interface RetryStats {
   bans: Record<string, number>;
   /** 429 responses per key. */
   refusals: Record<string, number>;
+  /** Requests that reached the proxy, per key. */
+  requests: Record<string, number>;
 }
 
 interface KeyState {
@@ -68,7 +70,7 @@ export interface BanAnswer {
 
 export class RetryWatch {
   private readonly keys = new Map<string, KeyState>();
-  private readonly stats: RetryStats = { early: {}, bans: {}, refusals: {} };
+  private readonly stats: RetryStats = { early: {}, bans: {}, refusals: {}, requests: {} };
   private readonly labels: Map<string, string>;
 
   constructor(private readonly options: RetryWatchOptions = {}) {
@@ -101,6 +103,7 @@ export class RetryWatch {
     const token = bearerToken(headers);
     if (token === undefined) return undefined;
     const s = this.state(token);
+    this.bump('requests', token);
     const early = now < s.pendingUntil;
     if (early) this.bump('early', token);
     if (!this.options.strictBanMs) return undefined;

@@ -61,7 +61,9 @@ export async function runStaging(conditions: StagingConditions, options: Staging
       const report = JSON.parse(fs.readFileSync(file, 'utf8')) as ConformanceJson;
       outcome.verdict = report.verdict === 'pass' ? 'pass' : 'fail';
       for (const r of report.requirements ?? []) {
-        if (r.status === 'fail') outcome.failing[r.id] = (r.reason ?? r.evidence?.find((e) => e.errors?.length)?.errors?.[0] ?? '').split('\n')[0]!.slice(0, 300);
+        if (r.status !== 'fail') continue;
+        const error = r.evidence?.find((e) => e.errors?.length)?.errors?.[0];
+        outcome.failing[r.id] = [r.reason, error].filter(Boolean).join(' — ').replace(/\s+/g, ' ').slice(0, 600);
       }
       for (const n of report.notCertified ?? []) outcome.notCertified[n.id] = n.reason;
     }

@@ -173,6 +173,7 @@ test('the proxy counts requests sent on a key while its 429\'s Retry-After is pe
     expect(stats.early).toEqual({ RATE_LIMIT_KEY: 1, other: 1 });
     expect(stats.bans).toEqual({ other: 1 });
     expect(stats.refusals).toEqual({ RATE_LIMIT_KEY: 1, other: 2 });
+    expect(stats.requests).toEqual({ RATE_LIMIT_KEY: 3, API_KEY: 1, other: 2 });
     expect(JSON.stringify(stats)).not.toMatch(/key-[abx]/);
   } finally {
     await proxy.close();
