@@ -80,6 +80,9 @@ function indent(text: string): string {
     .join('\n');
 }
 
+/** Heading of the project's own rules (ledger `source: project`), apart from the spec's sections. */
+export const PROJECT_RULES = "Project rules (this harness's own, not spec conformance)";
+
 export function renderMarkdown(report: ConformanceReport): string {
   const lines: string[] = [];
   const verdict = report.verdict === 'pass' ? '✅ PASS' : '❌ FAIL';
@@ -100,7 +103,8 @@ export function renderMarkdown(report: ConformanceReport): string {
   if (report.notCertified.length) {
     lines.push('## Not certified by this run', '');
     lines.push(
-      `The profile \`${report.profile}\` left out the checks below. ` +
+      `The checks below were not judged: the profile \`${report.profile}\` left them out, or the harness reached one of its own ` +
+        'limits (a cap, a `Retry-After` beyond `MAX_RETRY_AFTER_S`, a shared key, a missing prerequisite), never a failure of the server. ' +
         'These requirements are **not certified**, whatever the verdict says about the rest.',
       '',
     );
@@ -115,6 +119,15 @@ export function renderMarkdown(report: ConformanceReport): string {
       for (const n of list) lines.push(`- **${n.id}** (${n.level}) ${n.title}${n.partial ? ' — _partly: its other checks ran_' : ''}`);
       lines.push('');
     }
+  }
+
+  if (report.pacing?.length) {
+    lines.push('## Pacing', '', 'What the run-wide pacer saw on each key (by label): nothing is sent on a key while a 429 on it is pending.', '');
+    lines.push('| Key | Requests | Waits | Longest wait | 429s | Early requests | Ban suspected |', '|---|---|---|---|---|---|---|');
+    for (const k of report.pacing) {
+      lines.push(`| \`${k.key}\` | ${k.requests} | ${k.waits} | ${k.longestWaitS} s | ${k.refused} | ${k.earlyRequests} | ${k.suspectedBan ? 'yes' : 'no'} |`);
+    }
+    lines.push('');
   }
 
   if (report.problems.length) {
@@ -172,14 +185,15 @@ export function renderMarkdown(report: ConformanceReport): string {
   lines.push('## All requirements by spec section', '');
   const sections = new Map<string, RequirementResult[]>();
   for (const r of report.requirements) {
-    const [top] = sectionOf(r.section);
+    // The project's own rules are reported apart from spec conformance.
+    const [top] = r.source === 'project' ? [PROJECT_RULES] : sectionOf(r.section);
     const list = sections.get(top) ?? [];
     list.push(r);
     sections.set(top, list);
   }
   const order = (name: string) => {
     const i = SPEC_ORDER.indexOf(name);
-    return i >= 0 ? i : name === HTTP_RULES ? SPEC_ORDER.length : SPEC_ORDER.length + 1;
+    return i >= 0 ? i : name === HTTP_RULES ? SPEC_ORDER.length : name === PROJECT_RULES ? SPEC_ORDER.length + 2 : SPEC_ORDER.length + 1;
   };
   const ordered = [...sections.keys()].sort((a, b) => order(a) - order(b));
   for (const section of ordered) {

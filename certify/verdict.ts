@@ -18,22 +18,11 @@
 
 import { titleId } from '../suites/lib/ledger.ts';
 
-export type Level = 'must' | 'should' | 'may';
+import type { Level, LedgerRequirement, Source } from '../suites/lib/ledger.ts';
+
+export type { Level, LedgerRequirement, Source };
 export type RequirementStatus = 'pass' | 'fail' | 'warn' | 'skipped';
 export type Outcome = 'passed' | 'failed' | 'flaky' | 'skipped' | 'interrupted';
-
-export interface LedgerRequirement {
-  id: string;
-  /** Spec section, e.g. `Authentication` or `Endpoints > 2. Update stock level`. */
-  section: string;
-  /** Short title; falls back to the quoted text. */
-  title: string;
-  level: Level;
-  /** Reason the requirement cannot be observed from outside (ledger `excluded:`). */
-  excluded?: string;
-  /** The requirement is about an operation marked experimental (or beta) in the spec. */
-  experimental?: boolean;
-}
 
 export interface Annotation {
   type: string;
@@ -70,6 +59,8 @@ export interface RequirementResult {
   id: string;
   title: string;
   level: Level;
+  /** Where the requirement comes from; `project` rules are the harness's own, reported apart from spec conformance. */
+  source: Source;
   status: RequirementStatus;
   section: string;
   experimental?: boolean;
@@ -272,6 +263,7 @@ export function computeVerdict(input: VerdictInput): ConformanceReport {
       id: req.id,
       title: req.title,
       level: req.level,
+      source: req.source ?? 'spec',
       status,
       section: req.section,
       ...(req.experimental ? { experimental: true } : {}),

@@ -6,11 +6,11 @@
 import { computeVerdict, type LedgerRequirement, type TestRecord } from '../../certify/verdict.ts';
 
 export const LEDGER: LedgerRequirement[] = [
-  { id: 'AUTH-02', section: 'Authentication', title: 'The scheme applies to every inventory operation.', level: 'must', source: 'spec', source: 'spec' },
-  { id: 'UPD-06', section: 'Endpoints > 2. Update stock level', title: 'negative quantity', level: 'must', source: 'spec', source: 'spec', experimental: true },
-  { id: 'RL-05', section: 'Limits, rule 2', title: '429 past the limit', level: 'must', source: 'spec', source: 'spec' },
-  { id: 'LOAD-03', section: 'Limits', title: 'other key unaffected', level: 'should', source: 'spec', source: 'spec' },
-  { id: 'INV-06', section: 'What the service does', title: 'two deployments', level: 'must', source: 'spec', source: 'spec', excluded: 'not observable' },
+  { id: 'AUTH-02', section: 'Authentication', title: 'The scheme applies to every inventory operation.', level: 'must', source: 'spec' },
+  { id: 'UPD-06', section: 'Endpoints > 2. Update stock level', title: 'negative quantity', level: 'must', source: 'spec', experimental: true },
+  { id: 'RL-05', section: 'Limits, rule 2', title: '429 past the limit', level: 'must', source: 'spec' },
+  { id: 'LOAD-03', section: 'Limits', title: 'other key unaffected', level: 'should', source: 'spec' },
+  { id: 'INV-06', section: 'What the service does', title: 'two deployments', level: 'must', source: 'spec', excluded: 'not observable' },
 ];
 
 export function rec(title: string, outcome: TestRecord['outcome'], extra: Partial<TestRecord> = {}): TestRecord {

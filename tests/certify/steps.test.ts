@@ -127,7 +127,7 @@ test('merge: the merged results.json becomes test records; no blob, a failed mer
   }
 });
 
-const ledger: LedgerRequirement[] = [{ id: 'AUTH-02', section: 'Authentication', title: 'AUTH-02 title', level: 'must' }];
+const ledger: LedgerRequirement[] = [{ id: 'AUTH-02', section: 'Authentication', title: 'AUTH-02 title', level: 'must', source: 'spec' }];
 
 test('judge: phase summaries in run order; the verdict written as conformance.json and .md, redacted', () => {
   const dir = tempDir();
@@ -187,7 +187,7 @@ test('scan secrets: a text file holding a key is scrubbed, a zip holding one rem
 
 test('print: failures, problems, what was not certified and why, pacing per key, the verdict line and requests sent', () => {
   const report = computeVerdict({
-    ledger: [...ledger, { id: 'RL-05', section: 'Limits', title: 'RL-05 title', level: 'must' }],
+    ledger: [...ledger, { id: 'RL-05', section: 'Limits', title: 'RL-05 title', level: 'must', source: 'spec' }],
     tests: [
       { title: 'AUTH-02 a', project: 'functional', tags: [], outcome: 'failed', errors: ['Error: AUTH-02: expected 401, observed 200\nmore'], annotations: [], requests: 3 },
       { title: 'RL-05 a', project: 'rate-limit', tags: [], outcome: 'skipped', errors: [], annotations: [{ type: 'not-certified', description: 'Retry-After 600 s is more than MAX_RETRY_AFTER_S=120' }], requests: 2 },

@@ -1,10 +1,10 @@
 import { test, expect } from '@playwright/test';
 import { computeVerdict, primaryId, requirementIds, type LedgerRequirement, type TestRecord } from '../../certify/verdict.ts';
 import { cleanErrorMessage, notRunTests, testsFromJsonReport } from '../../certify/playwright-report.ts';
-import { renderMarkdown, sectionOf } from '../../certify/markdown.ts';
+import { PROJECT_RULES, renderMarkdown, sectionOf } from '../../certify/markdown.ts';
 
-const must = (id: string, extra: Partial<LedgerRequirement> = {}): LedgerRequirement => ({ id, section: 'Authentication', title: `${id} title`, level: 'must', ...extra });
-const should = (id: string): LedgerRequirement => ({ id, section: 'Limits', title: `${id} title`, level: 'should' });
+const must = (id: string, extra: Partial<LedgerRequirement> = {}): LedgerRequirement => ({ id, section: 'Authentication', title: `${id} title`, level: 'must', source: 'spec', ...extra });
+const should = (id: string): LedgerRequirement => ({ id, section: 'Limits', title: `${id} title`, level: 'should', source: 'spec' });
 
 function rec(title: string, outcome: TestRecord['outcome'], extra: Partial<TestRecord> = {}): TestRecord {
   return { title, project: 'functional', tags: [], outcome, errors: [], annotations: [], requests: 1, ...extra };
@@ -292,4 +292,22 @@ test('markdown: requirements are grouped by top-level spec section, the clause b
   expect(md.indexOf('### Authentication')).toBeLessThan(md.indexOf('### Limits'));
   expect(md.indexOf('### Limits')).toBeLessThan(md.indexOf('### HTTP rules'));
   expect(md).toContain('| **RL-01** | rule 1 | must | ✅ pass |');
+});
+
+test('markdown: project rules are listed apart from spec conformance; pacing per key; not certified says why', () => {
+  const r = verdictOf(
+    [must('AUTH-02'), must('LOAD-01', { source: 'project', section: 'Limits' }), must('RL-05')],
+    [rec('AUTH-02 a', 'passed'), rec('LOAD-01 a', 'passed'), rec('RL-05 a', 'skipped', { annotations: [{ type: 'not-certified', description: 'MAX_EXHAUST_REQUESTS=2000 reached' }] })],
+  );
+  expect(r.requirements.find((x) => x.id === 'LOAD-01')?.source).toBe('project');
+  expect(r.requirements.find((x) => x.id === 'AUTH-02')?.source).toBe('spec');
+  r.pacing = [{ key: '<RATE_LIMIT_KEY>', requests: 61, waits: 2, longestWaitS: 3.5, refused: 1, earlyRequests: 0, suspectedBan: false }];
+  const md = renderMarkdown(r);
+  const project = md.indexOf(`### ${PROJECT_RULES}`);
+  expect(project).toBeGreaterThan(md.indexOf('### Authentication'));
+  expect(md.slice(project)).toContain('LOAD-01');
+  expect(md.slice(project).split('\n### ')[0]).not.toContain('AUTH-02');
+  expect(md).toContain('| `<RATE_LIMIT_KEY>` | 61 | 2 | 3.5 s | 1 | 0 | no |');
+  expect(md).toContain('never a failure of the server');
+  expect(md).toContain('MAX_EXHAUST_REQUESTS=2000 reached:');
 });
