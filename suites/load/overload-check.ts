@@ -424,7 +424,11 @@ export async function runOverloadCheck(config: OverloadConfig): Promise<Overload
       );
     }
     // Recovery: the last burst's Retry-After waited out (nothing sent before), then one request.
-    const after = await probeKey(`after the last burst's Retry-After`);
+    const pending = notBefore > Date.now();
+    let after = await probeKey(`after the last burst's Retry-After`);
+    // No 429 was pending (a limiter that refilled during the burst admitted it all): a 429 now is
+    // the limit itself, not a failed recovery; its Retry-After is waited out and the key tried once more.
+    if (!pending && after.status === 429) after = await probeKey(`after the Retry-After of that 429`);
     figures.recovered = after.status >= 200 && after.status < 300;
     if (!figures.recovered) {
       findings.push(finding(id, recovery, 'fail', `after waiting the largest Retry-After the key did not work again`, '2xx', describeProbe('probe', after)));

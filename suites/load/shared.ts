@@ -1,62 +1,76 @@
 /**
- * What the load specs share: one run per check, its record in `${REPORTS_DIR}/load/<check>.json`
- * (docs/architecture.md: certify merges these into `load.json`), and a lock so that two load
- * checks never run at the same time (a capacity run measured during a burst measures the burst).
- *
- * A check judged by several tests (the overload check: admission, refusals, another key, recovery)
- * runs once: the first test runs it and writes the record; the others read it back. The record
- * names the Playwright runner process (`process.ppid` of its workers), so a record of an earlier
- * run is never mistaken for this one, even when a failed test restarted the worker.
+ * What the load specs share: their settings (from `settings/`), one run per check for the whole
+ * run (the `oncePerRun` fixture: the first test to ask runs it, every other test and a restarted
+ * worker read its record back), the record in `${REPORTS_DIR}/load/<check>.json` (docs/architecture.md:
+ * certify merges these into `load.json`), a lock so that two load checks never run at the same
+ * time (a capacity run measured during a burst measures the burst), and how a test turns the
+ * record's findings into its verdict.
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { redact, type Secret } from '../lib/redact.ts';
 import type { TestInfo } from '@playwright/test';
-import { loadSettings, type LoadSettings } from './settings.ts';
+import { readSettings, problemsOf, type SettingValues } from '../../settings/index.ts';
+import { LOAD_SETTINGS } from '../../settings/load.ts';
+import { failed, findingsOf, formatFinding, mapFindingText, type Finding } from '../lib/finding.ts';
+import { placeholderOf, secretsOf } from '../../certify/secrets.ts';
+import { redact } from '../lib/redact.ts';
+import type { TlsOptions } from '../lib/load.ts';
 import { describeTarget } from './target.ts';
 
 /** What a check core returns. */
 export interface CheckOutcome<F> {
-  failures: string[];
-  warnings: string[];
+  findings: Finding[];
   evidence: string[];
   figures: F;
+}
+
+/** What one check spent on one key. */
+export interface Spend {
+  /** The key's label, e.g. `<LOAD_KEY>`; never a key. */
+  key: string;
+  requests: number;
 }
 
 /** `${REPORTS_DIR}/load/<check>.json`. Never holds a key. */
 export interface CheckRecord<F> extends CheckOutcome<F> {
   check: string;
+  /** `fail` when a must-level finding or a user threshold failed. */
   status: 'pass' | 'fail';
   /** Origin and base path of the target; never a key. */
   target: string;
   profile: string;
   startedAt: string;
   finishedAt: string;
-  /** HTTP requests this check sent. */
+  /** HTTP requests this check sent, on every key. */
   requests: number;
-  /** The Playwright runner process that produced it (guards against reusing an old record). */
-  runner: number;
+  /** Requests per key, and the wall time of the check. */
+  spent: { keys: Spend[]; durationS: number };
+  /** `verified`, `not verified` (INSECURE_TLS=1) or `none` (plain http). */
+  tls: 'verified' | 'not verified' | 'none';
 }
 
-/** The keys of the run, with the placeholders that replace them in every text the checks write. */
-export function secretsOf(settings: Pick<LoadSettings, 'apiKey' | 'rateLimitKey' | 'loadKey'>): Secret[] {
-  const out: Secret[] = [];
-  if (settings.apiKey) out.push({ value: settings.apiKey, placeholder: '<API_KEY>' });
-  if (settings.rateLimitKey) out.push({ value: settings.rateLimitKey, placeholder: '<RATE_LIMIT_KEY>' });
-  if (settings.loadKey) out.push({ value: settings.loadKey, placeholder: '<LOAD_KEY>' });
-  return out;
+/** The settings a load check reads (one rule per variable: `settings/`). */
+export interface LoadSettings {
+  values: SettingValues;
+  /** Problems of the variables the load checks read. */
+  problems: string[];
+}
+
+const READ = [...LOAD_SETTINGS.settings.map((s) => s.name), 'BASE_URL', 'API_KEY', 'RATE_LIMIT_KEY', 'LOAD_KEY', 'CONFORMANCE_PROFILE', 'REPORTS_DIR', 'MAX_RETRY_AFTER_S'];
+
+/** Reads the settings of the load checks from `env`. Never throws. */
+export function loadSettings(env: NodeJS.ProcessEnv = process.env): LoadSettings {
+  const { values, problems } = readSettings(env);
+  return { values, problems: problemsOf(problems, READ) };
+}
+
+/** TLS of the load requests: verified unless the user opted out (`INSECURE_TLS`). */
+export function tlsOf(values: SettingValues): TlsOptions {
+  return { insecure: values.INSECURE_TLS === true };
 }
 
 export function recordPath(reportsDir: string, check: string): string {
   return path.join(reportsDir, 'load', `${check}.json`);
-}
-
-function readRecord<F>(file: string): CheckRecord<F> | undefined {
-  try {
-    return JSON.parse(fs.readFileSync(file, 'utf8')) as CheckRecord<F>;
-  } catch {
-    return undefined;
-  }
 }
 
 function alive(pid: number): boolean {
@@ -107,91 +121,102 @@ export async function withLoadLock<T>(reportsDir: string, label: string, maxWait
   }
 }
 
+/** A value computed once for the whole run (the `oncePerRun` fixture). */
+export type Once = <T>(name: string, compute: () => Promise<T>) => Promise<T>;
+
 export interface RunOnceOptions<F> {
-  /** The check's settings and base address (from `loadTarget`). */
   settings: LoadSettings;
   baseUrl: string;
   check: string;
   /** Longest wait for the lock (another load check running). */
   lockWaitS: number;
+  once: Once;
   run: () => Promise<CheckOutcome<F>>;
+  /** Requests per key and wall time, from the figures. */
+  spent: (figures: F) => CheckRecord<F>['spent'];
 }
 
 /**
- * The record of `check` for this run: read back when this runner already produced it, else run
- * (under the lock), redact, write and return it. `ranHere` says whether this call sent the requests.
+ * The record of `check` for this run: run once (under the lock), redacted, written to
+ * `${REPORTS_DIR}/load/<check>.json` and handed to every test that asks.
  */
-export async function runOnce<F extends { requests: { total: number } }>(
-  options: RunOnceOptions<F>,
-): Promise<{ record: CheckRecord<F>; ranHere: boolean }> {
-  const o = {
-    ...options,
-    reportsDir: options.settings.reportsDir,
-    target: describeTarget(options.baseUrl),
-    profile: options.settings.profile,
-    secrets: secretsOf(options.settings),
-  };
-  const file = recordPath(o.reportsDir, o.check);
-  const previous = readRecord<F>(file);
-  if (previous && previous.runner === process.ppid && previous.target === o.target) return { record: previous, ranHere: false };
-  return withLoadLock(o.reportsDir, o.check, o.lockWaitS, async () => {
-    const again = readRecord<F>(file);
-    if (again && again.runner === process.ppid && again.target === o.target) return { record: again, ranHere: false };
-    const startedAt = new Date().toISOString();
-    const outcome = await o.run();
-    const clean = (s: string) => redact(s, o.secrets);
-    const record: CheckRecord<F> = {
-      check: o.check,
-      status: outcome.failures.length ? 'fail' : 'pass',
-      target: o.target,
-      profile: o.profile,
-      startedAt,
-      finishedAt: new Date().toISOString(),
-      requests: outcome.figures.requests.total,
-      runner: process.ppid,
-      failures: outcome.failures.map(clean),
-      warnings: outcome.warnings.map(clean),
-      evidence: outcome.evidence.map(clean),
-      figures: outcome.figures,
-    };
-    // The figures hold only numbers, status codes and header values the server sent; redact the whole text anyway.
-    const text = clean(JSON.stringify(record, null, 2));
-    fs.writeFileSync(file, `${text}\n`);
-    return { record: JSON.parse(text) as CheckRecord<F>, ranHere: true };
-  });
+export async function runOnce<F>(options: RunOnceOptions<F>): Promise<CheckRecord<F>> {
+  const v = options.settings.values;
+  const target = describeTarget(options.baseUrl);
+  const secrets = secretsOf({ API_KEY: v.API_KEY, RATE_LIMIT_KEY: v.RATE_LIMIT_KEY, LOAD_KEY: v.LOAD_KEY }).map((k) => ({ value: k.value, placeholder: placeholderOf(k.name) }));
+  const clean = (s: string) => redact(s, secrets);
+  return options.once(`load:${options.check}:${target}`, () =>
+    withLoadLock(v.REPORTS_DIR, options.check, options.lockWaitS, async () => {
+      const startedAt = new Date().toISOString();
+      const outcome = await options.run();
+      const spent = options.spent(outcome.figures);
+      const record: CheckRecord<F> = {
+        check: options.check,
+        status: failed(outcome.findings) ? 'fail' : 'pass',
+        target,
+        profile: v.CONFORMANCE_PROFILE,
+        startedAt,
+        finishedAt: new Date().toISOString(),
+        requests: spent.keys.reduce((a, k) => a + k.requests, 0),
+        spent,
+        tls: new URL(options.baseUrl).protocol !== 'https:' ? 'none' : v.INSECURE_TLS ? 'not verified' : 'verified',
+        findings: outcome.findings.map((f) => mapFindingText(f, clean)),
+        evidence: outcome.evidence.map(clean),
+        figures: outcome.figures,
+      };
+      // The figures hold only numbers, status codes and header values the server sent; redact the whole text anyway.
+      const text = clean(JSON.stringify(record, null, 2));
+      fs.writeFileSync(recordPath(v.REPORTS_DIR, options.check), `${text}\n`);
+      return JSON.parse(text) as CheckRecord<F>;
+    }),
+  );
 }
 
-/** Lines of `lines` that belong to `prefix` (an id and part, e.g. `LOAD-02 (admission)`). */
-export function linesOf(lines: readonly string[], prefix: string): string[] {
-  return lines.filter((l) => l.startsWith(`${prefix} `));
+/** What a test needs to turn findings into its verdict (the verdict fixtures). */
+export interface Verdict {
+  warn: (message: string) => void;
+  notCertified: (reason: string) => never;
 }
 
 /**
- * Leaves a load check out because the user gave no key for it (issue 5: against an external target
- * load runs only with the keys given for it). The test is skipped with a `not-certified`
- * annotation, so the verdict lists it plainly as not certified instead of passing it.
+ * The verdict of one test on the findings of `id` (and `part`): a `fail` or `gate` fails it (each
+ * line names the requirement, expected and observed), a `not-certified` skips it as not certified
+ * with the reason, a `warn` is a warning, a `note` an evidence line. `judged`: whether the run
+ * reached this part; when it did not and nothing explains why, the test fails with every finding.
  */
-export function notCertified(testInfo: TestInfo, why: string): never {
-  const reason = `not certified: ${why}`;
-  testInfo.annotations.push({ type: 'not-certified', description: reason });
-  testInfo.skip(true, reason);
-  throw new Error(reason); // testInfo.skip throws; this only tells the type checker.
+export function verdict(record: CheckRecord<unknown>, testInfo: TestInfo, v: Verdict, id: string, part: string | undefined, judged: boolean): void {
+  // A finding without a part (e.g. unverified TLS) belongs to every part of its requirement.
+  const mine = part === undefined ? findingsOf(record.findings, id) : record.findings.filter((f) => f.id === id && (f.part === part || f.part === undefined));
+  for (const f of mine.filter((x) => x.level === 'note')) testInfo.annotations.push({ type: 'evidence', description: formatFinding(f) });
+  for (const f of mine.filter((x) => x.level === 'warn')) v.warn(formatFinding(f));
+  const failing = mine.filter((x) => x.level === 'fail' || x.level === 'gate');
+  if (failing.length) throw new Error(failing.map(formatFinding).join('\n'));
+  const notCertified = mine.filter((x) => x.level === 'not-certified');
+  if (notCertified.length) v.notCertified(notCertified.map((f) => `${f.message} (expected ${f.expected}; observed ${f.observed})`).join('; '));
+  if (!judged) {
+    // The run stopped before this part: show why (a finding of another part), as not certified
+    // when it was the harness's limit, else as a failure.
+    const stops = record.findings.filter((x) => x.level === 'not-certified');
+    if (stops.length) v.notCertified(`${part ?? id} was not judged: ${stops.map((f) => f.message).join('; ')}`);
+    throw new Error(`${id}${part ? ` (${part})` : ''} was not judged: the check stopped before it.\n${record.findings.map(formatFinding).join('\n') || '(no finding recorded)'}`);
+  }
 }
 
 /**
  * The settings, base address and key of one load check. Configuration problems and a missing
- * `BASE_URL` fail the check; a missing key leaves it not certified (see `notCertified`).
+ * `BASE_URL` fail the check; a missing key leaves it not certified.
  */
 export function loadTarget(
-  testInfo: TestInfo,
+  v: Verdict,
   id: string,
   keyName: 'LOAD_KEY' | 'RATE_LIMIT_KEY',
   whyOnlyThisKey: string,
 ): { s: LoadSettings; baseUrl: string; key: string } {
   const s = loadSettings();
   if (s.problems.length) throw new Error(`${id}: configuration: ${s.problems.join('; ')}`);
-  if (!s.baseUrl) throw new Error(`${id}: prerequisite missing: set BASE_URL (the inventory base address, ending in /v1); this check cannot run without it`);
-  const key = keyName === 'LOAD_KEY' ? s.loadKey : s.rateLimitKey;
-  if (!key) notCertified(testInfo, `${keyName} not given: ${whyOnlyThisKey}`);
-  return { s, baseUrl: s.baseUrl, key };
+  const baseUrl = s.values.BASE_URL;
+  if (!baseUrl) throw new Error(`${id}: prerequisite missing: set BASE_URL (the inventory base address, ending in /v1); this check cannot run without it`);
+  const key = keyName === 'LOAD_KEY' ? s.values.LOAD_KEY : s.values.RATE_LIMIT_KEY;
+  if (!key) v.notCertified(`${keyName} not given: ${whyOnlyThisKey}`);
+  return { s, baseUrl, key };
 }

@@ -1,7 +1,7 @@
 /**
  * The load project (`suites/load/*.spec.ts`, root `playwright.config.ts`, project `load`) as a
- * user runs it: passes the reference server and writes `${REPORTS_DIR}/load/<check>.json` without a
- * key; fails naming the missing key against an external target; in `readonly` runs nothing and
+ * user runs it: passes the reference server and writes `${REPORTS_DIR}/load/<check>.json` (what
+ * each check spent, no key); fails naming the missing key against an external target; in `readonly` runs nothing and
  * says it is not certified.
  */
 import { spawn } from 'node:child_process';
@@ -28,7 +28,7 @@ interface Result {
 async function runLoadProject(env: Record<string, string>, dir: string): Promise<{ code: number; tests: Result[]; output: string }> {
   const jsonFile = path.join(dir, 'results.json');
   const base = Object.fromEntries(
-    Object.entries(process.env).filter(([k]) => !/^(BASE_URL|API_URL|API_KEY|API_PLAN|RATE_LIMIT_KEY|RATE_LIMIT_PLAN|LOAD_KEY|CONFORMANCE_PROFILE|REPORTS_DIR|LOAD_.*|MAX_RETRY_AFTER_S|TEST_.*|PW_.*|PLAYWRIGHT_.*)$/.test(k)),
+    Object.entries(process.env).filter(([k]) => !/^(BASE_URL|API_URL|API_KEY|API_PLAN|RATE_LIMIT_KEY|RATE_LIMIT_PLAN|LOAD_KEY|CONFORMANCE_PROFILE|CONFORMANCE_PACER_URL|INSECURE_TLS|REPORTS_DIR|LOAD_.*|MAX_RETRY_AFTER_S|TEST_.*|PW_.*|PLAYWRIGHT_.*)$/.test(k)),
   );
   const child = spawn(process.execPath, [CLI, 'test', '--config', path.join(ROOT, 'playwright.config.ts'), '--project=load', '--reporter=json', `--output=${path.join(dir, 'out')}`], {
     cwd: ROOT,
@@ -65,25 +65,30 @@ function tempDir(): string {
 
 test.describe.configure({ timeout: 180_000 });
 
-test('the load project passes the reference server and records each check without any key', async () => {
+test('the load project passes the reference server and records each check, what it spent, and no key', async () => {
   const target = await startReferenceTarget({ minuteWindowMs: 3000, banMs: 3000 });
   const dir = tempDir();
   try {
-    const { code, tests, output } = await runLoadProject({ ...target.env, LOAD_DURATION_S: '1' }, dir);
+    const { code, tests, output } = await runLoadProject({ ...target.env, LOAD_DURATION_S: '1', LOAD_BURST_WINDOWS: '2' }, dir);
     expect(code, output).toBe(0);
-    expect(tests.map((t) => t.title.slice(0, 7)).sort()).toEqual(['LOAD-01', 'LOAD-01', 'LOAD-02', 'LOAD-02', 'LOAD-02', 'LOAD-03']);
+    expect(tests.map((t) => t.title.slice(0, 7)).sort()).toEqual(['LOAD-01', 'LOAD-01', 'LOAD-02', 'LOAD-02', 'LOAD-02', 'LOAD-03', 'LOAD-04', 'LOAD-04']);
     expect(tests.every((t) => t.status === 'passed'), JSON.stringify(tests.map((t) => [t.title, t.status, t.errors]))).toBe(true);
     const files = fs.readdirSync(path.join(dir, 'load')).filter((f) => f.endsWith('.json')).sort();
     expect(files).toEqual(['capacity-mix.json', 'capacity.json', 'overload.json']);
     const overload = JSON.parse(fs.readFileSync(path.join(dir, 'load', 'overload.json'), 'utf8'));
     expect(overload.status).toBe('pass');
+    expect(overload.figures.bursts).toHaveLength(2);
     expect(overload.figures.windows.every((w: { successes: number }) => w.successes <= 60)).toBe(true);
-    expect(overload.requests).toBe(overload.figures.requests.total);
-    // The burst runs once for its four tests: one of them carries its request count.
-    const requests = tests.flatMap((t) => t.annotations.filter((a) => a.type === 'requests').map((a) => Number(a.description)));
-    expect(requests.reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(overload.requests);
+    expect(overload.spent.keys[0]).toEqual({ key: '<RATE_LIMIT_KEY>', requests: overload.figures.requests.probes + overload.figures.requests.burst });
+    const capacity = JSON.parse(fs.readFileSync(path.join(dir, 'load', 'capacity.json'), 'utf8'));
+    expect(capacity.spent.keys).toEqual([{ key: '<LOAD_KEY>', requests: capacity.requests }]);
+    expect(capacity.figures.load.model).toBe('open');
+    // Each check runs once for the tests that share it (the oncePerRun fixture).
     const evidence = tests.flatMap((t) => t.annotations.filter((a) => a.type === 'evidence').map((a) => a.description ?? ''));
-    expect(evidence.some((e) => /^burst: 500 × GET \/v1\/inventory on 500 connections/.test(e))).toBe(true);
+    const overloadTests = tests.filter((t) => /^LOAD-0[23]/.test(t.title));
+    expect(overloadTests.every((t) => t.annotations.some((a) => /^window 1: burst of Remaining \+ 1 = 60 × GET \/v1\/inventory/.test(a.description ?? '')))).toBe(true);
+    // One run: every test shows the same probe (its Date and Reset headers included).
+    expect(new Set(evidence.filter((e) => e.startsWith('window 1, probe:'))).size).toBe(1);
     expect(evidence.some((e) => /req\/s; p50 .* p99 /.test(e))).toBe(true);
     const written = [...files.map((f) => fs.readFileSync(path.join(dir, 'load', f), 'utf8')), fs.readFileSync(path.join(dir, 'results.json'), 'utf8'), output].join('\n');
     for (const key of Object.values(target.server.keys)) expect(written).not.toContain(key);
@@ -99,10 +104,10 @@ test('against an external target without LOAD_KEY and RATE_LIMIT_KEY every load 
   try {
     const { code, tests } = await runLoadProject({ BASE_URL: api.baseUrl, API_KEY: 'external-key-123456' }, dir);
     expect(code).toBe(0);
-    expect(tests).toHaveLength(6);
+    expect(tests).toHaveLength(8);
     for (const t of tests) {
       expect(t.status, t.title).toBe('skipped');
-      const variable = t.title.startsWith('LOAD-01') ? 'LOAD_KEY' : 'RATE_LIMIT_KEY';
+      const variable = /^LOAD-0[14]/.test(t.title) ? 'LOAD_KEY' : 'RATE_LIMIT_KEY';
       expect(t.annotations.find((a) => a.type === 'not-certified')?.description).toContain(`not certified: ${variable} not given`);
     }
     expect(api.counts).toEqual({});
@@ -121,7 +126,7 @@ test('in the readonly profile no load runs and each check says it is not certifi
       dir,
     );
     expect(code).toBe(0);
-    expect(tests).toHaveLength(6);
+    expect(tests).toHaveLength(8);
     for (const t of tests) {
       expect(t.status, t.title).toBe('skipped');
       expect(t.annotations.find((a) => a.type === 'not-certified')?.description).toMatch(/not certified: CONFORMANCE_PROFILE=readonly leaves out .*@load/);
