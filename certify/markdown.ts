@@ -125,7 +125,7 @@ export function renderMarkdown(report: ConformanceReport): string {
     lines.push('## Pacing', '', 'What the run-wide pacer saw on each key (by label): nothing is sent on a key while a 429 on it is pending.', '');
     lines.push('| Key | Requests | Waits | Longest wait | 429s | Early requests | Ban suspected |', '|---|---|---|---|---|---|---|');
     for (const k of report.pacing) {
-      lines.push(`| \`${k.key}\` | ${k.requests} | ${k.waits} | ${k.longestWaitS} s | ${k.refused} | ${k.earlyRequests} | ${k.suspectedBan ? 'yes' : 'no'} |`);
+      lines.push(`| \`${k.key}\` | ${k.requests} | ${k.waits ?? '—'} | ${k.longestWaitS} s | ${k.refused} | ${k.earlyRequests} | ${k.suspectedBan ? 'yes' : 'no'} |`);
     }
     lines.push('');
   }

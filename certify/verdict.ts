@@ -107,8 +107,8 @@ export interface PacingSummary {
   key: string;
   /** Requests granted on the key. */
   requests: number;
-  /** Grants that had to wait (a pending Retry-After, an exhausted window). */
-  waits: number;
+  /** Grants that had to wait (a pending Retry-After, an exhausted window), when the coordinator counts them. */
+  waits?: number;
   longestWaitS: number;
   /** 429 responses seen. */
   refused: number;

@@ -23,7 +23,7 @@ export function pacingSummary(k: { label: string; granted: number; waits?: numbe
   return {
     key: k.label,
     requests: k.granted,
-    waits: k.waits ?? 0,
+    ...(k.waits !== undefined ? { waits: k.waits } : {}),
     longestWaitS: Math.round(k.longestWaitMs / 100) / 10,
     refused: k.refused,
     earlyRequests: k.earlyGrants,

@@ -30,7 +30,8 @@ export function printSummary(report: ConformanceReport, say: (text: string) => v
   }
   for (const k of report.pacing ?? []) {
     say(
-      `pacing ${k.key}: ${k.requests} request(s), ${k.waits} wait(s), ${k.refused} 429(s), ${k.earlyRequests} early request(s)` +
+      `pacing ${k.key}: ${k.requests} request(s), ${k.waits !== undefined ? `${k.waits} wait(s), ` : ''}longest wait ${k.longestWaitS} s, ` +
+        `${k.refused} 429(s), ${k.earlyRequests} early request(s)` +
         `${k.suspectedBan ? ', ban suspected' : ''}\n`,
     );
   }

@@ -199,7 +199,7 @@ test('print: failures, problems, what was not certified and why, pacing per key,
   printSummary(report, (t) => (out += t), { reportsFile: 'r/conformance.md', otherReports: ['conformance.json'], seconds: 12.34 });
   expect(out).toContain('Failed requirements (1):\n  ✗ AUTH-02 (must) AUTH-02 title\n      AUTH-02: expected 401, observed 200\n');
   expect(out).toContain("Not certified (1; a limit of this run, not the server's failure):\n  ◦ RL-05: Retry-After 600 s is more than MAX_RETRY_AFTER_S=120\n");
-  expect(out).toContain('pacing <RATE_LIMIT_KEY>: 61 request(s), 1 wait(s), 1 429(s), 0 early request(s)\n');
+  expect(out).toContain('pacing <RATE_LIMIT_KEY>: 61 request(s), 1 wait(s), longest wait 3.2 s, 1 429(s), 0 early request(s)\n');
   expect(out).toContain('certify: verdict FAIL — 0 pass, 0 warn, 1 fail, 1 skipped (12.3 s)\n');
   expect(out).toContain('requests by phase: functional 3, rate-limit 2\n');
   expect(out.endsWith('requests sent: 5\n')).toBe(true);
@@ -219,8 +219,14 @@ test('pacer: one coordinator per run, started with the run\'s limits; its URL go
   expect(started).toEqual({ maxWaitMs: 30_000, reserve: 3 });
   expect(pacer.env).toEqual({ CONFORMANCE_PACER_URL: 'http://127.0.0.1:9' });
   const summary = await pacer.close();
-  expect(summary).toEqual([{ key: '<API_KEY>', requests: 10, waits: 0, longestWaitS: 2.5, refused: 1, earlyRequests: 0, suspectedBan: true }]);
+  expect(summary).toEqual([{ key: '<API_KEY>', requests: 10, longestWaitS: 2.5, refused: 1, earlyRequests: 0, suspectedBan: true }]);
   expect(await pacer.close()).toBe(summary);
   expect(closed).toBe(1);
   expect(pacingSummary({ label: '<X>', granted: 1, waits: 4, longestWaitMs: 0, refused: 0, earlyGrants: 2, suspectedBans: 0 })).toMatchObject({ waits: 4, earlyRequests: 2, suspectedBan: false });
+});
+
+test('pacer: the real coordinator starts on 127.0.0.1 and reports nothing for a run that sent nothing', async () => {
+  const pacer = await startRunPacer({ maxRetryAfterS: 5, workers: 1 });
+  expect(pacer.env.CONFORMANCE_PACER_URL).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+  expect(await pacer.close()).toEqual([]);
 });
