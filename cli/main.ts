@@ -13,6 +13,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { applyBaseline, baselineFromReport, parseBaseline } from '../certify/baseline.ts';
 import { CERTIFICATE_JSON, verifyCertificate, writeCertificate, type WrittenCertificate } from '../certify/certificate/index.ts';
+import { isHarnessProblem } from '../certify/certificate/gate.ts';
 import { loadPrivateKey } from '../certify/certificate/sign.ts';
 import { redactorFor, secretsFromEnv } from '../certify/secrets.ts';
 import type { ConformanceReport } from '../certify/verdict.ts';
@@ -151,6 +152,7 @@ function certificateOf(report: ConformanceReport, reportsDir: string, env: Recor
 }
 
 async function certify(io: Io, args: ReturnType<typeof parseArgs>, extraEnv: Record<string, string> = {}, onlyPhases?: string[]): Promise<number> {
+  const replaying = extraEnv.CONFORMANCE_REPLAY !== undefined;
   const json = args.own['--json'] === 'true';
   const say = json ? io.stderr : io.stdout;
   const assembled = runEnv(io, args.env);
@@ -169,6 +171,7 @@ async function certify(io: Io, args: ReturnType<typeof parseArgs>, extraEnv: Rec
     say(`${BIN}: the run wrote no conformance.json (exit ${code}): harness trouble\n`);
     return EXIT.harness;
   }
+  if (replaying) return replayOutcome(report, say);
   const written = certificateOf(report, reportsDir, env);
   const { gate, certificate } = written;
   const b = certificate.results.baseline;
@@ -187,9 +190,36 @@ async function certify(io: Io, args: ReturnType<typeof parseArgs>, extraEnv: Rec
   return code !== EXIT.pass && code !== EXIT.fail ? code : gate.exitCode;
 }
 
+/**
+ * A replay judges the one case it ran, not the spec: the other requirements have no result by
+ * design. 0: the case passes now; 1: it still fails; 5: it did not run (harness trouble).
+ */
+function replayOutcome(report: ConformanceReport, say: (text: string) => void): number {
+  const ran = report.requirements.flatMap((r) => r.evidence.filter((e) => e.project === 'generated' && e.outcome !== 'skipped').map((e) => ({ id: r.id, e })));
+  const failed = ran.filter(({ e }) => e.outcome === 'failed' || e.outcome === 'flaky' || e.outcome === 'interrupted');
+  const harness = report.problems.filter(isHarnessProblem);
+  for (const { id, e } of failed) say(`replay: ${id} ${e.test}: still fails\n${(e.errors ?? []).map((x) => `  ${x.split('\n')[0]}\n`).join('')}`);
+  if (harness.length) {
+    say(`replay: the case did not run cleanly: ${harness.join('; ')} (exit ${EXIT.harness})\n`);
+    return EXIT.harness;
+  }
+  if (!ran.length) {
+    say(`replay: no generated check ran the case (exit ${EXIT.harness})\n`);
+    return EXIT.harness;
+  }
+  say(failed.length ? `replay: the case fails (exit ${EXIT.fail})\n` : `replay: the case passes now (exit ${EXIT.pass})\n`);
+  return failed.length ? EXIT.fail : EXIT.pass;
+}
+
 async function replay(io: Io, args: ReturnType<typeof parseArgs>): Promise<number> {
   const [token, ...more] = args.positionals;
   if (!token || more.length) return usageError(io, [token ? `one token expected, got ${args.positionals.length}` : 'replay needs the token a generated check printed'], 'replay');
+  const { decodeToken } = await import('../suites/generated/replay.ts');
+  try {
+    decodeToken(token);
+  } catch (error) {
+    return usageError(io, [(error as Error).message], 'replay');
+  }
   const { PHASES } = await import('../certify/phase-list.ts');
   if (!PHASES.includes('generated')) return usageError(io, ['this suite has no generated phase (playwright.config.ts has no `generated` project)'], 'replay');
   return certify(io, args, { CONFORMANCE_REPLAY: token }, ['generated']);

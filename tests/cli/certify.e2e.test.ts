@@ -79,5 +79,8 @@ test('cli: usage errors exit 2 before anything runs, and never echo a key', asyn
   expect(c.code).toBe(EXIT.usage);
   expect(c.stderr).toContain('targets.s.apiKey holds a literal key');
   expect(c.stderr + c.stdout).not.toContain(key);
+  const replay = await cli(['replay', 'not-a-token'], { REPORTS_DIR: reports });
+  expect(replay.code).toBe(EXIT.usage);
+  expect(replay.stderr).toContain('CONFORMANCE_REPLAY: not a replay token');
   fs.rmSync(dir, { recursive: true, force: true });
 });
