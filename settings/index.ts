@@ -115,7 +115,7 @@ export function renderReadmeTable(groups: readonly SettingGroup[] = GROUPS): str
 
 /**
  * Replaces the text between `<!-- settings:<names> -->` and `<!-- /settings -->` in a README with
- * the generated table of those groups (comma-separated names). Used to write the READMEs and by
+ * the generated table of those groups (comma-separated names, or `all`). Used to write the READMEs and by
  * the drift test to check them.
  */
 export function fillReadme(text: string): string {
