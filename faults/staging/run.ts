@@ -34,6 +34,8 @@ export interface StagingRunOptions {
   timeoutMs?: number;
   /** Windows of the reference target (default: certify's short ones). */
   reference?: ReferenceTargetOptions;
+  /** With `tls`: leave the private CA out of NODE_EXTRA_CA_CERTS, so the simulator's certificate is untrusted. */
+  untrusted?: boolean;
 }
 
 interface ConformanceJson {
@@ -49,7 +51,8 @@ export async function runStaging(conditions: StagingConditions, options: Staging
   const target = await startStagingTarget(conditions, options.reference);
   try {
     const before = await target.inventory();
-    const env = { ...inheritedEnv(), ...target.env, CONFORMANCE_PROFILE: 'full', REPORTS_DIR: reportsDir, ...options.env };
+    const env: Record<string, string | undefined> = { ...inheritedEnv(), ...target.env, CONFORMANCE_PROFILE: 'full', REPORTS_DIR: reportsDir, ...options.env };
+    if (options.untrusted) delete env.NODE_EXTRA_CA_CERTS;
     const { code, output } = await spawnCertify(path.join(REPO_ROOT, 'certify', 'cli.ts'), env, options.timeoutMs ?? 240_000);
     const after = await target.inventory();
     const outcome: StagingOutcome = {

@@ -1,0 +1,30 @@
+/**
+ * What every staging test asserts: certify passes against the conformant upstream, sends nothing
+ * on a key while its 429's Retry-After is pending, earns no ban, and restores the store.
+ */
+import { expect } from '@playwright/test';
+import { runStaging, type StagingOutcome } from '../../faults/staging/run.ts';
+import { conditionsOf } from '../../faults/staging/simulator.ts';
+import { STAGING_ENV } from '../../faults/staging/settings.ts';
+
+export const RUN_TIMEOUT_MS = 240_000;
+
+/** One certify run under the named conditions (combined). */
+export function runUnder(conditions: string[]): Promise<StagingOutcome> {
+  return runStaging(conditionsOf(conditions), { env: STAGING_ENV, timeoutMs: RUN_TIMEOUT_MS });
+}
+
+function describe(o: StagingOutcome): string {
+  const failing = Object.entries(o.failing).map(([id, r]) => `    ${id}: ${r}`).join('\n') || '    (none)';
+  const nc = Object.entries(o.notCertified).map(([id, r]) => `    ${id}: ${r}`).join('\n') || '    (none)';
+  return `verdict ${o.verdict} (exit ${o.exitCode}) in ${(o.durationMs / 1000).toFixed(1)} s\n  failing:\n${failing}\n  not certified:\n${nc}${o.verdict === 'missing' ? `\n  certify output (tail):\n${o.tail}` : ''}`;
+}
+
+/** The promise of a staging run: pass, nothing early, no ban, store restored. */
+export function expectSafePass(name: string, o: StagingOutcome): void {
+  expect(o.verdict, `certify under [${name}] against a conformant server: expected verdict pass\n  ${describe(o)}`).toBe('pass');
+  expect(o.retry.early, `[${name}] requests sent on a key while its 429's Retry-After was pending (expected none)`).toEqual({});
+  expect(o.retry.bans, `[${name}] bans earned (expected none)`).toEqual({});
+  expect(o.restored, `[${name}] the store after the run equals the store before\n  before: ${o.before}\n  after:  ${o.after}`).toBe(true);
+  expect(Object.keys(o.retry.requests).length, `[${name}] the run went through the simulator`).toBeGreaterThan(0);
+}
