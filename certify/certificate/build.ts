@@ -84,7 +84,10 @@ export function loadCharts(loadDocument: unknown): LoadChart[] {
           }
         });
       }
-      if (Array.isArray(value)) return;
+      if (Array.isArray(value)) {
+        value.forEach((child, i) => walk(child, `${label} ${i + 1}`, depth + 1));
+        return;
+      }
       for (const [k, child] of Object.entries(v)) if (k !== 'latencyMs' && k !== 'windows') walk(child, k, depth + 1);
     };
     walk(record?.figures, check, 0);

@@ -2,6 +2,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { test, expect } from './scratch.ts';
+import { loadCharts } from '../../certify/certificate/build.ts';
 import { digestOf } from '../../certify/certificate/digest.ts';
 import { verifyCertificate, writeCertificate } from '../../certify/certificate/index.ts';
 import type { Certificate } from '../../certify/certificate/types.ts';
@@ -102,4 +103,23 @@ test('certificate: the HTML page is self-contained (no script, nothing fetched)'
   const html = fs.readFileSync(w.htmlFile, 'utf8');
   expect(html).not.toMatch(/<script|<link|src=|url\(|@import/i);
   expect(html).toContain('AUTH-02');
+});
+
+test('certificate: load charts come from every latency and window figure of load.json, bursts included', () => {
+  const charts = loadCharts({
+    checks: {
+      capacity: { status: 'pass', evidence: ['GET /v1/inventory: 6745 requests'], figures: { load: { label: 'capacity (list)', latencyMs: { p50: 4, p90: 16, p99: 47, max: 121, mean: 7 } } } },
+      overload: {
+        status: 'pass',
+        figures: {
+          bursts: [{ label: 'burst', latencyMs: { p50: 900, p90: 1500, p99: 1598, max: 1599, mean: 1000 } }],
+          windows: [{ reset: '1', successes: 60, limit: 60 }, { reset: '2', successes: 61, limit: 60 }],
+        },
+      },
+    },
+  });
+  expect(charts.map((c) => [c.check, c.latency.map((l) => `${l.label} p99 ${l.p99}`), c.windows.map((w) => `${w.successes}/${w.limit}`)])).toEqual([
+    ['capacity', ['capacity (list) p99 47'], []],
+    ['overload', ['burst p99 1598'], ['60/60', '61/60']],
+  ]);
 });
