@@ -45,13 +45,6 @@ export default defineConfig({
       metadata: { readonly: true } satisfies PhaseMetadata,
     },
     {
-      // Schema-driven, stateful and concurrent generated checks (suites/generated); @mutates left out in readonly.
-      name: 'generated',
-      testMatch: 'generated/**/*.spec.ts',
-      fullyParallel: false,
-      metadata: { readonly: true } satisfies PhaseMetadata,
-    },
-    {
       name: 'rate-limit',
       testMatch: 'rate-limit/retry-after.spec.ts',
       fullyParallel: false,
@@ -62,6 +55,13 @@ export default defineConfig({
       testMatch: 'load/**/*.spec.ts',
       fullyParallel: false,
       metadata: { readonly: false } satisfies PhaseMetadata,
+    },
+    {
+      // Schema-driven, stateful and concurrent generated checks (suites/generated); @mutates left out in readonly.
+      name: 'generated',
+      testMatch: 'generated/**/*.spec.ts',
+      fullyParallel: false,
+      metadata: { readonly: true } satisfies PhaseMetadata,
     },
   ],
 });

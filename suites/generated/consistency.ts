@@ -1,0 +1,87 @@
+/**
+ * Consistency under concurrency on one pet (ledger GEN-07): `writers` concurrent updates of the
+ * same pet with distinct quantities, a list sent while they are in flight, then a list on a new
+ * connection once every update was acknowledged. Judged per pet as a register
+ * (`linearizability.ts`): every update answers with a value that was written, a list never shows a
+ * value nobody wrote, the final value is one of the writes, and an update acknowledged on one
+ * connection is seen on another. The pet's quantity is restored and verified afterwards.
+ */
+import { performance } from 'node:perf_hooks';
+import type { ApiClient, ApiResponse } from '../fixtures.ts';
+import { finding, type Finding } from '../lib/finding.ts';
+import { checkRegister, type RegisterOp } from './linearizability.ts';
+import { isUnsafeInteger } from './run-cases.ts';
+
+export interface ConsistencyRun {
+  petId: string;
+  writes: string[];
+  history: RegisterOp[];
+  findings: Finding[];
+  requests: number;
+}
+
+const ID = 'GEN-07';
+type Item = { petId: unknown; quantity: unknown };
+
+const quantityIn = (res: ApiResponse, id: string): string | undefined => {
+  const item = (Array.isArray(res.json) ? (res.json as Item[]) : []).find((i) => String(i?.petId) === id);
+  return item === undefined ? undefined : String(item.quantity);
+};
+
+/** Runs one round on the pet the list shows first among ids beyond 2^53 (else the first). */
+export async function runConsistency(api: ApiClient, writers: number, seed: number): Promise<ConsistencyRun> {
+  const start = api.requests;
+  const findings: Finding[] = [];
+  const items = await api.inventory(ID);
+  if (!items.length) throw new Error(`${ID}: the inventory list is empty; this check needs one pet`);
+  const pet = items.find((i) => isUnsafeInteger(i.id)) ?? items[seed % items.length]!;
+  const initial = pet.quantity;
+  const writes = Array.from({ length: writers }, (_, i) => String(initial + 101 + i * 7 + (seed % 5)));
+  const history: RegisterOp[] = [];
+  const timed = async (label: string, kind: 'write' | 'read', send: () => Promise<ApiResponse>, value: (res: ApiResponse) => string | undefined) => {
+    const t0 = performance.now();
+    const res = await send();
+    const t1 = performance.now();
+    const v = value(res);
+    if (v !== undefined) history.push({ kind, value: v, start: t0, end: t1, label });
+    return res;
+  };
+  try {
+    const updates = writes.map((q, i) =>
+      timed(`PATCH #${i + 1}`, 'write', () => api.updateInventory(pet.id, { quantity: Number(q) }, { evidence: false, headers: { connection: 'close' } }), (res) => (res.status === 200 ? q : undefined)),
+    );
+    const during = timed('GET during the updates', 'read', () => api.listInventory('api', { evidence: false, headers: { connection: 'close' } }), (res) => quantityIn(res, pet.id));
+    const responses = await Promise.all(updates);
+    const duringRes = await during;
+    const after = await timed('GET on a new connection after every acknowledgement', 'read', () => api.listInventory('api', { evidence: false, headers: { connection: 'close' } }), (res) => quantityIn(res, pet.id));
+
+    responses.forEach((res, i) => {
+      if (res.status !== 200) {
+        findings.push(finding(ID, 'update', 'fail', `PATCH #${i + 1} of pet ${pet.id} was not applied`, '200 with the updated InventoryItem', `${res.status} ${api.redact(res.text).slice(0, 160)}`));
+        return;
+      }
+      const body = res.json as Item | undefined;
+      const answered = String(body?.quantity);
+      if (!writes.includes(answered)) findings.push(finding(ID, 'answer', 'fail', `PATCH #${i + 1} of pet ${pet.id} answered a value nobody wrote`, `one of ${writes.join(', ')}`, answered));
+    });
+    const seenDuring = quantityIn(duringRes, pet.id);
+    if (seenDuring !== undefined && seenDuring !== String(initial) && !writes.includes(seenDuring)) {
+      findings.push(finding(ID, 'list', 'fail', `a list during the updates showed pet ${pet.id} with a value nobody wrote`, `${initial} or one of ${writes.join(', ')}`, seenDuring));
+    }
+    const final = quantityIn(after, pet.id);
+    if (final === undefined || !writes.includes(final)) {
+      findings.push(finding(ID, 'final', 'fail', `after every update was acknowledged, a list on another connection shows pet ${pet.id} with a value that is not one of the writes`, `one of ${writes.join(', ')}`, final ?? 'pet missing'));
+    }
+    if (!findings.length) {
+      const result = checkRegister(String(initial), history);
+      if (!result.linearizable) findings.push(finding(ID, 'linearizability', 'fail', `the history of pet ${pet.id} is not linearizable`, 'one order of the operations that respects real time and the register', result.reason ?? ''));
+    }
+  } finally {
+    const restored = await api.updateInventory(pet.id, { quantity: initial }, { evidence: false });
+    const check = (await api.inventory(ID)).find((e) => e.id === pet.id);
+    if (restored.status !== 200 || check?.quantity !== initial) {
+      findings.push(finding(ID, 'restore', 'fail', `pet ${pet.id} was not restored`, `quantity ${initial}`, `PATCH ${restored.status}, list shows ${check?.quantity ?? 'pet missing'}`));
+    }
+  }
+  return { petId: pet.id, writes, history, findings, requests: api.requests - start };
+}

@@ -1,0 +1,53 @@
+/**
+ * Stateful sequences against a model of the store (GEN-06) and consistency under concurrency on
+ * one pet (GEN-07). Both change stock with a valid key (`@mutates`) and put it back.
+ */
+import { test, expect } from '../fixtures.ts';
+import { formatFinding } from '../lib/finding.ts';
+import { openapi } from '../../schemas/index.ts';
+import { readGeneratedSettings } from '../../settings/generated.ts';
+import { operationsOf } from './document.ts';
+import { allocate } from './budget.ts';
+import { classesOf } from './classes.ts';
+import { decodeToken, encodeToken } from './replay.ts';
+import { replayCommand } from './report.ts';
+import { runStateful } from './stateful.ts';
+import { runConsistency } from './consistency.ts';
+
+const SETTINGS = readGeneratedSettings(process.env);
+const REPLAY = SETTINGS.replay ? decodeToken(SETTINGS.replay) : undefined;
+const OPERATIONS = operationsOf(openapi);
+const ALLOCATION = allocate(
+  SETTINGS.budget,
+  OPERATIONS.map((op) => ({ id: op.id, classes: classesOf(op, OPERATIONS).length, overhead: 0 })),
+  SETTINGS.writers,
+);
+const TAGS = { tag: ['@mutates', '@generated'] };
+
+function replayOnly(check: string, testInfo: { annotations: { type: string; description?: string }[] }) {
+  if (REPLAY && REPLAY.check !== check) {
+    const why = 'not certified: CONFORMANCE_REPLAY runs one saved case only';
+    testInfo.annotations.push({ type: 'not-certified', description: why });
+    test.skip(true, why);
+  }
+}
+
+test('GEN-06 generated sequences of list, update and send message agree with a model of the store', TAGS, async ({ api }, testInfo) => {
+  expect(SETTINGS.problems, 'generated settings').toEqual([]);
+  replayOnly('stateful', testInfo);
+  const run = await runStateful(api, REPLAY ? 40 : ALLOCATION.stateful, SETTINGS.seed, REPLAY);
+  testInfo.annotations.push({ type: 'evidence', description: `${run.sequences} sequence(s), ${run.requests} requests (seed ${SETTINGS.seed})` });
+  const lines = run.findings.map(formatFinding);
+  if (run.failure) lines.push(`  sequence (shrunk in ${run.failure.shrinks} steps): ${run.failure.sequence}`, `  replay: ${replayCommand(run.failure.token)}`);
+  expect(lines, `GEN-06: expected every list to match the model and every change restored; observed:\n${lines.join('\n')}`).toEqual([]);
+});
+
+test('GEN-07 concurrent updates of one pet are linearizable', TAGS, async ({ api }, testInfo) => {
+  expect(SETTINGS.problems, 'generated settings').toEqual([]);
+  replayOnly('concurrency', testInfo);
+  const run = await runConsistency(api, SETTINGS.writers, REPLAY?.seed ?? SETTINGS.seed);
+  testInfo.annotations.push({ type: 'evidence', description: `pet ${run.petId}: writes ${run.writes.join(', ')}; ${run.history.length} operations, ${run.requests} requests` });
+  const token = replayCommand(encodeToken({ check: 'concurrency', seed: REPLAY?.seed ?? SETTINGS.seed }));
+  const lines = run.findings.map(formatFinding);
+  expect(lines, `GEN-07: expected a linearizable history; observed:\n${lines.join('\n')}\n  history: ${run.history.map((h) => `${h.label} ${h.kind} ${h.value} [${h.start.toFixed(1)}, ${h.end.toFixed(1)}]`).join('; ')}\n  replay: ${token}`).toEqual([]);
+});

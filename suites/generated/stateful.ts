@@ -1,0 +1,153 @@
+/**
+ * Stateful, model-based sequences (ledger GEN-06): list, update and send-message commands in
+ * generated orders (`fc.commands`, `fc.asyncModelRun`) against a model of the store, the
+ * quantity of each listed pet. Every list must equal the model (so an update's 200 is seen by the
+ * very next list, and nothing else changes); every update goes to the id exactly as the list shows
+ * it (ids beyond 2^53 first, kept exact by `parseJson`) and answers that id and quantity; a message
+ * changes no stock. Every change is restored and verified after each sequence.
+ */
+import fc from 'fast-check';
+import type { ApiClient } from '../fixtures.ts';
+import { finding, type Finding } from '../lib/finding.ts';
+import { abbreviate } from '../lib/error-body.ts';
+import { Budget } from './budget.ts';
+import { isUnsafeInteger } from './run-cases.ts';
+import { encodeToken, type ReplayToken } from './replay.ts';
+
+const ID = 'GEN-06';
+
+interface Model {
+  quantities: Map<string, number>;
+}
+interface Real {
+  api: ApiClient;
+  budget: Budget;
+  /** Original quantity of every pet a sequence changed. */
+  changed: Map<string, number>;
+}
+
+/** A deviation found by a command: stops the sequence and is shrunk by fast-check. */
+export class SequenceDeviation extends Error {
+  constructor(readonly finding: Finding) {
+    super(`${finding.message}: expected ${finding.expected}; observed ${finding.observed}`);
+  }
+}
+
+const deviation = (part: string, message: string, expected: string, observed: string) => new SequenceDeviation(finding(ID, part, 'fail', message, expected, observed));
+
+class ListCommand implements fc.AsyncCommand<Model, Real> {
+  check = () => true;
+  async run(model: Model, real: Real) {
+    if (!real.budget.take()) return;
+    const res = await real.api.listInventory('api', { evidence: false });
+    if (res.status !== 200 || !Array.isArray(res.json)) throw deviation('list', 'the list failed', '200 with a JSON array', `${res.status}`);
+    const seen = new Map((res.json as Array<{ petId: unknown; quantity: unknown }>).map((i) => [String(i.petId), i.quantity]));
+    for (const [id, q] of model.quantities) {
+      if (!seen.has(id)) throw deviation('list', `pet ${id} vanished from the list`, `pet ${id} with quantity ${q}`, 'missing');
+      if (seen.get(id) !== q) throw deviation('list', `the list shows pet ${id} with another quantity than the last acknowledged update or the original`, String(q), String(seen.get(id)));
+    }
+  }
+  toString = () => 'list';
+}
+
+class UpdateCommand implements fc.AsyncCommand<Model, Real> {
+  constructor(readonly id: string, readonly quantity: number) {}
+  check = () => true;
+  async run(model: Model, real: Real) {
+    if (!real.budget.take()) return;
+    if (!real.changed.has(this.id)) real.changed.set(this.id, model.quantities.get(this.id)!);
+    const res = await real.api.updateInventory(this.id, { quantity: this.quantity }, { evidence: false });
+    if (res.status === 400) return; // a refusal the spec allows (quantity bounds not shown): nothing changes
+    if (res.status !== 200) throw deviation('update', `PATCH /inventory/${this.id} (the id as listed) was not applied`, '200 (or 400 for a quantity the server refuses)', `${res.status} ${abbreviate(real.api.redact(res.text), 160)}`);
+    const body = res.json as { petId?: unknown; quantity?: unknown } | undefined;
+    if (String(body?.petId) !== this.id) throw deviation('update', `PATCH /inventory/${this.id} answered another petId`, this.id, String(body?.petId));
+    if (body?.quantity !== this.quantity) throw deviation('update', `PATCH /inventory/${this.id} answered another quantity`, String(this.quantity), String(body?.quantity));
+    model.quantities.set(this.id, this.quantity);
+  }
+  toString = () => `update ${this.id} to ${this.quantity}`;
+}
+
+class MessageCommand implements fc.AsyncCommand<Model, Real> {
+  constructor(readonly text: string) {}
+  check = () => true;
+  async run(_model: Model, real: Real) {
+    if (!real.budget.take()) return;
+    const res = await real.api.sendMessage({ message: this.text }, { evidence: false });
+    if (res.status < 200 || res.status >= 300) throw deviation('message', 'a valid message was not accepted', 'a 2xx', `${res.status} ${abbreviate(real.api.redact(res.text), 160)}`);
+  }
+  toString = () => `send message ${JSON.stringify(this.text)}`;
+}
+
+export interface StatefulRun {
+  sequences: number;
+  requests: number;
+  findings: Finding[];
+  failure?: { sequence: string; token: string; shrinks: number };
+}
+
+/** Puts every changed pet back and verifies it through the list. */
+async function restore(real: Real): Promise<Finding[]> {
+  if (!real.changed.size) return [];
+  for (const [id, q] of real.changed) await real.api.updateInventory(id, { quantity: q }, { evidence: false });
+  const items = await real.api.inventory(`${ID} (restore)`);
+  const out: Finding[] = [];
+  for (const [id, q] of real.changed) {
+    const now = items.find((i) => i.id === id);
+    if (now?.quantity !== q) out.push(finding(ID, 'restore', 'fail', `pet ${id} was not restored after a sequence`, `quantity ${q}`, now ? String(now.quantity) : 'missing'));
+  }
+  real.changed.clear();
+  return out;
+}
+
+/**
+ * Runs generated sequences within `share` requests (restoration not counted). With a replay
+ * token, runs that sequence only.
+ */
+export async function runStateful(api: ApiClient, share: number, seed: number, replay?: ReplayToken): Promise<StatefulRun> {
+  const start = api.requests;
+  const items = await api.inventory(ID);
+  if (!items.length) throw new Error(`${ID}: the inventory list is empty; the sequences need one pet`);
+  const budget = new Budget(Math.max(0, share - 1));
+  // Ids a double would round come first: the pet choice shrinks towards them.
+  const pets = [...items.filter((i) => isUnsafeInteger(i.id)), ...items.filter((i) => !isUnsafeInteger(i.id))];
+  const petIndex = fc.oneof({ weight: 2, arbitrary: fc.constant(0) }, { weight: 3, arbitrary: fc.nat({ max: pets.length - 1 }) });
+  const maxCommands = Math.max(2, Math.min(8, share - 4));
+  const commands = [
+    fc.constant(new ListCommand()),
+    fc.tuple(petIndex, fc.integer({ min: 0, max: 10_000 })).map(([i, q]) => new UpdateCommand(pets[i]!.id, q)),
+    fc.constantFrom('restock note', 'é😀', '').map((t) => new MessageCommand(t)),
+  ];
+  const findings: Finding[] = [];
+  let sequences = 0;
+  let last: Finding | undefined;
+  const property = fc.asyncProperty(fc.commands(commands, { maxCommands, ...(replay?.replayPath ? { replayPath: replay.replayPath } : {}) }), async (cmds) => {
+    if (budget.left <= 1) return true;
+    sequences++;
+    const real: Real = { api, budget, changed: new Map() };
+    const model: Model = { quantities: new Map(pets.map((p) => [p.id, p.quantity])) };
+    try {
+      // Every update is followed by a list at the end, so the last one is judged too.
+      await fc.asyncModelRun(() => ({ model, real }), [...cmds, new ListCommand()]);
+      return true;
+    } catch (e) {
+      if (!(e instanceof SequenceDeviation)) throw e;
+      last = e.finding;
+      return false;
+    } finally {
+      findings.push(...(await restore(real)));
+    }
+  });
+  const runSeed = replay?.seed ?? seed;
+  const details = await fc.check(property, { seed: runSeed, numRuns: 1, ...(replay?.path ? { path: replay.path } : {}) });
+  const run: StatefulRun = { sequences, requests: api.requests - start, findings };
+  if (details.failed && last) {
+    const text = String(details.counterexample?.[0] ?? '');
+    const replayPath = /replayPath="([^"]+)"/.exec(text)?.[1];
+    const token: ReplayToken = { check: 'stateful', seed: runSeed, ...(details.counterexamplePath ? { path: details.counterexamplePath } : {}), ...(replayPath ? { replayPath } : {}) };
+    findings.push({ ...last, message: api.redact(last.message), observed: api.redact(last.observed) });
+    run.failure = { sequence: text.replace(/\s*\/\*replayPath=.*\*\//, ''), token: encodeToken(token), shrinks: details.numShrinks };
+  } else if (details.failed && details.errorInstance) {
+    throw details.errorInstance;
+  }
+  return run;
+}
