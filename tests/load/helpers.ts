@@ -2,8 +2,8 @@
  * Small servers for the load tests, on 127.0.0.1 and port 0: inventories that answer in one way
  * the load checks must catch (slow, 5xx, invalid bodies, lost updates, unanswered requests) or
  * must accept (Connection: close on every response, pretty-printed JSON, 300 pets), over http or
- * https; and limiter stores for the reference server (a token bucket, a recorder that counts
- * requests sent while a 429 was pending, and bans).
+ * https; and a recorder around a limiter store of the reference server that counts requests sent
+ * while a 429 was pending, and bans.
  */
 import fs from 'node:fs';
 import http from 'node:http';
@@ -118,32 +118,6 @@ export function inventoryHandler(options: InventoryOptions = {}): Handler {
     };
     if (options.delayMs) setTimeout(answer, options.delayMs);
     else answer();
-  };
-}
-
-/**
- * A token bucket (a legitimate limiter where the spec is silent): capacity = the minute limit,
- * refilled continuously over the minute window. Remaining is the whole tokens left, Reset the
- * moment the bucket is full again, Retry-After the time until the next token.
- */
-export function tokenBucketStore(): RateLimitStore {
-  const buckets = new Map<string, { tokens: number; at: number }>();
-  return {
-    hit(identity: string, policy: RatePolicy, now: number): RateDecision {
-      const w = policy.windows[0]!;
-      const perMs = w.limit / w.ms;
-      const b = buckets.get(identity) ?? { tokens: w.limit, at: now };
-      b.tokens = Math.min(w.limit, b.tokens + (now - b.at) * perMs);
-      b.at = now;
-      buckets.set(identity, b);
-      const fullAt = (tokens: number) => Math.ceil((now + (w.limit - tokens) / perMs) / 1000);
-      if (b.tokens < 1) {
-        const retry = Math.max(1, Math.ceil((1 - b.tokens) / perMs / 1000));
-        return { outcome: 'limited', limit: w.limit, remaining: 0, resetSeconds: fullAt(b.tokens), retryAfterSeconds: retry };
-      }
-      b.tokens -= 1;
-      return { outcome: 'admitted', limit: w.limit, remaining: Math.floor(b.tokens), resetSeconds: fullAt(b.tokens), retryAfterSeconds: 0 };
-    },
   };
 }
 

@@ -8,10 +8,10 @@
  */
 import { test, expect } from '@playwright/test';
 import { startReferenceServer, type RateLimitStore } from '../../reference-server/app.ts';
-import { lateByOneStore, racyStore, slidingWindowStore } from '../../faults/stores.ts';
+import { lateByOneStore, racyStore, slidingWindowStore, tokenBucketStore } from '../../faults/stores.ts';
 import { formatFinding, type Finding } from '../../suites/lib/finding.ts';
 import { runOverloadCheck, type OverloadConfig } from '../../suites/load/overload-check.ts';
-import { RecordingStore, tokenBucketStore } from './helpers.ts';
+import { RecordingStore } from './helpers.ts';
 
 const FREE = 'key:free';
 const quiet = () => undefined;
