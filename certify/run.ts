@@ -229,7 +229,7 @@ export async function runCertify(options: RunOptions): Promise<number> {
     report = judge({ ...verdictInput, secretFindings: [...redactions.leaks, ...scan.findings] }, reportsDir, redact, extra);
   }
 
-  certificateStep({ report, reportsDir, env, write: say });
+  certificateStep({ report, reportsDir, env, write: say, redact });
 
   // Step: print.
   printSummary(report, say, {

@@ -123,3 +123,14 @@ test('certificate: load charts come from every latency and window figure of load
     ['overload', ['burst p99 1598'], ['60/60', '61/60']],
   ]);
 });
+
+test('certificate: one that would hold a key is not written', async ({ scratch }) => {
+  const key = 'sk_live_0123456789abcdef';
+  const baseline = scratch('baseline.yaml');
+  fs.writeFileSync(baseline, `knownFailures:\n  - { id: AUTH-02, reason: "fails with ${key}" }\n`);
+  const dir = scratch('reports');
+  fs.mkdirSync(dir);
+  const redact = (t: string) => t.split(key).join('<API_KEY>');
+  expect(() => writeCertificate({ report: failingReport(), reportsDir: dir, env: { CONFORMANCE_BASELINE: baseline }, redact })).toThrow('a key would be written into the certificate');
+  expect(fs.readdirSync(dir)).toEqual([]);
+});
