@@ -142,13 +142,13 @@ function readReport(file: string): ConformanceReport | undefined {
 }
 
 /** The certificate of this run: the one certify's step wrote, or written here. */
-function certificateOf(report: ConformanceReport, reportsDir: string, env: Record<string, string | undefined>): WrittenCertificate {
+function certificateOf(report: ConformanceReport, reportsDir: string, env: Record<string, string | undefined>, redact: (text: string) => string): WrittenCertificate {
   const jsonFile = path.join(reportsDir, CERTIFICATE_JSON);
   const existing = readReport(jsonFile) as unknown as WrittenCertificate['certificate'] | undefined;
   if (existing?.generatedAt === report.generatedAt && existing.results?.gate) {
     return { certificate: existing, gate: existing.results.gate, jsonFile, htmlFile: path.join(reportsDir, 'certificate.html') };
   }
-  return writeCertificate({ report, reportsDir, env });
+  return writeCertificate({ report, reportsDir, env, redact });
 }
 
 async function certify(io: Io, args: ReturnType<typeof parseArgs>, extraEnv: Record<string, string> = {}, onlyPhases?: string[]): Promise<number> {
@@ -172,7 +172,13 @@ async function certify(io: Io, args: ReturnType<typeof parseArgs>, extraEnv: Rec
     return EXIT.harness;
   }
   if (replaying) return replayOutcome(report, say);
-  const written = certificateOf(report, reportsDir, env);
+  let written: WrittenCertificate;
+  try {
+    written = certificateOf(report, reportsDir, env, redact);
+  } catch (error) {
+    say(redact(`${BIN}: no certificate: ${(error as Error).message.split('\n')[0]} (exit ${EXIT.harness})\n`));
+    return EXIT.harness;
+  }
   const { gate, certificate } = written;
   const b = certificate.results.baseline;
   if (b) {
