@@ -138,15 +138,18 @@ export interface RunOnceOptions<F> {
 
 /**
  * The record of `check` for this run: run once (under the lock), redacted, written to
- * `${REPORTS_DIR}/load/<check>.json` and handed to every test that asks.
+ * `${REPORTS_DIR}/load/<check>.json` and handed to every test that asks. `ranHere`: this call sent
+ * the requests (only that test reports them, so a run's request count counts them once).
  */
-export async function runOnce<F>(options: RunOnceOptions<F>): Promise<CheckRecord<F>> {
+export async function runOnce<F>(options: RunOnceOptions<F>): Promise<{ record: CheckRecord<F>; ranHere: boolean }> {
   const v = options.settings.values;
   const target = describeTarget(options.baseUrl);
   const secrets = secretsOf({ API_KEY: v.API_KEY, RATE_LIMIT_KEY: v.RATE_LIMIT_KEY, LOAD_KEY: v.LOAD_KEY }).map((k) => ({ value: k.value, placeholder: placeholderOf(k.name) }));
   const clean = (s: string) => redact(s, secrets);
-  return options.once(`load:${options.check}:${target}`, () =>
-    withLoadLock(v.REPORTS_DIR, options.check, options.lockWaitS, async () => {
+  let ranHere = false;
+  const record = await options.once(`load:${options.check}:${target}`, () => {
+    ranHere = true;
+    return withLoadLock(v.REPORTS_DIR, options.check, options.lockWaitS, async () => {
       const startedAt = new Date().toISOString();
       const outcome = await options.run();
       const spent = options.spent(outcome.figures);
@@ -168,8 +171,9 @@ export async function runOnce<F>(options: RunOnceOptions<F>): Promise<CheckRecor
       const text = clean(JSON.stringify(record, null, 2));
       fs.writeFileSync(recordPath(v.REPORTS_DIR, options.check), `${text}\n`);
       return JSON.parse(text) as CheckRecord<F>;
-    }),
-  );
+    });
+  });
+  return { record, ranHere };
 }
 
 /** What a test needs to turn findings into its verdict (the verdict fixtures). */

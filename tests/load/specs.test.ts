@@ -87,6 +87,8 @@ test('the load project passes the reference server and records each check, what 
     const evidence = tests.flatMap((t) => t.annotations.filter((a) => a.type === 'evidence').map((a) => a.description ?? ''));
     const overloadTests = tests.filter((t) => /^LOAD-0[23]/.test(t.title));
     expect(overloadTests.every((t) => t.annotations.some((a) => /^window 1: burst of Remaining \+ 1 = 60 × GET \/v1\/inventory/.test(a.description ?? '')))).toBe(true);
+    // Only the test that ran a check reports its requests (certify sums them): one per check.
+    expect(tests.filter((t) => t.annotations.some((a) => a.type === 'requests')).length).toBe(3);
     // One run: every test shows the same probe (its Date and Reset headers included).
     expect(new Set(evidence.filter((e) => e.startsWith('window 1, probe:'))).size).toBe(1);
     expect(evidence.some((e) => /req\/s; p50 .* p99 /.test(e))).toBe(true);
