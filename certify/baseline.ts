@@ -8,6 +8,7 @@
  * the target's failures but the run's.
  */
 import YAML from 'yaml';
+import { ID_PATTERN } from '../suites/lib/ledger.ts';
 import type { ConformanceReport, Level, RequirementResult } from './verdict.ts';
 
 /** One known failure: a requirement id, optionally narrowed to the test titles known to fail. */
@@ -45,7 +46,8 @@ export interface BaselineOutcome {
   passes: boolean;
 }
 
-const ID = /^[A-Z][A-Z0-9]*(?:-[A-Z0-9]+)*-\d+[a-z]?$/;
+/** A requirement id: the ledger's one rule (AREA-NN). */
+const ID = ID_PATTERN;
 
 /**
  * Parses a baseline (YAML or JSON): `knownFailures:` as a list of ids or of `{ id, reason?, tests? }`,
