@@ -333,7 +333,7 @@ async function compare(pair: Pair): Promise<{ a: RunResult[]; b: RunResult[]; ra
   const line =
     `${pair.scenario.padEnd(9)} median ratio ${pair.ratioName}: ${ratio.toFixed(3)} by req/s, ${cpuRatio.toFixed(3)} by CPU per request${goal}; ` +
     `median ${median(runs.a.map((r) => r.rps)).toFixed(0)} vs ${median(runs.b.map((r) => r.rps)).toFixed(0)} req/s, ` +
-    `p99 ${median(runs.a.map((r) => r.p99))} vs ${median(runs.b.map((r) => r.p99))} ms`;
+    `p99 ${median(runs.a.map((r) => r.p99)).toFixed(1)} vs ${median(runs.b.map((r) => r.p99)).toFixed(1)} ms`;
   console.log(line);
   summary.push(line);
   return { ...runs, ratio, cpuRatio };

@@ -10,8 +10,9 @@
  *
  * Time: by default the script reads Redis's own clock (`TIME`), so instances whose clocks drift
  * still agree on window boundaries; `clock: 'caller'` uses the `now` passed in (tests).
- * State: one hash per identity (`<prefix>rl:<identity>`), expiring when its last window, pending
- * retry and ban are over. A Redis that is down or too slow yields a 503 (`StoreUnavailableError`),
+ * State: one string per identity (`<prefix>rl:<identity>` = `retryAt:strikes:bannedUntil:` then
+ * `start:count` per window, epoch ms), read with one GET and written with one SET that expires it
+ * when its last window, pending retry and ban are over. A Redis that is down or too slow yields a 503 (`StoreUnavailableError`),
  * never admission without counting.
  *
  * Why a script and not rate-limiter-flexible: its `RateLimiterRedis` is one atomic script too, but
@@ -40,35 +41,29 @@ local banThreshold = tonumber(ARGV[2])
 local banMs = tonumber(ARGV[3])
 local n = tonumber(ARGV[4])
 local key = KEYS[1]
-local fields = {'retryAt', 'strikes', 'bannedUntil'}
-for i = 1, n do
-  fields[#fields + 1] = 's' .. i
-  fields[#fields + 1] = 'c' .. i
+local v = {}
+local raw = redis.call('GET', key)
+if raw then
+  for x in string.gmatch(raw, '[^:]+') do v[#v + 1] = tonumber(x) end
 end
-local raw = redis.call('HMGET', key, unpack(fields))
-local retryAt = tonumber(raw[1]) or 0
-local strikes = tonumber(raw[2]) or 0
-local bannedUntil = tonumber(raw[3]) or 0
+local retryAt = v[1] or 0
+local strikes = v[2] or 0
+local bannedUntil = v[3] or 0
 local limits, lengths, starts, counts = {}, {}, {}, {}
 for i = 1, n do
   limits[i] = tonumber(ARGV[3 + 2 * i])
   lengths[i] = tonumber(ARGV[4 + 2 * i])
-  starts[i] = tonumber(raw[2 + 2 * i]) or -1
-  counts[i] = tonumber(raw[3 + 2 * i]) or 0
+  starts[i] = v[2 + 2 * i] or -1
+  counts[i] = v[3 + 2 * i] or 0
 end
-local function int(x) return string.format('%.0f', x) end
 local function save()
-  local args = {'retryAt', int(retryAt), 'strikes', int(strikes), 'bannedUntil', int(bannedUntil)}
   local last = math.max(retryAt, bannedUntil)
+  local parts = {string.format('%.0f:%.0f:%.0f', retryAt, strikes, bannedUntil)}
   for i = 1, n do
-    args[#args + 1] = 's' .. i
-    args[#args + 1] = int(starts[i])
-    args[#args + 1] = 'c' .. i
-    args[#args + 1] = int(counts[i])
+    parts[#parts + 1] = string.format('%.0f:%.0f', starts[i], counts[i])
     last = math.max(last, starts[i] + lengths[i])
   end
-  redis.call('HSET', key, unpack(args))
-  redis.call('PEXPIRE', key, int(math.max(1000, last - now + 1000)))
+  redis.call('SET', key, table.concat(parts, ':'), 'PX', string.format('%.0f', math.max(1000, last - now + 1000)))
 end
 local function banned()
   return {2, limits[1], 0, math.ceil(bannedUntil / 1000), math.ceil((bannedUntil - now) / 1000)}
