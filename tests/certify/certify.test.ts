@@ -1,5 +1,8 @@
 import { test, expect } from '@playwright/test';
 import { spawn } from 'node:child_process';
+import http from 'node:http';
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -143,7 +146,51 @@ test('certify rejects an unknown profile and an unknown plan with exit 2, naming
     60_000,
   );
   expect(code).toBe(2);
-  expect(output).toContain('API_PLAN must be one of free, pro, business, enterprise, got "gold"');
-  expect(output).toContain('CONFORMANCE_PROFILE must be one of full, readonly, got "safe"');
+  expect(output).toContain('API_PLAN="gold" must be one of free, pro, business, enterprise');
+  expect(output).toContain('CONFORMANCE_PROFILE="safe" must be one of full, readonly');
   expect(output.includes('ik_x_0123456789'), 'the output shows no key').toBe(false);
+});
+
+test('an unreachable target stops certify within seconds with one line and exit 3; nothing runs', async () => {
+  const server = http.createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((r) => server.close(() => r()));
+  const reports = fs.mkdtempSync(path.join(os.tmpdir(), 'certify-unreachable-'));
+  try {
+    const started = Date.now();
+    const { code, output } = await certify({ BASE_URL: `http://127.0.0.1:${port}/v1`, API_KEY: 'ik_x_0123456789', REPORTS_DIR: reports }, 60_000);
+    expect(code, output).toBe(3);
+    expect(Date.now() - started).toBeLessThan(30_000);
+    expect(output).toContain(`certify: preflight failed: target unreachable: GET http://127.0.0.1:${port}/v1/inventory: connection refused (ECONNREFUSED)`);
+    expect(output).not.toMatch(/▶ phase/);
+    expect(output.includes('ik_x_0123456789'), 'the output shows no key').toBe(false);
+  } finally {
+    fs.rmSync(reports, { recursive: true, force: true });
+  }
+});
+
+test('a target whose TLS certificate is not trusted stops certify before any key leaves the machine', async () => {
+  const tls = path.join(ROOT, 'tests', 'fixtures', 'tls');
+  let requests = 0;
+  let withKey = 0;
+  const server = https.createServer({ cert: fs.readFileSync(path.join(tls, 'untrusted.pem')), key: fs.readFileSync(path.join(tls, 'untrusted-key.pem')) }, (req, res) => {
+    requests++;
+    if (req.headers.authorization) withKey++;
+    res.writeHead(401, { 'Content-Type': 'application/json' });
+    res.end('{"code":"unauthorized","message":"no","status":401}');
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as AddressInfo;
+  const reports = fs.mkdtempSync(path.join(os.tmpdir(), 'certify-tls-'));
+  try {
+    const { code, output } = await certify({ BASE_URL: `https://127.0.0.1:${port}/v1`, API_KEY: 'ik_x_0123456789', REPORTS_DIR: reports }, 60_000);
+    expect(code, output).toBe(3);
+    expect(output).toMatch(/certify: preflight failed: TLS certificate of 127\.0\.0\.1:\d+ not verified \([A-Z_]+\); no key was sent/);
+    expect(requests, 'no HTTP request reached the untrusted peer').toBe(0);
+    expect(withKey).toBe(0);
+  } finally {
+    await new Promise<void>((r) => server.close(() => r()));
+    fs.rmSync(reports, { recursive: true, force: true });
+  }
 });

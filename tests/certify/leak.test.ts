@@ -201,6 +201,10 @@ test('MSG-01 passes', async () => {});
     const md = fs.readFileSync(path.join(ws.reports, 'conformance.md'), 'utf8');
     expect(md).toContain('## Run problems');
     expect(md).toContain('debug.txt: API_KEY (raw)');
+    // Nothing is left on disk for CI to upload: a text file is scrubbed, an archive removed.
+    expect(found.some((p: string) => /debug\.txt: API_KEY \(raw\) — scrubbed in place$/.test(p)), found.join('\n')).toBe(true);
+    expect(found.some((p: string) => / — file removed$/.test(p)), found.join('\n')).toBe(true);
+    assertNoKeyAnywhere(ws.reports, output);
   } finally {
     await server.close();
     fs.rmSync(ws.dir, { recursive: true, force: true });
