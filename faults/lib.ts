@@ -85,12 +85,8 @@ export function mapHeader(res: ProxyResponse, name: string, fn: (value: string) 
   return { ...res, headers: next === undefined ? headers.remove(res.headers, name) : headers.set(res.headers, name, next) };
 }
 
-/** The plans' per-minute and per-day limits (spec, Limits). */
-export const PLAN_LIMITS: Record<string, { minute: number; day: number }> = {
-  free: { minute: 60, day: 1000 },
-  pro: { minute: 300, day: 10000 },
-  business: { minute: 1000, day: 100000 },
-};
+/** The plans' per-minute and per-day limits (spec, Limits): the suites' one table. */
+export { PLAN_LIMITS } from '../suites/lib/rate-limit.ts';
 
 /** A handler that crashed: 500 with an `internal_error` Error body (rate-limit headers kept from `base`). */
 export function crash(message: string, base?: ProxyResponse['headers']): ProxyResponse {
