@@ -17,6 +17,8 @@ export interface AcquireOptions {
   count?: number;
   /** The plan's requests per minute, used only when the server's headers give no usable figure. */
   nominalPerMinute?: number;
+  /** `exhaust`: never past Remaining in one grant; the request past the limit comes alone (see `GrantRequest`). */
+  withinRemaining?: boolean;
   /** The lease ends by itself after this long (default 120 s): a process that died does not hold the key. */
   leaseTtlMs?: number;
 }
@@ -128,6 +130,7 @@ export function pacingClient(url: string | undefined = process.env.CONFORMANCE_P
         mode: options.mode ?? 'paced',
         count: options.count ?? 1,
         nominalPerMinute: options.nominalPerMinute,
+        withinRemaining: options.withinRemaining,
         leaseTtlMs: options.leaseTtlMs,
       });
       if (answer.notCertified !== undefined) throw new PacingNotCertified(answer.notCertified);

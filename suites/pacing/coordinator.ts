@@ -7,7 +7,7 @@
  *
  * Only key labels (`<API_KEY>`, `<RATE_LIMIT_KEY>`, `<LOAD_KEY>`, `<anonymous>`) and the
  * rate-limit headers of responses cross it, never a key. Protocol (JSON over POST):
- * - `/acquire {label, mode, count?, nominalPerMinute?, leaseTtlMs?}` → held until granted →
+ * - `/acquire {label, mode, count?, nominalPerMinute?, withinRemaining?, leaseTtlMs?}` → held until granted →
  *   `{lease, granted}` or `{notCertified}`;
  * - `/observe {lease, status, headers: [name, value][], receivedAtMs}` → `{blockedForMs?, retryAfterProblem?}`;
  * - `/release {lease}` → ends the lease (its unobserved requests were not sent or got no answer);
@@ -61,6 +61,7 @@ interface Waiter {
   mode: PaceMode;
   count: number;
   nominalPerMinute?: number;
+  withinRemaining: boolean;
   leaseTtlMs: number;
   resolve: (answer: object) => void;
   gone: boolean;
@@ -130,7 +131,7 @@ export async function startPacerCoordinator(options: CoordinatorOptions = {}): P
         continue;
       }
       const t = now();
-      const d = k.pacer.decide(t, { mode: w.mode, count: w.count, nominalPerMinute: w.nominalPerMinute });
+      const d = k.pacer.decide(t, { mode: w.mode, count: w.count, nominalPerMinute: w.nominalPerMinute, withinRemaining: w.withinRemaining });
       if (d.kind === 'wait') {
         if (d.waitMs !== undefined) k.timer = setTimeout(() => pump(label), Math.max(1, d.waitMs));
         return;
@@ -221,6 +222,7 @@ export async function startPacerCoordinator(options: CoordinatorOptions = {}): P
         mode,
         count: Number(b.count) > 0 ? Math.floor(Number(b.count)) : 1,
         nominalPerMinute: Number(b.nominalPerMinute) > 0 ? Number(b.nominalPerMinute) : undefined,
+        withinRemaining: b.withinRemaining === true,
         leaseTtlMs: Number(b.leaseTtlMs) > 0 ? Number(b.leaseTtlMs) : defaultTtl,
         resolve: answer,
         gone: false,

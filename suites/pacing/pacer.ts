@@ -50,6 +50,11 @@ export interface GrantRequest {
   count?: number;
   /** The plan's nominal rate of this key, used only when the headers give none. */
   nominalPerMinute?: number;
+  /**
+   * `exhaust` only: never grant past what Remaining allows, not even with nothing in flight; the
+   * request past the limit is then granted alone once Remaining is 0 (the 429 sequence).
+   */
+  withinRemaining?: boolean;
 }
 
 export type Decision =
@@ -157,7 +162,7 @@ export class KeyPacer {
     const left = this.remaining - this.inflight;
     if (req.mode === 'exhaust') {
       // Nothing in flight: the request past the limit may join them (a burst of Remaining + 1 at once).
-      if (left >= 1) return { kind: 'grant', count: Math.min(count, this.inflight === 0 ? left + 1 : left) };
+      if (left >= 1) return { kind: 'grant', count: Math.min(count, this.inflight === 0 && !req.withinRemaining ? left + 1 : left) };
       if (this.inflight > 0) return { kind: 'wait', reason: `${label}: the requests in flight spend what Remaining allows` };
       return { kind: 'grant', count: 1 }; // the request past the limit, sent alone
     }
@@ -227,14 +232,15 @@ export class KeyPacer {
     if (info.remaining !== undefined && resetOk) {
       this.headersUsable = true;
       const resetMs = info.reset! * 1000;
-      if (this.remaining !== undefined && this.resetServerMs !== undefined && Math.abs(resetMs - this.resetServerMs) <= 1000) {
-        // Same window (or a bucket whose reset creeps): responses may arrive out of order, keep the lowest.
+      // The highest Reset is the newest state: a new fixed window, or a sliding window or token
+      // bucket that has spent more (its Reset moves on with what it spent). Within one Reset,
+      // answers may arrive out of order: keep the lowest Remaining. An older Reset is a late answer.
+      if (this.remaining !== undefined && this.resetServerMs === resetMs) {
         this.remaining = Math.min(this.remaining, info.remaining);
-        this.resetServerMs = Math.max(this.resetServerMs, resetMs);
-      } else if (this.resetServerMs === undefined || resetMs > this.resetServerMs) {
+      } else if (this.remaining === undefined || this.resetServerMs === undefined || resetMs > this.resetServerMs) {
         this.remaining = info.remaining;
         this.resetServerMs = resetMs;
-      } // else: a late response of an earlier window; ignore it.
+      }
     } else {
       this.headersUsable = false;
       this.stats.fallbackResponses++;

@@ -75,7 +75,9 @@ test('a conformant limiter: the request past Remaining is refused, and the one a
 test('over-admission: a request admitted after Remaining reached 0 is recorded and nothing follows', async () => {
   const { send, log } = limiter({ admitExtra: 1 });
   const r = await run(send);
-  expect(r.overAdmission).toContain('admitted after X-RateLimit-Remaining reached 0');
+  // Counted over the whole window from the first request: 6 admitted under one Reset, Limit 5.
+  expect(r.overAdmission).toContain('6 requests admitted in the window ending at X-RateLimit-Reset 1800000060');
+  expect(r.overAdmission).toContain('more than X-RateLimit-Limit 5');
   expect(r.refused).toBeUndefined();
   expect(log).toEqual([200, 200, 200, 200, 200, 200]);
 });
@@ -128,16 +130,18 @@ for (const [value, reason] of [
   });
 }
 
-test('a Retry-After longer than MAX_RETRY_AFTER_S is not waited and nothing follows', async () => {
+test('a Retry-After longer than MAX_RETRY_AFTER_S is not waited, nothing follows, and the wait is not certified', async () => {
   const { send, log } = limiter({ retryAfter: '3600' });
   const r = await run(send);
-  expect(r.notRetried).toContain('MAX_RETRY_AFTER_S=120');
+  expect(r.notRetried).toBeUndefined();
+  expect(r.retryNotCertified).toContain('MAX_RETRY_AFTER_S=120');
   expect(log.at(-1)).toBe(429);
 });
 
-test('more Remaining than MAX_EXHAUST_REQUESTS aborts before spending the key', async () => {
+test('more Remaining than MAX_EXHAUST_REQUESTS is not certified, before spending the key', async () => {
   const { send, log } = limiter({ limit: 500 });
   const r = await run(send);
-  expect(r.aborted).toContain('MAX_EXHAUST_REQUESTS=100');
+  expect(r.aborted).toBeUndefined();
+  expect(r.notCertified).toContain('MAX_EXHAUST_REQUESTS=100');
   expect(log).toHaveLength(1);
 });
