@@ -257,9 +257,15 @@ export function assertBounded(options: LoadRunOptions): void {
   }
 }
 
+/** How long a kept-alive connection may sit idle before the client closes it. */
+export const FREE_SOCKET_IDLE_MS = 2000;
+
 /** The agent of one run: keep-alive, TLS verified unless the user opted out, never queueing. */
 export function agentFor(url: string, tlsOptions: TlsOptions = {}): http.Agent {
-  const common = { keepAlive: true, maxSockets: Infinity, scheduling: 'fifo' as const };
+  // Requests never retry, so a kept-alive connection must not be reused just as the server closes
+  // it while idle (RFC 9112 §9.6): the most recently used one is reused first (LIFO), and one idle
+  // for FREE_SOCKET_IDLE_MS is closed by the client (servers commonly wait 5 s or more).
+  const common = { keepAlive: true, maxSockets: Infinity, scheduling: 'lifo' as const, timeout: FREE_SOCKET_IDLE_MS };
   if (new URL(url).protocol !== 'https:') return new http.Agent(common);
   return new https.Agent({
     ...common,
@@ -335,38 +341,44 @@ export function sendOne(request: OneRequest): Promise<OneResult> {
       resolve(result);
     };
     const elapsed = () => round(performance.now() - started);
-    const req = client.request(
-      { protocol: url.protocol, hostname: url.hostname.replace(/^\[|\]$/g, ''), port: url.port, path: `${url.pathname}${url.search}`, method: request.method ?? 'GET', headers, agent },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () =>
-          finish({
-            ok: true,
-            status: res.statusCode ?? 0,
-            headers: lowerCaseHeaders(res.headers),
-            body: Buffer.concat(chunks).toString('utf8'),
-            sentAt,
-            receivedAt: Date.now(),
-            latencyMs: elapsed(),
-            newConnection,
-          }),
-        );
-        res.on('error', (error) => finish({ ok: false, kind: 'socket', error: describeError(error), sentAt, latencyMs: elapsed() }));
-      },
-    );
-    req.on('socket', (socket) => {
-      // A socket that has not connected yet is a new connection (a kept-alive one is reused).
-      newConnection = (socket as { connecting?: boolean }).connecting === true;
-    });
+    let current: http.ClientRequest | undefined;
     const timer = setTimeout(() => {
       finish({ ok: false, kind: 'timeout', error: `no complete response within ${request.timeoutS} s`, sentAt, latencyMs: elapsed() });
-      req.destroy();
+      current?.destroy();
     }, request.timeoutS * 1000);
-    req.on('error', (error) =>
-      finish({ ok: false, kind: isCertificateError(error) ? 'tls' : 'socket', error: describeError(error), sentAt, latencyMs: elapsed() }),
-    );
-    req.end(request.body);
+    const attempt = () => {
+      const req = client.request(
+        { protocol: url.protocol, hostname: url.hostname.replace(/^\[|\]$/g, ''), port: url.port, path: `${url.pathname}${url.search}`, method: request.method ?? 'GET', headers, agent },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () =>
+            finish({
+              ok: true,
+              status: res.statusCode ?? 0,
+              headers: lowerCaseHeaders(res.headers),
+              body: Buffer.concat(chunks).toString('utf8'),
+              sentAt,
+              receivedAt: Date.now(),
+              latencyMs: elapsed(),
+              newConnection,
+            }),
+          );
+          res.on('error', (error) => finish({ ok: false, kind: 'socket', error: describeError(error), sentAt, latencyMs: elapsed() }));
+        },
+      );
+      current = req;
+      req.on('socket', (socket) => {
+        // A socket that has not connected yet is a new connection (a kept-alive one is reused).
+        newConnection = (socket as { connecting?: boolean }).connecting === true;
+      });
+      req.on('error', (error) =>
+        finish({ ok: false, kind: isCertificateError(error) ? 'tls' : 'socket', error: describeError(error), sentAt, latencyMs: elapsed() }),
+      );
+      req.end(request.body);
+    };
+    // Never retried: a request the server dropped is a lost request, whatever the connection.
+    attempt();
   });
 }
 
@@ -508,7 +520,8 @@ export async function runLoad(options: LoadRunOptions): Promise<LoadResult> {
     let due = 0;
     const tick = () => {
       const elapsed = Date.now() - startedAt;
-      while (!stopped && due * intervalMs <= elapsed) {
+      // Arrivals at 0, 1/rate, 2/rate, … strictly before the end: exactly rate × duration of them.
+      while (!stopped && due * intervalMs <= elapsed && due * intervalMs < model.durationS * 1000) {
         due++;
         if (inFlight < connections) fire();
         else dropped++;

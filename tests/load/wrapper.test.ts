@@ -116,6 +116,22 @@ test('a server that closes the connection after every complete response: every r
   }
 });
 
+test('a kept-alive connection is reused while fresh and closed by the client once idle, never reused as the server closes it', async () => {
+  const api = await fakeApi(inventoryHandler());
+  try {
+    const fresh = await runLoad(options(api.baseUrl, { model: { kind: 'open', ratePerS: 4, durationS: 1 } }));
+    expect(fresh.figures.requests).toBe(4);
+    expect(fresh.figures.connectionsOpened).toBe(1);
+    // Arrivals 2.5 s apart: the idle connection was closed (FREE_SOCKET_IDLE_MS), the next opens a new one.
+    const idle = await runLoad(options(api.baseUrl, { model: { kind: 'open', ratePerS: 0.4, durationS: 2.6 } }));
+    expect(idle.figures.requests).toBe(2);
+    expect(idle.figures.connectionsOpened).toBe(2);
+    expect(idle.figures.socketErrors).toBe(0);
+  } finally {
+    await api.close();
+  }
+});
+
 test('each response is attributed to the request that caused it', async () => {
   const api = await fakeApi(inventoryHandler());
   try {
