@@ -1,0 +1,130 @@
+/**
+ * `stock` (suites/fixtures/stock.ts) at any store size: with 1 pet and several tests running at
+ * once, each waits its turn and never records another's temporary quantity as the original;
+ * every change is restored and verified; with 10,000 pets a claim reads the list once.
+ */
+import { test, expect } from '@playwright/test';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { startPacerCoordinator } from '../../suites/pacing/coordinator.ts';
+import { pacingClient } from '../../suites/pacing/client.ts';
+import { createApi } from '../../suites/fixtures.ts';
+import { createStock } from '../../suites/fixtures/stock.ts';
+import { readEnv } from '../../suites/lib/env.ts';
+
+const KEY = 'stock-test-key-0123456789abcdef';
+
+/** An inventory of `size` pets (quantity 10 + id) with list and update; counts lists and logs updates. */
+async function startStore(size: number, options: { breakRestore?: boolean } = {}) {
+  const quantities = new Map<string, number>();
+  for (let i = 1; i <= size; i++) quantities.set(String(i), 10 + i);
+  const stats = { lists: 0, updates: [] as { id: string; quantity: number }[] };
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const headers = { 'content-type': 'application/json', 'x-ratelimit-limit': '100000', 'x-ratelimit-remaining': '99999', 'x-ratelimit-reset': String(Math.ceil(Date.now() / 1000) + 60), date: new Date().toUTCString() };
+      if (req.method === 'GET' && req.url === '/v1/inventory') {
+        stats.lists++;
+        res.writeHead(200, headers).end(JSON.stringify([...quantities].map(([id, quantity]) => ({ petId: Number(id), quantity, status: 'available' }))));
+        return;
+      }
+      const m = /^\/v1\/inventory\/(\d+)$/.exec(req.url ?? '');
+      if (req.method === 'PATCH' && m && quantities.has(m[1])) {
+        const { quantity } = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { quantity: number };
+        stats.updates.push({ id: m[1], quantity });
+        // A store that "forgets" restores: a quantity back at its original is written as 0.
+        quantities.set(m[1], options.breakRestore && quantity === 10 + Number(m[1]) ? 0 : quantity);
+        res.writeHead(200, headers).end(JSON.stringify({ petId: Number(m[1]), quantity: quantities.get(m[1]), status: 'available' }));
+        return;
+      }
+      res.writeHead(404, headers).end('{"code":"not_found","message":"no","status":404}');
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
+    quantities,
+    stats,
+    close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }),
+  };
+}
+
+async function setup(size: number, options: { breakRestore?: boolean } = {}) {
+  const store = await startStore(size, options);
+  const coordinator = await startPacerCoordinator();
+  const env = readEnv({ BASE_URL: store.url, API_URL: store.url, API_KEY: KEY });
+  const api = () => createApi({ env, pacing: pacingClient(coordinator.url), annotate: () => undefined });
+  return { store, coordinator, api, close: async () => { await coordinator.close(); await store.close(); } };
+}
+
+test('one pet, four tests at once: each waits its turn, changes it, and restores it; no test sees another\'s temporary quantity', async () => {
+  const s = await setup(1);
+  try {
+    const originals: number[] = [];
+    await Promise.all([0, 1, 2, 3].map(async (n) => {
+      const api = s.api();
+      const stock = createStock(api, `test-${n}`, 60_000, 'UPD-02');
+      const pet = await stock.claim();
+      originals.push(pet.quantity);
+      const res = await api.updateInventory(pet.id, { quantity: 1000 + n });
+      expect(res.status).toBe(200);
+      await new Promise((r) => setTimeout(r, 30));
+      await stock.end();
+    }));
+    expect(originals).toEqual([11, 11, 11, 11]);
+    expect(s.store.quantities.get('1')).toBe(11);
+    // Never interleaved: every temporary quantity is followed by its own restore.
+    const seq = s.store.stats.updates.map((u) => u.quantity);
+    for (let i = 0; i < seq.length; i += 2) {
+      expect(seq[i]).toBeGreaterThanOrEqual(1000);
+      expect(seq[i + 1]).toBe(11);
+    }
+    expect(s.coordinator.report().pets).toMatchObject({ leases: 4, heldAtEnd: 0, retired: 0 });
+  } finally {
+    await s.close();
+  }
+});
+
+test('three pets: tests running together hold different pets', async () => {
+  const s = await setup(3);
+  try {
+    const stocks = [0, 1, 2].map((n) => createStock(s.api(), `t${n}`, 60_000, 'UPD-01'));
+    const pets = await Promise.all(stocks.map((st) => st.claim()));
+    expect(new Set(pets.map((p) => p.id)).size).toBe(3);
+    await Promise.all(stocks.map((st) => st.end()));
+  } finally {
+    await s.close();
+  }
+});
+
+test('10,000 pets: a claim reads the list once, and a restore that needs nothing reads it once', async () => {
+  const s = await setup(10_000);
+  try {
+    const stock = createStock(s.api(), 'big', 60_000, 'UPD-01');
+    const t0 = Date.now();
+    const pet = await stock.claim();
+    expect(s.store.stats.lists).toBe(1);
+    await stock.end();
+    expect(s.store.stats.lists).toBe(2);
+    expect(pet.quantity).toBe(10 + Number(pet.id));
+    expect(Date.now() - t0).toBeLessThan(5000);
+  } finally {
+    await s.close();
+  }
+});
+
+test('a restore the store does not keep fails naming the pet, and the pet is never handed out again', async () => {
+  const s = await setup(1, { breakRestore: true });
+  try {
+    const api = s.api();
+    const stock = createStock(api, 'a', 60_000, 'UPD-02');
+    const pet = await stock.claim();
+    await api.updateInventory(pet.id, { quantity: 500 });
+    await expect(stock.end()).rejects.toThrow(/UPD-02: state not restored: pet 1 not restored: expected quantity 11, observed 0/);
+    expect(s.coordinator.report().pets.retired).toBe(1);
+    await expect(createStock(s.api(), 'b', 60_000, 'UPD-02').claim()).rejects.toThrow(/every listed pet is retired/);
+  } finally {
+    await s.close();
+  }
+});
