@@ -14,8 +14,8 @@ export interface RunPacer {
   env: { CONFORMANCE_PACER_URL: string };
   /** Closes the coordinator and returns what it saw, per key. */
   close(): Promise<PacingSummary[]>;
-  /** Requests granted and waits so far, all keys together (the progress lines). */
-  progress(): { requests: number; waits: number };
+  /** Requests granted, 429s seen and waits so far, all keys together (the progress lines). */
+  progress(): { requests: number; refused: number; waits: number };
 }
 
 /** One key's line of the coordinator's report, as the conformance report shows it. */
@@ -43,7 +43,11 @@ export async function startRunPacer(
   let closed: PacingSummary[] | undefined;
   return {
     env: { CONFORMANCE_PACER_URL: coordinator.url },
-    progress: () => (closed ? { requests: 0, waits: 0 } : coordinator.report().keys.reduce((t, k) => ({ requests: t.requests + k.granted, waits: t.waits + ((k as { waits?: number }).waits ?? 0) }), { requests: 0, waits: 0 })),
+    progress: () =>
+      coordinator.report().keys.reduce(
+        (t, k) => ({ requests: t.requests + k.granted, refused: t.refused + k.refused, waits: t.waits + ((k as { waits?: number }).waits ?? 0) }),
+        { requests: 0, refused: 0, waits: 0 },
+      ),
     async close() {
       if (closed) return closed;
       const report = coordinator.report();

@@ -17,11 +17,18 @@ export function phaseEnding(r: PhaseResult): string {
   return r.exitCode === 0 ? 'all checks passed' : 'some checks failed';
 }
 
-/** `; 62 requests, 1 wait; 1 phase left`: what a phase spent on the run-wide pacer, and what remains. */
-export function progressText(before: { requests: number; waits: number }, after: { requests: number; waits: number }, left: number): string {
-  const requests = after.requests - before.requests;
-  const waits = after.waits - before.waits;
-  return `; ${requests} request${requests === 1 ? '' : 's'}, ${waits} wait${waits === 1 ? '' : 's'}; ${left ? `${left} phase${left === 1 ? '' : 's'} left` : 'last phase'}`;
+/** The run-wide pacer's counts so far, all keys together. */
+export interface Progress {
+  requests: number;
+  /** 429 responses seen. */
+  refused: number;
+  waits: number;
+}
+
+/** `; 62 requests, 1 429, 1 wait; 1 phase left`: what a phase spent on the run-wide pacer, and what remains. */
+export function progressText(before: Progress, after: Progress, left: number): string {
+  const n = (count: number, one: string, many = `${one}s`) => `${count} ${count === 1 ? one : many}`;
+  return `; ${n(after.requests - before.requests, 'request')}, ${n(after.refused - before.refused, '429', '429s')}, ${n(after.waits - before.waits, 'wait')}; ${left ? `${n(left, 'phase')} left` : 'last phase'}`;
 }
 
 /** Runs `phases` one after another with `run`; stops starting new ones once `signal` aborts. */
@@ -29,7 +36,7 @@ export async function runPhases(
   phases: readonly string[],
   run: (phase: string) => Promise<PhaseResult>,
   say: (text: string) => void,
-  options: { phaseTimeoutS: number; signal?: AbortSignal; progress?: () => { requests: number; waits: number } },
+  options: { phaseTimeoutS: number; signal?: AbortSignal; progress?: () => Progress },
 ): Promise<PhasesOutcome> {
   const out: PhasesOutcome = { results: [], runErrors: [] };
   let i = 0;
