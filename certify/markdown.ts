@@ -49,7 +49,8 @@ function targetLine(target: unknown): string {
     const t = target as Record<string, unknown>;
     const parts = [`inventory \`${String(t.baseUrl ?? '?')}\``];
     if (t.apiUrl) parts.push(`messages \`${String(t.apiUrl)}\``);
-    return parts.join(', ') + (t.kind === 'reference' ? ' (bundled reference server)' : '');
+    const tls = typeof t.tls === 'string' && t.tls.startsWith('not verified') ? ` — **TLS certificate ${t.tls}**` : '';
+    return parts.join(', ') + (t.kind === 'reference' ? ' (bundled reference server)' : '') + tls;
   }
   return `\`${String(target)}\``;
 }

@@ -132,7 +132,7 @@ export async function runCertify(options: RunOptions): Promise<number> {
   const phaseRun: { results: Awaited<ReturnType<typeof runPhases>>['results']; notRun: VerdictInput['tests'] } = { results: [], notRun: [] };
   try {
     // Step: preflight, before any key leaves the machine.
-    const pre = await preflight({ baseUrl: target.env.BASE_URL!, ...(target.env.API_URL ? { apiUrl: target.env.API_URL } : {}) }, { timeoutMs: Math.min(settings.REQUEST_TIMEOUT_MS, 10_000) });
+    const pre = await preflight({ baseUrl: target.env.BASE_URL!, ...(target.env.API_URL ? { apiUrl: target.env.API_URL } : {}) }, { timeoutMs: Math.min(settings.REQUEST_TIMEOUT_MS, 10_000), insecure: settings.INSECURE_TLS });
     if (!pre.ok) {
       say(`certify: preflight failed: ${pre.line}\n`);
       fs.rmSync(workDir, { recursive: true, force: true });

@@ -34,13 +34,13 @@ export function printable(raw: string): string {
   }
 }
 
-function get(url: string, timeoutMs: number, ca?: string | Buffer): Promise<Answer> {
+function getOnce(url: string, timeoutMs: number, ca?: string | Buffer, insecure = false): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const u = new URL(url);
     const client = u.protocol === 'https:' ? https : http;
     const req = client.request(
       u,
-      { method: 'GET', headers: { Accept: 'application/json' }, timeout: timeoutMs, ...(ca ? { ca } : {}), agent: false },
+      { method: 'GET', headers: { Accept: 'application/json' }, timeout: timeoutMs, ...(ca ? { ca } : {}), ...(insecure ? { rejectUnauthorized: false } : {}), agent: false },
       (res) => {
         let body = '';
         res.setEncoding('utf8');
@@ -87,14 +87,19 @@ function isJson(body: string): boolean {
 
 /**
  * Checks that the target is there and answers like the Inventory Service, sending no key.
- * `ca`: an extra trusted CA (tests; users set NODE_EXTRA_CA_CERTS).
+ * `ca`: an extra trusted CA (tests; users set NODE_EXTRA_CA_CERTS). `insecure`: the user's explicit
+ * opt-in (`INSECURE_TLS`) to an unverified certificate; the lines then say so.
  */
-export async function preflight(target: { baseUrl: string; apiUrl?: string }, options: { timeoutMs?: number; ca?: string | Buffer } = {}): Promise<PreflightResult> {
+export async function preflight(
+  target: { baseUrl: string; apiUrl?: string },
+  options: { timeoutMs?: number; ca?: string | Buffer; insecure?: boolean } = {},
+): Promise<PreflightResult> {
   const timeoutMs = options.timeoutMs ?? 10_000;
+  const get = (url: string) => getOnce(url, timeoutMs, options.ca, options.insecure);
   const inventory = `${target.baseUrl}/inventory`;
   let answer: Answer;
   try {
-    answer = await get(inventory, timeoutMs, options.ca);
+    answer = await get(inventory);
   } catch (error) {
     return { ok: false, line: failure(error as NodeJS.ErrnoException, inventory) };
   }
@@ -113,10 +118,13 @@ export async function preflight(target: { baseUrl: string; apiUrl?: string }, op
     };
   }
   const lines = [`preflight: GET ${printable(inventory)} without a key answered 401 with an Error body`];
+  if (options.insecure && inventory.startsWith('https:')) {
+    lines.push('note: INSECURE_TLS is set: the target\'s TLS certificate is not verified; the report says so');
+  }
   if (target.apiUrl) {
     const messages = `${target.apiUrl}/messages`;
     try {
-      const a = await get(messages, timeoutMs, options.ca);
+      const a = await get(messages);
       if (a.status >= 300 && a.status < 400) {
         return { ok: false, line: `API_URL redirects: GET ${printable(messages)} answered ${a.status}; no key is sent to a redirect target: set API_URL to the final address` };
       }

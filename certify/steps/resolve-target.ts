@@ -3,6 +3,7 @@
  * started in-process on 127.0.0.1. Gives the environment every phase inherits and the target's
  * description for the report (which keys were given, never their values).
  */
+import { readSettings } from '../../settings/index.ts';
 import type { CertifyConfig } from '../env.ts';
 import { startReferenceTarget, type ReferenceTarget } from '../reference-target.ts';
 
@@ -18,6 +19,8 @@ export interface TargetDescription {
   loadKey: 'given' | 'not given';
   referenceSettings?: ReferenceTarget['settings'];
   profile: string;
+  /** `verified`, `not verified (INSECURE_TLS)` (the user's explicit opt-in) or `none (http)`. */
+  tls: 'verified' | 'not verified (INSECURE_TLS)' | 'none (http)';
 }
 
 export interface ResolvedTarget {
@@ -41,6 +44,7 @@ export function describeTarget(profile: string, env: Env, reference?: ReferenceT
     loadKey: env.LOAD_KEY ? 'given' : 'not given',
     ...(reference ? { referenceSettings: reference.settings } : {}),
     profile,
+    tls: !env.BASE_URL?.startsWith('https:') ? 'none (http)' : readSettings(env).values.INSECURE_TLS ? 'not verified (INSECURE_TLS)' : 'verified',
   };
 }
 

@@ -99,6 +99,10 @@ test('an untrusted TLS certificate fails before any request reaches the server; 
     expect((await preflight({ baseUrl: `${trusted.origin}/v1` }, { ca: read('ca.pem') })).ok).toBe(true);
     const without = await preflight({ baseUrl: `${trusted.origin}/v1` });
     expect(without.ok, 'the private CA is not trusted unless given').toBe(false);
+    // The user's explicit opt-in (INSECURE_TLS) runs against it, and says so.
+    const optIn = await preflight({ baseUrl: `${trusted.origin}/v1` }, { insecure: true });
+    expect(optIn.ok).toBe(true);
+    if (optIn.ok) expect(optIn.lines).toContain("note: INSECURE_TLS is set: the target's TLS certificate is not verified; the report says so");
   } finally {
     await trusted.close();
   }

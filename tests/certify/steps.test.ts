@@ -51,13 +51,14 @@ test('resolve the target: BASE_URL is used as given; without it the bundled serv
   const external = await resolveTarget({ baseUrl: 'https://h/v1', profile: 'full' }, { API_KEY: KEY, LOAD_KEY: KEY });
   expect(external.env.BASE_URL).toBe('https://h/v1');
   expect(external.reference).toBeUndefined();
-  expect(external.description).toMatchObject({ kind: 'external', baseUrl: 'https://h/v1', apiUrl: null, rateLimitKey: 'not given', loadKey: 'given' });
+  expect(external.description).toMatchObject({ kind: 'external', baseUrl: 'https://h/v1', apiUrl: null, rateLimitKey: 'not given', loadKey: 'given', tls: 'verified' });
+  expect((await resolveTarget({ baseUrl: 'https://h/v1', profile: 'full' }, { INSECURE_TLS: '1' })).description.tls).toBe('not verified (INSECURE_TLS)');
   expect(JSON.stringify(external.description).includes(KEY), 'the description holds no key').toBe(false);
 
   let closed = 0;
   const fake = { env: { BASE_URL: 'http://127.0.0.1:1/v1', API_KEY: KEY }, settings: { minuteWindowMs: 5000, banMs: 2000, apiPlan: 'business' }, close: async () => { closed++; } } as unknown as ReferenceTarget;
   const bundled = await resolveTarget({ profile: 'readonly' }, {}, async () => fake);
-  expect(bundled.description).toMatchObject({ kind: 'reference', baseUrl: 'http://127.0.0.1:1/v1', profile: 'readonly', referenceSettings: fake.settings });
+  expect(bundled.description).toMatchObject({ kind: 'reference', baseUrl: 'http://127.0.0.1:1/v1', profile: 'readonly', referenceSettings: fake.settings, tls: 'none (http)' });
   await bundled.close();
   expect(closed).toBe(1);
 });

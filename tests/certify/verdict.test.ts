@@ -311,3 +311,10 @@ test('markdown: project rules are listed apart from spec conformance; pacing per
   expect(md).toContain('never a failure of the server');
   expect(md).toContain('MAX_EXHAUST_REQUESTS=2000 reached:');
 });
+
+test('markdown: a run the user opted out of TLS verification for says so next to the target', () => {
+  const r = computeVerdict({ ledger: [], tests: [], profile: 'full', target: { kind: 'external', baseUrl: 'https://h/v1', tls: 'not verified (INSECURE_TLS)' }, generatedAt: 't' });
+  expect(renderMarkdown(r)).toContain('- Target: inventory `https://h/v1` — **TLS certificate not verified (INSECURE_TLS)**');
+  const verified = computeVerdict({ ledger: [], tests: [], profile: 'full', target: { kind: 'external', baseUrl: 'https://h/v1', tls: 'verified' }, generatedAt: 't' });
+  expect(renderMarkdown(verified)).not.toContain('TLS certificate');
+});
