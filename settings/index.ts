@@ -9,6 +9,7 @@
  */
 import { describeRule, parseValue, type Setting, type SettingGroup, type SettingProblem, type ValueOf } from './define.ts';
 import { CLI_SETTINGS } from './cli.ts';
+import { GENERATED_SETTINGS } from './generated.ts';
 import { LOAD_SETTINGS } from './load.ts';
 import { RUN_SETTINGS } from './run.ts';
 
@@ -20,6 +21,7 @@ export const GROUPS = [
   RUN_SETTINGS,
   LOAD_SETTINGS,
   CLI_SETTINGS,
+  GENERATED_SETTINGS,
 ] as const;
 
 type AnySetting = (typeof GROUPS)[number]['settings'][number];
