@@ -15,7 +15,7 @@ import { Redis } from 'ioredis';
 import { StoreUnavailableError } from '../errors/api-error.ts';
 
 export interface RedisConnectionOptions {
-  /** Longest wait for one command's answer (default 1000 ms); past it the request gets 503. */
+  /** Longest wait for one command's answer (default 2000 ms: an outage, not a busy host); past it the request gets 503. */
   commandTimeoutMs?: number;
   /** Longest wait for the first connection at start-up (default 5000 ms). */
   startupTimeoutMs?: number;
@@ -28,7 +28,7 @@ export async function connectRedis(url: string, options: RedisConnectionOptions 
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
     autoResendUnfulfilledCommands: false,
-    commandTimeout: options.commandTimeoutMs ?? 1_000,
+    commandTimeout: options.commandTimeoutMs ?? 2_000,
     connectTimeout: 1_000,
     retryStrategy: (times) => Math.min(50 * times, 1_000),
   });

@@ -3,7 +3,7 @@
  * again. While it is down every request gets a 503 Error body with the rate-limit headers and a
  * Retry-After, at once (no hang, never an admission without counting, no crash); when it is back
  * the same server admits again by itself. A Redis that hangs (SIGSTOP) is the same: 503 once the
- * command timeout (1 s) passes, admitted again when it resumes.
+ * command timeout (2 s) passes, admitted again when it resumes.
  */
 import { expect, test } from '@playwright/test';
 import { startReferenceServer } from '../../reference-server/app.ts';
@@ -55,7 +55,7 @@ test('OUTAGE Redis down: 503 Error bodies with rate-limit headers and Retry-Afte
   }
 });
 
-test('OUTAGE Redis hung (SIGSTOP): 503 after the 1 s command timeout, never a hang; resumed (SIGCONT): admitted again', async () => {
+test('OUTAGE Redis hung (SIGSTOP): 503 after the 2 s command timeout, never a hang; resumed (SIGCONT): admitted again', async () => {
   test.setTimeout(60_000);
   const redis = await startRedisServer();
   const server = await startReferenceServer({ port: 0, host: '127.0.0.1', redisUrl: redis.url });
@@ -68,7 +68,7 @@ test('OUTAGE Redis hung (SIGSTOP): 503 after the 1 s command timeout, never a ha
     try {
       const started = Date.now();
       const replies = await Promise.all([0, 1, 2].map(() => call(o, 'GET', '/v1/inventory', { headers: key })));
-      expect(Date.now() - started, 'answered within the command timeout and a margin').toBeLessThan(4_000);
+      expect(Date.now() - started, 'answered within the command timeout and a margin').toBeLessThan(5_000);
       for (const reply of replies) {
         expectErrorBody(reply, 503, 'service_unavailable');
         expectRateHeaders(reply.headers);
