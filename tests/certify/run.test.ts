@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { lineFilter } from '../../certify/phases.ts';
-import { cleanReports, mergeLoadReports, REPORT_ENTRIES } from '../../certify/run.ts';
+import { cleanReports, mergeLoadReports, REPORT_ENTRIES, runCertify } from '../../certify/run.ts';
 import { redactorFor } from '../../certify/secrets.ts';
 
 function tempDir(): string {
@@ -69,4 +69,26 @@ test('console filter: a character split across chunks is not garbled', () => {
   filter.push(bytes.subarray(3));
   filter.end();
   expect(written).toBe('  ✓ passed\n');
+});
+
+test('a key inside BASE_URL or API_URL (userinfo or query) is a usage error that never prints the key', async () => {
+  const key = 'ik_live_url_0f1e2d3c4b5a6978';
+  const dir = tempDir();
+  try {
+    for (const env of [
+      { BASE_URL: `https://user:${key}@staging.example.com/v1`, API_KEY: key },
+      { BASE_URL: `https://staging.example.com/v1?api_key=${key}`, API_KEY: key },
+      { BASE_URL: 'https://staging.example.com/v1', API_URL: `https://${key}@staging.example.com/quickstart`, API_KEY: key },
+    ]) {
+      let out = '';
+      const code = await runCertify({ env: { ...env, REPORTS_DIR: dir }, write: (t) => (out += t) });
+      expect(code).toBe(2);
+      expect(out).toMatch(/^certify: usage error:\n {2}- (BASE_URL|API_URL) must not (carry credentials|have a query)/);
+      expect(out.includes(key), 'the usage error shows no key').toBe(false);
+      expect(out.includes(encodeURIComponent(key)), 'nor its URL-encoded form').toBe(false);
+    }
+    expect(fs.readdirSync(dir), 'nothing was written').toEqual([]);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 });
