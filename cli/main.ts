@@ -93,7 +93,7 @@ function usageError(io: Io, errors: string[], command?: Command): number {
 }
 
 /** Assembles the run's variables from the config file, the environment and the flags. */
-function runEnv(io: Io, flagEnv: Record<string, string>): { env: Record<string, string | undefined>; notes: string[] } | { errors: string[] } {
+function runEnv(io: Io, flagEnv: Record<string, string>): { env: Record<string, string | undefined>; notes: string[]; configEnv: Record<string, string> } | { errors: string[] } {
   const given = flagEnv.CONFORMANCE_CONFIG ?? io.env.CONFORMANCE_CONFIG?.trim();
   const file = configFile(given || undefined, io.cwd);
   let configEnv: Record<string, string> = {};
@@ -130,7 +130,7 @@ function runEnv(io: Io, flagEnv: Record<string, string>): { env: Record<string, 
     }
   }
   if (errors.length) return { errors };
-  return { env, notes };
+  return { env, notes, configEnv };
 }
 
 function readReport(file: string): ConformanceReport | undefined {
@@ -139,6 +139,26 @@ function readReport(file: string): ConformanceReport | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * `--dry-run`: every setting's value and where it came from (flag, environment, config file,
+ * default). Keys are shown only as given or not given.
+ */
+export function describeSettings(
+  env: Record<string, string | undefined>,
+  flagEnv: Record<string, string>,
+  processEnv: Record<string, string | undefined>,
+  configEnv: Record<string, string>,
+): string {
+  const set = (v: string | undefined) => v !== undefined && v.trim() !== '';
+  const width = Math.max(...SETTINGS.map((s) => s.name.length)) + 2;
+  const lines = SETTINGS.map((s) => {
+    const origin = s.name in flagEnv ? 'flag' : set(processEnv[s.name]) ? 'environment' : s.name in configEnv ? 'config file' : s.default !== undefined ? 'default' : '';
+    const value = s.secret ? (set(env[s.name]) ? 'given' : 'not given') : set(env[s.name]) ? env[s.name]! : s.default !== undefined ? String(s.default) : '(unset)';
+    return `  ${s.name.padEnd(width)}${value}${origin ? `  (${origin})` : ''}`;
+  });
+  return `Settings of this run (nothing was sent):\n${lines.join('\n')}\n`;
 }
 
 /** The certificate of this run: the one certify's step wrote, or written here. */
@@ -160,6 +180,11 @@ async function certify(io: Io, args: ReturnType<typeof parseArgs>, extraEnv: Rec
   const env = { ...assembled.env, ...extraEnv };
   const redact = redactorFor(secretsFromEnv(env));
   for (const n of assembled.notes) say(redact(`${BIN}: ${n}\n`));
+  if (args.own['--dry-run'] === 'true') {
+    io.stdout(describeSettings(env, args.env, io.env, assembled.configEnv));
+    const problems = readSettings(env).problems.map((p) => p.message);
+    return problems.length ? usageError(io, problems, 'certify') : EXIT.pass;
+  }
   const reportsDir = path.resolve(io.cwd, env.REPORTS_DIR?.trim() || 'reports');
 
   // Loaded on demand: --help and verify need none of the run's machinery.

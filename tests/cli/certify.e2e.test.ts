@@ -84,3 +84,21 @@ test('cli: usage errors exit 2 before anything runs, and never echo a key', asyn
   expect(replay.stderr).toContain('CONFORMANCE_REPLAY: not a replay token');
   fs.rmSync(dir, { recursive: true, force: true });
 });
+
+test('cli: --dry-run shows each setting and where it came from: flag > environment > config file > default', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cli-dry-'));
+  const key = 'sk_live_0123456789abcdef';
+  const config = path.join(dir, 'conformance.yaml');
+  fs.writeFileSync(config, 'version: 1\ntargets:\n  staging:\n    baseUrl: https://staging.example.com/v1\n    apiKey: ${STAGING_API_KEY}\n    apiPlan: business\nprofile: readonly\nbudgets: { workers: 1, maxRetryAfterS: 60 }\n');
+  const r = await cli(['certify', '--config', config, '--plan', 'pro', '--dry-run'], { STAGING_API_KEY: key, MAX_RETRY_AFTER_S: '30', WORKERS: '' });
+  expect(r.code, r.stderr).toBe(EXIT.pass);
+  const line = (name: string) => r.stdout.split('\n').find((l) => l.trim().startsWith(`${name} `))?.trim().replace(/\s+/g, ' ');
+  expect(line('API_PLAN')).toBe('API_PLAN pro (flag)');
+  expect(line('MAX_RETRY_AFTER_S')).toBe('MAX_RETRY_AFTER_S 30 (environment)');
+  expect(line('WORKERS')).toBe('WORKERS 1 (config file)'); // an empty variable counts as unset
+  expect(line('CONFORMANCE_PROFILE')).toBe('CONFORMANCE_PROFILE readonly (config file)');
+  expect(line('API_KEY')).toBe('API_KEY given (config file)');
+  expect(line('PHASE_TIMEOUT_S')).toBe('PHASE_TIMEOUT_S 900 (default)');
+  expect(r.stdout + r.stderr).not.toContain(key);
+  fs.rmSync(dir, { recursive: true, force: true });
+});
