@@ -10,6 +10,14 @@ import type { Certificate, CertifiedRequirement } from './types.ts';
 
 const STATUS_LABEL: Record<string, string> = { pass: 'pass', fail: 'FAIL', warn: 'warn', skipped: 'skipped' };
 
+/** Where a requirement comes from, in words. */
+const SOURCE_LABEL: Record<string, string> = {
+  spec: 'the spec',
+  rfc: 'an HTTP RFC the spec relies on',
+  rules: "the harness's safety rules",
+  project: 'a rule of this project (e.g. the thresholds you set), not a statement of the spec',
+};
+
 const CSS = `
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0;color:#1b1b1b;background:#fafafa}
 main{max-width:1100px;margin:0 auto;padding:16px 20px 40px}
@@ -86,7 +94,7 @@ function evidenceHtml(r: CertifiedRequirement): string {
 function requirementDetails(r: CertifiedRequirement): string {
   return [
     `<blockquote>${esc(r.quote)}</blockquote>`,
-    `<div class="muted">Source: ${esc(r.source)} — ${esc(r.section)} — level ${esc(r.level)}${r.experimental ? ' — experimental operation' : ''}</div>`,
+    `<div class="muted">Source: ${esc(SOURCE_LABEL[r.source] ?? r.source)} — ${esc(r.section)} — level ${esc(r.level)}${r.experimental ? ' — experimental operation' : ''}</div>`,
     r.decision ? `<div><b>Recorded decision:</b> ${esc(r.decision)}</div>` : '',
     r.excluded ? `<div><b>Excluded:</b> ${esc(r.excluded)}</div>` : '',
     r.reason ? `<div><b>Why this status:</b> ${esc(r.reason)}</div>` : '',
