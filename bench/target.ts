@@ -19,7 +19,7 @@ const keysOf = (keys: Record<string, string>) => ({ load: keys.load, enterprise:
 async function main(kind: string): Promise<{ origin: string; keys: Record<string, string>; pids: number[] }> {
   if (kind === 'reference') {
     const { startReferenceServer } = await import('../reference-server/app.ts');
-    const reference = await startReferenceServer({ port: 0, host: '127.0.0.1' });
+    const reference = await startReferenceServer({ port: 0, host: '127.0.0.1', redisUrl: process.env.REDIS_URL || undefined });
     return { origin: new URL(reference.baseUrl).origin, keys: keysOf(reference.keys), pids: [process.pid] };
   }
   if (kind === 'deployment') {

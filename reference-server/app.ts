@@ -231,11 +231,14 @@ export function createReferenceApp(config: ResolvedConfig, store: RateLimitStore
 }
 
 /**
- * Starts a reference server with its own fresh copy of the seed inventory.
+ * Starts a reference server with its own fresh copy of the seed inventory (on Redis only with the
+ * `redisUrl` option; the `REDIS_URL` variable is read by `npm start`, not here).
  * Resolves once it listens; `close()` stops it and drops its connections.
  */
 export async function startReferenceServer(options: ReferenceServerOptions = {}): Promise<RunningReferenceServer> {
-  const config = resolveConfig(options);
+  // Shared state only when asked for here: a REDIS_URL exported in a shell must not put tests or
+  // certify's bundled server on a Redis that a deployment uses (`npm start` passes it on).
+  const config = resolveConfig({ ...options, redisUrl: options.redisUrl ?? 'none' });
   const shared = config.redisUrl !== undefined && (options.store === undefined || options.inventory === undefined)
     ? await openSharedState(config, options)
     : undefined;

@@ -44,7 +44,7 @@ async function main(argv: readonly string[]): Promise<void> {
   try {
     Object.assign(process.env, parseFlags(argv));
     const config = resolveConfig();
-    server = config.instances > 1 ? await startDeploymentHere() : await startReferenceServer();
+    server = config.instances > 1 ? await startDeploymentHere() : await startReferenceServer({ redisUrl: config.redisUrl });
   } catch (error) {
     console.error(`reference-server: ${(error as Error).message}`);
     console.error(usage());

@@ -9,7 +9,11 @@ import { WORKER_LIMITER_ENV } from './cluster.ts';
 
 const perProcess = process.env[WORKER_LIMITER_ENV] === 'memory';
 try {
-  const server = await startReferenceServer({ redisSeed: 'keep', ...(perProcess ? { store: new MemoryRateLimitStore() } : {}) });
+  const server = await startReferenceServer({
+    redisUrl: process.env.REDIS_URL,
+    redisSeed: 'keep',
+    ...(perProcess ? { store: new MemoryRateLimitStore() } : {}),
+  });
   const stop = (): void => {
     void server.close().then(() => process.exit(0));
   };

@@ -181,6 +181,23 @@ test.describe('reference server: npm start and configuration', () => {
     }
   });
 
+  test('START startReferenceServer stays in memory whatever REDIS_URL the shell exports (only npm start reads it)', async () => {
+    const saved = process.env.REDIS_URL;
+    process.env.REDIS_URL = 'redis://127.0.0.1:1';
+    try {
+      const server = await startReferenceServer({ port: 0, host: '127.0.0.1' });
+      try {
+        expect((await call(origin(server), 'GET', '/v1/inventory', { headers: bearer(server.keys.free) })).status).toBe(200);
+      } finally {
+        await server.close();
+      }
+      await expect(startReferenceServer({ port: 0, host: '127.0.0.1', redisUrl: 'redis://127.0.0.1:1' })).rejects.toThrow(/cannot reach the Redis of REDIS_URL/);
+    } finally {
+      if (saved === undefined) delete process.env.REDIS_URL;
+      else process.env.REDIS_URL = saved;
+    }
+  });
+
   test('START the README documents every setting with its flag and default', () => {
     const readme = readFileSync(join(ROOT, 'reference-server', 'README.md'), 'utf8');
     for (const setting of SETTINGS) {
