@@ -1,0 +1,129 @@
+/**
+ * `KeyPacer` (suites/pacing/pacer.ts), the pure logic the coordinator runs per key: reserve and
+ * reset waits judged by the server's Date, Retry-After holds in every mode, grants bounded by
+ * Remaining minus what is in flight, the newest window wins and late answers are ignored,
+ * conservative pacing when the headers are unusable, "not certified" past the maximum wait.
+ */
+import { test, expect } from '@playwright/test';
+import { KeyPacer } from '../../suites/pacing/pacer.ts';
+
+const T0 = Date.UTC(2026, 10, 22, 8, 0, 0);
+const h = (remaining: number, resetS: number, dateMs = T0, extra: Record<string, string> = {}) => ({
+  'X-RateLimit-Limit': '60',
+  'X-RateLimit-Remaining': String(remaining),
+  'X-RateLimit-Reset': String(resetS),
+  Date: new Date(dateMs).toUTCString(),
+  ...extra,
+});
+const pacer = (reserve = 3) => new KeyPacer({ label: '<API_KEY>', reserve, maxWaitMs: 120_000 });
+const reset = (inS: number) => T0 / 1000 + inS;
+function answer(p: KeyPacer, status: number, headers: Record<string, string>, at = T0) {
+  p.granted(at, 1);
+  return p.observe({ status, headers, receivedAtMs: at, mode: 'paced' });
+}
+
+test('the first request is granted alone; then grants are bounded by Remaining minus the reserve and what is in flight', () => {
+  const p = pacer(3);
+  expect(p.decide(T0, { mode: 'paced', count: 10 })).toEqual({ kind: 'grant', count: 1 });
+  p.granted(T0, 1);
+  expect(p.decide(T0, { mode: 'paced' }).kind).toBe('wait'); // learning the window from the first answer
+  p.observe({ status: 200, headers: h(10, reset(30)), receivedAtMs: T0 });
+  expect(p.decide(T0, { mode: 'paced', count: 10 })).toEqual({ kind: 'grant', count: 7 });
+  p.granted(T0, 7);
+  expect(p.decide(T0, { mode: 'paced' })).toMatchObject({ kind: 'wait' });
+  expect(p.decide(T0, { mode: 'exhaust', count: 10, withinRemaining: true })).toEqual({ kind: 'grant', count: 3 });
+});
+
+test('at the reserve it waits for Reset judged by the server Date, not the local clock', () => {
+  const p = pacer(3);
+  const local = T0 - 500_000; // the local clock runs 500 s behind the server
+  answer(p, 200, h(3, reset(30)), local);
+  const d = p.decide(local, { mode: 'paced' });
+  expect(d.kind).toBe('wait');
+  if (d.kind === 'wait') {
+    expect(d.waitMs).toBeGreaterThanOrEqual(30_000);
+    expect(d.waitMs).toBeLessThanOrEqual(32_000);
+    expect(d.reason).toContain('reserve');
+  }
+  // After the reset, what Remaining said is forgotten: one request learns the new window.
+  expect(p.decide(local + 32_000, { mode: 'paced', count: 5 })).toEqual({ kind: 'grant', count: 1 });
+});
+
+test('a 429 holds every mode until Retry-After (delta or HTTP-date) has passed', () => {
+  for (const retryAfter of ['5', new Date(T0 + 5000).toUTCString()]) {
+    const p = pacer();
+    const r = answer(p, 429, h(0, reset(30), T0, { 'Retry-After': retryAfter }));
+    expect(r.blockedForMs).toBeGreaterThanOrEqual(5000);
+    for (const mode of ['paced', 'exhaust'] as const) {
+      const d = p.decide(T0 + 4900, { mode, count: 1 });
+      expect(d.kind).toBe('wait');
+    }
+    expect(p.decide(T0 + 5100, { mode: 'exhaust' }).kind).toBe('grant');
+  }
+});
+
+test('a 429 without a usable Retry-After holds until Reset, else a conservative minute', () => {
+  const p = pacer();
+  expect(answer(p, 429, h(0, reset(20), T0, { 'Retry-After': '2.0' })).retryAfterProblem).toContain('not delta-seconds');
+  expect(p.blockedUntil).toBeGreaterThanOrEqual(T0 + 20_000);
+  const q = pacer();
+  answer(q, 429, {});
+  expect(q.blockedUntil).toBe(T0 + 60_000);
+});
+
+test('exhaust: with nothing in flight a grant asked beyond Remaining is Remaining + 1; withinRemaining keeps the request past the limit alone', () => {
+  const p = pacer();
+  answer(p, 200, h(5, reset(30)));
+  expect(p.decide(T0, { mode: 'exhaust', count: 50 })).toEqual({ kind: 'grant', count: 6 });
+  expect(p.decide(T0, { mode: 'exhaust', count: 50, withinRemaining: true })).toEqual({ kind: 'grant', count: 5 });
+  answer(p, 200, h(0, reset(30)));
+  expect(p.decide(T0, { mode: 'exhaust', count: 50, withinRemaining: true })).toEqual({ kind: 'grant', count: 1 });
+  expect(p.decide(T0, { mode: 'paced' }).kind).toBe('wait');
+});
+
+test('answers out of order: the lowest Remaining of one Reset is kept, a newer Reset replaces it, an older one is ignored', () => {
+  const p = pacer(0);
+  answer(p, 200, h(5, reset(30)));
+  answer(p, 200, h(8, reset(30)));
+  expect(p.lastRemaining).toBe(5);
+  answer(p, 200, h(40, reset(31))); // a bucket refilled, or a new window
+  expect(p.lastRemaining).toBe(40);
+  answer(p, 200, h(2, reset(30))); // a late answer of the older state
+  expect(p.lastRemaining).toBe(40);
+});
+
+test('unusable headers never switch pacing off: one at a time, spaced at the nominal rate', () => {
+  const p = pacer();
+  answer(p, 200, { 'X-RateLimit-Limit': '120', 'X-RateLimit-Remaining': '50', 'X-RateLimit-Reset': String(T0) }); // Reset in ms
+  expect(p.decide(T0, { mode: 'paced', count: 5 })).toMatchObject({ kind: 'wait', waitMs: 500 }); // 120 per minute
+  expect(p.decide(T0 + 500, { mode: 'paced', count: 5 })).toEqual({ kind: 'grant', count: 1 });
+  p.granted(T0 + 500, 1);
+  expect(p.decide(T0 + 2000, { mode: 'paced' })).toMatchObject({ kind: 'wait' }); // one in flight
+  // Nothing at all: the plan's rate, else the smallest plan's 60 per minute.
+  const q = pacer();
+  answer(q, 200, {});
+  expect(q.decide(T0, { mode: 'paced', nominalPerMinute: 300 })).toMatchObject({ kind: 'wait', waitMs: 200 });
+  const r = pacer();
+  answer(r, 200, {});
+  expect(r.decide(T0, { mode: 'paced' })).toMatchObject({ kind: 'wait', waitMs: 1000 });
+  // Remaining at the reserve without a usable Reset: a nominal minute.
+  const s = pacer(3);
+  answer(s, 200, { 'X-RateLimit-Remaining': '2' });
+  expect(s.decide(T0 + 1000, { mode: 'paced' })).toMatchObject({ kind: 'wait', waitMs: 59_000 });
+});
+
+test('a wait beyond the maximum is "not certified" with the reason; the report counts it', () => {
+  const p = new KeyPacer({ label: '<RATE_LIMIT_KEY>', maxWaitMs: 30_000 });
+  answer(p, 429, { 'Retry-After': '600' });
+  const d = p.decide(T0, { mode: 'exhaust' });
+  expect(d).toMatchObject({ kind: 'not-certified' });
+  if (d.kind === 'not-certified') expect(d.reason).toMatch(/<RATE_LIMIT_KEY>.*600 s is longer than MAX_RETRY_AFTER_S=30 s/);
+  expect(p.report()).toMatchObject({ refused: 1, unplanned429: 1, earlyGrants: 0, notCertified: [expect.any(String)] });
+});
+
+test('a 429 to the first request after a 429\'s wait is reported as a suspected ban', () => {
+  const p = pacer();
+  answer(p, 429, h(0, reset(30), T0, { 'Retry-After': '1' }));
+  answer(p, 429, h(0, reset(30), T0 + 1100, { 'Retry-After': '600' }), T0 + 1100);
+  expect(p.report().suspectedBans).toBe(1);
+});
