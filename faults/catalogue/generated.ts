@@ -3,7 +3,9 @@
  * generated request class answered with a 500 (a handler that throws instead of refusing),
  * a response kind no hand-written check provokes without its rate-limit headers, path ids rounded
  * through a double, and a cached list served after an update. Each condition is written from the
- * server's side (what a real handler would trip on), never from the generator's internals.
+ * server's side (what a real handler would trip on), never from the generator's internals. The
+ * default matrix keeps one 500 fault per kind of input (body text, number representation); the
+ * other classes' 500 faults are `extended` (each shown caught with `npx tsx faults/cli.ts <name>`).
  */
 import { headers, type FaultHooks, type ProxyRequest, type ProxyResponse } from '../proxy.ts';
 import { crash, isList, isMessages, isPatch, pathOf, readJson, respond, tokenOf } from '../lib.ts';
@@ -40,6 +42,7 @@ function idSegment(req: ProxyRequest): string | undefined {
 export const faults: FaultDefinition[] = [
   {
     name: 'gen-500-odd-path-id',
+    extended: true,
     description: 'The id segment goes straight into BigInt() after decodeURIComponent(): letters, signs, fractions, escapes, other digits or ids beyond int64 throw and answer 500 instead of 400/404.',
     expect: ['GEN-01'],
     proxy: () => crashWhen('SyntaxError: Cannot convert to a BigInt', (req) => {
@@ -72,6 +75,7 @@ export const faults: FaultDefinition[] = [
   },
   {
     name: 'gen-500-wrong-member-type',
+    extended: true,
     description: 'The update and message handlers read members before validating them: a non-object body, a missing member or a member of another JSON type throws (500 instead of 400).',
     expect: ['GEN-01'],
     proxy: () => crashWhen("TypeError: Cannot read properties of undefined", (req) => {
@@ -84,6 +88,7 @@ export const faults: FaultDefinition[] = [
   },
   {
     name: 'gen-500-message-encoding',
+    extended: true,
     description: 'Messages go into a latin1 varchar(255) column through string-built SQL: non-ASCII or control characters, quotes, markup, an empty or an over-long message make the insert fail (500 instead of 201).',
     expect: ['GEN-01'],
     proxy: () => crashWhen('ER_TRUNCATED_WRONG_VALUE_FOR_FIELD', (req) => {
@@ -100,6 +105,7 @@ export const faults: FaultDefinition[] = [
   },
   {
     name: 'gen-500-boundary-quantity',
+    extended: true,
     description: 'The stock column is a signed 32-bit integer read with `if (!quantity)`: 0, negative quantities and quantities of 2^31 or more throw (500 instead of 200 or 400).',
     expect: ['GEN-01'],
     proxy: () => crashWhen('out of range value for column quantity', (req) => {
@@ -112,6 +118,7 @@ export const faults: FaultDefinition[] = [
   },
   {
     name: 'gen-500-other-methods',
+    extended: true,
     description: 'The method dispatcher has no fallback: OPTIONS, TRACE, HEAD or a method the path does not have throws (500 instead of 405 or 404).',
     expect: ['GEN-01'],
     proxy: () => crashWhen('TypeError: handler is not a function', (req) => {
@@ -121,6 +128,7 @@ export const faults: FaultDefinition[] = [
   },
   {
     name: 'gen-500-url-forms',
+    extended: true,
     description: 'The router throws on a target it does not know verbatim: a query string, a trailing or doubled slash, a matrix parameter, upper case or an escaped letter (500 instead of 200 or 404).',
     expect: ['GEN-01'],
     proxy: () => crashWhen('RouteError: unmatched target', (req) => {
@@ -138,6 +146,7 @@ export const faults: FaultDefinition[] = [
   },
   {
     name: 'gen-500-header-values',
+    extended: true,
     description: 'Content negotiation and logging middleware throw on headers they did not expect: an Accept other than application/json, a non-ASCII or 4 KB+ value, the scheme spelled other than `Bearer`, a malformed X-Forwarded-For, Accept-Language, If-None-Match or Range (500).',
     expect: ['GEN-01'],
     proxy: () => crashWhen('TypeError: cannot negotiate', (req) => {
@@ -151,6 +160,7 @@ export const faults: FaultDefinition[] = [
   },
   {
     name: 'gen-500-content-types',
+    extended: true,
     description: 'The body parser is chosen by an exact Content-Type lookup: a charset parameter, another case, another type or none throws (500 instead of 200, 400 or 415).',
     expect: ['GEN-01'],
     proxy: () => crashWhen('TypeError: no parser for content type', (req) => hasBody(req) && headers.get(req.headers, 'content-type') !== 'application/json'),
@@ -160,6 +170,40 @@ export const faults: FaultDefinition[] = [
     description: 'A 405 (a method the path does not have) is written by the router before the limiter runs: no X-RateLimit-* headers on it.',
     expect: ['GEN-04'],
     proxy: () => respond((res) => res.status === 405, (res) => ({ ...res, headers: res.headers.filter(([k]) => !/^x-ratelimit-/i.test(k)) })),
+  },
+  {
+    name: 'gen-hang-on-unnormalised-target',
+    description: 'The router normalises the target in a loop that never ends on a query string, a trailing slash or a doubled slash: the request is never answered.',
+    expect: ['GEN-02'],
+    env: { REQUEST_TIMEOUT_MS: '2000' },
+    proxy: () => ({
+      request(req) {
+        const p = req.path.split('?')[0]!;
+        return req.path.includes('?') || (p.length > 1 && p.endsWith('/')) || p.includes('//') ? 'swallow' : req;
+      },
+    }),
+  },
+  {
+    name: 'gen-invalid-body-accepted',
+    description: 'A lenient update handler ignores what it cannot read: a body that is not an object, lacks `quantity` or holds it as another type gets 200 with the item unchanged instead of 400.',
+    expect: ['GEN-03'],
+    proxy: () => ({
+      request: (req) => req,
+      ...respond((res, req) => isPatch(req) && res.status === 400 && /^-?\d+$/.test(idSegment(req) ?? ''), (res, req) => {
+        const body = `{"petId":${idSegment(req)},"quantity":0,"status":"available"}`;
+        return { status: 200, headers: headers.set(res.headers, 'Content-Type', 'application/json'), body: Buffer.from(body) };
+      }),
+    }),
+  },
+  {
+    name: 'gen-plain-text-errors',
+    description: 'Errors raised by the framework rather than the handlers (405, 413, 414, 415, 431) are written as `text/plain` reason phrases, not Error bodies.',
+    expect: ['GEN-03', 'GEN-08'],
+    proxy: () => respond((res) => res.status >= 400 && res.status < 500 && ![400, 401, 404, 429].includes(res.status), (res) => ({
+      ...res,
+      headers: headers.set(res.headers, 'Content-Type', 'text/plain; charset=utf-8'),
+      body: Buffer.from(`${res.status} Error`),
+    })),
   },
   {
     name: 'gen-int64-path-rounded',
