@@ -38,7 +38,7 @@ test('GEN-06 generated sequences of list, update and send message agree with a m
   const run = await runStateful(api, REPLAY ? 40 : ALLOCATION.stateful, SETTINGS.seed, REPLAY);
   testInfo.annotations.push({ type: 'evidence', description: `${run.sequences} sequence(s), ${run.requests} requests (seed ${SETTINGS.seed})` });
   const lines = run.findings.map(formatFinding);
-  if (run.failure) lines.push(`  sequence (shrunk in ${run.failure.shrinks} steps): ${run.failure.sequence}`, `  replay: ${replayCommand(run.failure.token)}`);
+  if (run.failure) lines.push(`  sequence (shrunk in ${run.failure.shrinks} steps${run.failure.shrinkCut ? ', shrinking stopped at the budget' : ''}): ${run.failure.sequence}`, `  replay: ${replayCommand(run.failure.token)}`);
   expect(lines, `GEN-06: expected every list to match the model and every change restored; observed:\n${lines.join('\n')}`).toEqual([]);
 });
 

@@ -82,7 +82,7 @@ export interface StatefulRun {
   sequences: number;
   requests: number;
   findings: Finding[];
-  failure?: { sequence: string; token: string; shrinks: number };
+  failure?: { sequence: string; token: string; shrinks: number; shrinkCut: boolean };
 }
 
 /** Puts every changed pet back and verifies it through the list. */
@@ -120,11 +120,15 @@ export async function runStateful(api: ApiClient, share: number, seed: number, r
   const findings: Finding[] = [];
   let sequences = 0;
   let last: Finding | undefined;
+  let cut = false;
   // Every sequence opens with an update of the first pet (an id beyond 2^53 when the list has one),
   // so each run proves a listed id is updatable by the id as listed; the rest is generated.
   const opening = fc.integer({ min: 0, max: 10_000 });
   const property = fc.asyncProperty(opening, fc.commands(commands, { maxCommands, ...(replay?.replayPath ? { replayPath: replay.replayPath } : {}) }), async (first, cmds) => {
-    if (budget.left <= 1) return true;
+    if (budget.left <= 1) {
+      if (last) cut = true;
+      return true;
+    }
     sequences++;
     const real: Real = { api, budget, changed: new Map() };
     const model: Model = { quantities: new Map(pets.map((p) => [p.id, p.quantity])) };
@@ -144,11 +148,12 @@ export async function runStateful(api: ApiClient, share: number, seed: number, r
   const details = await fc.check(property, { seed: runSeed, numRuns: 1, ...(replay?.path ? { path: replay.path } : {}) });
   const run: StatefulRun = { sequences, requests: api.requests - start, findings };
   if (details.failed && last) {
-    const text = `update ${pets[0]!.id} to ${String(details.counterexample?.[0])},${String(details.counterexample?.[1] ?? '')}, list`;
-    const replayPath = /replayPath="([^"]+)"/.exec(text)?.[1];
+    const generated = String(details.counterexample?.[1] ?? '');
+    const text = [`update ${pets[0]!.id} to ${String(details.counterexample?.[0])}`, generated.replace(/\s*\/\*replayPath=.*\*\//, ''), 'list'].filter(Boolean).join(', ');
+    const replayPath = /replayPath="([^"]+)"/.exec(generated)?.[1];
     const token: ReplayToken = { check: 'stateful', seed: runSeed, ...(details.counterexamplePath ? { path: details.counterexamplePath } : {}), ...(replayPath ? { replayPath } : {}) };
     findings.push({ ...last, message: api.redact(last.message), observed: api.redact(last.observed) });
-    run.failure = { sequence: text.replace(/\s*\/\*replayPath=.*\*\//, ''), token: encodeToken(token), shrinks: details.numShrinks };
+    run.failure = { sequence: text, token: encodeToken(token), shrinks: details.numShrinks, shrinkCut: cut };
   } else if (details.failed && details.errorInstance) {
     throw details.errorInstance;
   }
