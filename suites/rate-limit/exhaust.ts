@@ -152,6 +152,8 @@ export async function exhaust(o: ExhaustOptions): Promise<ExhaustRecord> {
 
   while (!rec.refused) {
     if (rec.overAdmission) return rec;
+    /** Reset at the start of this count: unchanged through it means a fixed window (or a sliding one before any expiry). */
+    const startReset = rateLimitOf(res).reset;
     let remaining = rateLimitOf(res).remaining;
     if (remaining === undefined) {
       rec.aborted = `${res.label}: no integer X-RateLimit-Remaining (${rateLimitOf(res).raw.remaining ?? 'none'}); the limit cannot be approached by count`;
@@ -225,14 +227,21 @@ export async function exhaust(o: ExhaustOptions): Promise<ExhaustRecord> {
     }
     const a = rateLimitOf(last);
     const b = rateLimitOf(res);
+    // Only a window whose Reset held still through the count can be judged: a new Reset is a new
+    // window, and a Reset that moved during the count is a sliding window or a token bucket, which
+    // may let one more in as soon as it refills (Remaining is rounded down). Legitimate: count again.
     const windowMoved =
-      (b.remaining ?? 0) > 0 && (b.reset !== a.reset || (b.dateMs ?? 0) / 1000 >= (a.reset ?? Infinity) - 1);
+      b.reset !== a.reset ||
+      a.reset !== startReset ||
+      ((b.remaining ?? 0) > 0 && (b.dateMs ?? 0) / 1000 >= (a.reset ?? Infinity) - 1);
     if (windowMoved) {
       if (++rec.restarts > maxRestarts) {
-        rec.aborted = `a new window began each time Remaining reached 0 on ${o.key} (${rec.restarts} times); the limit was not reached inside one window`;
+        rec.notCertified =
+          `a new window began (or the key refilled) each time Remaining reached 0 on ${o.key} (${rec.restarts} times); ` +
+          'the limit was not reached inside one window';
         return rec;
       }
-      log('[rate-limit] a new window began just as Remaining reached 0; counting again');
+      log('[rate-limit] a new window began (or the key refilled) just as Remaining reached 0; counting again');
       continue;
     }
     rec.overAdmission =
