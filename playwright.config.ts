@@ -61,6 +61,8 @@ export default defineConfig({
       name: 'generated',
       testMatch: 'generated/**/*.spec.ts',
       fullyParallel: false,
+      // One at a time: the generated cases, the sequences and the concurrency check share the pets they change.
+      workers: 1,
       metadata: { readonly: true } satisfies PhaseMetadata,
     },
   ],
