@@ -98,9 +98,9 @@ export class WindowCounter {
     if (!ok(s)) return undefined;
     const info = rateLimitOf(s);
     if (info.reset === undefined || info.reset < 1e9 || info.reset > 1e12 || info.limit === undefined) return undefined;
-    // Within the last 2 s before Reset (whose resolution is one second) a sliding window may
-    // already have let its oldest request go while Reset still reads the same: not counted.
-    if ((info.dateMs ?? s.receivedAtMs) >= (info.reset - 2) * 1000) return undefined;
+    // In the last second before Reset (Date and Reset have one-second resolution) a sliding
+    // window may already have let its oldest request go while Reset still reads the same: not counted.
+    if ((info.dateMs ?? s.receivedAtMs) >= (info.reset - 1) * 1000) return undefined;
     const w = this.admitted.get(info.reset) ?? { count: 0, limit: info.limit };
     w.count++;
     w.limit = Math.max(w.limit, info.limit);

@@ -167,7 +167,7 @@ for (const kind of ['fixed', 'sliding', 'bucket'] as const) {
 
 test('a limiter whose headers are self-consistent but which admits Limit + 1 per window is caught as over-admission, with no ban', async () => {
   test.setTimeout(60_000);
-  // Over-admission is counted outside the last 2 s before Reset (a sliding window may move then):
+  // Over-admission is counted outside the last second before Reset (a sliding window may move then):
   // start at the beginning of a 10 s window.
   await new Promise((r) => setTimeout(r, 10_000 - (Date.now() % 10_000) + 100));
   const { record: r, stats } = await certify429('fixed-plus-one', 200, 10_000);
