@@ -20,9 +20,10 @@ function describe(o: StagingOutcome): string {
   return `verdict ${o.verdict} (exit ${o.exitCode}) in ${(o.durationMs / 1000).toFixed(1)} s\n  failing:\n${failing}\n  not certified:\n${nc}${o.verdict === 'missing' ? `\n  certify output (tail):\n${o.tail}` : ''}`;
 }
 
-/** The promise of a staging run: pass, nothing early, no ban, store restored. */
+/** The promise of a staging run: pass with everything certified, nothing early, no ban, store restored. */
 export function expectSafePass(name: string, o: StagingOutcome): void {
   expect(o.verdict, `certify under [${name}] against a conformant server: expected verdict pass\n  ${describe(o)}`).toBe('pass');
+  expect(o.notCertified, `[${name}] requirements left not certified (every key and plan is given: none expected)`).toEqual({});
   expect(o.retry.early, `[${name}] requests sent on a key while its 429's Retry-After was pending (expected none)`).toEqual({});
   expect(o.retry.bans, `[${name}] bans earned (expected none)`).toEqual({});
   expect(o.restored, `[${name}] the store after the run equals the store before\n  before: ${o.before}\n  after:  ${o.after}`).toBe(true);

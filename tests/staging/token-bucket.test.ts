@@ -1,0 +1,12 @@
+/**
+ * certify against a token-bucket limiter (a legitimate choice: the spec does not say how the limit
+ * is counted) under the strict ban: passes, sends nothing early, earns no ban, restores the store.
+ */
+import { test } from '@playwright/test';
+import { expectSafePass, RUN_TIMEOUT_MS, runUnder } from './helpers.ts';
+
+test('token bucket + strict ban: certify passes, sends nothing early, earns no ban, restores the store', async () => {
+  test.setTimeout(RUN_TIMEOUT_MS + 60_000);
+  const conditions = ['token-bucket', 'strict-ban'];
+  expectSafePass(conditions.join(' + '), await runUnder(conditions));
+});
