@@ -154,7 +154,12 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Runni
   const watch = new RetryWatch({ env: options.env, strictBanMs: options.strictBanMs });
   const closing: HeaderList = options.connectionClose ? [['Connection', 'close']] : [];
 
-  const send = (req: ProxyRequest, body?: NodeJS.ReadableStream) =>
+  /**
+   * Forwards one request upstream. A kept-alive socket the upstream closed just as it was reused
+   * fails with ECONNRESET before any answer (an HTTP/1.1 race, not the upstream's answer): a
+   * buffered request is then sent again once on a fresh connection, as HTTP clients do.
+   */
+  const send = (req: ProxyRequest, body?: NodeJS.ReadableStream, retried = false): Promise<http.IncomingMessage> =>
     new Promise<http.IncomingMessage>((resolve, reject) => {
       const outHeaders = req.headers.filter(([k]) => !HOP_BY_HOP.has(k.toLowerCase()));
       const up = client.request(
@@ -169,7 +174,10 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Runni
         } as http.RequestOptions,
         resolve,
       );
-      up.on('error', reject);
+      up.on('error', (err: NodeJS.ErrnoException) => {
+        if (!body && !retried && up.reusedSocket && (err.code === 'ECONNRESET' || err.code === 'EPIPE')) resolve(send(req, undefined, true));
+        else reject(err);
+      });
       if (body) body.pipe(up);
       else up.end(req.body);
     });
@@ -206,7 +214,10 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Runni
         return write(res, banned, arrived.method);
       }
       let req: ProxyRequest = arrived;
-      let stream: NodeJS.ReadableStream | undefined = inc;
+      // A request without a body is not streamed, so that it can be sent again (see `send`).
+      const bodiless = !inc.headers['content-length'] && !inc.headers['transfer-encoding'];
+      let stream: NodeJS.ReadableStream | undefined = bodiless ? undefined : inc;
+      if (bodiless && !hooks.request) inc.resume();
       if (hooks.request) {
         req.body = await readBody(inc);
         stream = undefined;

@@ -229,3 +229,35 @@ test('staging transport: https with a private CA (verified) and Connection: clos
     await up.close();
   }
 });
+
+test('a kept-alive upstream socket closed as it is reused is retried once, not answered 502', async () => {
+  // An upstream that drops a kept-alive connection when a second request arrives on it (as a
+  // server does whose idle timeout fires just then): the proxy meets ECONNRESET on a reused socket.
+  let answered = 0;
+  let dropped = 0;
+  const used = new WeakSet<object>();
+  const server = http.createServer((req, res) => {
+    req.resume();
+    if (used.has(req.socket)) {
+      dropped++;
+      return req.socket.destroy();
+    }
+    used.add(req.socket);
+    answered++;
+    res.writeHead(200, ['Content-Type', 'application/json', 'Content-Length', '2']);
+    res.end('[]');
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const up = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const proxy = await startFaultProxy({ upstream: up });
+  try {
+    const statuses: number[] = [];
+    for (let i = 0; i < 5; i++) statuses.push((await fetch(`${proxy.url}/v1/inventory`)).status);
+    expect(statuses).toEqual([200, 200, 200, 200, 200]);
+    expect(dropped, 'the race happened').toBeGreaterThan(0);
+    expect(answered).toBe(5);
+  } finally {
+    await proxy.close();
+    await new Promise<void>((r) => { server.close(() => r()); server.closeAllConnections(); });
+  }
+});
