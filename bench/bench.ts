@@ -482,7 +482,7 @@ function model(three: RunResult[], one: RunResult[]): void {
   const rps = median(three.map((r) => r.rps));
   const line1 = `instances CPU per request: ${cpu.toFixed(1)} µs with 3 instances, ${cpuOne.toFixed(1)} µs with 1 (primary, workers and redis-server together). ` +
     `On 2 cores shared with the load generator (about one core) the server side has one core whatever the number of instances, ` +
-    `so 3 instances cannot beat 1 here: the ratio shows only the cost of the extra processes.`;
+    `so 3 instances can only fill the time one instance waits for Redis; beyond that the ratio shows the cost of the extra processes.`;
   console.log(line1);
   summary.push(line1);
   {
