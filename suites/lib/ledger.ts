@@ -77,11 +77,34 @@ export interface ListedTest {
 export const ID_PATTERN = /^[A-Z]+-\d{2}$/;
 const FIELDS = new Set(['id', 'section', 'quote', 'level', 'source', 'decision', 'excluded', 'experimental']);
 
+/** The ledger's top-level keys: the spec it quotes (with its digest) and the requirements. */
+const TOP_LEVEL = new Set(['spec', 'requirements']);
+
+/** The ledger's `spec:` record: the file its `spec` quotes come from and that file's SHA-256 (hex). */
+export interface LedgerSpec {
+  file: string;
+  sha256: string;
+}
+
 /** Parses the ledger text; shape problems are returned by `checkLedger`, not thrown. */
 export function parseLedger(text: string): unknown[] {
   const doc = parseYaml(text) as { requirements?: unknown } | null;
   if (!doc || !Array.isArray(doc.requirements)) throw new Error('the ledger has no `requirements:` list');
+  const unknown = Object.keys(doc).filter((k) => !TOP_LEVEL.has(k));
+  if (unknown.length) throw new Error(`the ledger has unknown top-level key(s): ${unknown.join(', ')} (allowed: ${[...TOP_LEVEL].join(', ')})`);
   return doc.requirements;
+}
+
+/** The ledger's `spec:` record; throws when it is missing or malformed (a file name and a 64-hex-digit sha256). */
+export function ledgerSpec(text: string): LedgerSpec {
+  const spec = (parseYaml(text) as { spec?: unknown } | null)?.spec as Record<string, unknown> | undefined;
+  if (!spec || typeof spec !== 'object') throw new Error('the ledger has no `spec:` record (file and sha256 of the spec it quotes)');
+  const { file, sha256 } = spec;
+  if (typeof file !== 'string' || !file.trim()) throw new Error('the ledger\'s spec.file is not a file name');
+  if (typeof sha256 !== 'string' || !/^[0-9a-f]{64}$/.test(sha256)) throw new Error(`the ledger's spec.sha256 is not 64 lowercase hex digits: ${JSON.stringify(sha256)}`);
+  const extra = Object.keys(spec).filter((k) => k !== 'file' && k !== 'sha256');
+  if (extra.length) throw new Error(`the ledger's spec record has unknown field(s): ${extra.join(', ')}`);
+  return { file, sha256 };
 }
 
 /** Problems of the ledger itself: ids (format, uniqueness), required fields, levels, sources, unknown fields. */

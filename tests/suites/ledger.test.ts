@@ -3,11 +3,12 @@
  * (`suites/requirements.yaml`, `suites/lib/ledger.ts`).
  */
 import { test, expect } from '@playwright/test';
+import { createHash } from 'node:crypto';
 import fs, { readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import {
-  checkLedger, checkLedgerSync, listSuites as listing, loadLedger, parseLedger, phasesByRequirement, quotesNotVerbatim,
+  checkLedger, checkLedgerSync, ledgerSpec, listSuites as listing, loadLedger, parseLedger, phasesByRequirement, quotesNotVerbatim,
   requirementsOf, SOURCE_FILES, titleId, type ListedTest,
 } from '../../suites/lib/ledger.ts';
 
@@ -105,6 +106,21 @@ test('every spec quote is verbatim in the spec, every rules quote in shared/note
   expect(quotesNotVerbatim(spoiled, sources)).toEqual([{ id: 'AUTH-03', source: 'spec' }, { id: 'RL-11', source: 'spec' }, { id: 'AUTH-07', source: 'rules' }]);
   // Wrapping differs from the source: whitespace is normalised.
   expect(quotesNotVerbatim([{ ...entries.find((e) => e.id === 'AUTH-03')!, quote: 'A missing or invalid\n   key yields 401 with an Error body.' }], sources)).toEqual([]);
+});
+
+test('the ledger records the spec it quotes: spec.file names the spec and spec.sha256 is its digest', () => {
+  const spec = ledgerSpec(ledgerText);
+  expect(path.basename(SOURCE_FILES.spec), 'spec.file names the spec the quotes are checked against').toBe(spec.file);
+  sourceText(SOURCE_FILES.spec); // fails, naming the file, when the spec is not beside the repository
+  const digest = createHash('sha256').update(fs.readFileSync(SOURCE_FILES.spec)).digest('hex');
+  expect(spec.sha256, `spec.sha256 in suites/requirements.yaml is the SHA-256 of ${SOURCE_FILES.spec} (update it, and the quotes, when the spec changes)`).toBe(digest);
+  // The record is read strictly: a missing or malformed one, or an unknown top-level key, throws.
+  const withSpec = (lines: string) => ledgerText.replace(/^spec:\n(?:  .*\n)+/m, lines);
+  expect(() => ledgerSpec(withSpec(''))).toThrow(/no `spec:` record/);
+  expect(() => ledgerSpec(withSpec(`spec:\n  file: inventory-service.md\n  sha256: ${digest.slice(1)}\n`))).toThrow(/64 lowercase hex/);
+  expect(() => ledgerSpec(withSpec(`spec:\n  file: inventory-service.md\n  sha256: ${digest}\n  version: 1\n`))).toThrow(/unknown field\(s\): version/);
+  expect(() => parseLedger(`specs: {}\n${ledgerText}`)).toThrow(/unknown top-level key\(s\): specs/);
+  expect(withSpec('')).not.toMatch(/^spec:/m);
 });
 
 test('loadLedger (certify): the quote becomes a one-line title; source, excluded and experimental are read; any problem throws', () => {
