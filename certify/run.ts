@@ -21,7 +21,7 @@ import { printSummary } from './steps/print.ts';
 import { resolveTarget, type ResolvedTarget } from './steps/resolve-target.ts';
 import { runPhases } from './steps/run-phases.ts';
 import { scanSecrets } from './steps/scan-secrets.ts';
-import { certificateStep } from './certificate/index.ts';
+import { certificateStep, type WrittenCertificate } from './certificate/index.ts';
 import type { LedgerRequirement, PacingSummary, VerdictInput } from './verdict.ts';
 
 export { mergeLoadReports };
@@ -55,6 +55,8 @@ export interface RunOptions {
   signal?: AbortSignal;
   /** For tools and tests: run only these of the profile's phases (the others are neither run nor listed). */
   onlyPhases?: Phase[];
+  /** Receives what the certificate step wrote (undefined: it could not be written), so a caller such as the CLI gates on it without writing it again. */
+  onCertificate?: (written: WrittenCertificate | undefined) => void;
 }
 
 type Out = (text: string) => void;
@@ -229,7 +231,8 @@ export async function runCertify(options: RunOptions): Promise<number> {
     report = judge({ ...verdictInput, secretFindings: [...redactions.leaks, ...scan.findings] }, reportsDir, redact, extra);
   }
 
-  certificateStep({ report, reportsDir, env, write: say, redact });
+  const certificate = certificateStep({ report, reportsDir, env, write: say, redact });
+  options.onCertificate?.(certificate);
 
   // Step: print.
   printSummary(report, say, {

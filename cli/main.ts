@@ -12,7 +12,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { applyBaseline, baselineFromReport, parseBaseline } from '../certify/baseline.ts';
-import { CERTIFICATE_JSON, verifyCertificate, writeCertificate, type WrittenCertificate } from '../certify/certificate/index.ts';
+import { verifyCertificate, type WrittenCertificate } from '../certify/certificate/index.ts';
 import { isHarnessProblem } from '../certify/certificate/gate.ts';
 import { loadPrivateKey } from '../certify/certificate/sign.ts';
 import { redactorFor, secretsFromEnv } from '../certify/secrets.ts';
@@ -161,16 +161,6 @@ export function describeSettings(
   return `Settings of this run (nothing was sent):\n${lines.join('\n')}\n`;
 }
 
-/** The certificate of this run: the one certify's step wrote, or written here. */
-function certificateOf(report: ConformanceReport, reportsDir: string, env: Record<string, string | undefined>, redact: (text: string) => string): WrittenCertificate {
-  const jsonFile = path.join(reportsDir, CERTIFICATE_JSON);
-  const existing = readReport(jsonFile) as unknown as WrittenCertificate['certificate'] | undefined;
-  if (existing?.generatedAt === report.generatedAt && existing.results?.gate) {
-    return { certificate: existing, gate: existing.results.gate, jsonFile, htmlFile: path.join(reportsDir, 'certificate.html') };
-  }
-  return writeCertificate({ report, reportsDir, env, redact });
-}
-
 async function certify(io: Io, args: ReturnType<typeof parseArgs>, extraEnv: Record<string, string> = {}, onlyPhases?: string[]): Promise<number> {
   const replaying = extraEnv.CONFORMANCE_REPLAY !== undefined;
   const json = args.own['--json'] === 'true';
@@ -189,7 +179,15 @@ async function certify(io: Io, args: ReturnType<typeof parseArgs>, extraEnv: Rec
 
   // Loaded on demand: --help and verify need none of the run's machinery.
   const { runCertify } = await import('../certify/run.ts');
-  const code = await runCertify({ env, write: say, ...(io.signal ? { signal: io.signal } : {}), ...(onlyPhases ? { onlyPhases } : {}) });
+  // certify's certificate step is the one writer of the certificate; the CLI gates on what it wrote.
+  let written: WrittenCertificate | undefined;
+  const code = await runCertify({
+    env,
+    write: say,
+    onCertificate: (w) => (written = w),
+    ...(io.signal ? { signal: io.signal } : {}),
+    ...(onlyPhases ? { onlyPhases } : {}),
+  });
   if (code === EXIT.usage || code === EXIT.unreachable) return code;
   const report = readReport(path.join(reportsDir, 'conformance.json'));
   if (!report) {
@@ -197,14 +195,12 @@ async function certify(io: Io, args: ReturnType<typeof parseArgs>, extraEnv: Rec
     return EXIT.harness;
   }
   if (replaying) return replayOutcome(report, say);
-  let written: WrittenCertificate;
-  try {
-    written = certificateOf(report, reportsDir, env, redact);
-  } catch (error) {
-    say(redact(`${BIN}: no certificate: ${(error as Error).message.split('\n')[0]} (exit ${EXIT.harness})\n`));
+  if (!written) {
+    // The step said why (an unreadable baseline or key file, a key in the certificate).
+    say(`${BIN}: no certificate was written (exit ${EXIT.harness})\n`);
     return EXIT.harness;
   }
-  const { gate, certificate } = written;
+  const { gate, certificate } = written as WrittenCertificate;
   const b = certificate.results.baseline;
   if (b) {
     say(`\nbaseline ${b.file}: ${b.known.length} known failure(s)${b.known.length ? ` (${b.known.map((k) => k.id).join(', ')})` : ''}, ${b.newFailures.length} new${b.newFailures.length ? ` (${b.newFailures.map((k) => k.id).join(', ')})` : ''}\n`);
