@@ -15,21 +15,27 @@ export const DEFAULT_CONFIG = 'conformance.yaml';
 
 /** Fields of a target that hold keys, and the variable each feeds. */
 export const KEY_FIELDS = { apiKey: 'API_KEY', rateLimitKey: 'RATE_LIMIT_KEY', loadKey: 'LOAD_KEY' } as const;
-const TARGET_FIELDS: Record<string, string> = {
+/** Fields of a target, and the variable each feeds. */
+export const TARGET_FIELDS: Record<string, string> = {
   baseUrl: 'BASE_URL',
   apiUrl: 'API_URL',
   apiPlan: 'API_PLAN',
   rateLimitPlan: 'RATE_LIMIT_PLAN',
   missingPetId: 'MISSING_PET_ID',
+  insecureTls: 'INSECURE_TLS',
   ...KEY_FIELDS,
 };
-const TOP_FIELDS: Record<string, string> = {
+/** Top-level fields, and the variable each feeds (`thresholds` and `budgets` keys map by `variableOf`). */
+export const TOP_FIELDS: Record<string, string> = {
   profile: 'CONFORMANCE_PROFILE',
+  loadSaturate: 'LOAD_SATURATE',
   strict: 'CONFORMANCE_STRICT',
   baseline: 'CONFORMANCE_BASELINE',
   reportsDir: 'REPORTS_DIR',
   signingKeyFile: 'CONFORMANCE_SIGNING_KEY_FILE',
 };
+/** Settings the file does not hold: the file itself, the target chosen in it, a replay token. */
+export const NOT_IN_FILE = ['CONFORMANCE_CONFIG', 'CONFORMANCE_TARGET', 'CONFORMANCE_REPLAY'] as const;
 /** Fields holding a file path, resolved against the config file's folder. */
 const PATH_VARIABLES = new Set(['CONFORMANCE_BASELINE', 'REPORTS_DIR', 'CONFORMANCE_SIGNING_KEY_FILE']);
 
