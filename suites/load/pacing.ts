@@ -8,7 +8,8 @@
  * key's state for every worker and phase); `processPacer()` keeps the state in this process, for
  * the checks' own tests that run without a coordinator.
  */
-import { Pacer, PacerWaitTooLong, type PaceMode } from '../lib/pacer.ts';
+import { KeyPacer, type PaceMode } from '../pacing/pacer.ts';
+import { PacingNotCertified } from '../pacing/client.ts';
 
 /** What a lease needs of a response. */
 export interface LeaseResponse {
@@ -35,8 +36,8 @@ export interface LoadPacer {
 
 /** The pacer would have to wait longer than `MAX_RETRY_AFTER_S`: the requirement is not certified. */
 export function isPacerWaitTooLong(error: unknown): error is Error {
-  // The coordinator's client throws `PacingNotCertified` (suites/pacing/client.ts).
-  return error instanceof PacerWaitTooLong || (error instanceof Error && error.name === 'PacingNotCertified');
+  // Both pacers throw `PacingNotCertified` (suites/pacing/client.ts).
+  return error instanceof PacingNotCertified || (error instanceof Error && error.name === 'PacingNotCertified');
 }
 
 /** What the load checks use of the run-wide coordinator's client (suites/pacing/client.ts). */
@@ -71,31 +72,57 @@ export function runPacer(client: CoordinatorClient): LoadPacer {
   };
 }
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, ms)));
-
 /**
- * A pacer for this process: one `Pacer` per key label, holding every request on a key until a
- * pending 429's Retry-After has passed. `maxWaitMs` bounds a wait (`PacerWaitTooLong` past it).
+ * A pacer for this process: one `KeyPacer` (suites/pacing/pacer.ts, the logic the run-wide
+ * coordinator runs) per key label, asked in turn by one acquirer at a time per key. Nothing is
+ * granted while a 429's Retry-After is pending; a wait beyond `maxWaitMs` throws `PacingNotCertified`.
  */
 export function processPacer(maxWaitMs: number): LoadPacer {
-  const pacers = new Map<string, Pacer>();
+  const keys = new Map<string, { pacer: KeyPacer; turn: Promise<void>; wake?: () => void }>();
   return {
     async acquire(keyLabel, { mode, count }) {
-      let pacer = pacers.get(keyLabel);
-      if (!pacer) pacers.set(keyLabel, (pacer = new Pacer({ label: keyLabel, reserve: 2, maxWaitMs })));
-      const plan = pacer.plan(Date.now(), mode);
-      if (plan.waitMs > 0) await sleep(plan.waitMs);
-      pacer.waited(Date.now());
-      let open = count;
-      for (let i = 0; i < count; i++) pacer.begin();
+      let k = keys.get(keyLabel);
+      if (!k) keys.set(keyLabel, (k = { pacer: new KeyPacer({ label: keyLabel, reserve: 2, maxWaitMs }), turn: Promise.resolve() }));
+      const key = k;
+      const before = key.turn;
+      let done!: () => void;
+      key.turn = new Promise<void>((resolve) => (done = resolve));
+      await before;
+      let granted: number;
+      try {
+        for (;;) {
+          const d = key.pacer.decide(Date.now(), { mode, count });
+          if (d.kind === 'not-certified') throw new PacingNotCertified(d.reason);
+          if (d.kind === 'grant') {
+            key.pacer.granted(Date.now(), d.count);
+            granted = d.count;
+            break;
+          }
+          // A timed wait, or (requests in flight) until a response or a release on this key.
+          await new Promise<void>((resolve) => {
+            const timer = d.waitMs !== undefined ? setTimeout(() => key.wake?.(), Math.max(1, d.waitMs)) : undefined;
+            key.wake = () => {
+              if (timer) clearTimeout(timer);
+              key.wake = undefined;
+              resolve();
+            };
+          });
+        }
+      } finally {
+        done();
+      }
+      let open = granted;
       return {
-        granted: count,
+        granted,
         observe(r) {
           if (open > 0) open--;
-          pacer!.observe({ status: r.status, headers: r.headers, receivedAtMs: r.receivedAt });
+          key.pacer.observe({ status: r.status, headers: r.headers, receivedAtMs: r.receivedAt, mode });
+          key.wake?.();
         },
         async release() {
-          for (; open > 0; open--) pacer!.abort();
+          key.pacer.release(open);
+          open = 0;
+          key.wake?.();
         },
       };
     },

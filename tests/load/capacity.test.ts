@@ -134,7 +134,18 @@ test('a LOAD_KEY that meets its limit stops the load at the first 429 (not certi
   const store = new RecordingStore();
   const server = await startReferenceServer({ port: 0, minuteWindowMs: 3000, banMs: 3000, store });
   try {
-    const outcome = await runCapacityCheck(config(server.baseUrl, { loadKey: server.keys.free, mode: 'mix', durationS: 2, ratePerS: 60, connections: 1, maxRetryAfterS: 10 }));
+    const running = runCapacityCheck(config(server.baseUrl, { loadKey: server.keys.free, mode: 'mix', durationS: 2, ratePerS: 60, connections: 1, maxRetryAfterS: 10 }));
+    let finished = false;
+    void running.finally(() => (finished = true));
+    // The pacer keeps within X-RateLimit-Remaining, so the limit is met only when another client
+    // spends the key: once the load runs, one does, one request at a time, down to Remaining 1.
+    while (!finished && store.of('key:free').length < 3) await new Promise((r) => setTimeout(r, 5));
+    for (let remaining = Infinity; !finished && remaining > 1; ) {
+      const r = await fetch(`${server.baseUrl}/inventory`, { headers: { authorization: `Bearer ${server.keys.free}` } });
+      await r.arrayBuffer();
+      remaining = r.status === 200 ? Number(r.headers.get('x-ratelimit-remaining')) : 0;
+    }
+    const outcome = await running;
     expect(outcome.findings).toContainEqual(
       expect.objectContaining({ id: 'LOAD-01', part: 'prerequisite', level: 'not-certified', expected: 'no 429 on LOAD_KEY' }),
     );

@@ -127,3 +127,25 @@ test('a 429 to the first request after a 429\'s wait is reported as a suspected 
   answer(p, 429, h(0, reset(30), T0 + 1100, { 'Retry-After': '600' }), T0 + 1100);
   expect(p.report().suspectedBans).toBe(1);
 });
+
+test('a 429 with an HTTP-date Retry-After in any of the three formats (IMF-fixdate, RFC 850, asctime) holds until that date', () => {
+  // T0 is Sun, 22 Nov 2026 08:00:00 GMT; each value is T0 + 4 s.
+  for (const value of ['Sun, 22 Nov 2026 08:00:04 GMT', 'Sunday, 22-Nov-26 08:00:04 GMT', 'Sun Nov 22 08:00:04 2026']) {
+    const p = pacer();
+    const r = answer(p, 429, { 'Retry-After': value, Date: new Date(T0).toUTCString() });
+    expect(r.retryAfterProblem).toBeUndefined();
+    expect(r.blockedForMs).toBe(4000 + p.options.retryAfterMarginMs);
+    expect(p.decide(T0 + 4000, { mode: 'exhaust' }).kind).toBe('wait');
+    expect(p.decide(T0 + 4000 + p.options.retryAfterMarginMs, { mode: 'exhaust' }).kind).toBe('grant');
+  }
+});
+
+test('requests in flight count against Remaining; a release gives them back', () => {
+  const p = pacer(2);
+  answer(p, 200, h(5, reset(30)));
+  p.granted(T0, 3);
+  expect(p.decide(T0, { mode: 'paced' })).toMatchObject({ kind: 'wait' });
+  p.release(1);
+  expect(p.decide(T0, { mode: 'paced', count: 5 })).toEqual({ kind: 'grant', count: 1 });
+  expect(p.report()).toMatchObject({ granted: 4, released: 1 });
+});
