@@ -20,12 +20,13 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { readSettings } from '../../settings/index.ts';
 import { KeyPacer, type KeyReport, type PaceMode, type PacerOptions } from './pacer.ts';
 
 export interface CoordinatorOptions {
-  /** Longest wait before a grant is answered not-certified (default `MAX_RETRY_AFTER_S`, else 120 s). */
+  /** Longest wait before a grant is answered not-certified (default the setting `MAX_RETRY_AFTER_S`). */
   maxWaitMs?: number;
-  /** Requests `paced` grants keep in hand on each key (default `WORKERS` + 1, else 3). */
+  /** Requests `paced` grants keep in hand on each key (default the setting `WORKERS` + 1). */
   reserve?: number;
   /** A lease not observed nor released within this time ends by itself (default 120 s; the client sets its own). */
   leaseTtlMs?: number;
@@ -89,10 +90,10 @@ const MAX_BODY = 4 * 1024 * 1024;
 /** Starts the coordinator on 127.0.0.1, port 0. */
 export async function startPacerCoordinator(options: CoordinatorOptions = {}): Promise<PacerCoordinator> {
   const now = options.now ?? (() => Date.now());
-  const envWait = Number(process.env.MAX_RETRY_AFTER_S);
-  const envWorkers = Number(process.env.WORKERS);
-  const maxWaitMs = options.maxWaitMs ?? (envWait > 0 ? envWait * 1000 : 120_000);
-  const reserve = options.reserve ?? (envWorkers > 0 ? Math.floor(envWorkers) + 1 : 3);
+  // The settings module's one rule (and default) for each variable; a bad value holds its default.
+  const settings = readSettings().values;
+  const maxWaitMs = options.maxWaitMs ?? settings.MAX_RETRY_AFTER_S * 1000;
+  const reserve = options.reserve ?? settings.WORKERS + 1;
   const defaultTtl = options.leaseTtlMs ?? 120_000;
 
   const keys = new Map<string, { pacer: KeyPacer; queue: Waiter[]; timer?: NodeJS.Timeout }>();
