@@ -15,6 +15,39 @@ test('docs: the vendor guide lists every exit code with its meaning, as the CLI 
   for (const e of EXIT_DESCRIPTIONS) expect(help()).toContain(`${e.code}  ${e.meaning}`);
 });
 
+test('docs: the README lists every exit code with its meaning, as the CLI defines them', () => {
+  const text = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+  const table = /<!-- exit-codes -->\n([\s\S]*?)<!-- \/exit-codes -->/.exec(text)?.[1] ?? '';
+  expect(table.trim(), 'README.md: the table between <!-- exit-codes --> markers').toBe(['| code | meaning |', '|---|---|', ...EXIT_DESCRIPTIONS.map((e) => `| ${e.code} | ${e.meaning} |`)].join('\n'));
+  // The README's two commands stay first.
+  expect(/```sh\n([^`]*)```/.exec(text)?.[1]?.split('\n').map((l) => l.split('#')[0]!.trim()).filter(Boolean)).toEqual(['npm ci && npm run certify', 'npm test']);
+});
+
+/** Every user-facing document: the README, docs/, and each folder's README. */
+function userDocs(): string[] {
+  const out = ['README.md', ...fs.readdirSync(path.join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+  const walk = (dir: string) => {
+    for (const e of fs.readdirSync(path.join(ROOT, dir), { withFileTypes: true })) {
+      if (!e.isDirectory() || ['node_modules', 'reports', 'test-results', '.git'].includes(e.name) || e.name.startsWith('.')) continue;
+      const sub = dir ? `${dir}/${e.name}` : e.name;
+      if (fs.existsSync(path.join(ROOT, sub, 'README.md'))) out.push(`${sub}/README.md`);
+      walk(sub);
+    }
+  };
+  walk('');
+  return out;
+}
+
+test('docs: no user-facing document (README, docs/, folder READMEs, --help) points outside the repository', () => {
+  const outside = /\.\.\/shared|\/work\/|shared\/(spec|notes)\//;
+  const docs = userDocs();
+  expect(docs).toEqual(expect.arrayContaining(['README.md', 'docs/vendor-guide.md', 'cli/README.md', 'suites/generated/README.md']));
+  const offending = docs.filter((d) => outside.test(fs.readFileSync(path.join(ROOT, d), 'utf8')));
+  expect(offending, 'documents naming a file outside the repository (say "the Inventory Service specification" and point to suites/requirements.yaml)').toEqual([]);
+  expect(help()).not.toMatch(outside);
+  expect(outside.test('see ../shared/spec/inventory-service.md')).toBe(true);
+});
+
 for (const doc of DOCS) {
   test(`docs: ${doc} links only to files of this repository, and they exist`, () => {
     const text = fs.readFileSync(path.join(ROOT, doc), 'utf8');
