@@ -1,13 +1,11 @@
 /**
  * Redaction: every text the suite writes (annotations, error messages, evidence) passes through
- * here so that no key reaches a report. Pure functions.
+ * here so that no key reaches a report, replaced by its placeholder (`<API_KEY>`). Pure functions.
+ * The secrets are the harness's one `Secret` type (certify/secrets.ts: `secretsOf`).
  */
+import { placeholderOf, type Secret } from '../../certify/secrets.ts';
 
-export interface Secret {
-  value: string;
-  /** What replaces it, e.g. `<API_KEY>`. */
-  placeholder: string;
-}
+export type { Secret } from '../../certify/secrets.ts';
 
 function escapeRegExp(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -31,14 +29,14 @@ export function secretForms(value: string): string[] {
 /**
  * Replaces every occurrence of each secret (case-insensitively, so a case-changed key is hidden
  * too; also base64 and URL-encoded) by its placeholder. Secrets shorter than 4 characters are
- * ignored (they would redact ordinary text).
+ * ignored (they would redact ordinary text). A secret is replaced by `placeholderOf(name)`, e.g. `<API_KEY>`.
  */
 export function redact(text: string, secrets: readonly Secret[]): string {
   let out = text;
   for (const s of secrets) {
     if (!s.value || s.value.length < 4) continue;
     for (const form of secretForms(s.value)) {
-      out = out.replace(new RegExp(escapeRegExp(form), 'gi'), s.placeholder);
+      out = out.replace(new RegExp(escapeRegExp(form), 'gi'), placeholderOf(s.name));
     }
   }
   return out;
@@ -47,13 +45,4 @@ export function redact(text: string, secrets: readonly Secret[]): string {
 /** True if any form of any secret occurs in `text`. */
 export function containsSecret(text: string, secrets: readonly Secret[]): boolean {
   return redact(text, secrets) !== text;
-}
-
-/** The keys of a run (`API_KEY`, `RATE_LIMIT_KEY`, `LOAD_KEY`) with their placeholders. */
-export function keySecrets(keys: { apiKey?: string; rateLimitKey?: string; loadKey?: string }): Secret[] {
-  const out: Secret[] = [];
-  if (keys.apiKey) out.push({ value: keys.apiKey, placeholder: '<API_KEY>' });
-  if (keys.rateLimitKey && keys.rateLimitKey !== keys.apiKey) out.push({ value: keys.rateLimitKey, placeholder: '<RATE_LIMIT_KEY>' });
-  if (keys.loadKey && keys.loadKey !== keys.apiKey && keys.loadKey !== keys.rateLimitKey) out.push({ value: keys.loadKey, placeholder: '<LOAD_KEY>' });
-  return out;
 }

@@ -12,7 +12,7 @@ import type { TestInfo } from '@playwright/test';
 import { readSettings, problemsOf, type SettingValues } from '../../settings/index.ts';
 import { LOAD_SETTINGS } from '../../settings/load.ts';
 import { failed, findingsOf, formatFinding, mapFindingText, type Finding } from '../lib/finding.ts';
-import { placeholderOf, secretsOf } from '../../certify/secrets.ts';
+import { secretsOf } from '../../certify/secrets.ts';
 import { redact } from '../lib/redact.ts';
 import type { TlsOptions } from '../lib/load.ts';
 import { describeTarget } from './target.ts';
@@ -144,7 +144,7 @@ export interface RunOnceOptions<F> {
 export async function runOnce<F>(options: RunOnceOptions<F>): Promise<{ record: CheckRecord<F>; ranHere: boolean }> {
   const v = options.settings.values;
   const target = describeTarget(options.baseUrl);
-  const secrets = secretsOf({ API_KEY: v.API_KEY, RATE_LIMIT_KEY: v.RATE_LIMIT_KEY, LOAD_KEY: v.LOAD_KEY }).map((k) => ({ value: k.value, placeholder: placeholderOf(k.name) }));
+  const secrets = secretsOf({ API_KEY: v.API_KEY, RATE_LIMIT_KEY: v.RATE_LIMIT_KEY, LOAD_KEY: v.LOAD_KEY });
   const clean = (s: string) => redact(s, secrets);
   let ranHere = false;
   const record = await options.once(`load:${options.check}:${target}`, () => {

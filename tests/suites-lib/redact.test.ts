@@ -6,7 +6,7 @@ import { describeAuthorization, formatEvidence } from '../../suites/lib/evidence
 test.afterEach(() => nock.cleanAll());
 
 const KEY = 'ik_free_b63b0ccd181e40a5529f0b3a0c3052e3';
-const SECRETS = [{ value: KEY, placeholder: '<API_KEY>' }];
+const SECRETS = [{ name: 'API_KEY', value: KEY }];
 
 const FORMS: Array<[string, string]> = [
   ['raw', `Authorization: Bearer ${KEY}`],
@@ -30,7 +30,7 @@ for (const [name, text] of FORMS) {
 
 test('redact leaves text without the key alone and ignores tiny secrets', () => {
   expect(redact('GET /v1/inventory → 200', SECRETS)).toBe('GET /v1/inventory → 200');
-  expect(redact('a b c', [{ value: 'a', placeholder: '<X>' }])).toBe('a b c');
+  expect(redact('a b c', [{ name: 'X', value: 'a' }])).toBe('a b c');
   expect(secretForms(KEY)).toContain(KEY);
 });
 

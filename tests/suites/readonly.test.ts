@@ -16,6 +16,7 @@ import { pacingClient } from '../../suites/pacing/client.ts';
 import { createApi, NotCertified } from '../../suites/fixtures.ts';
 import { readEnv } from '../../suites/lib/env.ts';
 import { containsSecret, type Secret } from '../../suites/lib/redact.ts';
+import { placeholderOf } from '../../certify/secrets.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const SAFE = new Set(['GET', 'HEAD', 'OPTIONS']);
@@ -35,7 +36,7 @@ async function countingLenientProxy(upstream: string, keys: Secret[]) {
       headers.authorization = `Bearer ${key.value}`;
       if (!SAFE.has(method)) {
         counts.changeWithKey++;
-        counts.seen.push(`${method} ${req.url} (${key.placeholder})`);
+        counts.seen.push(`${method} ${req.url} (${placeholderOf(key.name)})`);
       }
     }
     const up = http.request({ host: target.hostname, port: target.port, method, path: req.url, headers }, (r) => {
@@ -58,7 +59,7 @@ function through(origin: string, url: string): string {
 
 test('the counting proxy counts a change sent with the key, and the readonly client refuses to send it', async () => {
   const target = await startReferenceTarget();
-  const keys: Secret[] = [{ value: target.env.API_KEY, placeholder: '<API_KEY>' }];
+  const keys: Secret[] = [{ name: 'API_KEY', value: target.env.API_KEY }];
   const proxy = await countingLenientProxy(target.env.BASE_URL, keys);
   const coordinator = await startPacerCoordinator();
   try {
@@ -88,9 +89,9 @@ test('the functional phase under readonly sends no change with a valid key, even
   test.setTimeout(240_000);
   const target = await startReferenceTarget();
   const keys: Secret[] = [
-    { value: target.env.API_KEY, placeholder: '<API_KEY>' },
-    { value: target.env.RATE_LIMIT_KEY, placeholder: '<RATE_LIMIT_KEY>' },
-    { value: target.env.LOAD_KEY, placeholder: '<LOAD_KEY>' },
+    { name: 'API_KEY', value: target.env.API_KEY },
+    { name: 'RATE_LIMIT_KEY', value: target.env.RATE_LIMIT_KEY },
+    { name: 'LOAD_KEY', value: target.env.LOAD_KEY },
   ];
   const proxy = await countingLenientProxy(target.env.BASE_URL, keys);
   try {
