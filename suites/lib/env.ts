@@ -62,9 +62,3 @@ export function readEnv(env: Record<string, string | undefined> = process.env): 
     problems: problemsOf(problems, RUN_NAMES),
   };
 }
-
-/** The message of a must-level check whose prerequisite is missing. */
-export function missingPrerequisite(variable: string, requirementId?: string): string {
-  const purpose = VARIABLE_PURPOSE[variable] ? ` (${VARIABLE_PURPOSE[variable]})` : '';
-  return `${requirementId ? `${requirementId}: ` : ''}prerequisite missing: set ${variable}${purpose}; this check cannot run without it`;
-}

@@ -1,5 +1,6 @@
 import { test, expect } from '@playwright/test';
-import { missingPrerequisite, readEnv } from '../../suites/lib/env.ts';
+import { readEnv } from '../../suites/lib/env.ts';
+import { missingPrerequisiteReason } from '../../suites/fixtures/verdicts.ts';
 
 test('defaults, trimmed values and trailing slashes', () => {
   const env = readEnv({ BASE_URL: ' http://h/v1/ ', API_URL: 'http://h/quickstart//', API_KEY: ' k ', API_PLAN: 'Free' });
@@ -23,9 +24,9 @@ test('bad values are reported as problems, never thrown, and fall back to defaul
   expect(env.problems).toHaveLength(5);
 });
 
-test('a missing prerequisite names the variable, its purpose and the requirement', () => {
-  expect(missingPrerequisite('API_URL', 'MSG-01')).toBe(
-    'MSG-01: prerequisite missing: set API_URL (the quickstart base address; the suite posts to ${API_URL}/messages); this check cannot run without it',
+test('a missing prerequisite names the variable and its purpose', () => {
+  expect(missingPrerequisiteReason('API_URL')).toBe(
+    'prerequisite missing: API_URL is not set (the quickstart base address; the suite posts to ${API_URL}/messages)',
   );
-  expect(missingPrerequisite('OTHER')).toBe('prerequisite missing: set OTHER; this check cannot run without it');
+  expect(missingPrerequisiteReason('OTHER')).toBe('prerequisite missing: OTHER is not set');
 });
