@@ -12,6 +12,7 @@
  *    token buckets move it, and are never failed for that); no group may exceed its
  *    `X-RateLimit-Limit`. Every refusal is a 429 with a valid Retry-After and the three headers.
  * 4. Recovery: after the last burst its Retry-After is waited out, then one request must succeed.
+ * The load lock is set aside during every wait (a capacity run fits there, never during a burst).
  * Every request goes through the pacer (`pacing.ts`). A wait longer than `maxRetryAfterS`, a burst
  * larger than `burstMax` or an unusable key make LOAD-02 not certified, never failed.
  */
@@ -21,6 +22,7 @@ import { parseRateLimitHeaders, secondsUntilReset } from '../lib/rate-limit.ts';
 import { parseRetryAfter } from '../lib/retry-after.ts';
 import { join, probe, waitWithProgress, type ProbeFailure, type ProbeResponse } from './http.ts';
 import { isPacerWaitTooLong, processPacer, type LoadPacer } from './pacing.ts';
+import type { LoadLock } from './shared.ts';
 
 /** Ledger ids and parts this check judges (suites/requirements.yaml). */
 export const OVERLOAD = {
@@ -62,6 +64,11 @@ export interface OverloadConfig {
   tls?: TlsOptions;
   /** The run-wide pacer (default: one for this process). */
   pacer?: LoadPacer;
+  /**
+   * The load lock this check holds (`shared.ts`): set aside while it waits out a Retry-After or a
+   * Reset, sending nothing, so that a capacity run fits in the wait and never overlaps a burst.
+   */
+  lock?: LoadLock;
   progress?: (line: string) => void;
 }
 
@@ -288,7 +295,9 @@ export async function runOverloadCheck(config: OverloadConfig): Promise<Overload
           `a wait of at most ${variable}=${config.maxRetryAfterS} s`, `${Math.ceil(ms / 1000)} s`),
       );
     }
-    await waitWithProgress(ms, `${what} on ${KEY}`, progress);
+    // Nothing is sent on any key by this check while it waits: another load check may run meanwhile.
+    const waitOut = () => waitWithProgress(ms, `${what} on ${KEY}`, progress);
+    await (config.lock ? config.lock.setAsideWhile(waitOut) : waitOut());
     figures.waitedS += ms / 1000;
   };
   const probeKey = async (what: string): Promise<ProbeResponse> => {

@@ -2,9 +2,9 @@
  * What the load specs share: their settings (from `settings/`), one run per check for the whole
  * run (the `oncePerRun` fixture: the first test to ask runs it, every other test and a restarted
  * worker read its record back), the record in `${REPORTS_DIR}/load/<check>.json` (docs/architecture.md:
- * certify merges these into `load.json`), a lock so that two load checks never run at the same
- * time (a capacity run measured during a burst measures the burst), and how a test turns the
- * record's findings into its verdict.
+ * certify merges these into `load.json`), a lock so that two load checks never send at the same
+ * time (a capacity run measured during a burst measures the burst; a check sets the lock aside
+ * only while it waits without sending), and how a test turns the record's findings into its verdict.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -85,25 +85,51 @@ function alive(pid: number): boolean {
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /**
- * Runs `fn` while holding `${REPORTS_DIR}/load/.lock`, waiting (with progress) while another load
- * check holds it. A lock left by a process that is gone is taken over. Waits at most `maxWaitS`.
+ * The load lock as the check holding it sees it. `setAsideWhile(wait)` releases the lock for a
+ * wait that sends nothing (a Retry-After, a window's Reset), so that another load check may run
+ * in that time, and takes it back before the check sends again.
  */
-export async function withLoadLock<T>(reportsDir: string, label: string, maxWaitS: number, fn: () => Promise<T>, progress = (l: string) => console.log(l)): Promise<T> {
-  const dir = path.join(reportsDir, 'load');
-  fs.mkdirSync(dir, { recursive: true });
-  const lock = path.join(dir, '.lock');
+export interface LoadLock {
+  setAsideWhile<T>(wait: () => Promise<T>): Promise<T>;
+}
+
+function liveHolder(file: string): string | undefined {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8').trim();
+  } catch {
+    return undefined;
+  }
+  const pid = Number(text.split(':')[0] || 'NaN');
+  if (Number.isInteger(pid) && pid > 0 && !alive(pid)) {
+    fs.rmSync(file, { force: true });
+    return undefined;
+  }
+  return text;
+}
+
+/**
+ * Takes `${dir}/.lock`, waiting (with progress) while another live process holds it. A `first`
+ * taker (a check that holds the lock only to send short bursts) says so in `.lock.next` while it
+ * waits, and other takers let it go first.
+ */
+async function takeLock(lock: string, label: string, maxWaitS: number, progress: (l: string) => void, first: boolean): Promise<void> {
+  const next = `${lock}.next`;
+  const me = `${process.pid}:${Math.random().toString(36).slice(2)}`;
   const started = Date.now();
   let lastLine = 0;
-  for (;;) {
-    try {
-      fs.writeFileSync(lock, String(process.pid), { flag: 'wx' });
-      break;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      const holder = Number(fs.readFileSync(lock, 'utf8').trim() || 'NaN');
-      if (Number.isInteger(holder) && holder > 0 && !alive(holder)) {
-        fs.rmSync(lock, { force: true });
-        continue;
+  try {
+    for (;;) {
+      if (first) fs.writeFileSync(next, me);
+      const ahead = first ? undefined : liveHolder(next);
+      if (ahead === undefined) {
+        try {
+          fs.writeFileSync(lock, me, { flag: 'wx' });
+          return;
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+          if (liveHolder(lock) === undefined) continue;
+        }
       }
       const waited = (Date.now() - started) / 1000;
       if (waited > maxWaitS) throw new Error(`${label}: another load check held ${lock} for more than ${maxWaitS} s`);
@@ -111,13 +137,51 @@ export async function withLoadLock<T>(reportsDir: string, label: string, maxWait
         progress(`[load] ${label}: waiting for another load check to finish (${waited.toFixed(0)} s)`);
         lastLine = Date.now();
       }
-      await sleep(200);
+      await sleep(first ? 50 : 200);
     }
-  }
-  try {
-    return await fn();
   } finally {
-    fs.rmSync(lock, { force: true });
+    if (first && liveHolder(next) === me) fs.rmSync(next, { force: true });
+  }
+}
+
+/**
+ * Runs `fn` while holding `${REPORTS_DIR}/load/.lock`, waiting (with progress) while another load
+ * check holds it. A lock left by a process that is gone is taken over. Waits at most `maxWaitS`
+ * for each taking of the lock (the first, and each after `LoadLock.setAsideWhile`). `first`: this
+ * check goes before the others waiting (the overload check: its bursts keep to their windows, and
+ * a capacity run fills the waits between them).
+ */
+export async function withLoadLock<T>(
+  reportsDir: string,
+  label: string,
+  maxWaitS: number,
+  fn: (lock: LoadLock) => Promise<T>,
+  progress = (l: string) => console.log(l),
+  options: { first?: boolean } = {},
+): Promise<T> {
+  const dir = path.join(reportsDir, 'load');
+  fs.mkdirSync(dir, { recursive: true });
+  const lock = path.join(dir, '.lock');
+  const first = options.first === true;
+  await takeLock(lock, label, maxWaitS, progress, first);
+  let held = true;
+  const handle: LoadLock = {
+    async setAsideWhile(wait) {
+      if (!held) return wait();
+      fs.rmSync(lock, { force: true });
+      held = false;
+      try {
+        return await wait();
+      } finally {
+        await takeLock(lock, label, maxWaitS, progress, first);
+        held = true;
+      }
+    },
+  };
+  try {
+    return await fn(handle);
+  } finally {
+    if (held) fs.rmSync(lock, { force: true });
   }
 }
 
@@ -131,7 +195,10 @@ export interface RunOnceOptions<F> {
   /** Longest wait for the lock (another load check running). */
   lockWaitS: number;
   once: Once;
-  run: () => Promise<CheckOutcome<F>>;
+  /** The check; `lock` lets it set the load lock aside while it waits without sending. */
+  run: (lock: LoadLock) => Promise<CheckOutcome<F>>;
+  /** Take the lock before the other load checks waiting for it (see `withLoadLock`). */
+  first?: boolean;
   /** Requests per key and wall time, from the figures. */
   spent: (figures: F) => CheckRecord<F>['spent'];
 }
@@ -149,9 +216,9 @@ export async function runOnce<F>(options: RunOnceOptions<F>): Promise<{ record: 
   let ranHere = false;
   const record = await options.once(`load:${options.check}:${target}`, () => {
     ranHere = true;
-    return withLoadLock(v.REPORTS_DIR, options.check, options.lockWaitS, async () => {
+    return withLoadLock(v.REPORTS_DIR, options.check, options.lockWaitS, async (lock) => {
       const startedAt = new Date().toISOString();
-      const outcome = await options.run();
+      const outcome = await options.run(lock);
       const spent = options.spent(outcome.figures);
       const record: CheckRecord<F> = {
         check: options.check,
@@ -171,7 +238,7 @@ export async function runOnce<F>(options: RunOnceOptions<F>): Promise<{ record: 
       const text = clean(JSON.stringify(record, null, 2));
       fs.writeFileSync(recordPath(v.REPORTS_DIR, options.check), `${text}\n`);
       return JSON.parse(text) as CheckRecord<F>;
-    });
+    }, undefined, { first: options.first });
   });
   return { record, ranHere };
 }
