@@ -21,7 +21,8 @@ async function overload(testInfo: TestInfo, v: Verdict, once: Once, pacing: Paci
     v, OVERLOAD.id, 'RATE_LIMIT_KEY', 'the overload burst runs only on a key the user accepts to exhaust (never on API_KEY)',
   );
   const x = s.values;
-  const lockWaitS = 2 * (2 * x.LOAD_DURATION_S + x.LOAD_TIMEOUT_S + 30);
+  // Both capacity runs, and the Retry-After on LOAD_KEY a capacity run may wait before restoring its pet.
+  const lockWaitS = 2 * (2 * x.LOAD_DURATION_S + x.LOAD_TIMEOUT_S + 30) + x.MAX_RETRY_AFTER_S;
   // Each window may wait a Retry-After and a Reset, each at most MAX_RETRY_AFTER_S.
   const runS = (x.LOAD_BURST_WINDOWS + 1) * (2 * x.MAX_RETRY_AFTER_S + 2 * x.LOAD_TIMEOUT_S) + 30;
   // The lock is set aside during the waits: taking it back may wait for the capacity runs once more.
