@@ -43,6 +43,22 @@ export interface ReferenceTarget {
 
 export const DEFAULT_REFERENCE_TARGET = { minuteWindowMs: 5_000, banMs: 2_000, apiPlan: 'business' as TargetPlan };
 
+/**
+ * The variables that certify a running reference deployment (one process or several): `API_KEY` of
+ * `apiPlan`, the free key to exhaust, the load key. Holds keys: never print it.
+ */
+export function targetEnvOf(server: Pick<RunningReferenceServer, 'baseUrl' | 'apiUrl' | 'keys'>, apiPlan: TargetPlan): TargetEnv {
+  return {
+    BASE_URL: server.baseUrl,
+    API_URL: server.apiUrl,
+    API_KEY: server.keys[apiPlan],
+    API_PLAN: apiPlan,
+    RATE_LIMIT_KEY: server.keys.free,
+    RATE_LIMIT_PLAN: 'free',
+    LOAD_KEY: server.keys.load,
+  };
+}
+
 /** Starts the reference server on 127.0.0.1, port 0, and returns the environment that certifies it. */
 export async function startReferenceTarget(options: ReferenceTargetOptions = {}): Promise<ReferenceTarget> {
   const minuteWindowMs = options.minuteWindowMs ?? DEFAULT_REFERENCE_TARGET.minuteWindowMs;
@@ -55,18 +71,9 @@ export async function startReferenceTarget(options: ReferenceTargetOptions = {})
     banMs,
     ...options.server,
   });
-  const env: TargetEnv = {
-    BASE_URL: server.baseUrl,
-    API_URL: server.apiUrl,
-    API_KEY: server.keys[apiPlan],
-    API_PLAN: apiPlan,
-    RATE_LIMIT_KEY: server.keys.free,
-    RATE_LIMIT_PLAN: 'free',
-    LOAD_KEY: server.keys.load,
-  };
   let closed = false;
   return {
-    env,
+    env: targetEnvOf(server, apiPlan),
     server,
     settings: { minuteWindowMs, banMs, apiPlan },
     async close() {

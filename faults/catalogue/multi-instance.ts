@@ -6,7 +6,7 @@
  * server with per-process limiters (the inventory stays shared on Redis), on a redis-server of its own.
  */
 import type { FaultDefinition } from '../fault.ts';
-import { DEFAULT_REFERENCE_TARGET, type ReferenceTarget } from '../../certify/reference-target.ts';
+import { DEFAULT_REFERENCE_TARGET, targetEnvOf, type ReferenceTarget } from '../../certify/reference-target.ts';
 
 /**
  * A multi-instance reference deployment as a certification target: its own redis-server, three
@@ -31,15 +31,7 @@ export async function startDeploymentTarget(options: { instances?: number; perPr
   }
   const server = deployment;
   return {
-    env: {
-      BASE_URL: server.baseUrl,
-      API_URL: server.apiUrl,
-      API_KEY: server.keys[apiPlan],
-      API_PLAN: apiPlan,
-      RATE_LIMIT_KEY: server.keys.free,
-      RATE_LIMIT_PLAN: 'free',
-      LOAD_KEY: server.keys.load,
-    },
+    env: targetEnvOf(server, apiPlan),
     server,
     settings: { minuteWindowMs, banMs, apiPlan },
     async close() {
