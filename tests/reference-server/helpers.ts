@@ -1,10 +1,12 @@
 /**
  * Helpers of the reference server's own tests: start a server on port 0 with short windows, send
  * exact requests (raw headers, duplicates, bodies) over `node:http` or a raw socket, and read the
- * answer with int64-safe JSON.
+ * answer with int64-safe JSON; run `npm start` as a user does.
  */
+import { spawn } from 'node:child_process';
 import { request as httpRequest, Agent, type OutgoingHttpHeaders } from 'node:http';
 import { connect } from 'node:net';
+import { fileURLToPath } from 'node:url';
 import { expect } from '@playwright/test';
 import { startReferenceServer, type ReferenceServerOptions, type RunningReferenceServer } from '../../reference-server/app.ts';
 import { validate } from '../../schemas/index.ts';
@@ -128,3 +130,47 @@ export function expectRateHeaders(headers: Record<string, unknown>, context = ''
 }
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+export interface Started {
+  lines: string[];
+  stderr: string;
+  code: number | null;
+}
+
+/**
+ * Runs `npm start -- <args>` in its own process group, collects stdout until `untilLines` lines
+ * arrived (or it exits), runs `whileUp`, then stops the group.
+ */
+export async function npmStart(args: string[], env: Record<string, string>, untilLines: number, whileUp?: (lines: string[]) => Promise<void>): Promise<Started> {
+  const child = spawn('npm', ['start', '--silent', '--', ...args], {
+    cwd: ROOT,
+    env: { ...process.env, PORT: '0', REDIS_URL: '', INSTANCES: '1', RATELIMIT_FIELDS: 'off', ...env },
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const lines = (): string[] => stdout.split('\n').filter((l) => l.trim() !== '');
+  try {
+    const deadline = Date.now() + 45_000;
+    let code: number | null | undefined;
+    void exited.then((c) => (code = c));
+    while (lines().length < untilLines && code === undefined && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    if (code === undefined && whileUp) await whileUp(lines());
+    return { lines: lines(), stderr, code: code ?? null };
+  } finally {
+    if (child.exitCode === null && child.pid !== undefined) {
+      try {
+        process.kill(-child.pid, 'SIGTERM');
+      } catch {
+        /* already gone */
+      }
+      await Promise.race([exited, new Promise((r) => setTimeout(r, 10_000))]);
+    }
+  }
+}

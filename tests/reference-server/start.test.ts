@@ -2,7 +2,6 @@
  * `npm start` and configuration: the start-up lines, flags and environment variables (flags win),
  * defaults, invalid values, and the fixtures the server is seeded from.
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,51 +11,9 @@ import { resolveConfig, SETTINGS, flagOf, DEFAULT_INVENTORY_FILE, DEFAULT_KEYS_F
 import { loadInventorySeed, loadKeys } from '../../reference-server/fixtures.ts';
 import { parseFlags } from '../../reference-server/main.ts';
 import { startReferenceServer } from '../../reference-server/app.ts';
-import { bearer, call, origin } from './helpers.ts';
+import { bearer, call, npmStart, origin } from './helpers.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-
-interface Started {
-  lines: string[];
-  stderr: string;
-  code: number | null;
-}
-
-/**
- * Runs `npm start -- <args>` in its own process group, collects stdout until `untilLines` lines
- * arrived (or it exits), runs `whileUp`, then stops the group.
- */
-async function npmStart(args: string[], env: Record<string, string>, untilLines: number, whileUp?: (lines: string[]) => Promise<void>): Promise<Started> {
-  const child = spawn('npm', ['start', '--silent', '--', ...args], {
-    cwd: ROOT,
-    env: { ...process.env, PORT: '0', REDIS_URL: '', INSTANCES: '1', RATELIMIT_FIELDS: 'off', ...env },
-    detached: true,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  const lines = (): string[] => stdout.split('\n').filter((l) => l.trim() !== '');
-  try {
-    const deadline = Date.now() + 30_000;
-    let code: number | null | undefined;
-    void exited.then((c) => (code = c));
-    while (lines().length < untilLines && code === undefined && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-    if (code === undefined && whileUp) await whileUp(lines());
-    return { lines: lines(), stderr, code: code ?? null };
-  } finally {
-    if (child.exitCode === null && child.pid !== undefined) {
-      try {
-        process.kill(-child.pid, 'SIGTERM');
-      } catch {
-        /* already gone */
-      }
-      await Promise.race([exited, new Promise((r) => setTimeout(r, 5_000))]);
-    }
-  }
-}
 
 test.describe('reference server: npm start and configuration', () => {
   test('START npm start prints the base addresses and one key per plan, and serves them', async () => {
