@@ -34,10 +34,13 @@ const FIELD_OF: Record<SecretVariable, 'apiKey' | 'rateLimitKey' | 'loadKey'> = 
  * object (`apiKey`, `rateLimitKey`, `loadKey`). Empty values are left out; a value given twice
  * (e.g. RATE_LIMIT_KEY equal to API_KEY) is kept once, under its first name.
  */
-export function secretsOf(source: Partial<Record<string, string | undefined>>): Secret[] {
+export function secretsOf(
+  source: Partial<Record<SecretVariable, string | undefined>> | Partial<Record<(typeof FIELD_OF)[SecretVariable], string>>,
+): Secret[] {
   const out: Secret[] = [];
+  const read = source as Partial<Record<string, string | undefined>>;
   for (const name of SECRET_VARIABLES) {
-    const value = source[name] ?? source[FIELD_OF[name]];
+    const value = read[name] ?? read[FIELD_OF[name]];
     if (value && value.trim() !== '' && !out.some((s) => s.value === value)) out.push({ name, value });
   }
   return out;

@@ -18,6 +18,8 @@ export interface ConformanceEnv {
   apiPlan?: Plan;
   rateLimitKey?: string;
   rateLimitPlan?: Plan;
+  /** The capacity load's key (`LOAD_KEY`): the suites only redact it. */
+  loadKey?: string;
   profile: Profile;
   missingPetId?: string;
   /** Longest wait for `Retry-After` or a window reset (`MAX_RETRY_AFTER_S`, default 120). */
@@ -53,6 +55,7 @@ export function readEnv(env: Record<string, string | undefined> = process.env): 
     apiPlan: v.API_PLAN as Plan | undefined,
     rateLimitKey: v.RATE_LIMIT_KEY,
     rateLimitPlan: v.RATE_LIMIT_PLAN as Plan | undefined,
+    loadKey: v.LOAD_KEY,
     profile: v.CONFORMANCE_PROFILE as Profile,
     missingPetId: v.MISSING_PET_ID,
     maxRetryAfterS: v.MAX_RETRY_AFTER_S,
