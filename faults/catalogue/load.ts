@@ -21,10 +21,11 @@ export const faults: FaultDefinition[] = [
   },
   {
     name: 'load-slow-under-concurrency',
-    description: 'Requests queue behind a single database connection: with two or more in flight, each waits 1.2 s, so p99 latency under load is above the threshold the user set.',
+    description: 'Requests queue behind a single database connection: each holds it for 40 ms, and with two or more in flight each waits 1.2 s, so p99 latency under load is above the threshold the user set.',
     expect: ['LOAD-04'],
     // A threshold the user sets (the spec sets no latency), and runs long enough for the slow responses to complete inside them.
-    env: { LOAD_P99_MS: '1000', LOAD_DURATION_S: '3' },
+    // 40 ms per request at LOAD_RATE's 20 ms between arrivals: requests overlap however fast the machine is.
+    env: { LOAD_P99_MS: '1000', LOAD_DURATION_S: '3', LOAD_RATE: '50' },
     proxy: () => {
       let inflight = 0;
       return {
@@ -32,7 +33,7 @@ export const faults: FaultDefinition[] = [
           inflight++;
           return req;
         },
-        delayMs: () => (inflight >= 2 ? 1200 : 0),
+        delayMs: () => (inflight >= 2 ? 1200 : 40),
         response(res) {
           inflight--;
           return res;
