@@ -43,7 +43,7 @@ export const faults: FaultDefinition[] = [
   },
   {
     name: 'load-503-when-busy',
-    description: 'A too-small connection pool: with 3 requests in flight, further ones get 503 (sequential checks never notice).',
+    description: 'A too-small connection pool: each request holds a connection for 20 ms, and with 3 in flight further ones get 503 (sequential checks never notice).',
     expect: ['LOAD-01'],
     // Saturation (the user's opt-in) keeps LOAD_CONNECTIONS requests in flight; a gentle open model may never reach 3.
     env: { LOAD_SATURATE: 'true' },
@@ -55,6 +55,8 @@ export const faults: FaultDefinition[] = [
           inflight++;
           return req;
         },
+        // Held long enough that LOAD_CONNECTIONS (4) saturating connections overlap however fast the machine.
+        delayMs: () => 20,
         response(res) {
           inflight--;
           return res;
