@@ -26,15 +26,16 @@ export interface MessageResponse {
 }
 
 /** `POST /quickstart/messages`. */
-export async function sendMessage(x: Exchange): Promise<void> {
+export function sendMessage(x: Exchange): void {
   checkContentType(x, 'required-400');
-  const body = await readJson(x);
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-    throw new ApiError(400, ErrorCode.invalidBody, 'The body must be a JSON object: {"message": <string>}.');
-  }
-  const message = (body as { message?: unknown }).message;
-  if (message === undefined) throw new ApiError(400, ErrorCode.invalidBody, 'message is required.');
-  if (typeof message !== 'string') throw new ApiError(400, ErrorCode.invalidBody, 'message must be a string.');
-  const response: MessageResponse = { id: randomUUID(), message, status: MESSAGE_QUEUED, createdAt: new Date().toISOString() };
-  send(x.res, 201, JSON.stringify(response), x.decision);
+  readJson(x, (body) => {
+    if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+      throw new ApiError(400, ErrorCode.invalidBody, 'The body must be a JSON object: {"message": <string>}.');
+    }
+    const message = (body as { message?: unknown }).message;
+    if (message === undefined) throw new ApiError(400, ErrorCode.invalidBody, 'message is required.');
+    if (typeof message !== 'string') throw new ApiError(400, ErrorCode.invalidBody, 'message must be a string.');
+    const response: MessageResponse = { id: randomUUID(), message, status: MESSAGE_QUEUED, createdAt: new Date().toISOString() };
+    send(x.res, 201, JSON.stringify(response), x.decision);
+  });
 }
