@@ -51,13 +51,15 @@ function limiter(kind: Kind, limit: number, windowMs: number): Limiter {
       },
     };
   }
-  // Fixed windows; `fixed-plus-one` admits Limit + 1 and says Remaining = Limit after the first request.
+  // Fixed windows; `fixed` opens its window at the key's first request (as rate-limiter-flexible
+  // does), so the window is the test's whatever the time; `fixed-plus-one` aligns windows on the
+  // clock, admits Limit + 1 and says Remaining = Limit after the first request.
   const extra = kind === 'fixed-plus-one' ? 1 : 0;
   let start = 0;
   let used = 0;
   return {
     hit(now) {
-      const s = Math.floor(now / windowMs) * windowMs;
+      const s = kind === 'fixed' ? (now >= start + windowMs ? now : start) : Math.floor(now / windowMs) * windowMs;
       if (s !== start) {
         start = s;
         used = 0;
@@ -143,10 +145,12 @@ async function certify429(kind: Kind, limit: number, windowMs: number) {
 
 for (const kind of ['fixed', 'sliding', 'bucket'] as const) {
   test(`a conformant ${kind} limiter of 1,000 per window over a 100 ms link: limit reached, 429 taken, Retry-After waited, 0 early requests, 0 bans`, async () => {
-    test.setTimeout(60_000);
+    test.setTimeout(90_000);
     // The bucket refills 1,000 per 3,000 s (a bucket refilling faster than the suite can send is
-    // out of its reach, and then not certified); the windows last 8 s.
-    const { record: r, stats, ms } = await certify429(kind, 1000, kind === 'bucket' ? 3_000_000 : 8000);
+    // out of its reach, and then not certified); the windows last 20 s, long enough for 1,000
+    // requests in bursts over 100 ms round trips on a loaded machine (at 8 s a busy run saw the
+    // window roll over first, and was rightly not certified).
+    const { record: r, stats, ms } = await certify429(kind, 1000, kind === 'bucket' ? 3_000_000 : 20_000);
     expect(r.aborted).toBeUndefined();
     expect(r.notCertified).toBeUndefined();
     expect(r.earlyRefusal).toBeUndefined();
@@ -161,7 +165,7 @@ for (const kind of ['fixed', 'sliding', 'bucket'] as const) {
     expect(stats.maxInFlight).toBeLessThanOrEqual(64);
     // Bursts, not one at a time: 1,000 sequential round trips of 100 ms would take 100 s.
     expect(r.largestBurst).toBeGreaterThan(1);
-    expect(ms).toBeLessThan(40_000);
+    expect(ms).toBeLessThan(60_000);
   });
 }
 
