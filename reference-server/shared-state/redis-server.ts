@@ -6,6 +6,11 @@
  *
  * When `redis-server` cannot be started this throws, naming the install command: a check that
  * needs Redis fails, it never skips.
+ *
+ * A port free a moment ago may be taken by another redis-server started at the same time (the
+ * fault matrix and the Redis tests start several): the server that answers must be this one (its
+ * `INFO` `process_id`), else the start is tried again on another free port. Two deployments never
+ * share a Redis by accident, nor does one lose its Redis when another stops.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
@@ -39,48 +44,85 @@ export function freePort(): Promise<number> {
   });
 }
 
-function accepts(port: number): Promise<boolean> {
+/** The process id of the redis-server answering on `port` (undefined: none answers yet). */
+export function answeringPid(port: number): Promise<number | undefined> {
   return new Promise((resolve) => {
     const socket = connect(port, '127.0.0.1');
-    socket.once('connect', () => {
-      socket.write('PING\r\n');
-    });
-    socket.once('data', (data) => {
+    let reply = '';
+    const done = (pid: number | undefined) => {
       socket.destroy();
-      resolve(data.toString().startsWith('+PONG'));
+      resolve(pid);
+    };
+    socket.once('connect', () => {
+      socket.write('INFO server\r\n');
     });
-    socket.once('error', () => resolve(false));
+    socket.on('data', (data) => {
+      reply += data.toString();
+      if (!reply.startsWith('$')) return done(undefined); // an error reply (still loading) or not Redis
+      const pid = /\bprocess_id:(\d+)/.exec(reply);
+      if (pid) done(Number(pid[1]));
+      else if (reply.length > 65_536) done(undefined);
+    });
+    socket.once('error', () => resolve(undefined));
   });
 }
 
 /** Starts `redis-server` (`binary`, default from PATH); rejects with the install hint when it cannot. */
 export async function startRedisServer(options: { binary?: string; port?: number } = {}): Promise<RedisServer> {
   const binary = options.binary ?? 'redis-server';
-  const port = options.port ?? (await freePort());
+  let port = options.port ?? (await freePort());
   const dir = mkdtempSync(join(tmpdir(), 'redis-test-'));
   let child: ChildProcess | undefined;
+
+  /** Starts on `port`; on a port taken meanwhile by another server, again on a fresh one (not for a given or restarted port). */
+  async function start(mayMove: boolean): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await launch();
+      } catch (error) {
+        if (!(error instanceof PortTaken) || !mayMove || attempt >= 5) throw error;
+        port = await freePort();
+      }
+    }
+  }
 
   async function launch(): Promise<void> {
     mkdirSync(dir, { recursive: true });
     const proc = spawn(binary, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--protected-mode', 'yes'], {
-      stdio: ['ignore', 'ignore', 'pipe'],
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
     child = proc;
-    let stderr = '';
-    proc.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
+    // Redis logs to stdout (a bind failure too); the first few kilobytes explain a failed start.
+    let log = '';
+    const keep = (c: Buffer) => {
+      if (log.length < 4096) log += c.toString();
+    };
+    proc.stdout!.on('data', keep);
+    proc.stderr!.on('data', keep);
     const failed = new Promise<never>((_, reject) => {
       proc.once('error', (error: NodeJS.ErrnoException) =>
         reject(new Error(`redis-server could not be started (${error.code === 'ENOENT' ? 'not installed' : error.message}): ${INSTALL_HINT}`)),
       );
-      proc.once('exit', (code) => reject(new Error(`redis-server exited with ${code} at start-up ${stderr.trim()}: ${INSTALL_HINT}`)));
+      proc.once('exit', (code) => reject(new Error(`redis-server exited with ${code} at start-up ${log.trim()}: ${INSTALL_HINT}`)));
     });
     failed.catch(() => undefined);
     const deadline = Date.now() + 10_000;
     while (Date.now() < deadline) {
-      const up = await Promise.race([accepts(port), failed, new Promise<false>((r) => setTimeout(() => r(false), 200))]);
-      if (up) {
+      const pid = await Promise.race([answeringPid(port), failed, new Promise<undefined>((r) => setTimeout(() => r(undefined), 200))]).catch(
+        (error: Error) => {
+          // Another server took the port between freePort() and the bind.
+          if (/Address already in use/i.test(log)) throw new PortTaken(port);
+          throw error;
+        },
+      );
+      if (pid === proc.pid) {
         proc.removeAllListeners('exit');
         return;
+      }
+      if (pid !== undefined) {
+        // Another redis-server answers on the port: this one cannot bind it (or is about to exit).
+        proc.kill('SIGKILL');
+        throw new PortTaken(port);
       }
       await new Promise((r) => setTimeout(r, 50));
     }
@@ -102,7 +144,7 @@ export async function startRedisServer(options: { binary?: string; port?: number
     });
   }
 
-  await launch();
+  await start(options.port === undefined);
   return {
     url: `redis://127.0.0.1:${port}`,
     port,
@@ -118,4 +160,11 @@ export async function startRedisServer(options: { binary?: string; port?: number
       await launch();
     },
   };
+}
+
+/** The port was taken by another server before this one could bind it. */
+class PortTaken extends Error {
+  constructor(port: number) {
+    super(`port ${port} was taken by another redis-server`);
+  }
 }

@@ -11,7 +11,7 @@ import { startReferenceServer, type RunningReferenceServer } from '../../referen
 import { RedisRateLimitStore } from '../../reference-server/rate-limit/redis-store.ts';
 import { MemoryRateLimitStore } from '../../reference-server/rate-limit/store.ts';
 import type { RatePolicy } from '../../reference-server/rate-limit/policy.ts';
-import { INSTALL_HINT } from '../../reference-server/shared-state/redis-server.ts';
+import { answeringPid, INSTALL_HINT } from '../../reference-server/shared-state/redis-server.ts';
 import { bearer, call, expectRateHeaders, origin, parseJson } from '../reference-server/helpers.ts';
 import { startRedisServer, type RedisServer } from './helpers.ts';
 
@@ -126,5 +126,16 @@ test.describe('Redis stores', () => {
     expect(INSTALL_HINT).toContain('apt-get install redis-server');
     const closed = `redis://127.0.0.1:${redis.port + 1}`;
     await expect(startReferenceServer({ port: 0, host: '127.0.0.1', redisUrl: closed })).rejects.toThrow(/cannot reach the Redis of REDIS_URL \(127\.0\.0\.1:\d+\)/);
+  });
+  test('REDIS a redis-server answers as itself: several started at once get their own ports, and a port another one holds is refused, never shared', async () => {
+    const started = await Promise.all(Array.from({ length: 3 }, () => startRedisServer()));
+    try {
+      expect(new Set(started.map((r) => r.port)).size, 'each server on its own port').toBe(3);
+      for (const r of started) expect(await answeringPid(r.port), `the server on port ${r.port} is the one started there`).toBe(r.pid);
+    } finally {
+      await Promise.all(started.map((r) => r.stop()));
+    }
+    await expect(startRedisServer({ port: redis.port }), 'a given port held by another redis-server').rejects.toThrow(`port ${redis.port} was taken by another redis-server`);
+    expect(await answeringPid(redis.port), 'the holder keeps running').toBe(redis.pid);
   });
 });
