@@ -57,6 +57,27 @@ export function phasesFor(ids: readonly string[], known: Map<string, string[]> =
   return order.filter((p) => wanted.has(p));
 }
 
+/** What `caseHolds` needs of a certify run's outcome (`CaseOutcome` of `harness.ts`). */
+export interface JudgedOutcome {
+  verdict: 'pass' | 'fail' | 'missing';
+  failing: readonly string[];
+  unevidenced: readonly string[];
+  problems: readonly string[];
+}
+
+/**
+ * Whether a case came out as it must. A fault: verdict `fail` with every expected id failing. The
+ * baseline and a variant of every phase: verdict `pass`. A variant limited to some phases: the
+ * requirements left out fail with "no test result", so it holds when nothing its phases evidence
+ * failed, no requirement of its own phases went without a test result, and the run had no problem.
+ */
+export function caseHolds(c: Pick<NamedCase, 'kind' | 'expect' | 'phases'>, out: JudgedOutcome, known: Map<string, string[]> = phasesOfRequirements().byId): boolean {
+  if (c.kind === 'fault') return out.verdict === 'fail' && c.expect.every((id) => out.failing.includes(id));
+  if (!c.phases) return out.verdict === 'pass';
+  const ranButUnevidenced = out.unevidenced.filter((id) => (known.get(id) ?? []).some((p) => c.phases!.includes(p)));
+  return out.verdict !== 'missing' && out.failing.length === 0 && ranButUnevidenced.length === 0 && out.problems.length === 0;
+}
+
 /** A fault run uses one Playwright worker per phase: each failing check restarts a worker anyway. */
 export const FAULT_ENV: Record<string, string> = { WORKERS: '1' };
 
@@ -71,7 +92,8 @@ export function matrixCases(extended = process.env.MATRIX_EXTENDED === '1'): Nam
     })),
     ...variants.map((v): NamedCase => ({
       kind: 'variant', name: v.name, id: `variant:${v.name}`, expect: [],
-      ...(v.proxy ? { proxy: v.proxy } : {}), ...(v.store ? { store: v.store } : {}),
+      ...(v.phases ? { phases: v.phases } : {}),
+      ...(v.proxy ? { proxy: v.proxy } : {}), ...(v.store ? { store: v.store } : {}), ...(v.upstream ? { upstream: v.upstream } : {}),
     })),
   ];
 }

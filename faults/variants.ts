@@ -2,6 +2,8 @@ import { headers, type FaultHooks, type HeaderList, type ProxyRequest, type Prox
 import { dateSeconds, isError, isJson, isList, isMessages, isPatch, jsonBody, mapJson, petIdOf, readJson } from './lib.ts';
 import { slidingWindowStore } from './stores.ts';
 import type { RateLimitStore } from '../reference-server/rate-limit/store.ts';
+import type { ReferenceTarget } from '../certify/reference-target.ts';
+import { startDeploymentTarget } from './deployment.ts';
 
 /**
  * Conformant variants: servers that make other legitimate choices where the spec (or HTTP) leaves
@@ -15,6 +17,13 @@ export interface Variant {
   choices: string[];
   proxy?: () => FaultHooks;
   store?: () => RateLimitStore;
+  /** Starts the deployment under test in place of the bundled reference server (the proxy goes in front of it). */
+  upstream?: () => Promise<ReferenceTarget>;
+  /**
+   * Run only these certify phases (default: all, through `certify/cli.ts`). The description says
+   * why those phases are the ones the variant's choices can affect.
+   */
+  phases?: string[];
 }
 
 type HttpDateFormat = 'imf-fixdate' | 'rfc850' | 'asctime';
@@ -188,6 +197,21 @@ export const variants: Variant[] = [
         return { ...out, headers: renameHeaders(out.headers, (k) => odd[k.toLowerCase()] ?? k) };
       },
     }),
+  },
+  {
+    name: 'multi-instance-redis',
+    description:
+      'Three reference-server processes behind one address (node cluster, connections handed round robin), sharing one atomic limiter and the inventory on Redis: ' +
+      'the deployment whose per-process variant is the fault multi-instance-per-process-limiter. Only the rate-limit and load phases run: they are the checks ' +
+      'whose verdict depends on which process answers (the headers, 429, Retry-After and exhaustion of one key, and the over-admission burst spread over the ' +
+      'instances); the functional and generated checks judge one response at a time, and the shared inventory across instances is proven by tests/redis.',
+    choices: [
+      'several processes answer one key (the spec does not say how many; the limits belong to the key, and hold across them)',
+      'a burst is spread over the instances and often straddles a window boundary (fixed windows admit up to twice the limit across one)',
+      'each instance writes its own `Date`, while windows, Reset and Retry-After follow the shared store\'s clock',
+    ],
+    upstream: () => startDeploymentTarget(),
+    phases: ['rate-limit', 'load'],
   },
 ];
 

@@ -5,7 +5,8 @@ import { test, expect } from '@playwright/test';
 import { CATALOGUE_FILES, faults } from '../../faults/catalogue/index.ts';
 import { variants, httpDate } from '../../faults/variants.ts';
 import { REPO_ROOT } from '../../faults/harness.ts';
-import { phasesFor } from '../../faults/matrix.ts';
+import { caseHolds, matrixCases, phasesFor } from '../../faults/matrix.ts';
+import { PHASES } from '../../certify/env.ts';
 import { parseHttpDate } from '../../suites/lib/http-date.ts';
 
 interface LedgerEntry { id: string; level: string; excluded?: string }
@@ -63,8 +64,38 @@ test('at least two conformant variants, each stating its choices', () => {
   expect(variants.length).toBeGreaterThanOrEqual(2);
   for (const v of variants) {
     expect(v.choices.length, v.name).toBeGreaterThan(0);
-    expect(!!(v.proxy || v.store), v.name).toBe(true);
+    expect(!!(v.proxy || v.store || v.upstream), v.name).toBe(true);
+    // A variant limited to some phases says why those are the ones its choices can affect.
+    if (v.phases) {
+      for (const p of v.phases) expect(PHASES as readonly string[], `${v.name}: phase ${p}`).toContain(p);
+      for (const p of v.phases) expect(v.description, `${v.name}: the description names its phase ${p}`).toContain(p);
+    }
   }
+});
+
+test('a conformant deployment of three instances on Redis is a variant of the matrix, on the rate-limit and load phases', () => {
+  const c = matrixCases().find((x) => x.id === 'variant:multi-instance-redis');
+  expect(c, 'variant multi-instance-redis in the default matrix').toBeDefined();
+  expect(c!.phases).toEqual(['rate-limit', 'load']);
+  expect(typeof c!.upstream, 'started as a whole deployment').toBe('function');
+  expect(matrixCases().find((x) => x.id === 'fault:multi-instance-per-process-limiter')?.upstream, 'its broken twin is a fault').toBeDefined();
+});
+
+test('caseHolds: a variant limited to phases holds when nothing its phases judged failed, and every requirement of its phases has a result', () => {
+  const known = new Map([['RL-05', ['rate-limit']], ['LOAD-02', ['load']], ['AUTH-03', ['functional']], ['RL-01', ['functional', 'load']]]);
+  const variant = { kind: 'variant' as const, expect: [], phases: ['rate-limit', 'load'] };
+  const clean = { verdict: 'fail' as const, failing: [], unevidenced: ['AUTH-03'], problems: [] };
+  expect(caseHolds(variant, clean, known), 'left-out phases have no test result').toBe(true);
+  expect(caseHolds(variant, { ...clean, failing: ['LOAD-02'] }, known), 'a requirement of its phases failed').toBe(false);
+  expect(caseHolds(variant, { ...clean, unevidenced: ['AUTH-03', 'RL-05'] }, known), 'a requirement of its phases has no result (a phase did not report)').toBe(false);
+  expect(caseHolds(variant, { ...clean, unevidenced: ['RL-01'] }, known), 'a requirement also tested in one of its phases has no result').toBe(false);
+  expect(caseHolds(variant, { ...clean, problems: ['phase load timed out'] }, known), 'a run problem').toBe(false);
+  expect(caseHolds(variant, { ...clean, verdict: 'missing' }, known), 'no report').toBe(false);
+  // Every phase: certify's own verdict. A fault: fail with every expected id.
+  expect(caseHolds({ kind: 'variant', expect: [] }, clean, known)).toBe(false);
+  expect(caseHolds({ kind: 'variant', expect: [] }, { ...clean, verdict: 'pass', unevidenced: [] }, known)).toBe(true);
+  expect(caseHolds({ kind: 'fault', expect: ['LOAD-02'], phases: ['load'] }, { ...clean, failing: ['LOAD-02'] }, known)).toBe(true);
+  expect(caseHolds({ kind: 'fault', expect: ['LOAD-02'], phases: ['load'] }, { ...clean, failing: ['RL-05'] }, known)).toBe(false);
 });
 
 test('variants write Retry-After dates the suites parse, in all three HTTP-date formats', () => {

@@ -1,0 +1,54 @@
+/**
+ * A multi-instance reference deployment as a target of the fault matrix (spec: Limits — a limit
+ * belongs to the key, not to the process that answers): its own redis-server on a free port, N
+ * instances of the reference server behind one address (`startDeployment`), the windows and keys
+ * of `startReferenceTarget`. The conformant deployment is a variant (`variants.ts`); the same
+ * deployment with per-process limiters is a fault (`catalogue/multi-instance.ts`).
+ */
+import { DEFAULT_REFERENCE_TARGET, targetEnvOf, type ReferenceTarget } from '../certify/reference-target.ts';
+
+/** Longest wait for every instance to listen: three processes loading TypeScript on a busy 2-core host. */
+export const DEPLOYMENT_START_TIMEOUT_MS = 120_000;
+
+export interface DeploymentTargetOptions {
+  /** Server processes (default 3). */
+  instances?: number;
+  /** Each instance counts the key in its own memory: the broken deployment of the fault. */
+  perProcessLimiter?: boolean;
+  /** Longest wait for every instance to listen (default `DEPLOYMENT_START_TIMEOUT_MS`). */
+  startTimeoutMs?: number;
+}
+
+/** Starts redis-server and the deployment; `close()` stops both. Holds keys in `env`: never print it. */
+export async function startDeploymentTarget(options: DeploymentTargetOptions = {}): Promise<ReferenceTarget> {
+  const { startRedisServer } = await import('../reference-server/shared-state/redis-server.ts');
+  const { startDeployment } = await import('../reference-server/deployment/start.ts');
+  const { minuteWindowMs, banMs, apiPlan } = DEFAULT_REFERENCE_TARGET;
+  const redis = await startRedisServer();
+  let deployment;
+  try {
+    deployment = await startDeployment({
+      instances: options.instances ?? 3,
+      redisUrl: redis.url,
+      perProcessLimiter: options.perProcessLimiter,
+      server: { minuteWindowMs, banMs },
+      startTimeoutMs: options.startTimeoutMs ?? DEPLOYMENT_START_TIMEOUT_MS,
+    });
+  } catch (error) {
+    await redis.stop();
+    throw error;
+  }
+  const server = deployment;
+  let closed = false;
+  return {
+    env: targetEnvOf(server, apiPlan),
+    server,
+    settings: { minuteWindowMs, banMs, apiPlan },
+    async close() {
+      if (closed) return;
+      closed = true;
+      await server.close();
+      await redis.stop();
+    },
+  };
+}
