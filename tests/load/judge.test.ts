@@ -61,6 +61,35 @@ test('Limit + 1 admissions in one window, the probe included, is over-admission 
   );
 });
 
+test('three instances on one shared limiter, recorded on a loaded host: bursts straddling 5 s windows and a probe refused after a full spill pass', () => {
+  // The responses of one overload check against the 3-instance deployment on Redis (Resets as
+  // recorded): window 1's probe came in the last second of its window and the whole burst landed
+  // in the next one (60 of 60, no refusal), so window 2's probe got a 429; later bursts split
+  // 19/41 across a boundary, and the last one admitted 59 and refused one.
+  const [a, b, c, d, e, f] = [1795424250, 1795424255, 1795424265, 1795424270, 1795424280, 1795424285];
+  const responses = [
+    ok(a, 59, 60, 'probe'), ...times(60, (i) => ok(b, 59 - i)),
+    refused(b, '3'), ok(c, 59, 60, 'probe'), ...times(19, (i) => ok(c, 58 - i)), ...times(41, (i) => ok(d, 59 - i)),
+    ok(d, 18, 60, 'probe'), ok(e, 59, 60, 'probe'), ...times(59, (i) => ok(e, 58 - i)), refused(e, '4'),
+    ok(f, 59, 60, 'probe'),
+  ];
+  const j = judgeWindows(responses, { limitHint: 60 });
+  expect(j.findings).toEqual([]);
+  expect(j.windows.map((w) => `${w.reset}: ${w.successes}`)).toEqual([`${a}: 1`, `${b}: 60`, `${c}: 20`, `${d}: 42`, `${e}: 60`, `${f}: 1`]);
+});
+
+test('headers that switch to the day figure (the day quota nearly spent) are a window of their own, judged against its own Limit', () => {
+  // Free plan: 60 a minute, 1,000 a day. With fewer requests left today than in the minute, the
+  // headers describe the day: over several minute windows its one Reset gathers more than 60.
+  const day = R1 + 86_000;
+  const j = judgeWindows([ok(R1, 59, 60, 'probe'), ...times(30, () => ok(R1)), ...times(100, (i) => ok(day, 99 - i, 1000))], { limitHint: 60 });
+  expect(j.findings).toEqual([]);
+  expect(j.windows).toEqual([
+    { reset: String(R1), successes: 31, limit: 60 },
+    { reset: String(day), successes: 100, limit: 1000 },
+  ]);
+});
+
 test('a limiter whose Reset moves with every response (sliding window, token bucket) is not failed for it', () => {
   const j = judgeWindows([...times(60, (i) => ok(R1 + i)), refused(R1 + 60, '1')], { limitHint: 60 });
   expect(j.findings).toEqual([]);
