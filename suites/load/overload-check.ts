@@ -349,7 +349,12 @@ export async function runOverloadCheck(config: OverloadConfig): Promise<Overload
       if (untilReset === undefined) {
         throw new Stop(finding(id, admission, 'not-certified', 'the window is partly used and its X-RateLimit-Reset is unusable, so no fresh window can be awaited', `Remaining ${info.limit - 1} after the first request of a window`, `Remaining ${info.remaining} of ${info.limit}`));
       }
-      await wait(first.receivedAt + untilReset * 1000 + RESET_MARGIN_MS, `X-RateLimit-Reset of a partly used window (Remaining ${info.remaining} of ${info.limit})`);
+      // A Reset beyond MAX_RETRY_AFTER_S: the headers describe a longer quota the key has partly
+      // spent (a plan's day quota, after earlier runs on the same key); not certified, named so.
+      const longer = untilReset > config.maxRetryAfterS
+        ? `, a quota the key has partly spent that resets only in ${untilReset} s (for example the plan's day quota, spent by earlier runs on this key: run again after that Reset, or with another RATE_LIMIT_KEY)`
+        : '';
+      await wait(first.receivedAt + untilReset * 1000 + RESET_MARGIN_MS, `X-RateLimit-Reset of a partly used window (Remaining ${info.remaining} of ${info.limit}${longer})`);
       first = await probeKey(`window ${n}, probe after Reset`);
     }
     throw new Stop(finding(id, admission, 'not-certified', 'no fresh window was reached after waiting three resets', `Remaining ${(figures.limit ?? 1) - 1} after the first request of a window`, describeProbe('probe', first)));

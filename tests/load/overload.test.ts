@@ -8,6 +8,7 @@
  */
 import { test, expect } from '@playwright/test';
 import { startReferenceServer, type RateLimitStore } from '../../reference-server/app.ts';
+import { decide, newRateState, type RatePolicy, type RateState } from '../../reference-server/rate-limit/policy.ts';
 import { lateByOneStore, racyStore, slidingWindowStore, tokenBucketStore } from '../../faults/stores.ts';
 import { formatFinding, type Finding } from '../../suites/lib/finding.ts';
 import { runOverloadCheck, type OverloadConfig } from '../../suites/load/overload-check.ts';
@@ -132,6 +133,37 @@ test('a Retry-After beyond MAX_RETRY_AFTER_S makes LOAD-02 not certified, and th
   } finally {
     await server.close();
   }
+});
+
+test('a key whose day quota earlier runs nearly spent makes LOAD-02 not certified, naming the quota, never failed', async () => {
+  // The free plan's 1,000 a day: earlier runs on the same deployment left 40, so the headers
+  // describe the day (Limit 1000, Remaining 39, Reset at the end of the day).
+  const seeded: RateLimitStore = (() => {
+    const states = new Map<string, RateState>();
+    return {
+      hit(identity: string, policy: RatePolicy, now: number) {
+        let state = states.get(identity);
+        if (!state) {
+          state = newRateState(policy);
+          if (identity === FREE) {
+            state.starts[1] = now - (now % policy.windows[1].ms);
+            state.counts[1] = policy.windows[1].limit - 40;
+          }
+          states.set(identity, state);
+        }
+        return decide(state, policy, now);
+      },
+    };
+  })();
+  await withServer(seeded, {}, async (server, rec) => {
+    const outcome = await runOverloadCheck(config(server.baseUrl, server.keys, { otherKey: undefined }));
+    expect(failing(outcome.findings)).toEqual([]);
+    const stop = outcome.findings.find((f) => f.level === 'not-certified');
+    expect(stop, outcome.findings.map(formatFinding).join('\n')).toMatchObject({ id: 'LOAD-02', part: 'recovery', expected: 'a wait of at most MAX_RETRY_AFTER_S=20 s' });
+    expect(stop!.message).toMatch(/Remaining 39 of 1000, a quota the key has partly spent that resets only in \d+ s \(for example the plan's day quota/);
+    expect(outcome.figures.bursts).toEqual([]);
+    expect(rec.of(FREE)).toHaveLength(1);
+  });
 });
 
 test('an unusable RATE_LIMIT_KEY makes LOAD-02 not certified before any burst', async () => {
