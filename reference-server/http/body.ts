@@ -44,11 +44,6 @@ export class BodyReader {
 
   constructor(readonly limits: BodyLimits) {}
 
-  /** Bodies being read now (for tests). */
-  get pending(): number {
-    return this.waiting.size;
-  }
-
   /**
    * Reads the body of `x.req`, then calls `onBody` with it. A body too large, late or broken is
    * answered through `x.app.fail` (413, 408, 400), as is anything `onBody` throws.
@@ -64,8 +59,7 @@ export class BodyReader {
     if (this.timer === undefined) this.arm(bodyTimeoutMs);
     req.on('data', onData);
     req.on('end', onEnd);
-    // A body cut short always emits 'aborted' (node emits 'error' on a request only after it, and
-    // only to listeners), so this one listener sees every broken body.
+    req.on('error', onBroken);
     req.on('aborted', onBroken);
   }
 
@@ -76,7 +70,7 @@ export class BodyReader {
     this.waiting.delete(pending);
     const { x } = pending;
     if (error !== undefined) {
-      x.req.off('data', onData).off('end', onEnd).off('aborted', onBroken);
+      x.req.off('data', onData).off('end', onEnd).off('error', onBroken).off('aborted', onBroken);
       x.app.fail(x, error);
       return;
     }

@@ -21,8 +21,7 @@ export function checkContentType(exchange: Exchange, rule: ContentTypeRule): voi
   const raw = exchange.req.rawHeaders;
   let value: string | undefined;
   for (let i = 0; i < raw.length; i += 2) {
-    const name = raw[i];
-    if (name.length !== 12 || !(name === 'Content-Type' || name === 'content-type' || name.toLowerCase() === 'content-type')) continue;
+    if (raw[i].length !== 12 || raw[i].toLowerCase() !== 'content-type') continue;
     if (value !== undefined) throw new ApiError(400, ErrorCode.invalidContentType, 'Send exactly one Content-Type header.');
     value = raw[i + 1];
   }
