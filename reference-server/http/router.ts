@@ -35,15 +35,8 @@ interface CompiledRoute {
   readonly allow: string;
 }
 
-/** How many recent matches a router keeps (then it starts afresh), and of targets up to what length. */
-const RECENT_MATCHES = 1024;
-const RECENT_TARGET_LENGTH = 256;
-
 export class Router {
   private readonly routes: CompiledRoute[];
-  /** Recent matches by method, then target: clients repeat their targets, and a match is immutable. */
-  private readonly recent = new Map<string, Map<string, RouteMatch | undefined>>();
-  private recentCount = 0;
 
   constructor(routes: readonly RouteDef[]) {
     this.routes = routes.map((def) => {
@@ -59,21 +52,7 @@ export class Router {
 
   /** The match for `method` and `target`, undefined for an unknown path; throws 400/414 on a bad target. */
   match(method: string, target: string): RouteMatch | undefined {
-    let recent = this.recent.get(method);
-    if (recent === undefined) this.recent.set(method, (recent = new Map()));
-    const known = recent.get(target);
-    if (known !== undefined || recent.has(target)) return known;
-    const match = this.matchSegments(method, pathSegments(target));
-    if (target.length > RECENT_TARGET_LENGTH) return match;
-    if (this.recentCount++ >= RECENT_MATCHES) {
-      for (const targets of this.recent.values()) targets.clear();
-      this.recentCount = 1;
-    }
-    recent.set(target, match);
-    return match;
-  }
-
-  private matchSegments(method: string, segments: readonly string[]): RouteMatch | undefined {
+    const segments = pathSegments(target);
     for (const route of this.routes) {
       if (route.segments.length !== segments.length) continue;
       const params: string[] = [];
@@ -87,7 +66,7 @@ export class Router {
       }
       if (!ok) continue;
       const op = route.def.operations[method] ?? (method === 'HEAD' ? route.def.operations.GET : undefined);
-      return Object.freeze({ route: route.def, handler: op?.handler, allow: route.allow, params: Object.freeze(params) });
+      return { route: route.def, handler: op?.handler, allow: route.allow, params };
     }
     return undefined;
   }

@@ -6,11 +6,11 @@
  */
 import { ApiError, ErrorCode } from '../errors/api-error.ts';
 import type { Exchange } from '../http/exchange.ts';
-import { checkContentType } from '../http/json-body.ts';
+import { checkContentType, readJson } from '../http/json-body.ts';
 import { send } from '../http/response.ts';
 import { parsePetId } from './pet-id.ts';
 import { serializeItem, type InventoryItem } from './store.ts';
-import { quantityOfBody } from './update.ts';
+import { parseInventoryUpdate } from './update.ts';
 
 /** `GET /v1/inventory` (listInventory): 200, the JSON array of every InventoryItem (pre-serialized). */
 export function listInventory(x: Exchange): void | Promise<void> {
@@ -28,8 +28,8 @@ export function listInventory(x: Exchange): void | Promise<void> {
 export function updateInventory(x: Exchange): void {
   const petId = parsePetId(x.params[0]);
   checkContentType(x, 'optional-415');
-  x.app.body.read(x, (body) => {
-    const item = x.app.inventory.setQuantity(petId, quantityOfBody(body));
+  readJson(x, (body) => {
+    const item = x.app.inventory.setQuantity(petId, parseInventoryUpdate(body));
     if (item === undefined || !('then' in item)) return answerUpdate(x, petId, item);
     Promise.resolve(item).then((stored) => answerUpdate(x, petId, stored)).catch((error: unknown) => x.app.fail(x, error));
   });
