@@ -6,9 +6,9 @@
  * `Content-Type` rules differ per operation, so each route states its own (see `ContentTypeRule`).
  */
 import { ApiError, ErrorCode } from '../errors/api-error.ts';
+import { readBody } from './body.ts';
 import type { Exchange } from './exchange.ts';
-import { isJsonMediaType, mediaType } from './headers.ts';
-import { JSON_TYPE } from './response.ts';
+import { headerValues, isJsonMediaType, mediaType } from './headers.ts';
 
 /**
  * - `required-400`: the quickstart: a missing or non-JSON `Content-Type` is a 400 (the spec says so).
@@ -18,43 +18,33 @@ import { JSON_TYPE } from './response.ts';
 export type ContentTypeRule = 'required-400' | 'optional-415';
 
 export function checkContentType(exchange: Exchange, rule: ContentTypeRule): void {
-  const raw = exchange.req.rawHeaders;
-  let value: string | undefined;
-  for (let i = 0; i < raw.length; i += 2) {
-    if (raw[i].length !== 12 || raw[i].toLowerCase() !== 'content-type') continue;
-    if (value !== undefined) throw new ApiError(400, ErrorCode.invalidContentType, 'Send exactly one Content-Type header.');
-    value = raw[i + 1];
+  const values = headerValues(exchange.req.rawHeaders, 'content-type');
+  if (values.length > 1) {
+    throw new ApiError(400, ErrorCode.invalidContentType, 'Send exactly one Content-Type header.');
   }
-  if (value === undefined) {
+  if (values.length === 0) {
     if (rule === 'required-400') {
       throw new ApiError(400, ErrorCode.invalidContentType, 'Content-Type: application/json is required.');
     }
     return;
   }
-  if (value === JSON_TYPE || isJsonMediaType(mediaType(value))) return;
+  if (isJsonMediaType(mediaType(values[0]))) return;
   if (rule === 'required-400') {
     throw new ApiError(400, ErrorCode.invalidContentType, 'Content-Type must be application/json.');
   }
   throw new ApiError(415, ErrorCode.unsupportedMediaType, 'Content-Type must be application/json.', {
-    'Accept-Patch': JSON_TYPE,
+    'Accept-Patch': 'application/json',
   });
 }
 
-/**
- * Reads the body (size and time limits apply, see `BodyReader`), parses it as UTF-8 JSON and calls
- * `onJson` with the value; invalid JSON is a 400. Anything `onJson` throws is answered as an error.
- */
-export function readJson(exchange: Exchange, onJson: (value: unknown) => void): void {
-  exchange.app.body.read(exchange, (body) => onJson(parseJson(body)));
-}
-
-/** A body as JSON, or a 400 `invalid_json`. */
-export function parseJson(body: Buffer): unknown {
+/** Reads the body (size and time limits apply) and parses it as UTF-8 JSON; invalid JSON is a 400. */
+export async function readJson(exchange: Exchange): Promise<unknown> {
+  const body = await readBody(exchange.req, exchange.app.bodyLimits);
   const text = body.toString('utf8');
+  if (text.trim() === '') throw new ApiError(400, ErrorCode.invalidJson, 'The request body is empty; a JSON body is required.');
   try {
     return JSON.parse(text);
   } catch {
-    if (text.trim() === '') throw new ApiError(400, ErrorCode.invalidJson, 'The request body is empty; a JSON body is required.');
     throw new ApiError(400, ErrorCode.invalidJson, 'The request body is not valid JSON.');
   }
 }

@@ -85,17 +85,17 @@ export function pathSegments(target: string): string[] {
       throw new ApiError(400, ErrorCode.invalidRequest, 'The request target is not a valid path.');
     }
   }
-  let end = path.indexOf('?');
-  const hash = path.indexOf('#');
-  if (end < 0 || (hash >= 0 && hash < end)) end = hash;
-  const segments = (end < 0 ? path.slice(1) : path.slice(1, end)).split('/');
-  for (let i = 0; i < segments.length; i++) {
-    if (!segments[i].includes('%')) continue;
-    try {
-      segments[i] = decodeURIComponent(segments[i]);
-    } catch {
-      throw new ApiError(400, ErrorCode.invalidRequest, 'The request path has invalid percent-encoding.');
-    }
-  }
-  return segments;
+  const end = path.search(/[?#]/);
+  if (end >= 0) path = path.slice(0, end);
+  return path
+    .slice(1)
+    .split('/')
+    .map((segment) => {
+      if (!segment.includes('%')) return segment;
+      try {
+        return decodeURIComponent(segment);
+      } catch {
+        throw new ApiError(400, ErrorCode.invalidRequest, 'The request path has invalid percent-encoding.');
+      }
+    });
 }

@@ -26,16 +26,15 @@ export interface MessageResponse {
 }
 
 /** `POST /quickstart/messages`. */
-export function sendMessage(x: Exchange): void {
+export async function sendMessage(x: Exchange): Promise<void> {
   checkContentType(x, 'required-400');
-  readJson(x, (body) => {
-    if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-      throw new ApiError(400, ErrorCode.invalidBody, 'The body must be a JSON object: {"message": <string>}.');
-    }
-    const message = (body as { message?: unknown }).message;
-    if (message === undefined) throw new ApiError(400, ErrorCode.invalidBody, 'message is required.');
-    if (typeof message !== 'string') throw new ApiError(400, ErrorCode.invalidBody, 'message must be a string.');
-    const response: MessageResponse = { id: randomUUID(), message, status: MESSAGE_QUEUED, createdAt: new Date().toISOString() };
-    send(x.res, 201, JSON.stringify(response), x.decision);
-  });
+  const body = await readJson(x);
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+    throw new ApiError(400, ErrorCode.invalidBody, 'The body must be a JSON object: {"message": <string>}.');
+  }
+  const message = (body as { message?: unknown }).message;
+  if (message === undefined) throw new ApiError(400, ErrorCode.invalidBody, 'message is required.');
+  if (typeof message !== 'string') throw new ApiError(400, ErrorCode.invalidBody, 'message must be a string.');
+  const response: MessageResponse = { id: randomUUID(), message, status: MESSAGE_QUEUED, createdAt: new Date().toISOString() };
+  send(x.res, 201, JSON.stringify(response), x.decision);
 }
