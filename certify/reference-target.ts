@@ -71,15 +71,25 @@ export async function startReferenceTarget(options: ReferenceTargetOptions = {})
     banMs,
     ...options.server,
   });
+  return referenceTargetOf(server, { minuteWindowMs, banMs, apiPlan });
+}
+
+/**
+ * The target around a running reference deployment (one process or several): the variables that
+ * certify it, its settings, and a `close()` that stops it once, then runs `after` (its own
+ * redis-server, say). Holds keys in `env`: never print it.
+ */
+export function referenceTargetOf(server: ReferenceTarget['server'], settings: ReferenceTarget['settings'], after?: () => Promise<void>): ReferenceTarget {
   let closed = false;
   return {
-    env: targetEnvOf(server, apiPlan),
+    env: targetEnvOf(server, settings.apiPlan),
     server,
-    settings: { minuteWindowMs, banMs, apiPlan },
+    settings,
     async close() {
       if (closed) return;
       closed = true;
       await server.close();
+      await after?.();
     },
   };
 }

@@ -5,7 +5,7 @@
  * of `startReferenceTarget`. The conformant deployment is a variant (`variants.ts`); the same
  * deployment with per-process limiters is a fault (`catalogue/multi-instance.ts`).
  */
-import { DEFAULT_REFERENCE_TARGET, targetEnvOf, type ReferenceTarget } from '../certify/reference-target.ts';
+import { DEFAULT_REFERENCE_TARGET, referenceTargetOf, type ReferenceTarget } from '../certify/reference-target.ts';
 
 /** Longest wait for every instance to listen: three processes loading TypeScript on a busy 2-core host. */
 export const DEPLOYMENT_START_TIMEOUT_MS = 120_000;
@@ -38,17 +38,5 @@ export async function startDeploymentTarget(options: DeploymentTargetOptions = {
     await redis.stop();
     throw error;
   }
-  const server = deployment;
-  let closed = false;
-  return {
-    env: targetEnvOf(server, apiPlan),
-    server,
-    settings: { minuteWindowMs, banMs, apiPlan },
-    async close() {
-      if (closed) return;
-      closed = true;
-      await server.close();
-      await redis.stop();
-    },
-  };
+  return referenceTargetOf(deployment, { minuteWindowMs, banMs, apiPlan }, () => redis.stop());
 }
