@@ -8,7 +8,7 @@
  * the target's failures but the run's.
  */
 import YAML from 'yaml';
-import { ID_PATTERN } from '../suites/lib/ledger.ts';
+import { ID_PATTERN } from '../core/ledger.ts';
 import type { ConformanceReport, Level, RequirementResult } from './verdict.ts';
 
 /** One known failure: a requirement id, optionally narrowed to the test titles known to fail. */

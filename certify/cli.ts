@@ -5,7 +5,7 @@
  */
 import { help } from './help.ts';
 import { runCertify } from './run.ts';
-import { redactorFor, secretsFromEnv } from './secrets.ts';
+import { redactorFor, secretsFromEnv } from '../core/secrets.ts';
 
 async function main(): Promise<number> {
   const args = process.argv.slice(2);

@@ -133,7 +133,7 @@ export function renderMarkdown(report: ConformanceReport): string {
 
   if (report.problems.length) {
     lines.push('## Run problems', '', 'Each of these fails the run on its own:', '');
-    for (const p of report.problems) lines.push(`- ${p.replace(/\n/g, ' ')}`);
+    for (const p of report.problems) lines.push(`- ${p.reason.replace(/\n/g, ' ')}`);
     lines.push('');
   }
 

@@ -13,10 +13,11 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { fileURLToPath } from 'node:url';
+import { REPO_ROOT } from '../core/paths.ts';
 
 const require = createRequire(import.meta.url);
 export const PLAYWRIGHT_CLI = require.resolve('@playwright/test/cli');
-export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+export { REPO_ROOT };
 export const REDACT_REPORTER = fileURLToPath(new URL('./redact-reporter.ts', import.meta.url));
 export const MERGE_CONFIG = fileURLToPath(new URL('./merge.config.ts', import.meta.url));
 

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { FullConfig, Reporter, Suite, TestCase, TestError, TestResult, TestStep } from '@playwright/test/reporter';
-import { redactText, secretNeedles, secretsFromEnv, type SecretNeedle } from './secrets.ts';
+import { redactText, secretNeedles, secretsFromEnv, type SecretNeedle } from '../core/secrets.ts';
 
 /**
  * First reporter of every certify phase (before `list` and `blob`): scrubs keys out of what the

@@ -7,11 +7,12 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { loadLedger } from '../suites/lib/ledger.ts';
+import { loadLedger } from '../core/ledger.ts';
 import { readSettings } from '../settings/index.ts';
 import { parseEnv, PHASES, type Phase } from './env.ts';
-import { listPhases, mergeReports, REPO_ROOT, runPhase } from './phases.ts';
-import { MIN_SAFE_SECRET_LENGTH, redactorFor, secretsFromEnv, SECRET_VARIABLES } from './secrets.ts';
+import { listPhases, mergeReports, runPhase } from './phases.ts';
+import { LEDGER_FILE, REPO_ROOT, ROOT_CONFIG } from '../core/paths.ts';
+import { MIN_SAFE_SECRET_LENGTH, redactorFor, secretsFromEnv, SECRET_VARIABLES } from '../core/secrets.ts';
 import { judge, phaseSummaries } from './steps/judge.ts';
 import { listLeftOut } from './steps/left-out.ts';
 import { mergeLoadReports, mergeResults, readRedactions } from './steps/merge.ts';
@@ -26,8 +27,7 @@ import type { LedgerRequirement, PacingSummary, VerdictInput } from './verdict.t
 
 export { mergeLoadReports };
 
-export const LEDGER_FILE = path.join(REPO_ROOT, 'suites', 'requirements.yaml');
-export const ROOT_CONFIG = path.join(REPO_ROOT, 'playwright.config.ts');
+export { LEDGER_FILE, ROOT_CONFIG };
 
 /** Files and folders certify writes in REPORTS_DIR; only these are deleted at the start of a run. */
 export const REPORT_ENTRIES = [

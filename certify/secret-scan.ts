@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import AdmZip from 'adm-zip';
-import { secretNeedles, type Secret, type SecretNeedle } from './secrets.ts';
+import { findNeedle, secretNeedles, type Secret, type SecretNeedle } from '../core/secrets.ts';
 
 export interface SecretFinding {
   /** Path of the file, relative to the scanned root when one was given. */
@@ -40,10 +40,6 @@ function startsWith(buf: Buffer, magic: Buffer): boolean {
   return buf.length >= magic.length && buf.subarray(0, magic.length).equals(magic);
 }
 
-function sameEntry(a: string[] | undefined, b: string[]): boolean {
-  return (a ?? []).join('\u0000') === b.join('\u0000');
-}
-
 function location(entry: string[]): string[] | undefined {
   return entry.length ? [...entry] : undefined;
 }
@@ -58,23 +54,9 @@ export function scanBuffer(content: Buffer, needles: SecretNeedle[], file: strin
   const unscannable: ScanResult['unscannable'] = [];
 
   const visit = (buf: Buffer, entry: string[], depth: number, embedded: boolean) => {
-    const seen = new Set<string>();
-    let lower: Buffer | undefined;
+    const text = buf.toString('latin1');
     for (const n of needles) {
-      const key = `${n.name}\u0000${n.encoding}`;
-      if (seen.has(key)) continue;
-      let hit: boolean;
-      if (n.caseInsensitive) {
-        lower ??= Buffer.from(buf.toString('latin1').toLowerCase(), 'latin1');
-        // A case-changed hit only counts when no exact form of the same secret was already found.
-        hit = lower.includes(Buffer.from(n.needle, 'utf8')) && !findings.some((f) => f.variable === n.name && sameEntry(f.entry, entry) && f.file === file);
-      } else {
-        hit = buf.includes(n.needle, 0, 'utf8');
-      }
-      if (hit) {
-        seen.add(key);
-        findings.push({ file, entry: location(entry), variable: n.name, encoding: n.encoding });
-      }
+      for (const encoding of findNeedle(text, n)) findings.push({ file, entry: location(entry), variable: n.name, encoding });
     }
     if (depth >= MAX_DEPTH) return;
     if (startsWith(buf, ZIP_MAGIC) || startsWith(buf, EMPTY_ZIP_MAGIC)) {
@@ -110,7 +92,6 @@ export function scanBuffer(content: Buffer, needles: SecretNeedle[], file: strin
       return;
     }
     // Text that embeds zips as base64 (Playwright's HTML report: `data:application/zip;base64,UEsDB…`).
-    const text = buf.toString('latin1');
     if (!text.includes('UEsDB')) return;
     let index = 0;
     for (const match of text.matchAll(EMBEDDED_ZIP)) {

@@ -16,34 +16,10 @@
  * failed test mapped to no requirement, or a secret found in an artifact).
  */
 
-import { titleId } from '../suites/lib/ledger.ts';
+import { ANNOTATION, requirementIds, type Annotation, type Outcome, type RequirementStatus, type RunProblem, type TestRecord } from '../core/results.ts';
+import type { Level, LedgerRequirement, Source } from '../core/ledger.ts';
 
-import type { Level, LedgerRequirement, Source } from '../suites/lib/ledger.ts';
-
-export type { Level, LedgerRequirement, Source };
-export type RequirementStatus = 'pass' | 'fail' | 'warn' | 'skipped';
-export type Outcome = 'passed' | 'failed' | 'flaky' | 'skipped' | 'interrupted';
-
-export interface Annotation {
-  type: string;
-  description?: string;
-}
-
-/** One test of one project, normalised from Playwright's JSON report. */
-export interface TestRecord {
-  title: string;
-  project: string;
-  file?: string;
-  tags: string[];
-  outcome: Outcome;
-  /** Failure messages (ANSI stripped, code frames cut). */
-  errors: string[];
-  /** Annotations of the final attempt (`warning`, `evidence`, `requirement`, `not-certified`, …). */
-  annotations: Annotation[];
-  /** Sum of `requests` annotations over every attempt. */
-  requests: number;
-}
-
+export type { Annotation, Level, LedgerRequirement, Outcome, RequirementStatus, RunProblem, Source, TestRecord };
 export interface EvidenceEntry {
   test: string;
   project: string;
@@ -99,6 +75,8 @@ export interface VerdictInput {
   runErrors?: string[];
   /** Secret scan findings, already described without the key (e.g. `reports/x.json: API_KEY (raw)`). */
   secretFindings?: string[];
+  /** Further run-level problems, already typed (e.g. the target left changed). */
+  problems?: RunProblem[];
   phases?: PhaseSummary[];
 }
 
@@ -128,8 +106,8 @@ export interface ConformanceReport {
   phases: PhaseSummary[];
   generatedAt: string;
   summary: Record<RequirementStatus, number>;
-  /** Run-level reasons for a failing verdict, beside failed requirements. */
-  problems: string[];
+  /** Run-level reasons for a failing verdict, beside failed requirements: typed, never re-parsed. */
+  problems: RunProblem[];
   notCertified: NotCertified[];
   experimental: string[];
   /** Tests whose title names no ledger requirement. */
@@ -139,29 +117,14 @@ export interface ConformanceReport {
   pacing?: PacingSummary[];
 }
 
-/** `AUTH-02 invalid key yields 401` → `AUTH-02`: the ledger's one title-id rule (suites/lib/ledger.ts). */
-export const primaryId = titleId;
-
-/** Every ledger id a test evidences: its title prefix, then `requirement` annotations. */
-export function requirementIds(test: TestRecord): string[] {
-  const ids: string[] = [];
-  const primary = primaryId(test.title);
-  if (primary) ids.push(primary);
-  for (const a of test.annotations) {
-    if (a.type !== 'requirement' || !a.description) continue;
-    for (const id of a.description.split(/[\s,]+/).filter(Boolean)) if (!ids.includes(id)) ids.push(id);
-  }
-  return ids;
-}
-
 function descriptions(test: TestRecord, type: string): string[] {
   return test.annotations.filter((a) => a.type === type).map((a) => a.description ?? '').filter((d) => d !== '');
 }
 
 function notCertifiedReason(test: TestRecord): string | undefined {
-  const reasons = descriptions(test, 'not-certified').map((d) => d.replace(/^not certified:\s*/i, ''));
+  const reasons = descriptions(test, ANNOTATION.notCertified);
   if (reasons.length) return reasons.join('; ');
-  return test.annotations.some((a) => a.type === 'not-certified') ? 'left out by the profile' : undefined;
+  return test.annotations.some((a) => a.type === ANNOTATION.notCertified) ? 'left out by the profile' : undefined;
 }
 
 function toEvidence(test: TestRecord): EvidenceEntry {
@@ -231,19 +194,19 @@ export function computeVerdict(input: VerdictInput): ConformanceReport {
   const known = new Set(input.ledger.map((r) => r.id));
   const byId = new Map<string, TestRecord[]>();
   const unmapped: ConformanceReport['unmapped'] = [];
-  const problems: string[] = [];
+  const problems: RunProblem[] = [];
 
   for (const test of input.tests) {
     const ids = requirementIds(test);
     const mapped = ids.filter((id) => known.has(id));
     for (const id of ids) if (!known.has(id)) {
-      const msg = `test "${test.title}" [${test.project}] names ${id}, which is not in the ledger`;
-      if (FAILED.includes(test.outcome)) problems.push(msg);
+      const reason = `test "${test.title}" [${test.project}] names ${id}, which is not in the ledger`;
+      if (FAILED.includes(test.outcome)) problems.push({ kind: 'unmapped-failure', id, reason });
     }
     if (mapped.length === 0) {
       unmapped.push({ test: test.title, project: test.project, outcome: test.outcome });
       if (FAILED.includes(test.outcome) && ids.length === 0) {
-        problems.push(`test "${test.title}" [${test.project}] failed and names no ledger requirement`);
+        problems.push({ kind: 'unmapped-failure', reason: `test "${test.title}" [${test.project}] failed and names no ledger requirement` });
       }
       continue;
     }
@@ -274,8 +237,9 @@ export function computeVerdict(input: VerdictInput): ConformanceReport {
     if (nc) notCertified.push(nc);
   }
 
-  for (const e of input.runErrors ?? []) problems.push(`run error: ${e}`);
-  for (const f of input.secretFindings ?? []) problems.push(`secret found in an artifact: ${f}`);
+  for (const e of input.runErrors ?? []) problems.push({ kind: 'run-error', reason: e });
+  for (const f of input.secretFindings ?? []) problems.push({ kind: 'secret-in-artifact', reason: f });
+  problems.push(...(input.problems ?? []));
 
   const summary: Record<RequirementStatus, number> = { pass: 0, fail: 0, warn: 0, skipped: 0 };
   for (const r of requirements) summary[r.status]++;

@@ -10,21 +10,21 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { applyBaseline, baselineFromReport, parseBaseline } from '../certify/baseline.ts';
 import { verifyCertificate, type WrittenCertificate } from '../certify/certificate/index.ts';
-import { isHarnessProblem } from '../certify/certificate/gate.ts';
+import { isHarnessProblem } from '../core/results.ts';
 import { loadPrivateKey } from '../certify/certificate/sign.ts';
-import { redactorFor, secretsFromEnv } from '../certify/secrets.ts';
+import { redactorFor, secretsFromEnv } from '../core/secrets.ts';
 import type { ConformanceReport } from '../certify/verdict.ts';
 import { CLI_SETTINGS } from '../settings/cli.ts';
 import { readSettings, renderHelp, SETTINGS, GROUPS } from '../settings/index.ts';
 import { ALIASES, mergeEnv, OWN_FLAGS, parseArgs, type Command } from './args.ts';
 import { configFile, loadConfig } from './config.ts';
-import { EXIT, EXIT_DESCRIPTIONS } from './exit-codes.ts';
+import { EXIT, EXIT_DESCRIPTIONS } from '../core/exit-codes.ts';
 import { writerFor } from './output.ts';
+import { REPO_ROOT } from '../core/paths.ts';
 
-export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+export { REPO_ROOT };
 const BIN = 'inventory-conformance';
 
 export interface Io {

@@ -2,11 +2,11 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { startReferenceTarget, type ReferenceTarget } from '../certify/reference-target.ts';
 import { startFaultProxy, throughProxy, type FaultHooks } from './proxy.ts';
 import type { RetryStats } from './retry-watch.ts';
 import type { RateLimitStore } from '../reference-server/rate-limit/store.ts';
+import { REPO_ROOT } from '../core/paths.ts';
 
 /**
  * Runs one case of the fault matrix: the bundled reference server (optionally with a limiter
@@ -15,7 +15,7 @@ import type { RateLimitStore } from '../reference-server/rate-limit/store.ts';
  * failing requirement ids from `conformance.json`.
  */
 
-export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+export { REPO_ROOT };
 const TSX_CLI = path.join(REPO_ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs');
 
 export interface MatrixCase {

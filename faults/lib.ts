@@ -86,7 +86,7 @@ export function mapHeader(res: ProxyResponse, name: string, fn: (value: string) 
 }
 
 /** The plans' per-minute and per-day limits (spec, Limits): the suites' one table. */
-export { PLAN_LIMITS } from '../suites/lib/rate-limit.ts';
+export { PLAN_LIMITS } from '../core/plans.ts';
 
 /** A handler that crashed: 500 with an `internal_error` Error body (rate-limit headers kept from `base`). */
 export function crash(message: string, base?: ProxyResponse['headers']): ProxyResponse {

@@ -1,7 +1,7 @@
 import { faults } from './catalogue/index.ts';
 import { variants } from './variants.ts';
 import type { MatrixCase } from './harness.ts';
-import { listSuites, phasesByRequirement } from '../suites/lib/ledger.ts';
+import { listSuites, phasesByRequirement } from '../core/ledger.ts';
 
 /**
  * The cases of the fault matrix, in the order the meta-test runs them: the unmodified reference

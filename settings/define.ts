@@ -7,6 +7,7 @@
  * everywhere. A problem names the variable and the rule; it never echoes the value of a secret or
  * of a URL (a URL may carry a key in its userinfo or query).
  */
+import { KEY_RULE, normaliseKey } from '../core/secrets.ts';
 
 /** What a setting holds; decides its parser. */
 export type SettingKind = 'string' | 'url' | 'secret' | 'enum' | 'integer' | 'int64' | 'number' | 'boolean' | 'path';
@@ -110,7 +111,7 @@ export function describeRule(s: Setting): string {
     case 'url':
       return 'an absolute http(s) URL without credentials, query or fragment';
     case 'secret':
-      return 'visible ASCII without spaces (it is sent as "Authorization: Bearer <key>")';
+      return KEY_RULE;
     default:
       return 'a non-empty string';
   }
@@ -153,8 +154,10 @@ export function parseValue(s: Setting, rawUntrimmed: string): ParsedValue {
       if (['0', 'false', 'no'].includes(v)) return { ok: true, value: false };
       return bad();
     }
-    case 'secret':
-      return /^[\x21-\x7e]+$/.test(raw) ? { ok: true, value: raw } : bad();
+    case 'secret': {
+      const key = normaliseKey(rawUntrimmed);
+      return key.ok ? { ok: true, value: key.value } : bad();
+    }
     case 'url': {
       let url: URL;
       try {

@@ -3,7 +3,7 @@
  * workers and timeouts. Read by certify, the suites' fixtures and `playwright.config.ts` through
  * `settings/index.ts`; documented by `--help` and the README tables generated from this file.
  */
-import { PLAN_LIMITS, type Plan } from '../suites/lib/rate-limit.ts';
+import { PLAN_LIMITS, type Plan } from '../core/plans.ts';
 import { defineGroup, setting } from './define.ts';
 
 /** Plans of the spec's Limits table, from the one plan-limits table (`suites/lib/rate-limit.ts`); enterprise is custom. */

@@ -1,18 +1,15 @@
 /**
  * The gate: from the conformance verdict, the baseline and strict mode to one result and one exit
- * code (cli/exit-codes.ts). Pure. Order: harness trouble first (the run could not judge, so a
+ * code (core/exit-codes.ts). Pure. Order: harness trouble first (the run could not judge, so a
  * "fail" beside it is not the target's verdict alone), then new failures, then, in strict mode,
  * anything not certified.
  */
-import { EXIT } from '../../cli/exit-codes.ts';
+import { EXIT } from '../../core/exit-codes.ts';
+import { isHarnessProblem } from '../../core/results.ts';
 import type { BaselineOutcome } from '../baseline.ts';
 import type { ConformanceReport } from '../verdict.ts';
 import type { GateResult } from './types.ts';
 
-/** Run problems that are the harness's, not the target's: a phase timeout or crash, a key on disk. */
-export function isHarnessProblem(problem: string): boolean {
-  return /^run error: /.test(problem) || /^secret found in an artifact: /.test(problem);
-}
 
 export interface GateOptions {
   strict: boolean;
@@ -28,12 +25,12 @@ export function decideGate(report: ConformanceReport, options: GateOptions): Gat
   const reasons: string[] = [];
 
   if (harness.length) {
-    reasons.push(...harness.map((p) => p.split('\n')[0]!));
+    reasons.push(...harness.map((p) => p.reason.split('\n')[0]!));
     return { result: 'harness', exitCode: EXIT.harness, strict, reasons };
   }
   if (newFailures.length || otherProblems.length) {
     if (newFailures.length) reasons.push(`${baseline ? 'new failures' : 'failed'}: ${newFailures.join(', ')}`);
-    reasons.push(...otherProblems.map((p) => p.split('\n')[0]!));
+    reasons.push(...otherProblems.map((p) => p.reason.split('\n')[0]!));
     return { result: 'fail', exitCode: EXIT.fail, strict, reasons };
   }
   if (baseline?.known.length) reasons.push(`known failures accepted by the baseline: ${baseline.known.map((k) => k.id).join(', ')}`);

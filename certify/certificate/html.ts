@@ -136,7 +136,7 @@ export function renderCertificateHtml(cert: Certificate): string {
     out.push('</ul></section>');
   }
   if (res.problems.length) {
-    out.push(`<section id="problems"><h2>Run problems (${res.problems.length})</h2><ul class="tight">${res.problems.map((p) => `<li>${esc(p)}</li>`).join('')}</ul></section>`);
+    out.push(`<section id="problems"><h2>Run problems (${res.problems.length})</h2><ul class="tight">${res.problems.map((p) => `<li>${esc(p.reason)}</li>`).join('')}</ul></section>`);
   }
 
   if (res.notCertified.length) {

@@ -7,7 +7,6 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { applyBaseline, parseBaseline } from '../baseline.ts';
 import type { ConformanceReport } from '../verdict.ts';
 import { buildCertificate, readLedgerDetails } from './build.ts';
@@ -16,8 +15,9 @@ import { decideGate } from './gate.ts';
 import { renderCertificateHtml } from './html.ts';
 import { loadPrivateKey, signCertificate } from './sign.ts';
 import type { Certificate, GateResult } from './types.ts';
+import { REPO_ROOT } from '../../core/paths.ts';
 
-export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+export { REPO_ROOT };
 export const CERTIFICATE_JSON = 'certificate.json';
 export const CERTIFICATE_HTML = 'certificate.html';
 /** Report files whose digests the certificate records (when the run wrote them). */

@@ -5,6 +5,7 @@
 import type { BaselineOutcome } from '../baseline.ts';
 import type { ConformanceReport, EvidenceEntry, Level, RequirementStatus } from '../verdict.ts';
 import type { Signature } from './sign.ts';
+import type { RunProblem } from '../../core/results.ts';
 
 export const CERTIFICATE_FORMAT = 'inventory-conformance-certificate/1';
 
@@ -55,7 +56,7 @@ export interface CertificateResults {
   verdict: ConformanceReport['verdict'];
   gate: GateResult;
   summary: ConformanceReport['summary'];
-  problems: string[];
+  problems: RunProblem[];
   notCertified: ConformanceReport['notCertified'];
   requirements: CertifiedRequirement[];
   baseline?: BaselineOutcome & { file: string; digest: string };

@@ -3,7 +3,7 @@
  * --list`), never run, and each of their checks becomes a not-certified record with the reason,
  * so the report names everything the run did not certify.
  */
-import { testsFromJsonReport, toNotRun } from '../playwright-report.ts';
+import { testsFromJsonReport, toNotRun } from '../../core/playwright-report.ts';
 import type { TestRecord } from '../verdict.ts';
 
 export interface LeftOut {

@@ -5,7 +5,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { runErrorsFromJsonReport, testsFromJsonReport } from '../playwright-report.ts';
+import { runErrorsFromJsonReport, testsFromJsonReport } from '../../core/playwright-report.ts';
 import type { TestRecord } from '../verdict.ts';
 
 export interface Merged {

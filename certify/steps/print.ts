@@ -18,7 +18,7 @@ export function printSummary(report: ConformanceReport, say: (text: string) => v
   }
   if (report.problems.length) {
     say(`\nRun problems (${report.problems.length}):\n`);
-    for (const p of report.problems) say(`  ✗ ${p.split('\n')[0]}\n`);
+    for (const p of report.problems) say(`  ✗ ${p.reason.split('\n')[0]}\n`);
   }
   const warned = report.requirements.filter((r) => r.status === 'warn');
   if (warned.length) say(`\nWarnings (${warned.length}, see conformance.md): ${warned.map((r) => r.id).join(', ')}\n`);

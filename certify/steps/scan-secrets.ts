@@ -8,7 +8,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describeFinding, scanBuffer, scanPaths, type ScanResult } from '../secret-scan.ts';
-import { redactText, secretNeedles, type Secret } from '../secrets.ts';
+import { redactText, secretNeedles, type Secret } from '../../core/secrets.ts';
 
 export interface SecretScan {
   filesScanned: number;

@@ -8,6 +8,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { test, expect, type ApiClient } from '../fixtures.ts';
+import { markNotCertified } from '../fixtures/verdicts.ts';
 import { openapi } from '../../schemas/index.ts';
 import { readGeneratedSettings } from '../../settings/generated.ts';
 import { operationsOf, type Operation } from './document.ts';
@@ -62,9 +63,7 @@ for (const op of OPERATIONS) {
       test(`${rule.id} ${op.id}: ${rule.fact}`, { tag: mutates(op) ? ['@mutates', '@generated'] : ['@generated'] }, async ({ api }, testInfo) => {
         expect(SETTINGS.problems, 'generated settings').toEqual([]);
         if (REPLAY && (REPLAY.check !== 'cases' || REPLAY.op !== op.id)) {
-          const why = 'not certified: CONFORMANCE_REPLAY runs one saved case only';
-          testInfo.annotations.push({ type: 'not-certified', description: why });
-          test.skip(true, why);
+          markNotCertified(testInfo, 'CONFORMANCE_REPLAY runs one saved case only');
         }
         const run = await operationRun(api, op, testInfo.project.outputDir);
         testInfo.annotations.push({ type: 'evidence', description: summary(run) });

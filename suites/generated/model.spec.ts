@@ -2,7 +2,9 @@
  * Stateful sequences against a model of the store (GEN-06) and consistency under concurrency on
  * one pet (GEN-07). Both change stock with a valid key (`@mutates`) and put it back.
  */
+import type { TestInfo } from '@playwright/test';
 import { test, expect } from '../fixtures.ts';
+import { markNotCertified } from '../fixtures/verdicts.ts';
 import { formatFinding } from '../lib/finding.ts';
 import { openapi } from '../../schemas/index.ts';
 import { readGeneratedSettings } from '../../settings/generated.ts';
@@ -24,11 +26,9 @@ const ALLOCATION = allocate(
 );
 const TAGS = { tag: ['@mutates', '@generated'] };
 
-function replayOnly(check: string, testInfo: { annotations: { type: string; description?: string }[] }) {
+function replayOnly(check: string, testInfo: TestInfo) {
   if (REPLAY && REPLAY.check !== check) {
-    const why = 'not certified: CONFORMANCE_REPLAY runs one saved case only';
-    testInfo.annotations.push({ type: 'not-certified', description: why });
-    test.skip(true, why);
+    markNotCertified(testInfo, 'CONFORMANCE_REPLAY runs one saved case only');
   }
 }
 

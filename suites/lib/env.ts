@@ -5,7 +5,7 @@
  */
 import { readSettings, problemsOf } from '../../settings/index.ts';
 import { RUN_SETTINGS } from '../../settings/run.ts';
-import type { Plan } from './rate-limit.ts';
+import type { Plan } from '../../core/plans.ts';
 
 export type Profile = 'full' | 'readonly';
 

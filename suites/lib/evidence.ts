@@ -4,7 +4,7 @@
  * Authorization: Bearer <API_KEY>`. Pure functions.
  */
 import { getHeader, type HeaderSource } from './headers.ts';
-import { redact, type Secret } from './redact.ts';
+import { redact, type Secret } from '../../core/secrets.ts';
 
 export interface ExchangeSummary {
   method: string;

@@ -6,19 +6,9 @@
  */
 import { getHeader, type HeaderSource } from './headers.ts';
 import { parseHttpDate } from './http-date.ts';
+import { PLAN_LIMITS, type Plan } from '../../core/plans.ts';
 
 export const RATE_LIMIT_HEADERS = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'] as const;
-
-/** Plans of the spec's Limits table; enterprise is custom. */
-export type Plan = 'free' | 'pro' | 'business' | 'enterprise';
-export const PLAN_LIMITS: Record<Exclude<Plan, 'enterprise'>, { minute: number; day: number }> = {
-  free: { minute: 60, day: 1000 },
-  pro: { minute: 300, day: 10000 },
-  business: { minute: 1000, day: 100000 },
-};
-export function isPlan(value: string | undefined): value is Plan {
-  return value === 'free' || value === 'pro' || value === 'business' || value === 'enterprise';
-}
 
 export interface RateLimitInfo {
   /** Raw values as sent (undefined when absent). */

@@ -12,8 +12,7 @@ import type { TestInfo } from '@playwright/test';
 import { readSettings, problemsOf, type SettingValues } from '../../settings/index.ts';
 import { LOAD_SETTINGS } from '../../settings/load.ts';
 import { failed, findingsOf, formatFinding, mapFindingText, type Finding } from '../lib/finding.ts';
-import { secretsOf } from '../../certify/secrets.ts';
-import { redact } from '../lib/redact.ts';
+import { redact, secretsOf } from '../../core/secrets.ts';
 import type { TlsOptions } from '../lib/load.ts';
 import { describeTarget } from './target.ts';
 

@@ -7,7 +7,8 @@
 import { test, expect, missingPrerequisiteReason, type ApiClient, type ApiResponse, type Stock, type KeyName } from '../fixtures.ts';
 import { ERROR_PATHS } from '../errors/paths.ts';
 import { parseHttpDate } from '../lib/http-date.ts';
-import { limitMatchesPlan, PLAN_LIMITS, type Plan } from '../lib/rate-limit.ts';
+import { limitMatchesPlan } from '../lib/rate-limit.ts';
+import { PLAN_LIMITS, type Plan } from '../../core/plans.ts';
 
 interface ResponseKind {
   name: string;

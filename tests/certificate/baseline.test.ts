@@ -1,7 +1,7 @@
 import { test, expect } from '@playwright/test';
 import { applyBaseline, baselineFromReport, parseBaseline } from '../../certify/baseline.ts';
 import { decideGate } from '../../certify/certificate/gate.ts';
-import { EXIT } from '../../cli/exit-codes.ts';
+import { EXIT } from '../../core/exit-codes.ts';
 import { conformantReport, failingReport, harnessReport } from './reports.ts';
 
 test('baseline: a listed failure is known, an unlisted one is new and fails the gate', () => {

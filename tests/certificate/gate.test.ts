@@ -1,6 +1,6 @@
 import { test, expect } from '@playwright/test';
 import { decideGate } from '../../certify/certificate/gate.ts';
-import { EXIT } from '../../cli/exit-codes.ts';
+import { EXIT } from '../../core/exit-codes.ts';
 import { conformantReport, failingReport, harnessReport, leakReport, notCertifiedReport } from './reports.ts';
 
 const CASES = [

@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import YAML from 'yaml';
-import { loadLedger } from '../../suites/lib/ledger.ts';
+import { loadLedger } from '../../core/ledger.ts';
 import { describeFinding, scanPaths } from '../../certify/secret-scan.ts';
 
 /**

@@ -5,7 +5,7 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import AdmZip from 'adm-zip';
 import { describeFinding, scanBuffer, scanPaths } from '../../certify/secret-scan.ts';
-import { placeholderOf, redactText, secretNeedles, secretsFromEnv, secretsOf, type Secret } from '../../certify/secrets.ts';
+import { placeholderOf, redactText, secretNeedles, secretsFromEnv, secretsOf, type Secret } from '../../core/secrets.ts';
 
 const KEY = 'ik_test_5f0c9e2a7b31d4c8e6a9f1b2';
 const KEY_WITH_SPECIALS = 'k3y/with+special=chars&more';
@@ -29,7 +29,7 @@ const b64 = (s: string) => Buffer.from(s).toString('base64');
 
 const PLANTED: { what: string; content: () => string | Buffer; variable: string; encoding: RegExp }[] = [
   { what: 'raw key', content: () => `{"authorization":"Bearer ${KEY}"}`, variable: 'API_KEY', encoding: /^raw$/ },
-  { what: 'URL-encoded key', content: () => `GET /x?key=${encodeURIComponent(KEY_WITH_SPECIALS)}`, variable: 'RATE_LIMIT_KEY', encoding: /url-encoded/ },
+  { what: 'URL-encoded key', content: () => `GET /x?key=${encodeURIComponent(KEY_WITH_SPECIALS)}`, variable: 'RATE_LIMIT_KEY', encoding: /url-encoded/i },
   { what: 'form-encoded "Bearer <key>"', content: () => `auth=Bearer+${encodeURIComponent(KEY_WITH_SPECIALS)}`, variable: 'RATE_LIMIT_KEY', encoding: /encoded/ },
   { what: 'JSON-escaped key', content: () => JSON.stringify({ k: KEY_WITH_SPECIALS }).replace(/\//g, '\\/'), variable: 'RATE_LIMIT_KEY', encoding: /JSON-escaped/ },
   { what: 'base64 of the key', content: () => `data: ${b64(KEY)}`, variable: 'API_KEY', encoding: /^base64$/ },
@@ -37,6 +37,9 @@ const PLANTED: { what: string; content: () => string | Buffer; variable: string;
   { what: 'base64 of a text containing the key at offset 1', content: () => b64(`x${KEY}yz`), variable: 'API_KEY', encoding: /base64/ },
   { what: 'base64 of a text containing "Bearer <key>" at offset 2', content: () => b64(`{"Authorization":"Bearer ${KEY}"}`), variable: 'API_KEY', encoding: /base64/ },
   { what: 'base64url of the key', content: () => Buffer.from(`?${KEY_WITH_SPECIALS}`).toString('base64url'), variable: 'RATE_LIMIT_KEY', encoding: /base64/ },
+  { what: 'key with its first character \\u-escaped', content: () => `{"status":"\\u0069${KEY.slice(1)}"}`, variable: 'API_KEY', encoding: /JSON-escaped/ },
+  { what: '\\u-escaped key inside a JSON string', content: () => JSON.stringify({ m: `{"status":"\\u0069${KEY.slice(1)}"}` }), variable: 'API_KEY', encoding: /JSON-escaped/ },
+  { what: 'key as HTML character references', content: () => [...KEY].map((c) => `&#x${c.charCodeAt(0).toString(16)};`).join(''), variable: 'API_KEY', encoding: /HTML-escaped/ },
   { what: 'key with its letter case changed', content: () => `bearer ${KEY.toUpperCase()}`, variable: 'API_KEY', encoding: /case changed/ },
   { what: 'key inside a zip', content: () => zipOf({ 'report.json': `{"h":"Bearer ${KEY}"}` }), variable: 'API_KEY', encoding: /raw/ },
   { what: 'key inside a zip inside a zip', content: () => zipOf({ 'inner.zip': zipOf({ 'trace.trace': `authorization: Bearer ${KEY}` }) }), variable: 'API_KEY', encoding: /raw/ },
@@ -110,8 +113,8 @@ test('redaction replaces every form with a placeholder naming the variable', () 
   const text = `a Bearer ${KEY} b ${b64(`Bearer ${KEY}`)} c ${encodeURIComponent(KEY_WITH_SPECIALS)} d ${KEY.toUpperCase()}`;
   const { text: out, count } = redactText(text, needles);
   expect(count).toBe(4);
-  expect(out).toContain('[redacted API_KEY]');
-  expect(out).toContain('[redacted RATE_LIMIT_KEY]');
+  expect(out).toContain('<API_KEY>');
+  expect(out).toContain('<RATE_LIMIT_KEY>');
   expect(findingsIn(out)).toEqual([]);
 });
 

@@ -3,7 +3,7 @@ import { test, expect } from '@playwright/test';
 import { fillReadme, readSettings, renderHelp, SETTINGS } from '../../settings/index.ts';
 import { READMES } from '../../settings/readme.ts';
 import { help } from '../../certify/help.ts';
-import { SECRET_VARIABLES } from '../../certify/secrets.ts';
+import { SECRET_VARIABLES } from '../../core/secrets.ts';
 
 test('settings: every variable is defined once, with a help line and a CLI flag unless it is a key', () => {
   const names = SETTINGS.map((s) => s.name);

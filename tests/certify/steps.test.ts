@@ -170,15 +170,15 @@ test('scan secrets: a text file holding a key is scrubbed, a zip holding one rem
     expect(fs.existsSync(path.join(dir, 'blob.zip'))).toBe(false);
     const scrubbed = fs.readFileSync(path.join(dir, 'log.txt'), 'utf8');
     expect(scrubbed.includes(KEY), 'the scrubbed file holds no key').toBe(false);
-    expect(scrubbed).toContain('Authorization: Bearer [redacted API_KEY]');
+    expect(scrubbed).toContain('Authorization: Bearer <API_KEY>');
     expect(scan.findings.some((f) => f.startsWith('log.txt') && f.endsWith('scrubbed in place'))).toBe(true);
     expect(scan.findings.some((f) => f.startsWith('blob.zip') && f.endsWith('file removed'))).toBe(true);
     for (const f of scan.findings) expect(f.includes(KEY), 'a finding shows no key').toBe(false);
     // The run still fails, naming each file.
     const report = computeVerdict({ ledger: [], tests: [], profile: 'full', target: {}, generatedAt: 't', secretFindings: scan.findings });
     expect(report.verdict).toBe('fail');
-    expect(report.problems.some((p) => p.includes('log.txt'))).toBe(true);
-    expect(report.problems.some((p) => p.includes('blob.zip'))).toBe(true);
+    expect(report.problems.some((p) => p.reason.includes('log.txt'))).toBe(true);
+    expect(report.problems.some((p) => p.reason.includes('blob.zip'))).toBe(true);
     // A second scan finds nothing left.
     expect(scanSecrets([dir], [{ name: 'API_KEY', value: KEY }], dir).findings).toEqual([]);
   } finally {

@@ -1,6 +1,7 @@
 import { test, expect } from '@playwright/test';
-import { computeVerdict, primaryId, requirementIds, type LedgerRequirement, type TestRecord } from '../../certify/verdict.ts';
-import { cleanErrorMessage, notRunTests, testsFromJsonReport } from '../../certify/playwright-report.ts';
+import { computeVerdict, type LedgerRequirement, type TestRecord } from '../../certify/verdict.ts';
+import { requirementIds, titleId as primaryId } from '../../core/results.ts';
+import { cleanErrorMessage, notRunTests, testsFromJsonReport } from '../../core/playwright-report.ts';
 import { PROJECT_RULES, renderMarkdown, sectionOf } from '../../certify/markdown.ts';
 
 const must = (id: string, extra: Partial<LedgerRequirement> = {}): LedgerRequirement => ({ id, section: 'Authentication', title: `${id} title`, level: 'must', source: 'spec', ...extra });
@@ -75,10 +76,10 @@ test('verdict: excluded in the ledger → skipped with its reason, even with no 
 });
 
 test('verdict: left out by the profile → skipped, listed as not certified with the reason; verdict judges the rest', () => {
-  const reason = 'not certified: CONFORMANCE_PROFILE=readonly leaves out @mutates checks';
+  const reason = 'CONFORMANCE_PROFILE=readonly leaves out @mutates checks';
   const r = verdictOf(
     [must('UPD-01'), must('INV-01')],
-    [rec('UPD-01 update', 'skipped', { annotations: [{ type: 'not-certified', description: reason }, { type: 'skip', description: reason }] }), rec('INV-01 list', 'passed')],
+    [rec('UPD-01 update', 'skipped', { annotations: [{ type: 'not-certified', description: reason }, { type: 'skip', description: `not certified: ${reason}` }] }), rec('INV-01 list', 'passed')],
     { profile: 'readonly' },
   );
   expect(status(r, 'UPD-01')).toBe('skipped');
@@ -171,7 +172,7 @@ test('verdict: `requirement` annotations make a test evidence further ids', () =
 test('verdict: a failing test naming no ledger requirement is a run problem; a passing one is only listed', () => {
   const r = verdictOf([must('AUTH-01')], [rec('AUTH-01 a', 'passed'), rec('stray check', 'passed'), rec('NOPE-01 unknown id', 'failed')]);
   expect(r.unmapped.map((u) => u.test)).toEqual(['stray check', 'NOPE-01 unknown id']);
-  expect(r.problems.join('\n')).toContain('NOPE-01');
+  expect(r.problems.map((p) => p.reason).join('\n')).toContain('NOPE-01');
   expect(r.verdict).toBe('fail');
   const ok = verdictOf([must('AUTH-01')], [rec('AUTH-01 a', 'passed'), rec('stray check', 'passed')]);
   expect(ok.verdict).toBe('pass');

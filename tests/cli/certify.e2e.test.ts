@@ -3,8 +3,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { test, expect } from '@playwright/test';
-import { EXIT } from '../../cli/exit-codes.ts';
-import { SECRET_VARIABLES } from '../../certify/secrets.ts';
+import { EXIT } from '../../core/exit-codes.ts';
+import { SECRET_VARIABLES } from '../../core/secrets.ts';
 import { SETTINGS } from '../../settings/index.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..');

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { test, expect } from '@playwright/test';
-import { EXIT_DESCRIPTIONS } from '../../cli/exit-codes.ts';
+import { EXIT_DESCRIPTIONS } from '../../core/exit-codes.ts';
 import { help } from '../../cli/main.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..');

@@ -1,6 +1,6 @@
 import nock from 'nock';
 import { test, expect } from '@playwright/test';
-import { containsSecret, redact, secretForms } from '../../suites/lib/redact.ts';
+import { containsSecret, normaliseKey, redact, secretsOf } from '../../core/secrets.ts';
 import { describeAuthorization, formatEvidence } from '../../suites/lib/evidence.ts';
 
 test.afterEach(() => nock.cleanAll());
@@ -17,6 +17,14 @@ const FORMS: Array<[string, string]> = [
   ['base64 at offset 1', Buffer.from(`x${KEY}`).toString('base64')],
   ['base64 at offset 2', Buffer.from(`xy${KEY}`).toString('base64')],
   ['JSON', JSON.stringify({ authorization: `Bearer ${KEY}` })],
+  ['first character \\u-escaped', `{"status":"\\u0069${KEY.slice(1)}"}`],
+  ['every character \\u-escaped', [...KEY].map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`).join('')],
+  ['\\u-escaped inside a JSON string (double backslash)', JSON.stringify({ message: `{"status":"\\u0069${KEY.slice(1)}"}` })],
+  ['upper-case \\u escape', `\\u0049${KEY.slice(1)}`],
+  ['HTML decimal references', [...KEY].map((c) => `&#${c.charCodeAt(0)};`).join('')],
+  ['HTML hex reference for one character', `&#x69;${KEY.slice(1)}`],
+  ['percent-encoded characters mixed with raw ones', `%69%6B${KEY.slice(2)}`],
+  ['base64url', Buffer.from(`??${KEY}`).toString('base64url')],
 ];
 for (const [name, text] of FORMS) {
   test(`redact hides the key (${name})`, () => {
@@ -31,7 +39,15 @@ for (const [name, text] of FORMS) {
 test('redact leaves text without the key alone and ignores tiny secrets', () => {
   expect(redact('GET /v1/inventory → 200', SECRETS)).toBe('GET /v1/inventory → 200');
   expect(redact('a b c', [{ name: 'X', value: 'a' }])).toBe('a b c');
-  expect(secretForms(KEY)).toContain(KEY);
+});
+
+test('a key is normalised once: surrounding whitespace trimmed, control characters and inner spaces refused', () => {
+  expect(normaliseKey(`${KEY}\n`)).toEqual({ ok: true, value: KEY });
+  expect(normaliseKey(`  ${KEY}\r\n`)).toEqual({ ok: true, value: KEY });
+  for (const bad of [`${KEY.slice(0, 5)} ${KEY.slice(5)}`, `${KEY.slice(0, 5)}\u0000${KEY.slice(5)}`, `${KEY}é`, '   ']) expect(normaliseKey(bad).ok).toBe(false);
+  const pasted = secretsOf({ API_KEY: `${KEY}\n` });
+  expect(pasted).toEqual([{ name: 'API_KEY', value: KEY }]);
+  expect(redact(`{"echo":"${KEY}"}`, pasted)).toBe('{"echo":"<API_KEY>"}');
 });
 
 test('evidence of a real exchange shows rate-limit headers and never the key', async ({ request }) => {

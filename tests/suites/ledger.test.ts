@@ -10,7 +10,7 @@ import path from 'node:path';
 import {
   checkLedger, checkLedgerSync, ledgerSpec, listSuites as listing, loadLedger, parseLedger, phasesByRequirement, quotesNotVerbatim,
   requirementsOf, SOURCE_FILES, titleId, type ListedTest,
-} from '../../suites/lib/ledger.ts';
+} from '../../core/ledger.ts';
 
 const ledgerText = readFileSync(new URL('../../suites/requirements.yaml', import.meta.url), 'utf8');
 

@@ -15,8 +15,7 @@ import { startPacerCoordinator } from '../../suites/pacing/coordinator.ts';
 import { pacingClient } from '../../suites/pacing/client.ts';
 import { createApi, NotCertified } from '../../suites/fixtures.ts';
 import { readEnv } from '../../suites/lib/env.ts';
-import { containsSecret, type Secret } from '../../suites/lib/redact.ts';
-import { placeholderOf } from '../../certify/secrets.ts';
+import { containsSecret, placeholderOf, type Secret } from '../../core/secrets.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const SAFE = new Set(['GET', 'HEAD', 'OPTIONS']);

@@ -10,9 +10,10 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
-import { specsOf } from '../../certify/playwright-report.ts';
+import { specsOf } from './playwright-report.ts';
+import { requirementIds, titleId } from './results.ts';
+import { LEDGER_FILE, REPO_ROOT, RULES_FILE, SPEC_FILE } from './paths.ts';
 
 export type Level = 'must' | 'should' | 'may';
 export const LEVELS: readonly Level[] = ['must', 'should', 'may'];
@@ -25,16 +26,11 @@ export const LEVELS: readonly Level[] = ['must', 'should', 'may'];
 export type Source = 'spec' | 'rfc' | 'rules' | 'project';
 export const SOURCES: readonly Source[] = ['spec', 'rfc', 'rules', 'project'];
 
-const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 /** The files `spec` and `rules` quotes are taken from, verbatim (whitespace aside). */
-export const SOURCE_FILES = {
-  spec: path.resolve(REPO_ROOT, '..', 'shared', 'spec', 'inventory-service.md'),
-  rules: path.resolve(REPO_ROOT, '..', 'shared', 'notes', 'http-rules.md'),
-} as const;
+export const SOURCE_FILES = { spec: SPEC_FILE, rules: RULES_FILE } as const;
 
-/** The ledger file. */
-export const LEDGER_FILE = path.join(REPO_ROOT, 'suites', 'requirements.yaml');
+export { LEDGER_FILE };
 
 /** One entry of the ledger, as written. */
 export interface Requirement {
@@ -176,13 +172,7 @@ export function quotesNotVerbatim(entries: readonly Requirement[], sources: Part
     .map((e) => ({ id: e.id, source: e.source ?? 'spec' }));
 }
 
-/**
- * The id a test title starts with (`AUTH-02 invalid key …` or `HTTP-01: Date …` → the id), or
- * undefined. The one rule for reading an id from a title (suites, certify's verdict, the matrix).
- */
-export function titleId(title: string): string | undefined {
-  return /^([A-Z]+-\d{2})(?=[\s:]|$)/.exec(title.trim())?.[1];
-}
+export { titleId };
 
 /** Every problem of the ledger and of its sync with `tests`, both ways; empty when in sync. */
 export function checkLedgerSync(entries: readonly unknown[], tests: readonly ListedTest[]): string[] {
@@ -201,9 +191,7 @@ export function checkLedgerSync(entries: readonly unknown[], tests: readonly Lis
     else if (!byId.has(id)) problems.push(`${where}: ${id} is not in the ledger`);
     else if (byId.get(id)!.excluded !== undefined) problems.push(`${where}: ${id} is excluded in the ledger, yet tested`);
     else covered.add(id);
-    for (const a of t.annotations) {
-      if (a.type !== 'requirement') continue;
-      const rid = a.description ?? '';
+    for (const rid of requirementIds(t).slice(id ? 1 : 0)) {
       if (!byId.has(rid)) problems.push(`${where}: requirement annotation ${JSON.stringify(rid)} is not in the ledger`);
       else if (byId.get(rid)!.excluded !== undefined) problems.push(`${where}: requirement annotation ${rid} is excluded in the ledger`);
     }
@@ -241,9 +229,7 @@ export function projectsOf(report: unknown): string[] {
 export function phasesByRequirement(tests: readonly ListedTest[], projectOrder: readonly string[] = []): Map<string, string[]> {
   const sets = new Map<string, Set<string>>();
   for (const t of tests) {
-    const ids = [titleId(t.title), ...t.annotations.filter((a) => a.type === 'requirement').map((a) => a.description)];
-    for (const id of ids) {
-      if (!id) continue;
+    for (const id of requirementIds(t)) {
       const set = sets.get(id) ?? new Set<string>();
       for (const p of t.projects ?? []) set.add(p);
       sets.set(id, set);

@@ -3,7 +3,7 @@
  * the phases a profile leaves out) into the verdict's `TestRecord`s. `specsOf` is the one walker of
  * that report in the harness.
  */
-import type { Annotation, Outcome, TestRecord } from './verdict.ts';
+import type { Annotation, Outcome, TestRecord } from './results.ts';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 type Json = any;

@@ -1,0 +1,41 @@
+/**
+ * Where the harness's own files are: the one home of the repository (or installed package) root
+ * and of the files several layers read. Nothing here depends on the working directory: a user may
+ * run the harness from anywhere.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The nearest folder at or above `from` that holds the harness's package.json. */
+function packageRootOf(from: string): string {
+  for (let dir = from; ; dir = path.dirname(dir)) {
+    const manifest = path.join(dir, 'package.json');
+    if (fs.existsSync(manifest)) {
+      try {
+        if ((JSON.parse(fs.readFileSync(manifest, 'utf8')) as { name?: string }).name === 'inventory-conformance') return dir;
+      } catch {
+        // not ours: keep looking upward
+      }
+    }
+    if (path.dirname(dir) === dir) throw new Error(`the harness's package.json was not found above ${from}`);
+  }
+}
+
+/** The repository root, or the installed package's root. */
+export const REPO_ROOT = packageRootOf(path.dirname(fileURLToPath(import.meta.url)));
+
+/** The requirements ledger. */
+export const LEDGER_FILE = path.join(REPO_ROOT, 'suites', 'requirements.yaml');
+
+/** The Inventory Service specification the ledger quotes (its digest is recorded in the ledger). */
+export const SPEC_FILE = path.join(REPO_ROOT, 'spec', 'inventory-service.md');
+
+/** The HTTP rules the ledger quotes (source `rules`). */
+export const RULES_FILE = path.join(REPO_ROOT, 'spec', 'http-rules.md');
+
+/** The conformance run's Playwright config (its projects are certify's phases). */
+export const ROOT_CONFIG = path.join(REPO_ROOT, 'playwright.config.ts');
+
+/** The reports folder when `REPORTS_DIR` is not set, relative to the working directory. */
+export const DEFAULT_REPORTS_DIR = 'reports';
