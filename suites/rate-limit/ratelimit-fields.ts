@@ -6,112 +6,23 @@
  * (ledger RL-17, should level: a warning, never a failure). Pure.
  */
 
-export type BareItem = string | number | boolean | { token: string } | { bytes: string };
+import { parseList, Token, type BareItem } from 'structured-headers';
+
+/** One member of a Structured Field list: its value (an item, or an inner list of items) and its parameters. */
 export interface SfMember {
   value: BareItem | BareItem[];
   params: Record<string, BareItem>;
 }
 
-/** Parses an RFC 9651 List (items and inner lists with parameters); throws on a syntax error. */
+/**
+ * Parses an RFC 9651 List with `structured-headers` (RFC 9651 and 8941), flattening each member's
+ * parameters into an object; throws on a syntax error.
+ */
 export function parseSfList(input: string): SfMember[] {
-  let i = 0;
-  const s = input.trim();
-  const fail = (what: string): never => {
-    throw new SyntaxError(`${what} at character ${i} of ${JSON.stringify(s)}`);
-  };
-  const ows = () => {
-    while (s[i] === ' ' || s[i] === '\t') i++;
-  };
-  const key = (): string => {
-    const m = /^[a-z*][a-z0-9_.*-]*/.exec(s.slice(i));
-    if (!m) fail('a key was expected');
-    i += m![0].length;
-    return m![0];
-  };
-  const bare = (): BareItem => {
-    const c = s[i];
-    if (c === '"') {
-      let out = '';
-      for (i++; i < s.length; i++) {
-        if (s[i] === '\\') {
-          const n = s[++i];
-          if (n !== '"' && n !== '\\') fail('a bad escape in a string');
-          out += n;
-        } else if (s[i] === '"') {
-          i++;
-          return out;
-        } else if (s.charCodeAt(i) < 0x20 || s.charCodeAt(i) > 0x7e) fail('a non-ASCII character in a string');
-        else out += s[i];
-      }
-      return fail('an unterminated string');
-    }
-    if (c === '?') {
-      const b = s[i + 1];
-      if (b !== '0' && b !== '1') fail('a bad boolean');
-      i += 2;
-      return b === '1';
-    }
-    if (c === ':') {
-      const end = s.indexOf(':', i + 1);
-      if (end < 0) fail('an unterminated byte sequence');
-      const bytes = s.slice(i + 1, end);
-      i = end + 1;
-      return { bytes };
-    }
-    const num = /^-?\d{1,15}(\.\d{1,3})?/.exec(s.slice(i));
-    if (num) {
-      i += num[0].length;
-      if (/^[\d.]/.test(s[i] ?? '')) fail('a number too long');
-      return Number(num[0]);
-    }
-    const token = /^[A-Za-z*][!#$%&'*+\-.^_`|~0-9A-Za-z:/]*/.exec(s.slice(i));
-    if (token) {
-      i += token[0].length;
-      return { token: token[0] };
-    }
-    return fail('an item was expected');
-  };
-  const params = (): Record<string, BareItem> => {
-    const out: Record<string, BareItem> = {};
-    while (s[i] === ';') {
-      i++;
-      ows();
-      const k = key();
-      if (s[i] === '=') {
-        i++;
-        out[k] = bare();
-      } else out[k] = true;
-    }
-    return out;
-  };
-  const members: SfMember[] = [];
-  if (s === '') return members;
-  for (;;) {
-    let value: BareItem | BareItem[];
-    if (s[i] === '(') {
-      i++;
-      const inner: BareItem[] = [];
-      for (;;) {
-        while (s[i] === ' ') i++;
-        if (s[i] === ')') {
-          i++;
-          break;
-        }
-        if (i >= s.length) fail('an unterminated inner list');
-        inner.push(bare());
-        params();
-        if (s[i] !== ' ' && s[i] !== ')') fail('a space or ) was expected');
-      }
-      value = inner;
-    } else value = bare();
-    members.push({ value, params: params() });
-    ows();
-    if (i >= s.length) return members;
-    if (s[i] !== ',') fail('a comma was expected');
-    i++;
-    ows();
-    if (i >= s.length) fail('a trailing comma');
-  }
+  return parseList(input).map(([value, params]) => ({
+    value: Array.isArray(value) ? value.map(([item]) => item) : value,
+    params: Object.fromEntries(params),
+  }));
 }
 
 export interface RateLimitView {
@@ -144,7 +55,7 @@ export function rateLimitFieldWarnings(fields: { rateLimit?: string; policy?: st
   const limits = parse('RateLimit', fields.rateLimit);
   const policies = parse('RateLimit-Policy', fields.policy);
   const int = (v: BareItem | undefined) => (typeof v === 'number' && Number.isInteger(v) && v >= 0 ? v : undefined);
-  const name = (m: SfMember) => (typeof m.value === 'string' ? m.value : typeof m.value === 'object' && 'token' in (m.value as object) ? (m.value as { token: string }).token : undefined);
+  const name = (m: SfMember) => (typeof m.value === 'string' ? m.value : m.value instanceof Token ? m.value.toString() : undefined);
   for (const m of policies ?? []) {
     if (int(m.params.q) === undefined) warnings.push(`RateLimit-Policy member ${JSON.stringify(name(m))} has no non-negative integer q`);
     if (m.params.w !== undefined && int(m.params.w) === undefined) warnings.push(`RateLimit-Policy member ${JSON.stringify(name(m))} has a w that is not a non-negative integer`);

