@@ -4,7 +4,7 @@
  *   serve     run the reference server
  *   replay    re-run one generated case by its token
  *   verify    recompute a certificate's digests and check its signature
- * Exit codes: cli/exit-codes.ts. Variables and flags: settings/ (a flag wins over its variable).
+ * Exit codes: core/exit-codes.ts. Variables and flags: settings/ (a flag wins over its variable).
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';

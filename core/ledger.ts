@@ -206,7 +206,7 @@ export function checkLedgerSync(entries: readonly unknown[], tests: readonly Lis
 export function listedTests(report: unknown): ListedTest[] {
   const out: ListedTest[] = [];
   type Spec = { title: string; line?: number; tests?: { projectName?: string; annotations?: ListedTest['annotations'] }[] };
-  // The one walker of Playwright's JSON report (certify/playwright-report.ts).
+  // The one walker of Playwright's JSON report (core/playwright-report.ts).
   for (const { spec: raw, file } of specsOf(report)) {
     const spec = raw as Spec;
     const annotations = spec.tests?.[0]?.annotations ?? [];

@@ -34,7 +34,7 @@ export const MATRIX_ENV: Record<string, string> = {
 
 /**
  * Each requirement's certify phases, derived from where its tests live (the Playwright projects of
- * the root config, `listSuites` in suites/lib/ledger.ts): listed once per process, on first use.
+ * the root config, `listSuites` in core/ledger.ts): listed once per process, on first use.
  */
 let requirementPhases: { byId: Map<string, string[]>; order: string[] } | undefined;
 function phasesOfRequirements(): { byId: Map<string, string[]>; order: string[] } {

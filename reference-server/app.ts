@@ -1,7 +1,7 @@
 /**
  * The reference server: `startReferenceServer()`.
  *
- * Spec: [Inventory Service Specification](../shared/spec/inventory-service.md). One `node:http`
+ * Spec: [Inventory Service Specification](spec/inventory-service.md). One `node:http`
  * listener serves the inventory under `/v1` ({base_url}) and the quickstart under `/quickstart`
  * ({api_url}). Each request goes through the same steps, in this order:
  *

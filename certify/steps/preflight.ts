@@ -10,7 +10,7 @@
 import http from 'node:http';
 import https from 'node:https';
 
-/** The exit status of a run stopped by the preflight (the CLI's `unreachable`, cli/exit-codes.ts). */
+/** The exit status of a run stopped by the preflight (the CLI's `unreachable`, core/exit-codes.ts). */
 export const PREFLIGHT_EXIT = 3;
 
 export type PreflightResult = { ok: true; lines: string[] } | { ok: false; line: string };

@@ -1,8 +1,8 @@
 /**
  * Bearer authentication.
  *
- * Spec: [Authentication](../shared/spec/inventory-service.md#authentication) and
- * [Errors](../shared/spec/inventory-service.md#errors) — "401: Missing or invalid API key; the
+ * Spec: [Authentication](spec/inventory-service.md#authentication) and
+ * [Errors](spec/inventory-service.md#errors) — "401: Missing or invalid API key; the
  * `Authorization` header must use the bearer form". Applied to every route, including the
  * quickstart and the named-only operations.
  *

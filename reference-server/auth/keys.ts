@@ -1,7 +1,7 @@
 /**
  * The API keys this server accepts.
  *
- * Spec: [Authentication](../shared/spec/inventory-service.md#authentication) — "The API key is
+ * Spec: [Authentication](spec/inventory-service.md#authentication) — "The API key is
  * passed in the `Authorization` header as `Bearer <API_KEY>`". Keys are stored only as SHA-256
  * digests: a presented token is hashed and the digest looked up, so the time taken does not depend
  * on how much of a real key the token matches (a constant-time comparison), and no raw key is kept

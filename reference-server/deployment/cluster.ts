@@ -3,9 +3,9 @@
  * (the primary accepts each connection and hands it to the next worker, round robin), sharing
  * their rate-limit counters and inventory on Redis.
  *
- * Spec: [Limits](../shared/spec/inventory-service.md#limits) — limits belong to the key, so every
+ * Spec: [Limits](spec/inventory-service.md#limits) — limits belong to the key, so every
  * instance answers the same limits, Reset and Retry-After, and a ban earned on one holds on all;
- * [Update stock level](../shared/spec/inventory-service.md#2-update-stock-level-experimental) —
+ * [Update stock level](spec/inventory-service.md#2-update-stock-level-experimental) —
  * an update answered by one instance is seen by a list on any other.
  *
  * The primary serves no request: it writes the seed inventory to Redis (`reset`), forks the

@@ -1,7 +1,7 @@
 /**
  * The spec's Error object and the codes this server uses.
  *
- * Spec: [Errors](../shared/spec/inventory-service.md#errors) — "Error responses use the Error
+ * Spec: [Errors](spec/inventory-service.md#errors) — "Error responses use the Error
  * object (`code`, `message`, `status`), content type `application/json`". The values of `code` are
  * "not shown" by the spec; the table below is this server's choice.
  */

@@ -1,9 +1,9 @@
 /**
  * The central error handler: every failure of a request becomes the spec's Error body here.
  *
- * Spec: [Errors](../shared/spec/inventory-service.md#errors) — Error object `{code, message,
+ * Spec: [Errors](spec/inventory-service.md#errors) — Error object `{code, message,
  * status}` with `status` equal to the HTTP status, content type `application/json`, and (rule 1 of
- * [Limits](../shared/spec/inventory-service.md#limits)) the rate-limit headers like any response.
+ * [Limits](spec/inventory-service.md#limits)) the rate-limit headers like any response.
  * Anything that is not an `ApiError` is a defect of this server: it is logged (the message and
  * stack only; never request headers, so never a key) and answered with 500.
  */

@@ -1,7 +1,7 @@
 /**
  * Reading a request body with a size limit and a deadline.
  *
- * Spec: [Errors](../shared/spec/inventory-service.md#errors) — malformed input gets a 4xx Error
+ * Spec: [Errors](spec/inventory-service.md#errors) — malformed input gets a 4xx Error
  * body, never a 5xx or a hang: a body over `maxBodyBytes` gets 413 (reading stops at once; a
  * declared `Content-Length` over the limit is refused before reading), a body that has not arrived
  * within `bodyTimeoutMs` gets 408. Both close the connection.

@@ -5,8 +5,8 @@
  * still get an Error body and the rate-limit headers (counted against the client address), then the
  * connection is closed.
  *
- * Spec: [Errors](../shared/spec/inventory-service.md#errors) and rule 1 of
- * [Limits](../shared/spec/inventory-service.md#limits).
+ * Spec: [Errors](spec/inventory-service.md#errors) and rule 1 of
+ * [Limits](spec/inventory-service.md#limits).
  */
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';

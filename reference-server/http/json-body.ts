@@ -1,8 +1,8 @@
 /**
  * JSON request bodies.
  *
- * Spec: [Endpoints](../shared/spec/inventory-service.md#endpoints) — "Bodies are
- * `application/json`"; invalid JSON is a 400 ([Errors](../shared/spec/inventory-service.md#errors)).
+ * Spec: [Endpoints](spec/inventory-service.md#endpoints) — "Bodies are
+ * `application/json`"; invalid JSON is a 400 ([Errors](spec/inventory-service.md#errors)).
  * `Content-Type` rules differ per operation, so each route states its own (see `ContentTypeRule`).
  */
 import { ApiError, ErrorCode } from '../errors/api-error.ts';

@@ -2,7 +2,7 @@
  * Writing responses. Every response, success or error, goes through `send()` and so carries the
  * rate-limit headers.
  *
- * Spec: [Limits](../shared/spec/inventory-service.md#limits) rules 1–2 — "Every API response
+ * Spec: [Limits](spec/inventory-service.md#limits) rules 1–2 — "Every API response
  * carries the headers `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`";
  * Reset is a Unix timestamp in seconds. `Date` is added by node (RFC 9110 §6.6.1).
  */

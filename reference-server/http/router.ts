@@ -1,8 +1,8 @@
 /**
  * Routing: the request target to a route and a handler.
  *
- * Spec: [Endpoints](../shared/spec/inventory-service.md#endpoints) and
- * [Versioning](../shared/spec/inventory-service.md#versioning). Unknown paths are 404
+ * Spec: [Endpoints](spec/inventory-service.md#endpoints) and
+ * [Versioning](spec/inventory-service.md#versioning). Unknown paths are 404
  * `route_not_found`; a known path with another method is 405 with `Allow` (RFC 9110 §15.5.6); GET
  * routes also answer HEAD. The query string is ignored. Path segments are percent-decoded; bad
  * percent-encoding is a 400, a target longer than `MAX_TARGET_LENGTH` a 414.

@@ -1,7 +1,7 @@
 /**
  * The `{petId}` path parameter.
  *
- * Spec: [Update stock level](../shared/spec/inventory-service.md#2-update-stock-level-experimental)
+ * Spec: [Update stock level](spec/inventory-service.md#2-update-stock-level-experimental)
  * — "`petId`: integer, int64, required". Ids are handled as `bigint`, exactly, including ids above
  * 2^53 and at the int64 bounds. A segment that is not a decimal integer (an optional `-` and
  * digits), or one outside [-2^63, 2^63-1], is a 400 `invalid_pet_id`.

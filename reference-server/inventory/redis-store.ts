@@ -2,9 +2,9 @@
  * The inventory on Redis, shared by every instance of a deployment: an update answered by one
  * instance is seen by the next list on any other.
  *
- * Spec: [List inventory](../shared/spec/inventory-service.md#1-list-inventory),
- * [Update stock level](../shared/spec/inventory-service.md#2-update-stock-level-experimental) and
- * [InventoryItem](../shared/spec/inventory-service.md#inventoryitem-response-object). The pets,
+ * Spec: [List inventory](spec/inventory-service.md#1-list-inventory),
+ * [Update stock level](spec/inventory-service.md#2-update-stock-level-experimental) and
+ * [InventoryItem](spec/inventory-service.md#inventoryitem-response-object). The pets,
  * their order and their status come from the seed file (no operation adds, removes or changes
  * them); only the quantities are shared, in one hash (`<prefix>inventory`, field = petId as exact
  * decimal digits). An update is one `HSET`, a list one `HMGET`: Redis runs commands one at a

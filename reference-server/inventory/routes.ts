@@ -1,8 +1,8 @@
 /**
  * The inventory operations.
  *
- * Spec: [List inventory](../shared/spec/inventory-service.md#1-list-inventory) and
- * [Update stock level](../shared/spec/inventory-service.md#2-update-stock-level-experimental).
+ * Spec: [List inventory](spec/inventory-service.md#1-list-inventory) and
+ * [Update stock level](spec/inventory-service.md#2-update-stock-level-experimental).
  */
 import { ApiError, ErrorCode } from '../errors/api-error.ts';
 import type { Exchange } from '../http/exchange.ts';

@@ -1,8 +1,8 @@
 /**
  * The inventory: one InventoryItem per pet, with a pre-serialized list body.
  *
- * Spec: [InventoryItem](../shared/spec/inventory-service.md#inventoryitem-response-object) and
- * [PetStatus](../shared/spec/inventory-service.md#petstatus-enumeration-of-strings). `petId` is an
+ * Spec: [InventoryItem](spec/inventory-service.md#inventoryitem-response-object) and
+ * [PetStatus](spec/inventory-service.md#petstatus-enumeration-of-strings). `petId` is an
  * int64 kept as `bigint` and written to JSON as its exact decimal digits. Mutations are synchronous
  * (node runs one at a time), so an update is atomic and its response is serialized from exactly
  * the stored item; the cached list body is dropped on every update.

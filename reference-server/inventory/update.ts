@@ -1,7 +1,7 @@
 /**
  * The InventoryUpdate request body.
  *
- * Spec: [InventoryUpdate](../shared/spec/inventory-service.md#inventoryupdate-request-object) —
+ * Spec: [InventoryUpdate](spec/inventory-service.md#inventoryupdate-request-object) —
  * `quantity`, integer, required; 400 when "the body lacks required fields or has invalid values".
  * The spec does not show a minimum or maximum: this server accepts 0 … 2^53-1 (a stock count is
  * not negative, and larger integers do not survive JSON parsing exactly). `5.0` is the integer 5

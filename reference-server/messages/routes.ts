@@ -1,8 +1,8 @@
 /**
  * The quickstart message operation.
  *
- * Spec: [Send message (quickstart)](../shared/spec/inventory-service.md#3-send-message-quickstart)
- * and [States and transitions](../shared/spec/inventory-service.md#states-and-transitions) —
+ * Spec: [Send message (quickstart)](spec/inventory-service.md#3-send-message-quickstart)
+ * and [States and transitions](spec/inventory-service.md#states-and-transitions) —
  * `POST {api_url}/messages` with `Content-Type: application/json` and `{"message": <string>}`;
  * 400 for invalid JSON, a missing `message` or a missing content type; 401 without a valid key.
  * Success is 201 (the spec names no code) with `{id, message, status: "queued", createdAt}`:

@@ -1,7 +1,7 @@
 /**
  * The store-order operation, named but not shown by the spec.
  *
- * Spec: [Other operations](../shared/spec/inventory-service.md#other-operations) — paths,
+ * Spec: [Other operations](spec/inventory-service.md#other-operations) — paths,
  * parameters and payloads "not shown". This server has no orders: `GET /v1/store/orders` is 200
  * with an empty JSON array.
  */

@@ -1,8 +1,8 @@
 /**
  * The deprecated pet operation, named but not shown by the spec.
  *
- * Spec: [Other operations](../shared/spec/inventory-service.md#other-operations) and
- * [Versioning](../shared/spec/inventory-service.md#versioning). Its payload is "not shown": this
+ * Spec: [Other operations](spec/inventory-service.md#other-operations) and
+ * [Versioning](spec/inventory-service.md#versioning). Its payload is "not shown": this
  * server returns a minimal `{"id": <petId>, "status": <PetStatus>}` for a pet of the inventory,
  * 404 for another id and 400 for an id that is not an int64. Responses carry the deprecation
  * headers (see `versioning/deprecation.ts`).

@@ -1,7 +1,7 @@
 /**
  * Plans and their limits.
  *
- * Spec: [Limits](../shared/spec/inventory-service.md#limits) — Free 60/min and 1,000/day,
+ * Spec: [Limits](spec/inventory-service.md#limits) — Free 60/min and 1,000/day,
  * Pro 300 and 10,000, Business 1,000 and 100,000, Enterprise "custom".
  */
 export type Plan = 'free' | 'pro' | 'business' | 'enterprise';

@@ -2,8 +2,8 @@
  * The rate-limit rules as a pure function over one identity's state: fixed windows, 429 with
  * `Retry-After`, and the temporary ban.
  *
- * Spec: [Limits](../shared/spec/inventory-service.md#limits) rules 1–5 and
- * [Authentication](../shared/spec/inventory-service.md#authentication) rule 5.
+ * Spec: [Limits](spec/inventory-service.md#limits) rules 1–5 and
+ * [Authentication](spec/inventory-service.md#authentication) rule 5.
  *
  * - Windows are fixed and aligned to the Unix epoch (the day window to 00:00 UTC with the default
  *   length). A request is admitted only if every window has room; it then counts in every window.

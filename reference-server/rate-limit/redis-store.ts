@@ -4,7 +4,7 @@
  * (Redis runs one script at a time; no two requests of one identity interleave between reading
  * and writing a counter).
  *
- * Spec: [Limits](../shared/spec/inventory-service.md#limits) rules 1–5. Same fixed windows aligned
+ * Spec: [Limits](spec/inventory-service.md#limits) rules 1–5. Same fixed windows aligned
  * to the epoch, same 429 / `Retry-After` / ban as the in-memory store, so every instance answers
  * the same limits, Reset and Retry-After, and a ban earned on one instance holds on all.
  *

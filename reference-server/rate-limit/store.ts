@@ -1,7 +1,7 @@
 /**
  * Where the limiter keeps its counters.
  *
- * Spec: [Limits](../shared/spec/inventory-service.md#limits). The in-memory default is exact under
+ * Spec: [Limits](spec/inventory-service.md#limits). The in-memory default is exact under
  * any concurrency: `hit` runs `decide` synchronously, so no two requests of one identity interleave
  * between reading and writing a counter. A shared store (several server processes) implements the
  * same interface and must keep that atomicity itself (a transaction, a compare-and-set loop, a

@@ -1,7 +1,7 @@
 /**
  * The connection to the shared store of a multi-instance deployment (Redis, `REDIS_URL`).
  *
- * Spec: [Limits](../shared/spec/inventory-service.md#limits) — a limit belongs to the key, not to
+ * Spec: [Limits](spec/inventory-service.md#limits) — a limit belongs to the key, not to
  * the process that happens to answer; so are the stock levels. Every instance keeps its counters
  * and the inventory in one Redis.
  *

@@ -1,7 +1,7 @@
 /**
  * Deprecation and sunset markers.
  *
- * Spec: [Versioning](../shared/spec/inventory-service.md#versioning) — "`GET /pets/{petId}` is
+ * Spec: [Versioning](spec/inventory-service.md#versioning) — "`GET /pets/{petId}` is
  * deprecated and has a sunset date" (the date is not shown). Responses of the deprecated route
  * carry `Deprecation: @<epoch seconds>` (RFC 9745 §2.1) and `Sunset: <IMF-fixdate>` (RFC 8594 §3).
  * The deprecation date is fixed (2026-01-01T00:00:00Z); the sunset is 1 January of the year after

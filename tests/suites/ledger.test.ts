@@ -1,6 +1,6 @@
 /**
  * The requirements ledger and the conformance suites stay in sync both ways
- * (`suites/requirements.yaml`, `suites/lib/ledger.ts`).
+ * (`suites/requirements.yaml`, `core/ledger.ts`).
  */
 import { test, expect } from '@playwright/test';
 import { createHash } from 'node:crypto';
@@ -91,7 +91,7 @@ function sourceText(file: string): string {
   return fs.readFileSync(file, 'utf8');
 }
 
-test('every spec quote is verbatim in the spec, every rules quote in shared/notes/http-rules.md', () => {
+test('every spec quote is verbatim in the spec, every rules quote in spec/http-rules.md', () => {
   const entries = requirementsOf(ledgerText);
   const sources = { spec: sourceText(SOURCE_FILES.spec), rules: sourceText(SOURCE_FILES.rules) };
   expect(quotesNotVerbatim(entries, sources), 'quotes not found verbatim (whitespace-normalised) in their source').toEqual([]);
