@@ -27,7 +27,7 @@ async function main(): Promise<number> {
     }
     firstSignalAt = Date.now();
     process.stdout.write(`\ncertify: ${signal}: stopping the running phase, then writing the reports of what ran …\n`);
-    controller.abort();
+    controller.abort(signal);
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);

@@ -30,6 +30,16 @@ export type ParseResult = { ok: true; config: CertifyConfig } | { ok: false; err
 
 type Env = Record<string, string | undefined>;
 
+/**
+ * `NODE_TLS_REJECT_UNAUTHORIZED=0` turns off Node's certificate check for every client that does
+ * not set it itself. Every client of the run sets it, but a run started under it is refused before
+ * anything is sent: a key never goes to a peer whose certificate was not verified unless the user
+ * says so in this project's own words (`INSECURE_TLS`).
+ */
+export const TLS_ENV_REFUSAL =
+  'NODE_TLS_REJECT_UNAUTHORIZED=0 is set in the environment: it would turn off TLS certificate verification, and no key is sent to an unverified peer. ' +
+  'Unset it (trust a private CA with NODE_EXTRA_CA_CERTS=<ca.pem>); to certify a target whose certificate cannot be verified, opt in with INSECURE_TLS=1 instead';
+
 const given = (env: Env, name: string) => env[name] !== undefined && env[name]!.trim() !== '';
 
 /** Parses and validates the environment: the settings' own rules, then how they combine. */
@@ -37,6 +47,7 @@ export function parseEnv(env: Env): ParseResult {
   const { values: v, problems } = readSettings(env);
   const errors = problems.map((p) => p.message);
   const notes: string[] = [];
+  if (env.NODE_TLS_REJECT_UNAUTHORIZED?.trim() === '0') errors.push(TLS_ENV_REFUSAL);
 
   if (given(env, 'BASE_URL')) {
     if (v.BASE_URL && !/\/v1$/.test(new URL(v.BASE_URL).pathname.replace(/\/+$/, ''))) {

@@ -68,6 +68,11 @@ function usage(write: Out, errors: string[]): number {
   return 2;
 }
 
+/** The exit status of a run stopped by a signal before anything was judged: 128 + the signal's number (130 SIGINT, 143 SIGTERM). */
+export function interruptedExit(signal?: AbortSignal): number {
+  return signal?.reason === 'SIGTERM' ? 143 : 130;
+}
+
 /** Refuses report folders whose cleaning or scanning would reach far beyond the run's own files. */
 function reportsDirProblem(dir: string): string | undefined {
   const forbidden = [path.parse(dir).root, REPO_ROOT, os.homedir(), path.join(REPO_ROOT, 'suites'), path.join(REPO_ROOT, 'certify')];
@@ -134,11 +139,14 @@ export async function runCertify(options: RunOptions): Promise<number> {
   const phaseRun: { results: Awaited<ReturnType<typeof runPhases>>['results']; notRun: VerdictInput['tests'] } = { results: [], notRun: [] };
   try {
     // Step: preflight, before any key leaves the machine.
-    const pre = await preflight({ baseUrl: target.env.BASE_URL!, ...(target.env.API_URL ? { apiUrl: target.env.API_URL } : {}) }, { timeoutMs: Math.min(settings.REQUEST_TIMEOUT_MS, 10_000), insecure: settings.INSECURE_TLS });
+    const pre = await preflight(
+      { baseUrl: target.env.BASE_URL!, ...(target.env.API_URL ? { apiUrl: target.env.API_URL } : {}) },
+      { timeoutMs: Math.min(settings.REQUEST_TIMEOUT_MS, 10_000), insecure: settings.INSECURE_TLS, ...(options.signal ? { signal: options.signal } : {}) },
+    );
     if (!pre.ok) {
-      say(`certify: preflight failed: ${pre.line}\n`);
+      say(`certify: ${pre.interrupted ? '' : 'preflight failed: '}${pre.line}\n`);
       fs.rmSync(workDir, { recursive: true, force: true });
-      return PREFLIGHT_EXIT;
+      return pre.interrupted ? interruptedExit(options.signal) : PREFLIGHT_EXIT;
     }
     for (const line of pre.lines) say(`certify: ${line}\n`);
 

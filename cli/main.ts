@@ -188,7 +188,8 @@ async function certify(io: Io, args: ReturnType<typeof parseArgs>, extraEnv: Rec
     ...(io.signal ? { signal: io.signal } : {}),
     ...(onlyPhases ? { onlyPhases } : {}),
   });
-  if (code === EXIT.usage || code === EXIT.unreachable) return code;
+  // Usage, unreachable, or stopped by a signal before anything was judged (128 + the signal's number).
+  if (code === EXIT.usage || code === EXIT.unreachable || code > 128) return code;
   const report = readReport(path.join(reportsDir, 'conformance.json'));
   if (!report) {
     say(`${BIN}: the run wrote no conformance.json (exit ${code}): harness trouble\n`);
@@ -328,7 +329,7 @@ export async function run(): Promise<void> {
       }
       firstSignalAt = Date.now();
       process.stderr.write(`\n${BIN}: ${signal}: stopping the running phase, then writing the reports of what ran …\n`);
-      controller.abort();
+      controller.abort(signal);
     };
     process.on('SIGINT', onSignal);
     process.on('SIGTERM', onSignal);

@@ -17,5 +17,5 @@ export const LOAD_SETTINGS = defineGroup('load', 'Load phase', [
   setting({ name: 'LOAD_BURST_WINDOWS', kind: 'integer', min: 1, max: 10, default: 3, help: 'Windows the overload burst (Remaining + 1 concurrent requests at the start of a fresh window) is repeated over.' }),
   setting({ name: 'LOAD_BURST_MAX', kind: 'integer', min: 2, default: 1001, help: 'Largest burst (Remaining + 1) the overload check sends; a larger limit is not certified, naming this variable.' }),
   setting({ name: 'LOAD_BURST_CONNECTIONS', kind: 'integer', min: 1, max: 2000, default: 500, help: 'Most requests of a burst in flight at once; nothing more is sent once its 429 arrives.' }),
-  setting({ name: 'INSECURE_TLS', kind: 'boolean', default: false, help: "Opt-in: do not verify the target's TLS certificate on load requests; the report says so. Private CAs: NODE_EXTRA_CA_CERTS instead." }),
+  setting({ name: 'INSECURE_TLS', kind: 'boolean', default: false, help: "Opt-in: do not verify the target's TLS certificate (preflight, suites, load); the report says so. Private CAs: NODE_EXTRA_CA_CERTS instead. NODE_TLS_REJECT_UNAUTHORIZED=0 is refused." }),
 ] as const);

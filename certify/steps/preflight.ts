@@ -13,7 +13,8 @@ import https from 'node:https';
 /** The exit status of a run stopped by the preflight (the CLI's `unreachable`, core/exit-codes.ts). */
 export const PREFLIGHT_EXIT = 3;
 
-export type PreflightResult = { ok: true; lines: string[] } | { ok: false; line: string };
+/** `interrupted`: a signal (SIGINT, SIGTERM) stopped it; nothing was judged. */
+export type PreflightResult = { ok: true; lines: string[] } | { ok: false; line: string; interrupted?: true };
 
 interface Answer {
   status: number;
@@ -34,26 +35,49 @@ export function printable(raw: string): string {
   }
 }
 
-function getOnce(url: string, timeoutMs: number, ca?: string | Buffer, insecure = false): Promise<Answer> {
+/** Most body bytes the preflight reads: an Error body is small; an endless body is cut here. */
+const MAX_PREFLIGHT_BODY = 65_536;
+
+/**
+ * One GET without a key. `deadlineMs` is wall clock, from sending to the end of the body: a target
+ * that trickles its headers or sends an endless body cannot stretch it. TLS verification is set
+ * explicitly (never left to `NODE_TLS_REJECT_UNAUTHORIZED`); `insecure` is the user's opt-in.
+ */
+function getOnce(url: string, deadlineMs: number, ca?: string | Buffer, insecure = false, signal?: AbortSignal): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const u = new URL(url);
     const client = u.protocol === 'https:' ? https : http;
     const req = client.request(
       u,
-      { method: 'GET', headers: { Accept: 'application/json' }, timeout: timeoutMs, ...(ca ? { ca } : {}), ...(insecure ? { rejectUnauthorized: false } : {}), agent: false },
+      { method: 'GET', headers: { Accept: 'application/json' }, ...(ca ? { ca } : {}), rejectUnauthorized: !insecure, agent: false },
       (res) => {
         let body = '';
         res.setEncoding('utf8');
         res.on('data', (c: string) => {
-          if (body.length < 65_536) body += c;
+          body += c;
+          // The status is known; what follows beyond the limit is not needed to judge it.
+          if (body.length >= MAX_PREFLIGHT_BODY) done(() => resolve({ status: res.statusCode ?? 0, ...(res.headers.location ? { location: res.headers.location } : {}), body: body.slice(0, MAX_PREFLIGHT_BODY) }));
         });
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, ...(res.headers.location ? { location: res.headers.location } : {}), body }));
-        res.on('error', reject);
+        res.on('end', () => done(() => resolve({ status: res.statusCode ?? 0, ...(res.headers.location ? { location: res.headers.location } : {}), body })));
+        res.on('error', (e) => done(() => reject(e)));
       },
     );
-    req.on('timeout', () => req.destroy(Object.assign(new Error(`no answer within ${timeoutMs} ms`), { code: 'ETIMEDOUT' })));
-    req.on('error', reject);
-    req.end();
+    const fail = (message: string, code: string) => done(() => reject(Object.assign(new Error(message), { code })));
+    const timer = setTimeout(() => fail(`no complete answer within ${deadlineMs} ms`, 'ETIMEDOUT'), deadlineMs);
+    const onAbort = () => fail('stopped by a signal', 'ABORTED');
+    signal?.addEventListener('abort', onAbort, { once: true });
+    let settled = false;
+    function done(settle: () => void) {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+      req.destroy();
+      settle();
+    }
+    req.on('error', (e) => done(() => reject(e)));
+    if (signal?.aborted) onAbort();
+    else req.end();
   });
 }
 
@@ -68,7 +92,7 @@ function failure(error: NodeJS.ErrnoException, url: string): string {
     ECONNREFUSED: 'connection refused',
     ENOTFOUND: 'host not found (DNS)',
     EAI_AGAIN: 'host not found (DNS, temporary)',
-    ETIMEDOUT: 'no answer in time',
+    ETIMEDOUT: 'no complete answer in time',
     ECONNRESET: 'connection reset',
     EHOSTUNREACH: 'host unreachable',
     ENETUNREACH: 'network unreachable',
@@ -86,22 +110,24 @@ function isJson(body: string): boolean {
 }
 
 /**
- * Checks that the target is there and answers like the Inventory Service, sending no key.
+ * Checks that the target is there and answers like the Inventory Service, sending no key. Each of
+ * its requests has a wall-clock deadline of `timeoutMs`; `signal` stops it at once.
  * `ca`: an extra trusted CA (tests; users set NODE_EXTRA_CA_CERTS). `insecure`: the user's explicit
  * opt-in (`INSECURE_TLS`) to an unverified certificate; the lines then say so.
  */
 export async function preflight(
   target: { baseUrl: string; apiUrl?: string },
-  options: { timeoutMs?: number; ca?: string | Buffer; insecure?: boolean } = {},
+  options: { timeoutMs?: number; ca?: string | Buffer; insecure?: boolean; signal?: AbortSignal } = {},
 ): Promise<PreflightResult> {
   const timeoutMs = options.timeoutMs ?? 10_000;
-  const get = (url: string) => getOnce(url, timeoutMs, options.ca, options.insecure);
+  const get = (url: string) => getOnce(url, timeoutMs, options.ca, options.insecure, options.signal);
+  const stopped = () => (options.signal?.aborted ? ({ ok: false, interrupted: true, line: 'stopped by a signal during the preflight; no key was sent' } as const) : undefined);
   const inventory = `${target.baseUrl}/inventory`;
   let answer: Answer;
   try {
     answer = await get(inventory);
   } catch (error) {
-    return { ok: false, line: failure(error as NodeJS.ErrnoException, inventory) };
+    return stopped() ?? { ok: false, line: failure(error as NodeJS.ErrnoException, inventory) };
   }
   if (answer.status >= 300 && answer.status < 400) {
     return {
@@ -130,6 +156,8 @@ export async function preflight(
       }
       lines.push(`preflight: GET ${printable(messages)} without a key answered ${a.status}`);
     } catch (error) {
+      const interrupted = stopped();
+      if (interrupted) return interrupted;
       const line = failure(error as NodeJS.ErrnoException, messages);
       // A key must never reach an unverified peer; an unreachable quickstart only fails its own checks.
       if (!line.startsWith('target unreachable')) return { ok: false, line: `API_URL: ${line}` };

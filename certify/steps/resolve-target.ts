@@ -44,7 +44,8 @@ export function describeTarget(profile: string, env: Env, reference?: ReferenceT
     loadKey: env.LOAD_KEY ? 'given' : 'not given',
     ...(reference ? { referenceSettings: reference.settings } : {}),
     profile,
-    tls: !env.BASE_URL?.startsWith('https:') ? 'none (http)' : readSettings(env).values.INSECURE_TLS ? 'not verified (INSECURE_TLS)' : 'verified',
+    // What every client really did: each sets verification explicitly, off only by INSECURE_TLS.
+    tls: ![env.BASE_URL, env.API_URL].some((u) => u?.startsWith('https:')) ? 'none (http)' : readSettings(env).values.INSECURE_TLS ? 'not verified (INSECURE_TLS)' : 'verified',
   };
 }
 

@@ -26,8 +26,10 @@ export interface ConformanceEnv {
   maxRetryAfterS: number;
   /** Most requests the 429 checks send to drive a key to its limit (`MAX_EXHAUST_REQUESTS`, default 2000). */
   maxExhaustRequests: number;
-  /** Per-request timeout (`REQUEST_TIMEOUT_MS`, default 15000). */
+  /** Per-request deadline, wall clock from sending to the last byte (`REQUEST_TIMEOUT_MS`, default 15000). */
   requestTimeoutMs: number;
+  /** The user's explicit opt-in (`INSECURE_TLS`) to an unverified TLS certificate; otherwise every request verifies it. */
+  insecureTls: boolean;
   /** Parallel workers (`WORKERS`, default 2): the pacer keeps this many requests (+1) in reserve. */
   workers: number;
   /** Problems with the run's variables themselves (bad plan name, bad profile, bad number). */
@@ -61,6 +63,7 @@ export function readEnv(env: Record<string, string | undefined> = process.env): 
     maxRetryAfterS: v.MAX_RETRY_AFTER_S,
     maxExhaustRequests: v.MAX_EXHAUST_REQUESTS,
     requestTimeoutMs: v.REQUEST_TIMEOUT_MS,
+    insecureTls: v.INSECURE_TLS === true,
     workers: v.WORKERS,
     problems: problemsOf(problems, RUN_NAMES),
   };
