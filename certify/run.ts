@@ -61,9 +61,11 @@ export interface RunOptions {
 
 type Out = (text: string) => void;
 
-function usage(write: Out, errors: string[]): number {
+/** A usage error quotes input: every key of the run is redacted from it, whatever field it was given in. */
+function usage(write: Out, errors: string[], env: Record<string, string | undefined> = {}): number {
+  const redact = redactorFor(secretsFromEnv(env));
   write('certify: usage error:\n');
-  for (const e of errors) write(`  - ${e}\n`);
+  for (const e of errors) write(redact(`  - ${e}\n`));
   write('Run `npm run certify -- --help` for the variables.\n');
   return 2;
 }
@@ -89,7 +91,7 @@ export async function runCertify(options: RunOptions): Promise<number> {
   const started = Date.now();
   const { env, write } = options;
   const parsed = parseEnv(env);
-  if (!parsed.ok) return usage(write, parsed.errors);
+  if (!parsed.ok) return usage(write, parsed.errors, env);
   const config = parsed.config;
   const settings = readSettings(env).values;
   const wanted = (p: Phase) => !options.onlyPhases || options.onlyPhases.includes(p);
@@ -99,7 +101,7 @@ export async function runCertify(options: RunOptions): Promise<number> {
 
   const reportsDir = path.resolve(config.reportsDir);
   const dirProblem = reportsDirProblem(reportsDir);
-  if (dirProblem) return usage(write, [dirProblem]);
+  if (dirProblem) return usage(write, [dirProblem], env);
   const configFile = options.configFile ?? ROOT_CONFIG;
   const ledgerFile = options.ledgerFile ?? LEDGER_FILE;
 

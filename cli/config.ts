@@ -71,9 +71,7 @@ function ajvMessage(e: ErrorObject): string {
  */
 export function literalKeys(doc: unknown, env: Env): string[] {
   const out: string[] = [];
-  const secrets = Object.values(KEY_FIELDS)
-    .map((n) => env[n]?.trim())
-    .filter((v): v is string => !!v && v.length >= 8);
+  const secrets = knownKeys(doc, env);
   const walk = (v: unknown, at: string, keyField: boolean) => {
     if (typeof v === 'string') {
       if (keyField && !REFERENCE.test(v.trim())) out.push(at);
@@ -85,12 +83,48 @@ export function literalKeys(doc: unknown, env: Env): string[] {
     else if (v && typeof v === 'object') {
       for (const [k, x] of Object.entries(v)) {
         const isKey = (at.startsWith('targets.') && k in KEY_FIELDS) || (at === '' && k === 'signingKeyFile');
+        // A key written as a mapping key: its path would print it, so only the parent is named.
+        if (secrets.some((s) => k.includes(s))) {
+          out.push(`${at || '(top level)'} (a mapping key)`);
+          continue;
+        }
         walk(x, at ? `${at}.${k}` : k, isKey);
       }
     }
   };
   walk(doc, '', false);
   return [...new Set(out)];
+}
+
+/**
+ * The keys the file must never hold, in normal form (at least 8 characters, shorter ones would
+ * match ordinary words): `API_KEY`, `RATE_LIMIT_KEY`, `LOAD_KEY` of the environment, and the value
+ * of every variable a key field of the file refers to (`apiKey: ${STAGING_API_KEY}`).
+ */
+export function knownKeys(doc: unknown, env: Env): string[] {
+  const names = new Set<string>(Object.values(KEY_FIELDS));
+  const targets = (doc as { targets?: unknown } | null)?.targets;
+  if (targets && typeof targets === 'object') {
+    for (const t of Object.values(targets as Record<string, unknown>)) {
+      if (!t || typeof t !== 'object') continue;
+      for (const [k, v] of Object.entries(t as Record<string, unknown>)) {
+        const ref = k in KEY_FIELDS && typeof v === 'string' ? REFERENCE.exec(v.trim()) : null;
+        if (ref) names.add(ref[1]!);
+      }
+    }
+  }
+  // The normal form of a key (core/secrets.ts): surrounding whitespace trimmed.
+  const values = [...names].map((n) => env[n]?.trim() ?? '').filter((v) => v.length >= 8);
+  return [...new Set(values)];
+}
+
+/** Lines of the raw text that hold a known key (comments included, which the parsed document drops). */
+function linesHoldingKeys(text: string, keys: readonly string[]): number[] {
+  const out: number[] = [];
+  text.split('\n').forEach((line, i) => {
+    if (keys.some((k) => line.includes(k))) out.push(i + 1);
+  });
+  return out;
 }
 
 let validator: ReturnType<Ajv['compile']> | undefined;
@@ -120,6 +154,8 @@ export function loadConfig(file: string, env: Env, targetName?: string): ConfigR
     return { ok: false, errors: [`${name}: not valid YAML${pos ? ` (line ${pos.line}, column ${pos.col})` : ''}`] };
   }
   const literals = literalKeys(doc, env);
+  // Comments are not in the parsed document: a key there is a literal key all the same.
+  if (!literals.length) literals.push(...linesHoldingKeys(text, knownKeys(doc, env)).map((n) => `line ${n}`));
   if (literals.length) {
     return {
       ok: false,
@@ -171,6 +207,45 @@ export function loadConfig(file: string, env: Env, targetName?: string): ConfigR
   }
   if (errors.length) return { ok: false, errors };
   return { ok: true, env: out, target: wanted, notes };
+}
+
+/**
+ * Keys never cross targets: when the target's address is given outside the file (a flag or a
+ * variable) and is not the chosen config target's `baseUrl`, that target's other values (keys,
+ * quickstart address, plans, …) would go to another server. Returns the refusal, naming the fields
+ * the file would have given and where the address came from, never a key nor a URL's credentials;
+ * undefined when nothing crosses.
+ */
+export function crossTargetConflict(
+  configEnv: Record<string, string>,
+  outside: Record<string, string | undefined>,
+  given: { origin: string; targetName: string },
+): string | undefined {
+  const set = (v: string | undefined) => v !== undefined && v.trim() !== '';
+  const address = outside.BASE_URL?.trim();
+  if (!address) return undefined;
+  const same = (a: string | undefined, b: string) => a !== undefined && a.trim().replace(/\/+$/, '') === b.replace(/\/+$/, '');
+  if (same(configEnv.BASE_URL, address)) return undefined;
+  const fields = Object.entries(TARGET_FIELDS)
+    .filter(([, variable]) => variable !== 'BASE_URL' && configEnv[variable] !== undefined && !set(outside[variable]))
+    .map(([field]) => field);
+  if (!fields.length) return undefined;
+  const theirs = configEnv.BASE_URL ? `its baseUrl ${printableAddress(configEnv.BASE_URL)}` : 'it has no baseUrl';
+  return (
+    `BASE_URL from ${given.origin} (${printableAddress(address)}) is not the address of config target "${given.targetName}" (${theirs}); ` +
+    `its ${fields.join(', ')} would go to another target, so nothing is sent. Certify "${given.targetName}" without ${given.origin}, ` +
+    `choose the matching target with --target, or give the other target's values by flag or variable`
+  );
+}
+
+/** An address as a message may quote it: scheme, host, port and path, never userinfo or query. */
+function printableAddress(raw: string): string {
+  try {
+    const u = new URL(raw);
+    return `${u.protocol}//${u.host}${u.pathname}`;
+  } catch {
+    return 'an unparsable address';
+  }
 }
 
 /** Where the config comes from: the given file, else `conformance.yaml` in `cwd` if present. */

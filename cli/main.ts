@@ -14,12 +14,12 @@ import { applyBaseline, baselineFromReport, parseBaseline } from '../certify/bas
 import { verifyCertificate, type WrittenCertificate } from '../certify/certificate/index.ts';
 import { isHarnessProblem } from '../core/results.ts';
 import { loadPrivateKey } from '../certify/certificate/sign.ts';
-import { redactorFor, secretsFromEnv } from '../core/secrets.ts';
+import { redactorFor, secretsFromEnv, SECRET_VARIABLES } from '../core/secrets.ts';
 import type { ConformanceReport } from '../certify/verdict.ts';
 import { CLI_SETTINGS } from '../settings/cli.ts';
 import { readSettings, renderHelp, SETTINGS, GROUPS } from '../settings/index.ts';
 import { ALIASES, mergeEnv, OWN_FLAGS, parseArgs, type Command } from './args.ts';
-import { configFile, loadConfig } from './config.ts';
+import { configFile, crossTargetConflict, loadConfig } from './config.ts';
 import { EXIT, EXIT_DESCRIPTIONS } from '../core/exit-codes.ts';
 import { writerFor } from './output.ts';
 import { REPO_ROOT } from '../core/paths.ts';
@@ -87,8 +87,23 @@ export function help(command?: Command): string {
   return lines.join('\n');
 }
 
+/**
+ * A redactor for text that may quote input (a usage error, --dry-run): every key the environment
+ * holds, under its own name or under any variable a config file may refer to (`*_KEY`), whatever
+ * field or position the input that quoted it came from.
+ */
+export function inputRedactor(env: Record<string, string | undefined>): (text: string) => string {
+  const referable = Object.entries(env)
+    .filter(([name, value]) => /(^|_)KEY$/.test(name) && !(SECRET_VARIABLES as readonly string[]).includes(name) && value !== undefined && value.trim().length >= 8)
+    .map(([name, value]) => ({ name, value: value!.trim() }));
+  const secrets = [...secretsFromEnv(env)];
+  for (const r of referable) if (!secrets.some((s) => s.value === r.value)) secrets.push(r);
+  return redactorFor(secrets);
+}
+
 function usageError(io: Io, errors: string[], command?: Command): number {
-  io.stderr(`${BIN}: usage error:\n${errors.map((e) => `  - ${e}\n`).join('')}Run \`${BIN} ${command && command !== 'help' ? `${command} ` : ''}--help\` for the flags.\n`);
+  const redact = inputRedactor(io.env);
+  io.stderr(redact(`${BIN}: usage error:\n${errors.map((e) => `  - ${e}\n`).join('')}Run \`${BIN} ${command && command !== 'help' ? `${command} ` : ''}--help\` for the flags.\n`));
   return EXIT.usage;
 }
 
@@ -103,6 +118,10 @@ function runEnv(io: Io, flagEnv: Record<string, string>): { env: Record<string, 
     const loaded = loadConfig(file, io.env, target);
     if (!loaded.ok) return { errors: loaded.errors };
     configEnv = loaded.env;
+    const outside = { ...io.env, ...flagEnv };
+    const origin = flagEnv.BASE_URL !== undefined ? '--base-url' : 'the environment variable BASE_URL';
+    const conflict = crossTargetConflict(configEnv, outside, { origin, targetName: loaded.target });
+    if (conflict) return { errors: [conflict] };
     notes.push(`config ${path.relative(io.cwd, file) || file}, target ${loaded.target}`, ...loaded.notes);
   }
   const env = mergeEnv(io.env, configEnv, flagEnv);
@@ -171,7 +190,7 @@ async function certify(io: Io, args: ReturnType<typeof parseArgs>, extraEnv: Rec
   const redact = redactorFor(secretsFromEnv(env));
   for (const n of assembled.notes) say(redact(`${BIN}: ${n}\n`));
   if (args.own['--dry-run'] === 'true') {
-    io.stdout(describeSettings(env, args.env, io.env, assembled.configEnv));
+    io.stdout(inputRedactor({ ...io.env, ...env })(describeSettings(env, args.env, io.env, assembled.configEnv)));
     const problems = readSettings(env).problems.map((p) => p.message);
     return problems.length ? usageError(io, problems, 'certify') : EXIT.pass;
   }
