@@ -4,6 +4,7 @@
  * settings together (a key needs `BASE_URL`, `BASE_URL` needs `API_KEY`, …). Pure. A usage error
  * lists every problem at once and never prints a key, nor a URL that may carry one.
  */
+import { redactorFor, secretsFromEnv, SECRET_VARIABLES } from '../core/secrets.ts';
 import { PLANS, PROFILES, readSettings } from '../settings/index.ts';
 import { PHASES, phasesOfProfile, type Phase } from './phase-list.ts';
 
@@ -29,6 +30,21 @@ export interface CertifyConfig {
 export type ParseResult = { ok: true; config: CertifyConfig } | { ok: false; errors: string[] };
 
 type Env = Record<string, string | undefined>;
+
+/**
+ * A redactor for text that may quote input (a usage error, --dry-run): every key the environment
+ * holds, under its own name or under any variable a config file may refer to (`*_KEY`), whatever
+ * field or position the input that quoted it came from.
+ */
+export function inputRedactor(env: Env): (text: string) => string {
+  const secrets = [...secretsFromEnv(env)];
+  for (const [name, raw] of Object.entries(env)) {
+    const value = raw?.trim();
+    if (!/(^|_)KEY$/.test(name) || (SECRET_VARIABLES as readonly string[]).includes(name) || !value || value.length < 8) continue;
+    if (!secrets.some((s) => s.value === value)) secrets.push({ name, value });
+  }
+  return redactorFor(secrets);
+}
 
 /**
  * `NODE_TLS_REJECT_UNAUTHORIZED=0` turns off Node's certificate check for every client that does

@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { loadLedger } from '../core/ledger.ts';
 import { readSettings } from '../settings/index.ts';
-import { parseEnv, PHASES, type Phase } from './env.ts';
+import { inputRedactor, parseEnv, PHASES, type Phase } from './env.ts';
 import { listPhases, mergeReports, runPhase } from './phases.ts';
 import { LEDGER_FILE, REPO_ROOT, ROOT_CONFIG } from '../core/paths.ts';
 import { MIN_SAFE_SECRET_LENGTH, redactorFor, secretsFromEnv, SECRET_VARIABLES } from '../core/secrets.ts';
@@ -63,7 +63,7 @@ type Out = (text: string) => void;
 
 /** A usage error quotes input: every key of the run is redacted from it, whatever field it was given in. */
 function usage(write: Out, errors: string[], env: Record<string, string | undefined> = {}): number {
-  const redact = redactorFor(secretsFromEnv(env));
+  const redact = inputRedactor(env);
   write('certify: usage error:\n');
   for (const e of errors) write(redact(`  - ${e}\n`));
   write('Run `npm run certify -- --help` for the variables.\n');

@@ -14,7 +14,8 @@ import { applyBaseline, baselineFromReport, parseBaseline } from '../certify/bas
 import { verifyCertificate, type WrittenCertificate } from '../certify/certificate/index.ts';
 import { isHarnessProblem } from '../core/results.ts';
 import { loadPrivateKey } from '../certify/certificate/sign.ts';
-import { redactorFor, secretsFromEnv, SECRET_VARIABLES } from '../core/secrets.ts';
+import { redactorFor, secretsFromEnv } from '../core/secrets.ts';
+import { inputRedactor } from '../certify/env.ts';
 import type { ConformanceReport } from '../certify/verdict.ts';
 import { CLI_SETTINGS } from '../settings/cli.ts';
 import { readSettings, renderHelp, SETTINGS, GROUPS } from '../settings/index.ts';
@@ -85,20 +86,6 @@ export function help(command?: Command): string {
   }
   if (command !== 'serve') lines.push('Exit codes:', ...exitCodeLines(), '');
   return lines.join('\n');
-}
-
-/**
- * A redactor for text that may quote input (a usage error, --dry-run): every key the environment
- * holds, under its own name or under any variable a config file may refer to (`*_KEY`), whatever
- * field or position the input that quoted it came from.
- */
-export function inputRedactor(env: Record<string, string | undefined>): (text: string) => string {
-  const referable = Object.entries(env)
-    .filter(([name, value]) => /(^|_)KEY$/.test(name) && !(SECRET_VARIABLES as readonly string[]).includes(name) && value !== undefined && value.trim().length >= 8)
-    .map(([name, value]) => ({ name, value: value!.trim() }));
-  const secrets = [...secretsFromEnv(env)];
-  for (const r of referable) if (!secrets.some((s) => s.value === r.value)) secrets.push(r);
-  return redactorFor(secrets);
 }
 
 function usageError(io: Io, errors: string[], command?: Command): number {
