@@ -76,7 +76,7 @@ test('a target that never answers fails after the timeout, naming it', async () 
   const s = await serve(() => {});
   try {
     const r = await preflight({ baseUrl: `${s.origin}/v1` }, { timeoutMs: 300 });
-    expect(r).toEqual({ ok: false, line: `target unreachable: GET ${s.origin}/v1/inventory: no answer in time (ETIMEDOUT)` });
+    expect(r).toEqual({ ok: false, line: `target unreachable: GET ${s.origin}/v1/inventory: no complete answer in time (ETIMEDOUT)` });
   } finally {
     await s.close();
   }

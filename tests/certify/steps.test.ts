@@ -53,6 +53,9 @@ test('resolve the target: BASE_URL is used as given; without it the bundled serv
   expect(external.reference).toBeUndefined();
   expect(external.description).toMatchObject({ kind: 'external', baseUrl: 'https://h/v1', apiUrl: null, rateLimitKey: 'not given', loadKey: 'given', tls: 'verified' });
   expect((await resolveTarget({ baseUrl: 'https://h/v1', profile: 'full' }, { INSECURE_TLS: '1' })).description.tls).toBe('not verified (INSECURE_TLS)');
+  // The quickstart's address carries a key too: an https API_URL makes TLS part of what was done.
+  expect((await resolveTarget({ baseUrl: 'http://h/v1', apiUrl: 'https://h/quickstart', profile: 'full' }, {})).description.tls).toBe('verified');
+  expect((await resolveTarget({ baseUrl: 'http://h/v1', apiUrl: 'https://h/quickstart', profile: 'full' }, { INSECURE_TLS: '1' })).description.tls).toBe('not verified (INSECURE_TLS)');
   expect(JSON.stringify(external.description).includes(KEY), 'the description holds no key').toBe(false);
 
   let closed = 0;
