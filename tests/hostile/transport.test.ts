@@ -55,14 +55,17 @@ interface CliCase {
   name: string;
   server: HostileOptions;
   env: Record<string, string>;
-  /** Milliseconds after the first request arrives at which the run gets SIGTERM. */
+  /** Milliseconds after the first request (or the first carrying a key) arrives at which the run gets SIGTERM. */
   sigtermAfterMs?: number;
+  sigtermOnKeyed?: boolean;
+  /** Bound from SIGTERM to the run's exit (default 3 s). */
+  sigtermWithinMs?: number;
   code: number;
   /** Wall-time bound of the whole run, start-up included. */
   withinMs: number;
   /** Text the output must hold. */
   says: RegExp[];
-  /** Requests the target may receive at all (keyed requests are always 0 here: every case stops before a key is sent). */
+  /** Requests the target may receive at all (a case that stops before the phases sends no key). */
   maxRequests: number;
 }
 
@@ -113,6 +116,18 @@ const CLI_CASES: CliCase[] = [
     says: [/SIGTERM/, /stopped by a signal during the preflight; no key was sent/],
     maxRequests: 1,
   },
+  {
+    name: 'SIGTERM while a keyed request hangs in a phase stops the run, writes the reports of what ran, and leaves no child',
+    server: { keyed: 'trickle-headers' },
+    env: { REQUEST_TIMEOUT_MS: '60000', WORKERS: '1' },
+    sigtermAfterMs: 200,
+    sigtermOnKeyed: true,
+    sigtermWithinMs: 20_000,
+    code: EXIT.harness,
+    withinMs: 50_000,
+    says: [/SIGTERM/, /run interrupted/],
+    maxRequests: 100,
+  },
 ];
 
 for (const c of CLI_CASES) {
@@ -129,7 +144,7 @@ for (const c of CLI_CASES) {
         onStart: (pid) => {
           if (c.sigtermAfterMs === undefined) return;
           poll = setInterval(() => {
-            if (server.requests === 0 || signalled) return;
+            if ((c.sigtermOnKeyed ? server.keyed : server.requests) === 0 || signalled) return;
             signalled = Date.now() + c.sigtermAfterMs!;
             setTimeout(() => process.kill(pid, 'SIGTERM'), c.sigtermAfterMs);
           }, 50);
@@ -138,9 +153,10 @@ for (const c of CLI_CASES) {
       const output = run.stdout + run.stderr;
       expect(run.code, output).toBe(c.code);
       expect(run.ms, 'wall time').toBeLessThan(c.withinMs);
-      if (signalled) expect(Date.now() - signalled, 'from SIGTERM to exit').toBeLessThan(3000);
+      if (signalled) expect(Date.now() - signalled, 'from SIGTERM to exit').toBeLessThan(c.sigtermWithinMs ?? 3000);
       for (const s of c.says) expect(output).toMatch(s);
-      expect(server.keyed, 'requests carrying a key').toBe(0);
+      if (!c.sigtermOnKeyed) expect(server.keyed, 'requests carrying a key').toBe(0);
+      else expect(fs.existsSync(path.join(reports, 'conformance.json')), 'the report of what ran').toBe(true);
       expect(server.requests).toBeLessThanOrEqual(c.maxRequests);
       expect(await run.groupEnds(), 'every process of the run has ended').toBe(true);
       expect(keyOccurrences(SECRETS, output, reports)).toEqual([]);
