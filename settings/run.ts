@@ -25,6 +25,6 @@ export const RUN_SETTINGS = defineGroup('run', 'Target, keys and run', [
   setting({ name: 'WORKERS', kind: 'integer', min: 1, default: 2, help: 'Playwright workers per phase; the suites keep WORKERS + 1 requests in reserve when pacing by X-RateLimit-Remaining.' }),
   setting({ name: 'MAX_RETRY_AFTER_S', kind: 'integer', min: 1, max: 86_400, default: 120, unit: 'seconds', help: 'Longest Retry-After or window reset the run waits; a longer one makes the requirement not certified, naming this variable, and nothing more is sent on that key.' }),
   setting({ name: 'MAX_EXHAUST_REQUESTS', kind: 'integer', min: 1, default: 2000, help: 'Most requests the 429 checks send to drive a key to its limit; more needed: not certified.' }),
-  setting({ name: 'REQUEST_TIMEOUT_MS', kind: 'integer', min: 1, default: 15_000, unit: 'milliseconds', help: 'Per-request timeout of the suites.' }),
+  setting({ name: 'REQUEST_TIMEOUT_MS', kind: 'integer', min: 1, default: 15_000, unit: 'milliseconds', help: 'Per-request deadline of the suites, wall clock to the last byte of the answer (the preflight uses at most 10 s): a trickling or endless answer fails the request at it.' }),
   setting({ name: 'PHASE_TIMEOUT_S', kind: 'integer', min: 1, default: 900, unit: 'seconds', help: 'Hard limit per phase (Playwright --global-timeout, then SIGTERM and SIGKILL 30 s later); a phase over it is a run problem.' }),
 ] as const);
