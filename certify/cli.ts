@@ -4,6 +4,7 @@
  * 2 usage error, 3 target unreachable (preflight).
  */
 import { help } from './help.ts';
+import { inputRedactor } from './env.ts';
 import { runCertify } from './run.ts';
 import { redactorFor, secretsFromEnv } from '../core/secrets.ts';
 
@@ -14,7 +15,9 @@ async function main(): Promise<number> {
     return 0;
   }
   if (args.length) {
-    process.stdout.write(`certify: usage error:\n  - unknown argument(s): ${args.join(' ')} (configuration is by environment variables)\nRun \`npm run certify -- --help\` for the variables.\n`);
+    // The arguments are quoted: any key among them (a key pasted in the wrong place) is redacted.
+    const redact = inputRedactor(process.env);
+    process.stdout.write(redact(`certify: usage error:\n  - unknown argument(s): ${args.join(' ')} (configuration is by environment variables)\nRun \`npm run certify -- --help\` for the variables.\n`));
     return 2;
   }
   const controller = new AbortController();

@@ -51,6 +51,18 @@ test.describe('TLS is verified whatever NODE_TLS_REJECT_UNAUTHORIZED says', () =
   }
 });
 
+test('INSECURE_TLS is the one opt-out: the transport then reaches a self-signed peer', async () => {
+  const server = await startHostile({ keyed: 'error-body', selfSigned: true });
+  try {
+    const r = await transport(new URL(`${server.origin}/v1/inventory`), 'GET', { authorization: `Bearer ${KEY}` }, undefined, { timeoutMs: 2000, insecureTls: true });
+    expect(r.status).toBe(401);
+    expect(server.keyed).toBe(1);
+    expect((await preflight({ baseUrl: `${server.origin}/v1` }, { timeoutMs: 2000, insecure: true })).ok).toBe(true);
+  } finally {
+    await server.close();
+  }
+});
+
 interface CliCase {
   name: string;
   server: HostileOptions;
