@@ -55,6 +55,12 @@ const CASES: InputCase[] = [
     says: /API_PLAN/,
   },
   {
+    name: '--dry-run shows a key given to --plan as its placeholder, and the usage error does not echo it',
+    args: (origin) => ['--dry-run', '--base-url', `${origin}/v1`, '--plan', KEY],
+    env: () => ({ API_KEY: KEY }),
+    says: /API_PLAN\s+<API_KEY>\s+\(flag\)/,
+  },
+  {
     name: 'a key given to --plan, known only as a variable a config refers to, is not echoed',
     args: (origin) => ['--base-url', `${origin}/v1`, '--plan', STAGING_KEY],
     env: () => ({ API_KEY: KEY, STAGING_API_KEY: STAGING_KEY }),
