@@ -1,7 +1,7 @@
 /**
  * `npm run certify` (`tsx certify/cli.ts`). See certify/README.md for the variables and
  * reports/README.md for what the run writes. Exit status: 0 verdict pass, 1 verdict fail,
- * 2 usage error, 3 target unreachable (preflight).
+ * 2 usage error, 3 target unreachable (preflight), 130/143 stopped by SIGINT/SIGTERM in the preflight.
  */
 import { help } from './help.ts';
 import { inputRedactor } from './env.ts';

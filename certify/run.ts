@@ -2,7 +2,8 @@
  * `npm run certify` as a short pipeline of named steps (each in `certify/steps/`, each with its
  * own test): validate the environment, resolve the target, preflight it, start the run-wide
  * pacer, list what the profile leaves out, run the phases, merge, judge, scan for secrets, print.
- * Returns the exit status: 0 verdict pass, 1 verdict fail, 2 usage error, 3 target unreachable.
+ * Returns the exit status: 0 verdict pass, 1 verdict fail, 2 usage error, 3 target unreachable,
+ * 130/143 stopped by SIGINT/SIGTERM during the preflight.
  */
 import fs from 'node:fs';
 import os from 'node:os';
