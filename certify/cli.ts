@@ -1,46 +1,8 @@
 /**
- * `npm run certify` (`tsx certify/cli.ts`). See certify/README.md for the variables and
- * reports/README.md for what the run writes. Exit status: 0 verdict pass, 1 verdict fail,
- * 2 usage error, 3 target unreachable (preflight).
+ * `tsx certify/cli.ts [flags]` is `inventory-conformance certify [flags]` (`npm run certify`):
+ * one code path and one signal handler, those of cli/main.ts. Kept for tools that start certify
+ * from the sources as a child process.
  */
-import { help } from './help.ts';
-import { runCertify } from './run.ts';
-import { redactorFor, secretsFromEnv } from '../core/secrets.ts';
+import { run } from '../cli/main.ts';
 
-async function main(): Promise<number> {
-  const args = process.argv.slice(2);
-  if (args.includes('--help') || args.includes('-h')) {
-    process.stdout.write(help());
-    return 0;
-  }
-  if (args.length) {
-    process.stdout.write(`certify: usage error:\n  - unknown argument(s): ${args.join(' ')} (configuration is by environment variables)\nRun \`npm run certify -- --help\` for the variables.\n`);
-    return 2;
-  }
-  const controller = new AbortController();
-  let firstSignalAt = 0;
-  const onSignal = (signal: NodeJS.Signals) => {
-    // tsx relays the terminal's signal, so one Ctrl-C can arrive twice: only a later one forces the exit.
-    if (controller.signal.aborted) {
-      if (Date.now() - firstSignalAt > 2000) process.exit(130);
-      return;
-    }
-    firstSignalAt = Date.now();
-    process.stdout.write(`\ncertify: ${signal}: stopping the running phase, then writing the reports of what ran …\n`);
-    controller.abort();
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
-  return runCertify({ env: process.env, write: (t) => process.stdout.write(t), signal: controller.signal });
-}
-
-main().then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (error: unknown) => {
-    const redact = redactorFor(secretsFromEnv(process.env));
-    process.stdout.write(redact(`certify: internal error: ${(error as Error)?.stack ?? String(error)}\n`));
-    process.exitCode = 1;
-  },
-);
+await run(['certify', ...process.argv.slice(2)]);
