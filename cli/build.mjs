@@ -13,8 +13,8 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const DIST = path.join(ROOT, 'dist');
 /** Folders whose data files (everything but TypeScript) a run reads. */
 const DATA_DIRS = ['core', 'certify', 'cli', 'settings', 'suites', 'schemas', 'reference-server', 'fixtures', 'spec'];
-/** The clone's launcher: the package runs it from cli/bin.mjs, beside dist/. */
-const SKIP = new Set(['cli/bin.mjs']);
+/** The launcher (the package runs it from cli/bin.mjs, beside dist/) and this script. */
+const SKIP = new Set(['cli/bin.mjs', 'cli/build.mjs']);
 
 fs.rmSync(DIST, { recursive: true, force: true });
 const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
