@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const DIST = path.join(ROOT, 'dist');
-/** Folders whose data files (everything but TypeScript) a run reads. */
+/** Folders whose data files (everything but TypeScript and the folders' READMEs) a run reads. */
 const DATA_DIRS = ['core', 'certify', 'cli', 'settings', 'suites', 'schemas', 'reference-server', 'fixtures', 'spec'];
 /** The launcher (the package runs it from cli/bin.mjs, beside dist/) and this script. */
 const SKIP = new Set(['cli/bin.mjs', 'cli/build.mjs']);
@@ -30,7 +30,7 @@ function copyData(rel) {
     for (const name of fs.readdirSync(abs)) if (name !== 'node_modules' && !name.startsWith('.')) copyData(path.join(rel, name));
     return;
   }
-  if (rel.endsWith('.ts') || SKIP.has(rel.split(path.sep).join('/'))) return;
+  if (rel.endsWith('.ts') || path.basename(rel) === 'README.md' || SKIP.has(rel.split(path.sep).join('/'))) return;
   fs.mkdirSync(path.dirname(path.join(DIST, rel)), { recursive: true });
   fs.copyFileSync(abs, path.join(DIST, rel));
 }
