@@ -16,6 +16,12 @@ const DATA_DIRS = ['core', 'certify', 'cli', 'settings', 'suites', 'schemas', 'r
 /** The launcher (the package runs it from cli/bin.mjs, beside dist/) and this script. */
 const SKIP = new Set(['cli/bin.mjs', 'cli/build.mjs']);
 
+// `prepare` runs on every `npm install` in a clone too, where the sources run through tsx and
+// nothing needs building; npm sets these variables only while it prepares a git dependency (it
+// installs the clone's dependencies with _PACOTE_NO_PREPARE_, then runs prepare with
+// npm_package_resolved), which is the case that needs dist/.
+if (process.argv.includes('--git-dependency-only') && !process.env._PACOTE_NO_PREPARE_ && !process.env.npm_package_resolved) process.exit(0);
+
 fs.rmSync(DIST, { recursive: true, force: true });
 const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
 const compiled = spawnSync(process.execPath, [tsc, '-p', path.join(ROOT, 'tsconfig.build.json')], { stdio: 'inherit', cwd: ROOT });
