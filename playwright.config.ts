@@ -1,4 +1,5 @@
 import { defineConfig } from '@playwright/test';
+import { CODE_EXT } from './core/paths.ts';
 import { readSettings } from './settings/index.ts';
 
 /**
@@ -13,6 +14,8 @@ import { readSettings } from './settings/index.ts';
  * `settings/` (one rule per variable).
  */
 const { values } = readSettings(process.env);
+/** `.ts` in a clone, `.js` in the installed package (compiled at pack time). */
+const ext = CODE_EXT;
 
 /** Metadata certify reads from each project (phase). */
 export interface PhaseMetadata {
@@ -22,10 +25,10 @@ export interface PhaseMetadata {
 
 export default defineConfig({
   testDir: 'suites',
-  testMatch: '**/*.spec.ts',
+  testMatch: `**/*.spec${ext}`,
   outputDir: `${values.REPORTS_DIR}/test-results`,
   // The run-wide pacer (suites/pacing): started here unless certify passes CONFORMANCE_PACER_URL.
-  globalSetup: './suites/pacing/global-setup.ts',
+  globalSetup: `./suites/pacing/global-setup${ext}`,
   // A pacing wait or a Retry-After wait may take up to MAX_RETRY_AFTER_S; the 429 check sets its own.
   timeout: (values.MAX_RETRY_AFTER_S + 60) * 1000,
   workers: values.WORKERS,
@@ -44,25 +47,25 @@ export default defineConfig({
   projects: [
     {
       name: 'functional',
-      testIgnore: ['rate-limit/retry-after.spec.ts', 'load/**', 'generated/**'],
+      testIgnore: [`rate-limit/retry-after.spec${ext}`, 'load/**', 'generated/**'],
       metadata: { readonly: true } satisfies PhaseMetadata,
     },
     {
       name: 'rate-limit',
-      testMatch: 'rate-limit/retry-after.spec.ts',
+      testMatch: `rate-limit/retry-after.spec${ext}`,
       fullyParallel: false,
       metadata: { readonly: false } satisfies PhaseMetadata,
     },
     {
       name: 'load',
-      testMatch: 'load/**/*.spec.ts',
+      testMatch: `load/**/*.spec${ext}`,
       fullyParallel: false,
       metadata: { readonly: false } satisfies PhaseMetadata,
     },
     {
       // Schema-driven, stateful and concurrent generated checks (suites/generated); @mutates left out in readonly.
       name: 'generated',
-      testMatch: 'generated/**/*.spec.ts',
+      testMatch: `generated/**/*.spec${ext}`,
       fullyParallel: false,
       // One at a time: the generated cases, the sequences and the concurrency check share the pets they change.
       workers: 1,

@@ -18,7 +18,7 @@ const SPEC_ORDER = [
   'Versioning',
 ];
 
-const HTTP_RULES = 'HTTP rules (RFCs, shared/notes/http-rules.md)';
+const HTTP_RULES = 'HTTP rules (RFCs, spec/http-rules.md)';
 
 /** `Limits, rule 1` → [`Limits`, `rule 1`]; `RFC 9110 §11.1` → [HTTP_RULES, `RFC 9110 §11.1`]. */
 export function sectionOf(section: string): [string, string] {

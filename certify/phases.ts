@@ -12,14 +12,13 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
-import { fileURLToPath } from 'node:url';
-import { REPO_ROOT } from '../core/paths.ts';
+import { codeFile, REPO_ROOT } from '../core/paths.ts';
 
 const require = createRequire(import.meta.url);
 export const PLAYWRIGHT_CLI = require.resolve('@playwright/test/cli');
 export { REPO_ROOT };
-export const REDACT_REPORTER = fileURLToPath(new URL('./redact-reporter.ts', import.meta.url));
-export const MERGE_CONFIG = fileURLToPath(new URL('./merge.config.ts', import.meta.url));
+export const REDACT_REPORTER = codeFile('certify/redact-reporter');
+export const MERGE_CONFIG = codeFile('certify/merge.config');
 
 export interface PhaseOptions {
   phase: string;

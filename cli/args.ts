@@ -2,7 +2,9 @@
  * Command-line arguments of `inventory-conformance`: a subcommand, its positionals, and flags.
  * Setting flags are derived from the settings' definitions (settings/): each sets its variable,
  * and a flag wins over the variable. Keys have no flag (a command line is visible in `ps`).
+ * Tokenised by Node's own `util.parseArgs`; this module gives the tokens their meaning.
  */
+import { parseArgs as parseArgv, type ParseArgsConfig } from 'node:util';
 import type { Setting } from '../settings/index.ts';
 
 export const COMMANDS = ['certify', 'serve', 'replay', 'verify', 'help'] as const;
@@ -30,7 +32,36 @@ export interface ParsedArgs {
   errors: string[];
 }
 
-/** Parses `argv` (without node and the script). `serve` keeps its arguments for the server. */
+/** What one long option of the command line means. */
+type Meaning =
+  | { kind: 'setting'; setting: Setting; negated?: boolean }
+  | { kind: 'own'; flag: string; value: boolean }
+  | { kind: 'secret'; variable: string };
+
+/** The option table of `util.parseArgs` and what each option means: setting flags, `--no-<boolean>`, aliases, the CLI's own flags and the refused key flags. */
+function optionTable(settings: readonly Setting[]): { options: ParseArgsConfig['options'] & object; meaning: Map<string, Meaning> } {
+  const meaning = new Map<string, Meaning>();
+  for (const s of settings) {
+    if (s.secret) meaning.set(s.name.toLowerCase().replace(/_/g, '-'), { kind: 'secret', variable: s.name });
+    if (!s.flag) continue;
+    meaning.set(s.flag.slice(2), { kind: 'setting', setting: s });
+    if (s.kind === 'boolean') meaning.set(`no-${s.flag.slice(2)}`, { kind: 'setting', setting: s, negated: true });
+  }
+  for (const [alias, name] of Object.entries(ALIASES)) {
+    const setting = settings.find((s) => s.name === name);
+    if (setting) meaning.set(alias.slice(2), { kind: 'setting', setting });
+  }
+  for (const [flag, f] of Object.entries(OWN_FLAGS)) meaning.set(flag.slice(2), { kind: 'own', flag, value: f.value });
+  meaning.set('h', { kind: 'own', flag: '--help', value: false });
+  const options: Record<string, { type: 'string' | 'boolean' }> = {};
+  for (const [name, m] of meaning) {
+    const takesValue = m.kind === 'secret' || (m.kind === 'own' ? m.value : !m.negated && m.setting.kind !== 'boolean');
+    options[name] = { type: takesValue ? 'string' : 'boolean' };
+  }
+  return { options, meaning };
+}
+
+/** Parses `argv` (without node and the script) with `util.parseArgs`. `serve` keeps its arguments for the server. */
 export function parseArgs(argv: readonly string[], settings: readonly Setting[]): ParsedArgs {
   const out: ParsedArgs = { command: 'help', positionals: [], env: {}, own: {}, errors: [] };
   const [first, ...rest] = argv;
@@ -52,66 +83,34 @@ export function parseArgs(argv: readonly string[], settings: readonly Setting[])
     out.positionals = [...rest];
     return out;
   }
-  const byFlag = new Map<string, Setting>();
-  for (const s of settings) if (s.flag) byFlag.set(s.flag, s);
-  const secretFlags = new Map(settings.filter((s) => s.secret).map((s) => [`--${s.name.toLowerCase().replace(/_/g, '-')}`, s.name]));
-  for (let i = 0; i < rest.length; i++) {
-    const arg = rest[i]!;
-    if (arg === '-h') {
-      out.own['--help'] = 'true';
-      continue;
-    }
-    if (!arg.startsWith('--')) {
-      out.positionals.push(arg);
-      continue;
-    }
-    const eq = arg.indexOf('=');
-    let flag = eq >= 0 ? arg.slice(0, eq) : arg;
-    let inline = eq >= 0 ? arg.slice(eq + 1) : undefined;
-    if (secretFlags.has(flag)) {
-      // Never echo the value: it is a key.
-      out.errors.push(`${flag}: keys are read only from the environment (${secretFlags.get(flag)}), never from a flag: a command line is visible to every user of the machine`);
-      if (inline === undefined && rest[i + 1] !== undefined && !rest[i + 1]!.startsWith('--')) i++;
-      continue;
-    }
-    const own = OWN_FLAGS[flag];
-    if (own) {
-      if (!own.commands.includes(out.command)) {
-        out.errors.push(`${flag} does not apply to ${out.command}`);
-        continue;
-      }
-      if (own.value) {
-        const value = inline ?? rest[++i];
-        if (value === undefined || value === '') out.errors.push(`${flag} needs a value`);
-        else out.own[flag] = value;
-      } else out.own[flag] = 'true';
-      continue;
-    }
-    let negated = false;
-    if (flag.startsWith('--no-') && !byFlag.has(flag) && byFlag.get(`--${flag.slice(5)}`)?.kind === 'boolean') {
-      flag = `--${flag.slice(5)}`;
-      negated = true;
-      inline = 'false';
-    }
-    const name = ALIASES[flag] ?? byFlag.get(flag)?.name;
-    const setting = name ? settings.find((s) => s.name === name) : undefined;
-    if (!setting) {
-      out.errors.push(`unknown option ${flag}`);
-      continue;
-    }
-    if (setting.kind === 'boolean') {
-      out.env[setting.name] = negated ? 'false' : (inline ?? 'true');
-      continue;
-    }
-    const value = inline ?? rest[++i];
-    if (value === undefined || value.startsWith('--')) {
-      out.errors.push(`${flag} needs a value (${setting.name})`);
-      if (value?.startsWith('--')) i--;
-      continue;
-    }
-    out.env[setting.name] = value;
+  const { options, meaning } = optionTable(settings);
+  const { tokens } = parseArgv({ args: [...rest], options, strict: false, allowPositionals: true, tokens: true });
+  for (const token of tokens) {
+    if (token.kind === 'positional') out.positionals.push(token.value);
+    if (token.kind !== 'option') continue;
+    const m = meaning.get(token.name);
+    const error = m ? optionError(m, token, out.command) : `unknown option ${token.rawName}`;
+    if (error) out.errors.push(error);
+    else if (m) apply(m, token, out);
   }
   return out;
+}
+
+type OptionToken = { name: string; rawName: string; value?: string | undefined; inlineValue?: boolean | undefined };
+
+/** Why an option cannot be used here (never echoing a key), or undefined. */
+function optionError(m: Meaning, token: OptionToken, command: Command): string | undefined {
+  if (m.kind === 'secret') return `${token.rawName}: keys are read only from the environment (${m.variable}), never from a flag: a command line is visible to every user of the machine`;
+  if (m.kind === 'own' && !OWN_FLAGS[m.flag]!.commands.includes(command)) return `${token.rawName} does not apply to ${command}`;
+  const takesValue = m.kind === 'own' ? m.value : !m.negated && m.setting.kind !== 'boolean';
+  const missing = token.value === undefined || token.value === '' || (!token.inlineValue && token.value.startsWith('--'));
+  if (takesValue && missing) return m.kind === 'own' ? `${token.rawName} needs a value` : `${token.rawName} needs a value (${m.setting.name})`;
+  return undefined;
+}
+
+function apply(m: Meaning, token: OptionToken, out: ParsedArgs): void {
+  if (m.kind === 'own') out.own[m.flag] = m.value ? token.value! : 'true';
+  else if (m.kind === 'setting') out.env[m.setting.name] = m.negated ? 'false' : (token.value ?? 'true');
 }
 
 /**

@@ -1,8 +1,16 @@
 #!/usr/bin/env node
-// `inventory-conformance` (package.json "bin"): runs the TypeScript CLI (cli/main.ts) through tsx,
-// so `npx inventory-conformance …` works from a fresh clone after `npm ci`.
-import { register } from 'tsx/esm/api';
+// `inventory-conformance` (package.json "bin"). In a clone it runs the TypeScript sources
+// (cli/main.ts) through tsx; the installed package runs the tree compiled at pack time (dist/),
+// so no TypeScript toolchain is needed where it is installed.
+import fs from 'node:fs';
 
-register();
-const { run } = await import('./main.ts');
-await run();
+const source = new URL('./main.ts', import.meta.url);
+let cli;
+if (fs.existsSync(source)) {
+  const { register } = await import('tsx/esm/api');
+  register();
+  cli = await import(source.href);
+} else {
+  cli = await import(new URL('../dist/cli/main.js', import.meta.url).href);
+}
+await cli.run();

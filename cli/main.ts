@@ -8,7 +8,6 @@
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import { createRequire } from 'node:module';
 import path from 'node:path';
 import { applyBaseline, baselineFromReport, parseBaseline } from '../certify/baseline.ts';
 import { verifyCertificate, type WrittenCertificate } from '../certify/certificate/index.ts';
@@ -23,7 +22,7 @@ import { ALIASES, mergeEnv, OWN_FLAGS, parseArgs, type Command } from './args.ts
 import { configFile, crossTargetConflict, loadConfig } from './config.ts';
 import { EXIT, EXIT_DESCRIPTIONS } from '../core/exit-codes.ts';
 import { writerFor } from './output.ts';
-import { REPO_ROOT } from '../core/paths.ts';
+import { codeFile, nodeArgsFor, REPO_ROOT } from '../core/paths.ts';
 
 export { REPO_ROOT };
 const BIN = 'inventory-conformance';
@@ -182,6 +181,8 @@ async function certify(io: Io, args: ReturnType<typeof parseArgs>, extraEnv: Rec
     return problems.length ? usageError(io, problems, 'certify') : EXIT.pass;
   }
   const reportsDir = path.resolve(io.cwd, env.REPORTS_DIR?.trim() || 'reports');
+  // The phases run in the harness's folder (an installed package's, inside node_modules): they get the folder absolute.
+  env.REPORTS_DIR = reportsDir;
 
   // Loaded on demand: --help and verify need none of the run's machinery.
   const { runCertify } = await import('../certify/run.ts');
@@ -280,9 +281,7 @@ function verify(io: Io, args: ReturnType<typeof parseArgs>): number {
 }
 
 function serve(io: Io, args: ReturnType<typeof parseArgs>): Promise<number> {
-  const require = createRequire(import.meta.url);
-  const tsx = require.resolve('tsx/cli');
-  const child = spawn(process.execPath, [tsx, path.join(REPO_ROOT, 'reference-server', 'main.ts'), ...args.positionals], { stdio: 'inherit', cwd: io.cwd, env: io.env });
+  const child = spawn(process.execPath, [...nodeArgsFor(codeFile('reference-server/main')), ...args.positionals], { stdio: 'inherit', cwd: io.cwd, env: io.env });
   const forward = (s: NodeJS.Signals) => child.kill(s);
   process.on('SIGINT', forward);
   process.on('SIGTERM', forward);
@@ -323,10 +322,10 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
 }
 
 /** The process entry (cli/bin.mjs): real streams, signals, exit code. */
-export async function run(): Promise<void> {
+export async function run(argv: readonly string[] = process.argv.slice(2)): Promise<void> {
   const controller = new AbortController();
   let firstSignalAt = 0;
-  const command = process.argv[2];
+  const command = argv[0];
   if (command === 'certify' || command === 'replay') {
     const onSignal = (signal: NodeJS.Signals) => {
       if (controller.signal.aborted) {
@@ -342,7 +341,7 @@ export async function run(): Promise<void> {
   }
   const io: Io = { stdout: writerFor(process.stdout), stderr: writerFor(process.stderr), env: process.env, cwd: process.cwd(), signal: controller.signal };
   try {
-    process.exitCode = await main(process.argv.slice(2), io);
+    process.exitCode = await main(argv, io);
   } catch (error) {
     const redact = redactorFor(secretsFromEnv(process.env));
     process.stderr.write(redact(`${BIN}: internal error: ${(error as Error)?.stack ?? String(error)}\n`));

@@ -22,8 +22,27 @@ function packageRootOf(from: string): string {
   }
 }
 
-/** The repository root, or the installed package's root. */
+/** The repository root, or the installed package's root (its compiled tree, `dist/`, which has its own package.json). */
 export const REPO_ROOT = packageRootOf(path.dirname(fileURLToPath(import.meta.url)));
+
+/**
+ * The extension of the harness's own modules: `.ts` in a clone (run through tsx or Playwright's
+ * loader), `.js` in the installed package (compiled at pack time).
+ */
+export const CODE_EXT = path.extname(fileURLToPath(import.meta.url)) === '.ts' ? '.ts' : '.js';
+
+/** The file of a harness module, `rel` given without its extension (e.g. `reference-server/main`). */
+export function codeFile(rel: string): string {
+  return path.join(REPO_ROOT, `${rel}${CODE_EXT}`);
+}
+
+/**
+ * Node's arguments that run a harness module as a program: the sources need tsx's loader, the
+ * compiled package needs nothing (and has no tsx).
+ */
+export function nodeArgsFor(file: string): string[] {
+  return CODE_EXT === '.ts' ? ['--import', import.meta.resolve('tsx'), file] : [file];
+}
 
 /** The requirements ledger. */
 export const LEDGER_FILE = path.join(REPO_ROOT, 'suites', 'requirements.yaml');
@@ -35,7 +54,7 @@ export const SPEC_FILE = path.join(REPO_ROOT, 'spec', 'inventory-service.md');
 export const RULES_FILE = path.join(REPO_ROOT, 'spec', 'http-rules.md');
 
 /** The conformance run's Playwright config (its projects are certify's phases). */
-export const ROOT_CONFIG = path.join(REPO_ROOT, 'playwright.config.ts');
+export const ROOT_CONFIG = codeFile('playwright.config');
 
 /** The reports folder when `REPORTS_DIR` is not set, relative to the working directory. */
 export const DEFAULT_REPORTS_DIR = 'reports';

@@ -11,12 +11,14 @@ import { REPO_ROOT } from '../core/paths.ts';
 /**
  * Runs one case of the fault matrix: the bundled reference server (optionally with a limiter
  * store), the fault proxy in front of it (optionally with hooks), and a complete `certify` run
- * (`tsx certify/cli.ts` as a child process) pointed at the proxy. Returns certify's verdict and the
+ * (`cli/bin.mjs certify` as a child process) pointed at the proxy. Returns certify's verdict and the
  * failing requirement ids from `conformance.json`.
  */
 
 export { REPO_ROOT };
 const TSX_CLI = path.join(REPO_ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs');
+/** `inventory-conformance certify`, exactly as a user runs it from a clone (`npm run certify`). */
+export const CERTIFY_CLI: readonly string[] = [path.join(REPO_ROOT, 'cli', 'bin.mjs'), 'certify'];
 
 export interface MatrixCase {
   /** `fault:<name>`, `variant:<name>` or `baseline`. */
@@ -29,7 +31,7 @@ export interface MatrixCase {
   profile?: 'full' | 'readonly';
   /**
    * Run only these certify phases (through `faults/certify-phases.ts`, certify's `onlyPhases`);
-   * default: all of them, through `certify/cli.ts` exactly as a user runs it.
+   * default: all of them, through `cli/bin.mjs certify` exactly as a user runs it.
    */
   phases?: string[];
   /** Extra environment for this case's certify run (wins over `RunCaseOptions.env`). */
@@ -89,8 +91,8 @@ export async function runCase(c: MatrixCase, options: RunCaseOptions = {}): Prom
       ...c.env,
     };
     if (c.phases) env.MATRIX_PHASES = c.phases.join(',');
-    const entry = c.phases ? path.join(REPO_ROOT, 'faults', 'certify-phases.ts') : path.join(REPO_ROOT, 'certify', 'cli.ts');
-    const { code, output } = await spawnCertify(entry, env, options.timeoutMs ?? 240_000);
+    const argv = c.phases ? [TSX_CLI, path.join(REPO_ROOT, 'faults', 'certify-phases.ts')] : CERTIFY_CLI;
+    const { code, output } = await spawnCertify(argv, env, options.timeoutMs ?? 240_000);
     const outcome: CaseOutcome = {
       id: c.id, verdict: 'missing', failing: [], reasons: {}, unevidenced: [], exitCode: code, durationMs: 0, reportsDir,
       tail: output.split('\n').slice(-40).join('\n'), problems: [], retry: proxy.stats(),
@@ -143,9 +145,9 @@ process.on('exit', () => {
   }
 });
 
-export function spawnCertify(entry: string, env: Record<string, string | undefined>, timeoutMs: number): Promise<{ code: number | null; output: string }> {
+export function spawnCertify(argv: readonly string[], env: Record<string, string | undefined>, timeoutMs: number): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [TSX_CLI, entry], {
+    const child = spawn(process.execPath, [...argv], {
       cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true,
     });
     if (child.pid) children.add(child.pid);

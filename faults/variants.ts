@@ -20,7 +20,7 @@ export interface Variant {
   /** Starts the deployment under test in place of the bundled reference server (the proxy goes in front of it). */
   upstream?: () => Promise<ReferenceTarget>;
   /**
-   * Run only these certify phases (default: all, through `certify/cli.ts`). The description says
+   * Run only these certify phases (default: all, through `cli/bin.mjs certify`). The description says
    * why those phases are the ones the variant's choices can affect.
    */
   phases?: string[];

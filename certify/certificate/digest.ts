@@ -39,6 +39,8 @@ export const SUITE_SOURCE = [
   'schemas',
   'cli',
   'playwright.config.ts',
+  // the installed package runs the compiled config
+  'playwright.config.js',
   'package.json',
   'package-lock.json',
 ] as const;

@@ -1,12 +1,12 @@
 /**
  * One certify run under staging conditions: starts the simulator, records the upstream's
- * inventory, runs `tsx certify/cli.ts` against it (as a user does, every phase), and returns the
+ * inventory, runs `cli/bin.mjs certify` against it (as a user does, every phase), and returns the
  * verdict, what the simulator counted and whether the store is as it was.
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { inheritedEnv, REPO_ROOT, spawnCertify } from '../harness.ts';
+import { CERTIFY_CLI, inheritedEnv, REPO_ROOT, spawnCertify } from '../harness.ts';
 import type { RetryStats } from '../retry-watch.ts';
 import { startStagingTarget, type StagingConditions } from './simulator.ts';
 import type { ReferenceTargetOptions } from '../../certify/reference-target.ts';
@@ -53,7 +53,7 @@ export async function runStaging(conditions: StagingConditions, options: Staging
     const before = await target.inventory();
     const env: Record<string, string | undefined> = { ...inheritedEnv(), ...target.env, CONFORMANCE_PROFILE: 'full', REPORTS_DIR: reportsDir, ...options.env };
     if (options.untrusted) delete env.NODE_EXTRA_CA_CERTS;
-    const { code, output } = await spawnCertify(path.join(REPO_ROOT, 'certify', 'cli.ts'), env, options.timeoutMs ?? 240_000);
+    const { code, output } = await spawnCertify(CERTIFY_CLI, env, options.timeoutMs ?? 240_000);
     const after = await target.inventory();
     const outcome: StagingOutcome = {
       verdict: 'missing', exitCode: code, failing: {}, notCertified: {}, retry: target.stats(), restored: before === after, before, after,

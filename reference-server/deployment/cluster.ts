@@ -39,7 +39,8 @@ export interface RunningCluster {
   close(): Promise<void>;
 }
 
-const WORKER_SCRIPT = fileURLToPath(new URL('./worker.ts', import.meta.url));
+// `.ts` in a clone, `.js` in the compiled package (the workers inherit the primary's loader).
+const WORKER_SCRIPT = fileURLToPath(new URL(`./worker${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url));
 
 /** Seeds the shared inventory, forks `config.instances` workers and resolves once all listen. */
 export async function startCluster(options: ClusterOptions = {}): Promise<RunningCluster> {

@@ -36,8 +36,10 @@ export interface RunningDeployment extends RunningReferenceServer {
   primaryPid: number;
 }
 
-const PRIMARY_SCRIPT = fileURLToPath(new URL('./primary.ts', import.meta.url));
-const TSX_LOADER = import.meta.resolve('tsx');
+// `.ts` in a clone (the primary then needs tsx's loader), `.js` in the compiled package.
+const EXT = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
+const PRIMARY_SCRIPT = fileURLToPath(new URL(`./primary${EXT}`, import.meta.url));
+const LOADER_ARGS = EXT === '.ts' ? ['--import', import.meta.resolve('tsx')] : [];
 
 /** The environment variables of `server` options (see `config.ts` SETTINGS). */
 export function settingsEnv(server: DeploymentOptions['server'] = {}): Record<string, string> {
@@ -77,7 +79,7 @@ export async function startDeployment(options: DeploymentOptions): Promise<Runni
     REDIS_PREFIX: options.redisPrefix ?? `deployment-${randomUUID()}:`,
     INSTANCES: String(instances),
   };
-  const args = ['--import', TSX_LOADER, PRIMARY_SCRIPT, ...(options.perProcessLimiter ? ['--per-process-limiter'] : [])];
+  const args = [...LOADER_ARGS, PRIMARY_SCRIPT, ...(options.perProcessLimiter ? ['--per-process-limiter'] : [])];
   const primary = spawn(process.execPath, args, { env, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
   const timeoutMs = options.startTimeoutMs ?? 30_000;
   let started: { origin: string; pids: number[] };

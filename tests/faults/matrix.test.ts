@@ -13,7 +13,7 @@ import { total } from '../../faults/retry-watch.ts';
  * server must `pass`. The last test prints and writes the score.
  *
  * A fault runs only the certify phases that check its expected ids (`phasesFor`); the baseline
- * and the variants run every phase through `certify/cli.ts`, except a variant that names its
+ * and the variants run every phase through `cli/bin.mjs certify`, except a variant that names its
  * phases (`caseHolds` judges it on those). Cases run in order in one worker
  * (mode `default`: a failure does not skip the rest), and `MATRIX_CONCURRENCY` certify runs
  * (default 3) are kept going ahead of the test that needs them.

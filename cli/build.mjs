@@ -1,0 +1,54 @@
+#!/usr/bin/env node
+// `npm run build` (and `prepack`): compiles the harness into dist/, a tree that runs with Node
+// alone. dist/ mirrors the sources (compiled .js beside the data files they read: the ledger, the
+// specification, the schemas, the fixtures) and has its own package.json, so every path the
+// harness computes from its root works the same in a clone and in the installed package.
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const DIST = path.join(ROOT, 'dist');
+/** Folders whose data files (everything but TypeScript and the folders' READMEs) a run reads. */
+const DATA_DIRS = ['core', 'certify', 'cli', 'settings', 'suites', 'schemas', 'reference-server', 'fixtures', 'spec'];
+/** The launcher (the package runs it from cli/bin.mjs, beside dist/) and this script. */
+const SKIP = new Set(['cli/bin.mjs', 'cli/build.mjs']);
+
+// `prepare` runs on every `npm install` in a clone too, where the sources run through tsx and
+// nothing needs building; npm sets these variables only while it prepares a git dependency (it
+// installs the clone's dependencies with _PACOTE_NO_PREPARE_, then runs prepare with
+// npm_package_resolved), which is the case that needs dist/.
+if (process.argv.includes('--git-dependency-only') && !process.env._PACOTE_NO_PREPARE_ && !process.env.npm_package_resolved) process.exit(0);
+
+fs.rmSync(DIST, { recursive: true, force: true });
+const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+const compiled = spawnSync(process.execPath, [tsc, '-p', path.join(ROOT, 'tsconfig.build.json')], { stdio: 'inherit', cwd: ROOT });
+if (compiled.status !== 0) {
+  console.error(`build: tsc failed (exit ${compiled.status ?? compiled.signal})`);
+  process.exit(1);
+}
+
+function copyData(rel) {
+  const abs = path.join(ROOT, rel);
+  if (fs.statSync(abs).isDirectory()) {
+    for (const name of fs.readdirSync(abs)) if (name !== 'node_modules' && !name.startsWith('.')) copyData(path.join(rel, name));
+    return;
+  }
+  if (rel.endsWith('.ts') || path.basename(rel) === 'README.md' || SKIP.has(rel.split(path.sep).join('/'))) return;
+  fs.mkdirSync(path.dirname(path.join(DIST, rel)), { recursive: true });
+  fs.copyFileSync(abs, path.join(DIST, rel));
+}
+for (const dir of DATA_DIRS) copyData(dir);
+
+// The package root of the compiled tree: the harness finds its root by this file's name.
+const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
+const manifest = { name: pkg.name, version: pkg.version, description: pkg.description, type: pkg.type, private: true, dependencies: pkg.dependencies, engines: pkg.engines };
+fs.writeFileSync(path.join(DIST, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
+const files = [];
+const count = (d) => {
+  for (const e of fs.readdirSync(d, { withFileTypes: true })) (e.isDirectory() ? count(path.join(d, e.name)) : files.push(e.name));
+};
+count(DIST);
+console.log(`build: dist/ holds ${files.length} files (${files.filter((f) => f.endsWith('.js')).length} compiled modules)`);
