@@ -108,6 +108,30 @@ test('every spec quote is verbatim in the spec, every rules quote in spec/http-r
   expect(quotesNotVerbatim([{ ...entries.find((e) => e.id === 'AUTH-03')!, quote: 'A missing or invalid\n   key yields 401 with an Error body.' }], sources)).toEqual([]);
 });
 
+/** Groups of ids whose quotes are the same text (whitespace-normalised): each requirement quotes its own statement. */
+function sharedQuotes(entries: readonly { id: string; quote: string }[]): string[][] {
+  const byQuote = new Map<string, string[]>();
+  for (const e of entries) {
+    const key = e.quote.replace(/\s+/g, ' ').trim();
+    byQuote.set(key, [...(byQuote.get(key) ?? []), e.id]);
+  }
+  return [...byQuote.values()].filter((ids) => ids.length > 1);
+}
+
+test('no two requirements share a quote, and every quote stays verbatim in its source', () => {
+  const entries = requirementsOf(ledgerText);
+  expect(sharedQuotes(entries), 'requirements quoting the same statement').toEqual([]);
+  const sources = { spec: sourceText(SOURCE_FILES.spec), rules: sourceText(SOURCE_FILES.rules) };
+  expect(quotesNotVerbatim(entries, sources)).toEqual([]);
+  // The check fails on a copied quote, whatever its wrapping.
+  const auth03 = entries.find((e) => e.id === 'AUTH-03')!;
+  const copied = entries.map((e) => (e.id === 'AUTH-12' ? { ...e, quote: auth03.quote.replace(/ /g, '\n  ') } : e));
+  expect(sharedQuotes(copied)).toEqual([['AUTH-03', 'AUTH-12']]);
+  for (const [a, b] of [['AUTH-03', 'AUTH-12'], ['UPD-02', 'GEN-07'], ['ERR-01', 'GEN-08'], ['RL-01', 'GEN-04'], ['RL-06', 'LOAD-02']]) {
+    expect(entries.find((e) => e.id === a)!.quote, `${a} and ${b} quote different statements`).not.toBe(entries.find((e) => e.id === b)!.quote);
+  }
+});
+
 test('the ledger records the spec it quotes: spec.file names the spec and spec.sha256 is its digest', () => {
   const spec = ledgerSpec(ledgerText);
   expect(path.basename(SOURCE_FILES.spec), 'spec.file names the spec the quotes are checked against').toBe(spec.file);
