@@ -4,6 +4,8 @@
  * table of every requirement by spec section; excluded requirements last. Pure.
  */
 import type { ConformanceReport, EvidenceEntry, RequirementResult, RequirementStatus } from './verdict.ts';
+import { quoteSentence } from './certificate/quotes.ts';
+import { failureTexts } from './failure-text.ts';
 
 /** Top-level sections in the spec's order; other sections (RFCs, rules) follow in ledger order. */
 const SPEC_ORDER = [
@@ -18,7 +20,7 @@ const SPEC_ORDER = [
   'Versioning',
 ];
 
-const HTTP_RULES = 'HTTP rules (RFCs, spec/http-rules.md)';
+export const HTTP_RULES = 'HTTP rules, by RFC clause';
 
 /** `Limits, rule 1` → [`Limits`, `rule 1`]; `RFC 9110 §11.1` → [HTTP_RULES, `RFC 9110 §11.1`]. */
 export function sectionOf(section: string): [string, string] {
@@ -28,7 +30,7 @@ export function sectionOf(section: string): [string, string] {
       return [top, section.slice(top.length).replace(/^(\s*>\s*|[,;]\s*)/, '')];
     }
   }
-  if (/^RFC\s|http-rules\.md/.test(section)) return [HTTP_RULES, section];
+  if (/^(RFC\s|HTTP rules|draft-)/.test(section)) return [HTTP_RULES, section];
   const [top, ...rest] = section.split(' > ');
   return [top!.trim(), rest.join(' > ') || '—'];
 }
@@ -62,7 +64,12 @@ function name(r: RequirementResult): string {
 function evidenceLines(e: EvidenceEntry, full: boolean): string[] {
   const out: string[] = [];
   out.push(`- \`${e.test}\` [${e.project}] → **${e.outcome}**${e.requests ? ` (${e.requests} requests)` : ''}`);
-  for (const err of e.errors ?? []) out.push('', indent(block(err)));
+  for (const f of failureTexts([e], { warnings: true })) {
+    out.push(`  - ${f.what.replace(/\n/g, ' ')}`);
+    if (f.expected !== undefined) out.push(`    - expected: ${f.expected.replace(/\n/g, ' ')}`);
+    if (f.observed !== undefined) out.push(`    - observed: ${f.observed.replace(/\n/g, ' ')}`);
+    if (f.curl) out.push('    - reproduce (set `API_KEY` first):', '', indent(indent(block(f.curl))), '');
+  }
   for (const w of e.warnings ?? []) out.push(`  - ⚠️ ${w.replace(/\n/g, ' ')}`);
   if (e.notCertified) out.push(`  - not certified: ${e.notCertified}`);
   if (full) {
@@ -117,7 +124,7 @@ export function renderMarkdown(report: ConformanceReport): string {
     }
     for (const [reason, list] of byReason) {
       lines.push(`${reason}:`, '');
-      for (const n of list) lines.push(`- **${n.id}** (${n.level}) ${n.title}${n.partial ? ' — _partly: its other checks ran_' : ''}`);
+      for (const n of list) lines.push(`- **${n.id}** (${n.level}) ${quoteSentence(n.title)}${n.partial ? ' — _partly: its other checks ran_' : ''}`);
       lines.push('');
     }
   }
@@ -141,7 +148,7 @@ export function renderMarkdown(report: ConformanceReport): string {
   if (failed.length) {
     lines.push(`## Failures (${failed.length})`, '');
     for (const r of failed) {
-      lines.push(`### ${name(r)} (${r.level}) ${r.title}`, '', `Section: ${r.section}`, '');
+      lines.push(`### ${name(r)} (${r.level}) ${quoteSentence(r.title)}`, '', `Section: ${r.section}`, '');
       if (r.reason) lines.push(`Reason: ${r.reason}`, '');
       for (const e of r.evidence.filter((x) => x.outcome !== 'passed')) lines.push(...evidenceLines(e, true));
       lines.push('');
@@ -152,7 +159,7 @@ export function renderMarkdown(report: ConformanceReport): string {
   if (warned.length) {
     lines.push(`## Warnings (${warned.length})`, '', 'Should-level findings and leniency notes; they do not fail the run.', '');
     for (const r of warned) {
-      lines.push(`### ${name(r)} (${r.level}) ${r.title}`, '');
+      lines.push(`### ${name(r)} (${r.level}) ${quoteSentence(r.title)}`, '');
       if (r.reason) lines.push(`Reason: ${r.reason}`, '');
       for (const e of r.evidence.filter((x) => x.outcome !== 'passed' || (x.warnings?.length ?? 0) > 0)) lines.push(...evidenceLines(e, false));
       lines.push('');
@@ -184,26 +191,13 @@ export function renderMarkdown(report: ConformanceReport): string {
   }
 
   lines.push('## All requirements by spec section', '');
-  const sections = new Map<string, RequirementResult[]>();
-  for (const r of report.requirements) {
-    // The project's own rules are reported apart from spec conformance.
-    const [top] = r.source === 'project' ? [PROJECT_RULES] : sectionOf(r.section);
-    const list = sections.get(top) ?? [];
-    list.push(r);
-    sections.set(top, list);
-  }
-  const order = (name: string) => {
-    const i = SPEC_ORDER.indexOf(name);
-    return i >= 0 ? i : name === HTTP_RULES ? SPEC_ORDER.length : name === PROJECT_RULES ? SPEC_ORDER.length + 2 : SPEC_ORDER.length + 1;
-  };
-  const ordered = [...sections.keys()].sort((a, b) => order(a) - order(b));
-  for (const section of ordered) {
+  for (const [section, list] of sectionGroups(report.requirements)) {
     lines.push(`### ${section}`, '', '| Requirement | Clause | Level | Status | Statement | Tests |', '|---|---|---|---|---|---|');
-    for (const r of sections.get(section)!) {
+    for (const r of list) {
       const [, clause] = sectionOf(r.section);
       const tests = r.evidence.length ? `${r.evidence.filter((e) => e.outcome === 'passed').length}/${r.evidence.length} passed` : '—';
       const note = r.status !== 'skipped' ? '' : r.reason?.startsWith('excluded') ? ' _(excluded, see below)_' : ' _(not certified)_';
-      lines.push(`| ${name(r)} | ${cell(clause)} | ${r.level} | ${ICON[r.status]} | ${cell(r.title)}${note} | ${tests} |`);
+      lines.push(`| ${name(r)} | ${cell(clause)} | ${r.level} | ${ICON[r.status]} | ${cell(quoteSentence(r.title))}${note} | ${tests} |`);
     }
     lines.push('');
   }
@@ -211,7 +205,7 @@ export function renderMarkdown(report: ConformanceReport): string {
   const excluded = report.requirements.filter((r) => r.status === 'skipped' && r.reason?.startsWith('excluded'));
   if (excluded.length) {
     lines.push('## Excluded from certification', '', 'The ledger excludes these: they cannot be observed from outside, or the spec does not show them.', '');
-    for (const r of excluded) lines.push(`- **${r.id}** (${r.level}) ${r.title} — ${r.reason!.replace(/^excluded:\s*/, '').replace(/\n/g, ' ')}`);
+    for (const r of excluded) lines.push(`- **${r.id}** (${r.level}) ${quoteSentence(r.title)} — ${r.reason!.replace(/^excluded:\s*/, '').replace(/\n/g, ' ')}`);
     lines.push('');
   }
 
@@ -229,4 +223,21 @@ export function renderMarkdown(report: ConformanceReport): string {
     '',
   );
   return lines.join('\n');
+}
+
+/**
+ * Requirements grouped by the spec's top-level sections in the spec's order, then the HTTP rules
+ * (by RFC clause), then the project's own rules (reported apart from spec conformance).
+ */
+export function sectionGroups<T extends { section: string; source?: string }>(requirements: readonly T[]): [string, T[]][] {
+  const sections = new Map<string, T[]>();
+  for (const r of requirements) {
+    const [top] = r.source === 'project' ? [PROJECT_RULES] : sectionOf(r.section);
+    sections.set(top, [...(sections.get(top) ?? []), r]);
+  }
+  const order = (name: string) => {
+    const i = SPEC_ORDER.indexOf(name);
+    return i >= 0 ? i : name === HTTP_RULES ? SPEC_ORDER.length : name === PROJECT_RULES ? SPEC_ORDER.length + 2 : SPEC_ORDER.length + 1;
+  };
+  return [...sections.entries()].sort(([a], [b]) => order(a) - order(b));
 }

@@ -15,6 +15,7 @@ import { listPhases, mergeReports, runPhase } from './phases.ts';
 import { LEDGER_FILE, REPO_ROOT, ROOT_CONFIG } from '../core/paths.ts';
 import { MIN_SAFE_SECRET_LENGTH, redactorFor, secretsFromEnv, SECRET_VARIABLES } from '../core/secrets.ts';
 import { judge, phaseSummaries } from './steps/judge.ts';
+import { writeEvidenceHar } from './evidence-har.ts';
 import { listLeftOut } from './steps/left-out.ts';
 import { mergeLoadReports, mergeResults, readRedactions } from './steps/merge.ts';
 import { startRunPacer, type RunPacer } from './steps/pacer.ts';
@@ -233,6 +234,8 @@ export async function runCertify(options: RunOptions): Promise<number> {
   };
   const extra = pacing ? { pacing } : {};
   let report = judge({ ...verdictInput, secretFindings: redactions.leaks }, reportsDir, redact, extra);
+  // Step: the exchanges behind each requirement as HAR (before the scan, which reads it too).
+  writeEvidenceHar(reportsDir, report, verdictInput.tests, redact);
 
   // Step: scan every file the run wrote for the keys; scrub or remove what holds one.
   const scan = scanSecrets([reportsDir], secrets, process.cwd());
@@ -248,7 +251,7 @@ export async function runCertify(options: RunOptions): Promise<number> {
   // Step: print.
   printSummary(report, say, {
     reportsFile: path.join(reportsDir, 'conformance.md'),
-    otherReports: ['conformance.json', 'html/index.html', 'junit.xml', 'results.json', ...(load ? ['load.json'] : [])],
+    otherReports: ['conformance.json', 'html/index.html', 'junit.xml', 'results.json', 'evidence.har', ...(load ? ['load.json'] : [])],
     seconds: (Date.now() - started) / 1000,
   });
   return report.verdict === 'pass' ? 0 : 1;

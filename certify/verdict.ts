@@ -18,6 +18,8 @@
 
 import { ANNOTATION, requirementIds, type Annotation, type Outcome, type RequirementStatus, type RunProblem, type TestRecord } from '../core/results.ts';
 import type { Level, LedgerRequirement, Source } from '../core/ledger.ts';
+import { parseFinding, type Finding } from '../suites/lib/finding.ts';
+import { curlOf, parseExchange } from '../suites/lib/exchange.ts';
 
 export type { Annotation, Level, LedgerRequirement, Outcome, RequirementStatus, RunProblem, Source, TestRecord };
 export interface EvidenceEntry {
@@ -29,6 +31,10 @@ export interface EvidenceEntry {
   evidence?: string[];
   notCertified?: string;
   requests?: number;
+  /** What the test found, typed (its `finding` annotations): requirement, expected, observed, curl. */
+  findings?: Finding[];
+  /** A failed test's last exchange as curl (keys as `$API_KEY`), when no finding carries one. */
+  curl?: string;
 }
 
 export interface RequirementResult {
@@ -137,6 +143,12 @@ function toEvidence(test: TestRecord): EvidenceEntry {
   const nc = notCertifiedReason(test);
   if (nc) entry.notCertified = nc;
   if (test.requests) entry.requests = test.requests;
+  const findings = test.annotations.filter((a) => a.type === ANNOTATION.finding).map((a) => parseFinding(a.description)).filter((f): f is Finding => f !== undefined);
+  if (findings.length) entry.findings = findings;
+  if (FAILED.includes(test.outcome) && !findings.some((f) => f.curl)) {
+    const last = test.annotations.filter((a) => a.type === ANNOTATION.exchange).map((a) => parseExchange(a.description)).filter((x) => x !== undefined).at(-1);
+    if (last) entry.curl = curlOf(last);
+  }
   return entry;
 }
 

@@ -14,7 +14,8 @@ export type Outcome = 'passed' | 'failed' | 'flaky' | 'skipped' | 'interrupted';
  * - `warning`: a should-level deviation, or a choice the spec leaves open, seen;
  * - `evidence`: one redacted exchange line;
  * - `finding`: one typed `Finding` as JSON;
- * - `requests`: how many requests the test sent.
+ * - `requests`: how many requests the test sent;
+ * - `exchange`: one redacted HTTP exchange as JSON (suites/lib/exchange.ts), for reports/evidence.har.
  */
 export const ANNOTATION = {
   requirement: 'requirement',
@@ -23,6 +24,7 @@ export const ANNOTATION = {
   evidence: 'evidence',
   finding: 'finding',
   requests: 'requests',
+  exchange: 'exchange',
 } as const;
 export type AnnotationKind = (typeof ANNOTATION)[keyof typeof ANNOTATION];
 

@@ -11,6 +11,8 @@ import { CERTIFICATE_FORMAT, type Certificate, type CertificateResults, type Cer
 
 export interface LedgerDetails {
   quote?: string;
+  /** The header of the spec's table when the quote is one of its rows (quotes.ts). */
+  quoteHeader?: string[];
   source?: string;
   decision?: string;
   excluded?: string;
@@ -57,6 +59,29 @@ export function readLedgerDetails(ledgerText: string): ParsedLedger {
   return out;
 }
 
+/**
+ * The windows a chart draws: with bursts that name the windows they landed in (`resets`), only
+ * those windows, labelled by their burst (probe-only and recovery windows are not what ran);
+ * otherwise every window.
+ */
+export function chartedWindows(windows: unknown[], bursts: unknown): LoadChart['windows'] {
+  const byReset = new Map<string, string>();
+  if (Array.isArray(bursts)) {
+    bursts.forEach((b: unknown, i: number) => {
+      const resets = (b as { resets?: unknown } | null)?.resets;
+      if (Array.isArray(resets)) for (const r of resets) if (!byReset.has(String(r))) byReset.set(String(r), `burst ${i + 1}`);
+    });
+  }
+  const out: LoadChart['windows'] = [];
+  windows.forEach((w: unknown, i: number) => {
+    const x = (w ?? {}) as Record<string, unknown>;
+    if (typeof x.successes !== 'number' || typeof x.limit !== 'number') return;
+    if (byReset.size === 0) out.push({ label: `window ${i + 1}`, successes: x.successes, limit: x.limit });
+    else if (byReset.has(String(x.reset))) out.push({ label: byReset.get(String(x.reset))!, successes: x.successes, limit: x.limit });
+  });
+  return out;
+}
+
 /** Collects every `latencyMs` and every `windows` list of a load check's figures, with a label. */
 export function loadCharts(loadDocument: unknown): LoadChart[] {
   const checks = ((loadDocument as { checks?: Record<string, unknown> } | undefined)?.checks ?? {}) as Record<string, Record<string, unknown>>;
@@ -76,14 +101,7 @@ export function loadCharts(loadDocument: unknown): LoadChart[] {
       if (lat && typeof lat === 'object' && ['p50', 'p90', 'p99', 'max'].every((k) => typeof lat[k] === 'number')) {
         chart.latency.push({ label: typeof v.label === 'string' ? v.label : label, p50: lat.p50 as number, p90: lat.p90 as number, p99: lat.p99 as number, max: lat.max as number });
       }
-      if (Array.isArray(v.windows)) {
-        v.windows.forEach((w: unknown, i: number) => {
-          const x = (w ?? {}) as Record<string, unknown>;
-          if (typeof x.successes === 'number' && typeof x.limit === 'number') {
-            chart.windows.push({ label: `window ${i + 1}`, successes: x.successes, limit: x.limit });
-          }
-        });
-      }
+      if (Array.isArray(v.windows)) chart.windows.push(...chartedWindows(v.windows, v.bursts));
       if (Array.isArray(value)) {
         value.forEach((child, i) => walk(child, `${label} ${i + 1}`, depth + 1));
         return;
@@ -123,6 +141,7 @@ export function buildResults(input: Pick<BuildInput, 'report' | 'ledger' | 'gate
       level: r.level,
       status: r.status,
       quote: d.quote ?? r.title,
+      ...(d.quoteHeader ? { quoteHeader: d.quoteHeader } : {}),
       source: d.source ?? 'spec',
       ...(d.decision ? { decision: d.decision } : {}),
       ...(d.excluded ? { excluded: d.excluded } : {}),

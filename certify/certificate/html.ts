@@ -4,7 +4,9 @@
  * was not certified and why, the baseline, warnings, load charts, the requirement matrix by spec
  * section (each with its quote, source, decision and evidence), and the digests. Pure.
  */
-import { sectionOf } from '../markdown.ts';
+import { sectionGroups, sectionOf } from '../markdown.ts';
+import { quoteSentence, rowCells } from './quotes.ts';
+import { failureLine, failureTexts, type FailureText } from '../failure-text.ts';
 import { esc, latencyChart, windowsChart } from './charts.ts';
 import type { Certificate, CertifiedRequirement } from './types.ts';
 
@@ -14,7 +16,7 @@ const STATUS_LABEL: Record<string, string> = { pass: 'pass', fail: 'FAIL', warn:
 const SOURCE_LABEL: Record<string, string> = {
   spec: 'the spec',
   rfc: 'an HTTP RFC the spec relies on',
-  rules: "the harness's safety rules",
+  rules: 'the HTTP rules this suite follows (spec/http-rules.md, drawn from the RFCs)',
   project: 'a rule of this project (e.g. the thresholds you set), not a statement of the spec',
 };
 
@@ -22,7 +24,7 @@ const CSS = `
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0;color:#1b1b1b;background:#fafafa}
 main{max-width:1100px;margin:0 auto;padding:16px 20px 40px}
 header.verdict{display:flex;gap:20px;align-items:center;padding:14px 18px;border-radius:8px;color:#fff}
-header.pass{background:#1e7e34}header.fail{background:#b02a37}header.not-certified{background:#b36b00}header.harness,header.unreachable{background:#5a5a5a}
+header.pass{background:#1e7e34}header.known{background:#a86400}header.fail{background:#b02a37}header.not-certified{background:#b36b00}header.harness,header.unreachable{background:#5a5a5a}
 .badge{font-size:30px;font-weight:800;letter-spacing:.5px;white-space:nowrap}
 .meta{font-size:13px;display:grid;grid-template-columns:auto 1fr;gap:1px 10px}.meta b{font-weight:600}
 .meta code{color:#fff;background:rgba(255,255,255,.15);padding:0 3px;border-radius:3px;word-break:break-all}
@@ -35,6 +37,8 @@ table{border-collapse:collapse;width:100%;font-size:13px}th,td{border-bottom:1px
 td.status{white-space:nowrap;font-weight:600}.s-pass{color:#1e7e34}.s-fail{color:#b02a37}.s-warn{color:#b36b00}.s-skipped{color:#777}
 details>summary{cursor:pointer}pre{white-space:pre-wrap;word-break:break-word;background:#f4f4f4;padding:6px;border-radius:4px;margin:4px 0;font-size:12px}
 blockquote{margin:4px 0;padding:2px 10px;border-left:3px solid #bbb;color:#333}
+table.quote{width:auto;margin:4px 0;border-left:3px solid #bbb}table.quote th{font-weight:600;color:#555;background:#f6f6f6}
+pre.curl{background:#1f2430;color:#e8e8e8}.finding{margin:4px 0}.finding b{display:inline-block;min-width:70px}
 .muted{color:#666}.known{color:#6f42c1;font-weight:600}
 .charts{display:flex;flex-wrap:wrap;gap:18px}
 footer{margin-top:18px;font-size:12px;color:#555}footer code{word-break:break-all}
@@ -46,7 +50,8 @@ function headline(cert: Certificate): { cls: string; badge: string; line: string
   switch (g.result) {
     case 'pass':
       return {
-        cls: 'pass',
+        // Amber, not green: failing requirements were accepted by a baseline.
+        cls: known ? 'known' : 'pass',
         badge: known ? 'PASS (with known failures)' : 'PASS',
         line: known
           ? `No new failure. ${known} known failure(s) accepted by the baseline are listed below.`
@@ -71,9 +76,18 @@ function targetText(target: unknown): string {
   return parts.join(', ');
 }
 
-function firstError(r: CertifiedRequirement): string {
-  const e = r.evidence.find((x) => x.errors?.length)?.errors?.[0] ?? r.reason ?? '';
-  return e.replace(/^Error:\s*/, '').split('\n')[0]!;
+function firstFailure(r: CertifiedRequirement): FailureText | undefined {
+  return failureTexts(r.evidence)[0];
+}
+
+/** A failure as the certificate shows it: what was judged, expected, observed, and its curl. */
+function failureHtml(f: FailureText): string {
+  return [
+    `<div class="finding">${esc(f.what)}</div>`,
+    f.expected !== undefined ? `<div class="finding"><b>expected</b> ${esc(f.expected)}</div>` : '',
+    f.observed !== undefined ? `<div class="finding"><b>observed</b> ${esc(f.observed)}</div>` : '',
+    f.curl ? `<div class="muted">Reproduce (with <code>API_KEY</code> set):</div><pre class="curl">${esc(f.curl)}</pre>` : '',
+  ].join('');
 }
 
 function evidenceHtml(r: CertifiedRequirement): string {
@@ -81,7 +95,7 @@ function evidenceHtml(r: CertifiedRequirement): string {
   return r.evidence
     .map((e) => {
       const lines: string[] = [`<div><b>${esc(e.test)}</b> <span class="muted">[${esc(e.project)}]</span> → <span class="s-${e.outcome === 'passed' ? 'pass' : e.outcome === 'skipped' ? 'skipped' : 'fail'}">${esc(e.outcome)}</span>${e.requests ? ` <span class="muted">(${e.requests} requests)</span>` : ''}</div>`];
-      for (const err of e.errors ?? []) lines.push(`<pre>${esc(err)}</pre>`);
+      for (const f of failureTexts([e], { warnings: true })) lines.push(failureHtml(f));
       for (const w of e.warnings ?? []) lines.push(`<div class="s-warn">⚠ ${esc(w)}</div>`);
       if (e.notCertified) lines.push(`<div class="muted">not certified: ${esc(e.notCertified)}</div>`);
       const ev = e.evidence ?? [];
@@ -91,9 +105,28 @@ function evidenceHtml(r: CertifiedRequirement): string {
     .join('');
 }
 
+/** Inline code spans of a verbatim quote (`like this`) as <code>; the rest escaped. */
+function inline(text: string): string {
+  return text.split(/(`[^`]+`)/).map((part) => (/^`[^`]+`$/.test(part) ? `<code>${esc(part.slice(1, -1))}</code>` : esc(part))).join('');
+}
+
+/** The quote as the spec shows it: a table row under its table's header, or a sentence. */
+export function quoteHtml(r: Pick<CertifiedRequirement, 'quote' | 'quoteHeader'>): string {
+  const cells = rowCells(r.quote);
+  if (!cells) return `<blockquote>${inline(r.quote)}</blockquote>`;
+  const head = r.quoteHeader && r.quoteHeader.length === cells.length ? `<thead><tr>${r.quoteHeader.map((h) => `<th>${inline(h)}</th>`).join('')}</tr></thead>` : '';
+  return `<table class="quote">${head}<tbody><tr>${cells.map((c) => `<td>${inline(c)}</td>`).join('')}</tr></tbody></table>`;
+}
+
+/** The quote as one line of plain words, cut at `max` characters. */
+function quoteLine(r: Pick<CertifiedRequirement, 'quote' | 'quoteHeader'>, max: number): string {
+  const line = quoteSentence(r.quote, r.quoteHeader);
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+}
+
 function requirementDetails(r: CertifiedRequirement): string {
   return [
-    `<blockquote>${esc(r.quote)}</blockquote>`,
+    quoteHtml(r),
     `<div class="muted">Source: ${esc(SOURCE_LABEL[r.source] ?? r.source)} — ${esc(r.section)} — level ${esc(r.level)}${r.experimental ? ' — experimental operation' : ''}</div>`,
     r.decision ? `<div><b>Recorded decision:</b> ${esc(r.decision)}</div>` : '',
     r.excluded ? `<div><b>Excluded:</b> ${esc(r.excluded)}</div>` : '',
@@ -132,7 +165,7 @@ export function renderCertificateHtml(cert: Certificate): string {
 
   if (failing.length) {
     out.push(`<section class="failing" id="failing"><h2>Failing requirements (${failing.length})</h2><ul class="tight">`);
-    for (const r of failing) out.push(`<li data-testid="failing-requirement"><a href="#req-${esc(r.id)}" class="id">${esc(r.id)}</a> (${esc(r.level)}) ${esc(r.quote.slice(0, 140))}<br><span class="muted">${esc(firstError(r).slice(0, 220))}</span></li>`);
+    for (const r of failing) out.push(`<li data-testid="failing-requirement"><a href="#req-${esc(r.id)}" class="id">${esc(r.id)}</a> (${esc(r.level)}) ${esc(quoteLine(r, 160))}<br><span class="muted">${esc(firstFailure(r) ? failureLine(firstFailure(r)!) : r.reason ?? '')}</span>${firstFailure(r)?.curl ? `<pre class="curl">${esc(firstFailure(r)!.curl!)}</pre>` : ''}</li>`);
     out.push('</ul></section>');
   }
   if (res.problems.length) {
@@ -153,7 +186,7 @@ export function renderCertificateHtml(cert: Certificate): string {
   if (b) {
     out.push(`<section id="baseline"><h2>Baseline <span class="muted">(${esc(b.file)})</span></h2>`);
     out.push(`<p>${b.known.length} known failure(s), ${b.newFailures.length} new, ${b.fixed.length} fixed.</p>`);
-    if (known.length) out.push(`<h3>Known failures (do not fail the gate)</h3><ul class="tight">${known.map((r) => `<li><a href="#req-${esc(r.id)}" class="known">${esc(r.id)}</a> ${esc(r.quote.slice(0, 120))}${r.knownFailure?.reason ? ` — <i>${esc(r.knownFailure.reason)}</i>` : ''}</li>`).join('')}</ul>`);
+    if (known.length) out.push(`<h3>Known failures (do not fail the gate)</h3><ul class="tight">${known.map((r) => `<li><a href="#req-${esc(r.id)}" class="known">${esc(r.id)}</a> ${esc(quoteLine(r, 140))}${r.knownFailure?.reason ? ` — <i>${esc(r.knownFailure.reason)}</i>` : ''}</li>`).join('')}</ul>`);
     if (b.fixed.length) out.push(`<h3>Fixed: remove from the baseline</h3><ul class="tight">${b.fixed.map((f) => `<li><b>${esc(f.id)}</b> now ${esc(f.status)}</li>`).join('')}</ul>`);
     if (b.unjudged.length) out.push(`<h3>Not judged by this run</h3><ul class="tight">${b.unjudged.map((u) => `<li><b>${esc(u.id)}</b>: ${esc(u.why)}</li>`).join('')}</ul>`);
     out.push('</section>');
@@ -163,7 +196,7 @@ export function renderCertificateHtml(cert: Certificate): string {
     out.push(`<section id="warnings"><h2>Warnings and decisions (${warned.length})</h2><p class="muted">Should-level findings and choices the spec leaves open; they do not fail the gate.</p><ul class="tight">`);
     for (const r of warned) {
       const ws = r.evidence.flatMap((e) => e.warnings ?? []);
-      out.push(`<li><a href="#req-${esc(r.id)}"><b>${esc(r.id)}</b></a> (${esc(r.level)}) ${esc(ws[0] ?? r.reason ?? r.quote)}${r.decision ? `<br><span class="muted">Decision: ${esc(r.decision)}</span>` : ''}</li>`);
+      out.push(`<li><a href="#req-${esc(r.id)}"><b>${esc(r.id)}</b></a> (${esc(r.level)}) ${esc(ws[0] ?? r.reason ?? quoteLine(r, 160))}${r.decision ? `<br><span class="muted">Decision: ${esc(r.decision)}</span>` : ''}</li>`);
     }
     out.push('</ul></section>');
   }
@@ -180,19 +213,14 @@ export function renderCertificateHtml(cert: Certificate): string {
   }
 
   out.push('<section id="matrix"><h2>Requirements by spec section</h2>');
-  const sections = new Map<string, CertifiedRequirement[]>();
-  for (const r of res.requirements) {
-    const [top] = sectionOf(r.section);
-    sections.set(top, [...(sections.get(top) ?? []), r]);
-  }
-  for (const [section, list] of sections) {
+  for (const [section, list] of sectionGroups(res.requirements)) {
     out.push(`<h3>${esc(section)}</h3><table><thead><tr><th>Requirement</th><th>Level</th><th>Status</th><th>Statement, decision and evidence</th></tr></thead><tbody>`);
     for (const r of list) {
       const [, clause] = sectionOf(r.section);
       const passed = r.evidence.filter((e) => e.outcome === 'passed').length;
       out.push(`<tr id="req-${esc(r.id)}"><td><b>${esc(r.id)}</b><br><span class="muted">${esc(clause)}</span></td><td>${esc(r.level)}</td>`);
       out.push(`<td class="status s-${r.status}">${esc(STATUS_LABEL[r.status] ?? r.status)}${r.knownFailure ? '<br><span class="known">known</span>' : ''}</td>`);
-      out.push(`<td><details${r.status === 'fail' ? ' open' : ''}><summary>${esc(r.quote.slice(0, 160))}${r.quote.length > 160 ? '…' : ''} <span class="muted">(${r.evidence.length ? `${passed}/${r.evidence.length} tests passed` : 'no test'})</span></summary>${requirementDetails(r)}</details></td></tr>`);
+      out.push(`<td><details${r.status === 'fail' ? ' open' : ''}><summary>${esc(quoteLine(r, 160))} <span class="muted">(${r.evidence.length ? `${passed}/${r.evidence.length} tests passed` : 'no test'})</span></summary>${requirementDetails(r)}</details></td></tr>`);
     }
     out.push('</tbody></table>');
   }

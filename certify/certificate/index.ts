@@ -9,7 +9,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { applyBaseline, parseBaseline } from '../baseline.ts';
 import type { ConformanceReport } from '../verdict.ts';
-import { buildCertificate, readLedgerDetails } from './build.ts';
+import { buildCertificate, readLedgerDetails, type ParsedLedger } from './build.ts';
+import { tableHeaderOf } from './quotes.ts';
 import { sha256, sha256File, sourceManifest, SUITE_SOURCE } from './digest.ts';
 import { decideGate } from './gate.ts';
 import { renderCertificateHtml } from './html.ts';
@@ -21,7 +22,7 @@ export { REPO_ROOT };
 export const CERTIFICATE_JSON = 'certificate.json';
 export const CERTIFICATE_HTML = 'certificate.html';
 /** Report files whose digests the certificate records (when the run wrote them). */
-export const ARTIFACTS = ['conformance.json', 'conformance.md', 'results.json', 'junit.xml', 'load.json', 'pacing.json'] as const;
+export const ARTIFACTS = ['conformance.json', 'conformance.md', 'results.json', 'junit.xml', 'load.json', 'pacing.json', 'evidence.har'] as const;
 
 export interface WriteCertificateOptions {
   report: ConformanceReport;
@@ -62,6 +63,17 @@ function suiteInfo(root: string): Certificate['suite'] {
   return suite;
 }
 
+/** Each quote that is a row of a table of `spec/*.md` gets that table's header, so it renders as a row, not a fragment. */
+function withQuoteHeaders(ledger: ParsedLedger, root: string): ParsedLedger {
+  const dir = path.join(root, 'spec');
+  const docs = fs.existsSync(dir) ? fs.readdirSync(dir).filter((f) => f.endsWith('.md')).sort().map((f) => fs.readFileSync(path.join(dir, f), 'utf8')) : [];
+  for (const details of ledger.byId.values()) {
+    const header = details.quote ? tableHeaderOf(details.quote, docs) : undefined;
+    if (header) details.quoteHeader = header;
+  }
+  return ledger;
+}
+
 /** Builds, signs (optionally) and writes the certificate; returns it with the gate. */
 export function writeCertificate(options: WriteCertificateOptions): WrittenCertificate {
   const env = options.env ?? {};
@@ -88,7 +100,7 @@ export function writeCertificate(options: WriteCertificateOptions): WrittenCerti
   const ledgerText = fs.readFileSync(ledgerFile, 'utf8');
   let certificate = buildCertificate({
     report: options.report,
-    ledger: readLedgerDetails(ledgerText),
+    ledger: withQuoteHeaders(readLedgerDetails(ledgerText), root),
     gate,
     ...(baseline ? { baseline } : {}),
     loadDocument,

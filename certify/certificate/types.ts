@@ -27,6 +27,8 @@ export interface CertifiedRequirement {
   status: RequirementStatus;
   /** The statement, verbatim from the ledger. */
   quote: string;
+  /** When the quote is a row of a table of the spec (or of the HTTP rules): that table's header cells. */
+  quoteHeader?: string[];
   /** `spec`, `rfc` or `rules`. */
   source: string;
   /** What the suite decided where the statement leaves something open. */

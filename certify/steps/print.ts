@@ -4,6 +4,8 @@
  * the requests sent (per phase and, from the run-wide pacer, per key).
  */
 import type { ConformanceReport } from '../verdict.ts';
+import { quoteSentence } from '../certificate/quotes.ts';
+import { failureLine, failureTexts } from '../failure-text.ts';
 
 /** Prints the summary of `report` through `say` (which redacts). */
 export function printSummary(report: ConformanceReport, say: (text: string) => void, o: { reportsFile: string; otherReports: string[]; seconds: number }): void {
@@ -12,8 +14,11 @@ export function printSummary(report: ConformanceReport, say: (text: string) => v
   if (failed.length) {
     say(`\nFailed requirements (${failed.length}):\n`);
     for (const r of failed) {
-      const first = r.evidence.find((e) => e.errors?.length)?.errors?.[0]?.replace(/^Error: /, '') ?? r.reason ?? '';
-      say(`  ✗ ${r.id} (${r.level}) ${r.title}\n      ${first.split('\n')[0]}\n`);
+      say(`  ✗ ${r.id} (${r.level}) ${quoteSentence(r.title)}\n`);
+      const texts = failureTexts(r.evidence);
+      if (!texts.length) say(`      ${(r.reason ?? '').replace(/\n/g, ' ')}\n`);
+      for (const t of texts.slice(0, 3)) say(`      ${failureLine(t)}\n${t.curl ? `      reproduce: ${t.curl}\n` : ''}`);
+      if (texts.length > 3) say(`      … ${texts.length - 3} more in conformance.md\n`);
     }
   }
   if (report.problems.length) {

@@ -3,7 +3,7 @@
  * (WWW-Authenticate on 401), RFC 6750 §3 (Bearer challenge, invalid_token).
  * The matrix runs on every operation: list, update and the quickstart messages.
  */
-import { test, expect, expectStatus, expectErrorBody, type ApiClient, type Credential } from '../fixtures.ts';
+import { test, expect, expectNoDeviation, expectStatus, expectErrorBody, type ApiClient, type Credential } from '../fixtures.ts';
 import { bearerChallenge } from '../lib/headers.ts';
 import { abbreviate } from '../lib/error-body.ts';
 import { OPERATIONS, petFor, swapCase } from './operations.ts';
@@ -50,7 +50,7 @@ for (const op of OPERATIONS) {
           problems.push(`${bad.name}: WWW-Authenticate is ${value === undefined ? 'missing' : JSON.stringify(value)}, expected a Bearer challenge`);
         }
       }
-      expect(problems, `AUTH-06: ${op.name}: every 401 must carry WWW-Authenticate with a Bearer challenge (RFC 9110 §15.5.2, RFC 6750 §3)`).toEqual([]);
+      expectNoDeviation(problems, 'every 401 carries WWW-Authenticate with a Bearer challenge (RFC 9110 §15.5.2, RFC 6750 §3)', op.name);
     });
 
     test(`AUTH-02 ${op.name}: a request without a key is refused with 401`, async ({ api, stock }) => {
@@ -123,5 +123,5 @@ test('AUTH-12 updates refused for authentication leave the stock unchanged', asy
     if (now !== pet.quantity) changed.push(`${bad.name} (${res.status}): quantity ${pet.quantity} became ${now}`);
     if (now !== pet.quantity) await stock.restore();
   }
-  expect(changed, `AUTH-12: pet ${pet.id}: expected refused updates to leave quantity ${pet.quantity}, observed`).toEqual([]);
+  expectNoDeviation(changed, `refused updates leave quantity ${pet.quantity}`, `pet ${pet.id}`);
 });

@@ -2,7 +2,7 @@
  * Spec: Errors ("Error responses use the Error object (`code`, `message`, `status`), content type
  * `application/json`"); Resources > Error. Checked on every error path the suite can provoke.
  */
-import { test, expect, expectStatus } from '../fixtures.ts';
+import { test, expect, expectNoDeviation, expectStatus } from '../fixtures.ts';
 import { errorContentTypeProblems, errorFieldProblems, errorStatusProblems, type ErrorResponseLike } from '../lib/error-body.ts';
 import { ERROR_PATHS } from './paths.ts';
 
@@ -17,7 +17,7 @@ for (const path of ERROR_PATHS) {
     test(`${clause.id} ${path.name}: ${clause.fact}`, { tag: path.mutates ? ['@mutates'] : [] }, async ({ api, stock }) => {
       const res = await path.send(api, stock, clause.id);
       expectStatus(res, path.expected, path.name);
-      expect(clause.check(res), `${clause.id}: ${res.label}: expected a conforming Error response, observed`).toEqual([]);
+      expectNoDeviation(clause.check(res), clause.fact, res.label, res, clause.id);
     });
   }
 }

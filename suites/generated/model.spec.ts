@@ -5,7 +5,7 @@
 import type { TestInfo } from '@playwright/test';
 import { test, expect } from '../fixtures.ts';
 import { markNotCertified } from '../fixtures/verdicts.ts';
-import { formatFinding } from '../lib/finding.ts';
+import { findingAnnotation, formatFinding } from '../lib/finding.ts';
 import { openapi } from '../../schemas/index.ts';
 import { readGeneratedSettings } from '../../settings/generated.ts';
 import { operationsOf } from './document.ts';
@@ -38,8 +38,9 @@ test('GEN-06 generated sequences of list, update and send message agree with a m
   const run = await runStateful(api, REPLAY ? 40 : ALLOCATION.stateful, SETTINGS.seed, REPLAY);
   testInfo.annotations.push({ type: 'evidence', description: `${run.sequences} sequence(s), ${run.requests} requests (seed ${SETTINGS.seed})` });
   const lines = run.findings.map(formatFinding);
-  if (run.failure) lines.push(`  sequence (shrunk in ${run.failure.shrinks} steps${run.failure.shrinkCut ? ', shrinking stopped at the budget' : ''}): ${run.failure.sequence}`, `  replay: ${replayCommand(run.failure.token)}`);
-  expect(lines, `GEN-06: expected every list to match the model and every change restored; observed:\n${lines.join('\n')}`).toEqual([]);
+  if (run.failure) lines.push(`  sequence (shrunk in ${run.failure.shrinks} steps${run.failure.shrinkCut ? ', shrinking stopped at the budget' : ''}): ${run.failure.sequence}`, `  replay: ${replayCommand(run.failure.token, api.env)}`);
+  for (const f of run.findings) testInfo.annotations.push(findingAnnotation(f));
+  if (lines.length) throw new Error(`GEN-06: expected every list to match the model and every change restored; observed:\n${lines.join('\n')}`);
 });
 
 test('GEN-07 concurrent updates of one pet are linearizable', TAGS, async ({ api }, testInfo) => {
@@ -47,7 +48,8 @@ test('GEN-07 concurrent updates of one pet are linearizable', TAGS, async ({ api
   replayOnly('concurrency', testInfo);
   const run = await runConsistency(api, SETTINGS.writers, REPLAY?.seed ?? SETTINGS.seed);
   testInfo.annotations.push({ type: 'evidence', description: `pet ${run.petId}: writes ${run.writes.join(', ')}; ${run.history.length} operations, ${run.requests} requests` });
-  const token = replayCommand(encodeToken({ check: 'concurrency', seed: REPLAY?.seed ?? SETTINGS.seed }));
+  const token = replayCommand(encodeToken({ check: 'concurrency', seed: REPLAY?.seed ?? SETTINGS.seed }), api.env);
   const lines = run.findings.map(formatFinding);
-  expect(lines, `GEN-07: expected a linearizable history; observed:\n${lines.join('\n')}\n  history: ${run.history.map((h) => `${h.label} ${h.kind} ${h.value} [${h.start.toFixed(1)}, ${h.end.toFixed(1)}]`).join('; ')}\n  replay: ${token}`).toEqual([]);
+  for (const f of run.findings) testInfo.annotations.push(findingAnnotation(f));
+  if (lines.length) throw new Error(`GEN-07: expected a linearizable history; observed:\n${lines.join('\n')}\n  history: ${run.history.map((h) => `${h.label} ${h.kind} ${h.value} [${h.start.toFixed(1)}, ${h.end.toFixed(1)}]`).join('; ')}\n  replay: ${token}`);
 });

@@ -4,14 +4,30 @@
  */
 import { formatFinding, type Finding } from '../lib/finding.ts';
 import type { OperationRun } from './run-cases.ts';
+import { shellQuote } from './replay.ts';
 
-/** The command that replays a token (certify's phase; `cli replay <token>` sets the same variable). */
-export function replayCommand(token: string): string {
-  return `CONFORMANCE_REPLAY=${token} npm run certify`;
+/**
+ * The command that replays a token (certify's phase; `cli replay <token>` sets the same variable)
+ * against the target that failed: its `BASE_URL` (and `API_URL`) named, so a config file's
+ * default target is not used instead.
+ */
+export function replayCommand(token: string, target: { baseUrl?: string; apiUrl?: string } = {}): string {
+  const vars = [target.baseUrl ? `BASE_URL=${shellQuote(target.baseUrl)}` : '', target.apiUrl ? `API_URL=${shellQuote(target.apiUrl)}` : ''].filter(Boolean);
+  return [...vars, `CONFORMANCE_REPLAY=${token}`, 'npm run certify'].join(' ');
+}
+
+/** The findings of rule `id` in a run, each with the curl reproduction of its shrunk case. */
+export function ruleFindings(run: OperationRun, id: string): Finding[] {
+  const out: Finding[] = [];
+  for (const c of run.classes) {
+    for (const x of c.failure?.findings.filter((f) => f.id === id) ?? []) out.push({ ...x, message: `${c.name}: ${x.message}`, curl: c.failure!.curl });
+  }
+  out.push(...run.findings.filter((x: Finding) => x.id === id));
+  return out;
 }
 
 /** One failure block for a rule: every class whose shrunk case broke it. */
-export function ruleFailures(run: OperationRun, id: string): string[] {
+export function ruleFailures(run: OperationRun, id: string, target: { baseUrl?: string; apiUrl?: string } = {}): string[] {
   const out: string[] = [];
   for (const c of run.classes) {
     const f = c.failure;
@@ -22,7 +38,7 @@ export function ruleFailures(run: OperationRun, id: string): string[] {
       [
         `- ${c.name}: ${hits.map(formatFinding).join('; ')}`,
         `  request (shrunk in ${f.shrinks} step${f.shrinks === 1 ? '' : 's'}${f.shrinkCut ? ', shrinking stopped at the budget' : ''}): ${f.request}`,
-        `  replay: ${replayCommand(f.token)}`,
+        `  replay: ${replayCommand(f.token, target)}`,
         `  curl: ${f.curl}`,
       ].join('\n'),
     );

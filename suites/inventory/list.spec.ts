@@ -2,7 +2,7 @@
  * Spec: Endpoints > 1. List inventory; Resources and their fields > InventoryItem, PetStatus.
  * `GET {base_url}/inventory` answers 200 with a JSON array of InventoryItem.
  */
-import { test, expect, expectStatus } from '../fixtures.ts';
+import { test, expect, expectNoDeviation, expectStatus } from '../fixtures.ts';
 import { validate, isInt64 } from '../../schemas/index.ts';
 import { isJsonMediaType } from '../lib/headers.ts';
 import { abbreviate } from '../lib/error-body.ts';
@@ -14,7 +14,7 @@ test('INV-01 the list answers 200 with a JSON array of valid InventoryItems', as
   expect(res.jsonError, `INV-01: body of ${res.label}: expected JSON, observed ${abbreviate(res.text)}`).toBeUndefined();
   expect(Array.isArray(res.json), `INV-01: expected a JSON array, observed ${abbreviate(res.text)}`).toBe(true);
   const { errors } = validate('Inventory', res.json);
-  expect(errors, `INV-01: ${res.label}: expected every item to be a valid InventoryItem, observed these schema errors`).toEqual([]);
+  expectNoDeviation(errors, 'every item a valid InventoryItem', res.label, res);
 });
 
 test('INV-02 petIds are exact int64 integers', async ({ api }) => {
@@ -36,7 +36,7 @@ test('INV-02 petIds are exact int64 integers', async ({ api }) => {
       problems.push(`[${i}].petId reads back as ${String(id)}, written as ${token}`);
     }
   });
-  expect(problems, `INV-02: ${res.label}: expected exact int64 petIds, observed`).toEqual([]);
+  expectNoDeviation(problems, 'every petId read back exactly as written (int64)', res.label, res);
 });
 
 test('INV-03 the list is served as application/json', async ({ api }) => {
@@ -54,7 +54,7 @@ test('INV-04 every status is available, pending or sold', async ({ api }) => {
     .map((item, i) => ({ i, status: item.status }))
     .filter(({ status }) => !(['available', 'pending', 'sold'] as unknown[]).includes(status))
     .map(({ i, status }) => `[${i}].status = ${JSON.stringify(status)}`);
-  expect(wrong, 'INV-04: expected only available, pending or sold, observed').toEqual([]);
+  expectNoDeviation(wrong, 'every status available, pending or sold', res.label, res);
 });
 
 test('INV-05 each pet has one entry in the list', async ({ api }) => {
@@ -64,5 +64,5 @@ test('INV-05 each pet has one entry in the list', async ({ api }) => {
   const seen = new Map<string, number>();
   for (const item of items) seen.set(String(item.petId), (seen.get(String(item.petId)) ?? 0) + 1);
   const dupes = [...seen].filter(([, n]) => n > 1).map(([id, n]) => `petId ${id} × ${n}`);
-  expect(dupes, 'INV-05: expected unique petIds, observed duplicates').toEqual([]);
+  expectNoDeviation(dupes, 'one entry per petId', res.label, res);
 });

@@ -25,6 +25,8 @@ export interface Finding {
   expected: string;
   /** What the check observed. */
   observed: string;
+  /** A curl command reproducing the exchange behind it, keys written as `$API_KEY`. */
+  curl?: string;
 }
 
 /** Makes a finding. */
@@ -56,5 +58,21 @@ export function failed(findings: readonly Finding[]): boolean {
 
 /** Applies `clean` (redaction) to every text field. */
 export function mapFindingText(f: Finding, clean: (s: string) => string): Finding {
-  return { ...f, message: clean(f.message), expected: clean(f.expected), observed: clean(f.observed) };
+  return { ...f, message: clean(f.message), expected: clean(f.expected), observed: clean(f.observed), ...(f.curl !== undefined ? { curl: clean(f.curl) } : {}) };
+}
+
+/** The `finding` annotation (core/results.ts ANNOTATION.finding) that carries `f` to the verdict as data. */
+export function findingAnnotation(f: Finding): { type: 'finding'; description: string } {
+  return { type: 'finding', description: JSON.stringify(f) };
+}
+
+/** Reads a `finding` annotation back; undefined when it holds no finding. */
+export function parseFinding(description: string | undefined): Finding | undefined {
+  if (!description) return undefined;
+  try {
+    const f = JSON.parse(description) as Finding;
+    return f && typeof f.id === 'string' && typeof f.expected === 'string' && typeof f.observed === 'string' && typeof f.level === 'string' ? f : undefined;
+  } catch {
+    return undefined;
+  }
 }

@@ -88,6 +88,8 @@ export interface BurstFigures {
   refused: number;
   lost: number;
   durationS: number;
+  /** The `X-RateLimit-Reset` values the burst's 2xx responses carried: the window(s) it landed in. */
+  resets: string[];
 }
 
 export interface OtherKeyFigures {
@@ -430,7 +432,8 @@ export async function runOverloadCheck(config: OverloadConfig): Promise<Overload
       lost += burstLost;
       seen.push(...burst.responses);
       for (const r of burst.responses) holdFor429(r);
-      figures.bursts.push({ remainingAtProbe: remaining, size, admitted: f.count2xx, refused: f.requests - f.count2xx, lost: burstLost, durationS: f.durationS });
+      const resets = [...new Set(burst.responses.filter((r) => r.status >= 200 && r.status < 300).map((r) => parseRateLimitHeaders(r.headers).raw.reset ?? '(none)'))];
+      figures.bursts.push({ remainingAtProbe: remaining, size, admitted: f.count2xx, refused: f.requests - f.count2xx, lost: burstLost, durationS: f.durationS, resets });
       evidence.push(
         `window ${n}: burst of Remaining + 1 = ${size} × GET ${listPath} on ${f.connections} connections in ${f.durationS} s: ` +
           `${f.count2xx} × 2xx, ${Object.entries(f.statusCodes).filter(([c]) => !c.startsWith('2')).map(([c, k]) => `${k} × ${c}`).join(', ') || 'no refusal'}` +

@@ -11,7 +11,8 @@ import path from 'node:path';
 import type { TestInfo } from '@playwright/test';
 import { readSettings, problemsOf, type SettingValues } from '../../settings/index.ts';
 import { LOAD_SETTINGS } from '../../settings/load.ts';
-import { failed, findingsOf, formatFinding, mapFindingText, type Finding } from '../lib/finding.ts';
+import { failed, findingAnnotation, findingsOf, formatFinding, mapFindingText, type Finding } from '../lib/finding.ts';
+import { shellWord } from '../lib/exchange.ts';
 import { redact, secretsOf } from '../../core/secrets.ts';
 import type { TlsOptions } from '../lib/load.ts';
 import { describeTarget } from './target.ts';
@@ -248,6 +249,13 @@ export interface Verdict {
   notCertified: (reason: string) => never;
 }
 
+/** One request of the check's load as curl, on its first key (written `$RATE_LIMIT_KEY`, never the key). */
+export function loadCurl(record: Pick<CheckRecord<unknown>, 'target' | 'spent'>): string {
+  const key = record.spent?.keys?.[0]?.key;
+  const auth = key ? ` -H ${shellWord(`Authorization: Bearer ${key}`)}` : '';
+  return `curl -sS -i${auth} ${shellWord(`${record.target.replace(/\/$/, '')}/inventory`)}`;
+}
+
 /**
  * The verdict of one test on the findings of `id` (and `part`): a `fail` or `gate` fails it (each
  * line names the requirement, expected and observed), a `not-certified` skips it as not certified
@@ -260,7 +268,8 @@ export function verdict(record: CheckRecord<unknown>, testInfo: TestInfo, v: Ver
   for (const f of mine.filter((x) => x.level === 'note')) testInfo.annotations.push({ type: 'evidence', description: formatFinding(f) });
   for (const f of mine.filter((x) => x.level === 'warn')) v.warn(formatFinding(f));
   const failing = mine.filter((x) => x.level === 'fail' || x.level === 'gate');
-  if (failing.length) throw new Error(failing.map(formatFinding).join('\n'));
+  for (const f of [...mine.filter((x) => x.level === 'warn'), ...failing]) testInfo.annotations.push(findingAnnotation({ ...f, curl: f.curl ?? loadCurl(record) }));
+  if (failing.length) throw new Error(failing.map((f) => `${formatFinding(f)}\n  reproduce one request: ${f.curl ?? loadCurl(record)}`).join('\n'));
   const notCertified = mine.filter((x) => x.level === 'not-certified');
   if (notCertified.length) v.notCertified(notCertified.map((f) => `${f.message} (expected ${f.expected}; observed ${f.observed})`).join('; '));
   if (!judged) {

@@ -3,7 +3,7 @@
  * `POST {api_url}/messages` with `Authorization: Bearer <API_KEY>` and
  * `Content-Type: application/json`. Sending a message is a side effect: `@mutates`.
  */
-import { test, expect, expectStatus, expectErrorBody } from '../fixtures.ts';
+import { test, expect, expectNoDeviation, expectStatus, expectErrorBody } from '../fixtures.ts';
 import { isUtcTimestamp } from '../../schemas/index.ts';
 import { isJsonMediaType } from '../lib/headers.ts';
 import { abbreviate, describe as describeValue } from '../lib/error-body.ts';
@@ -28,7 +28,7 @@ test('MSG-01 a valid message is accepted with id, message, status and createdAt'
     if (typeof body[field] !== 'string') problems.push(`"${field}" is ${describeValue(body[field])}, expected a string`);
   }
   if (typeof body.message === 'string' && body.message !== message) problems.push(`"message" is ${JSON.stringify(abbreviate(body.message, 80))}, expected the text sent`);
-  expect(problems, `MSG-01: ${res.label}: expected a Message response, observed`).toEqual([]);
+  expectNoDeviation(problems, 'a Message response: string id, message (the text sent), status and createdAt', res.label, res);
 });
 
 test('MSG-02 createdAt is an ISO 8601 UTC timestamp', MUTATES, async ({ api }) => {

@@ -3,7 +3,7 @@
  * (Deprecation), RFC 8594 (Sunset). The operation's path and payload are not shown: it is probed
  * with a listed pet id; when it is absent (404, 405, 410, 501) nothing fails.
  */
-import { test, expect, type ApiClient, type ApiResponse } from '../fixtures.ts';
+import { test, expect, expectNoDeviation, type ApiClient, type ApiResponse } from '../fixtures.ts';
 import { parseDeprecation, judgeSunset } from '../lib/deprecation.ts';
 
 const ABSENT = [404, 405, 410, 501];
@@ -39,5 +39,5 @@ test('VER-05 GET /pets/{petId} announces its Sunset as an HTTP-date not before D
   const depS = parsedDep && parsedDep.ok ? parsedDep.epochS : undefined;
   const judgement = judgeSunset(sunset, res.header('date'), depS);
   for (const w of judgement.warnings) warn(`VER-05: ${w}`);
-  expect(judgement.problems, `VER-05: ${res.label}: expected a valid Sunset, observed`).toEqual([]);
+  expectNoDeviation(judgement.problems, 'a valid Sunset (an HTTP-date)', res.label, res);
 });

@@ -282,7 +282,8 @@ test('markdown: requirements are grouped by top-level spec section, the clause b
   expect(sectionOf('Limits, rule 1')).toEqual(['Limits', 'rule 1']);
   expect(sectionOf('Endpoints > 2. Update stock level (experimental)')).toEqual(['Endpoints', '2. Update stock level (experimental)']);
   expect(sectionOf('Authentication')).toEqual(['Authentication', '—']);
-  expect(sectionOf('RFC 9110 §11.1')).toEqual(['HTTP rules (RFCs, spec/http-rules.md)', 'RFC 9110 §11.1']);
+  expect(sectionOf('RFC 9110 §11.1')).toEqual(['HTTP rules, by RFC clause', 'RFC 9110 §11.1']);
+  expect(sectionOf('HTTP rules (Values); Errors')).toEqual(['HTTP rules, by RFC clause', 'HTTP rules (Values); Errors']);
   expect(sectionOf('Versioning; RFC 8594 §3')).toEqual(['Versioning', 'RFC 8594 §3']);
   expect(sectionOf('Team rules > Safety')).toEqual(['Team rules', 'Safety']);
   const r = verdictOf(
