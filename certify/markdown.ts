@@ -26,7 +26,7 @@ export const HTTP_RULES = 'HTTP rules, by RFC clause';
 export function sectionOf(section: string): [string, string] {
   for (const top of SPEC_ORDER) {
     if (section === top) return [top, '—'];
-    if (section.startsWith(`${top} > `) || section.startsWith(`${top},`) || section.startsWith(`${top};`)) {
+    if (section.startsWith(`${top} > `) || section.startsWith(`${top},`) || section.startsWith(`${top};`) || section.startsWith(`${top} (`)) {
       return [top, section.slice(top.length).replace(/^(\s*>\s*|[,;]\s*)/, '')];
     }
   }
