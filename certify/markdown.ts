@@ -27,7 +27,7 @@ export function sectionOf(section: string): [string, string] {
   for (const top of SPEC_ORDER) {
     if (section === top) return [top, '—'];
     if (section.startsWith(`${top} > `) || section.startsWith(`${top},`) || section.startsWith(`${top};`) || section.startsWith(`${top} (`)) {
-      return [top, section.slice(top.length).replace(/^(\s*>\s*|[,;]\s*)/, '')];
+      return [top, section.slice(top.length).replace(/^(\s*>\s*|[,;]\s*|\s+)/, '')];
     }
   }
   if (/^(RFC\s|HTTP rules|draft-)/.test(section)) return [HTTP_RULES, section];

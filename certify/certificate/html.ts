@@ -220,7 +220,7 @@ export function renderCertificateHtml(cert: Certificate): string {
       const passed = r.evidence.filter((e) => e.outcome === 'passed').length;
       out.push(`<tr id="req-${esc(r.id)}"><td><b>${esc(r.id)}</b><br><span class="muted">${esc(clause)}</span></td><td>${esc(r.level)}</td>`);
       out.push(`<td class="status s-${r.status}">${esc(STATUS_LABEL[r.status] ?? r.status)}${r.knownFailure ? '<br><span class="known">known</span>' : ''}</td>`);
-      out.push(`<td><details${r.status === 'fail' ? ' open' : ''}><summary>${esc(quoteLine(r, 160))} <span class="muted">(${r.evidence.length ? `${passed}/${r.evidence.length} tests passed` : 'no test'})</span></summary>${requirementDetails(r)}</details></td></tr>`);
+      out.push(`<td><details${r.status === 'fail' ? ' open' : ''}><summary>${inline(quoteLine(r, 160))} <span class="muted">(${r.evidence.length ? `${passed}/${r.evidence.length} tests passed` : 'no test'})</span></summary>${requirementDetails(r)}</details></td></tr>`);
     }
     out.push('</tbody></table>');
   }
@@ -231,7 +231,8 @@ export function renderCertificateHtml(cert: Certificate): string {
   out.push('</ul>');
   out.push(`<p>${cert.signature ? `Signed with Ed25519, key fingerprint <code>${esc(cert.signature.publicKeyFingerprint)}</code>.` : 'Not signed.'} ` +
     'Check with <code>npx inventory-conformance verify certificate.json</code>: it recomputes every digest and fails on any change. ' +
-    'Playwright’s report of the same run is in <code>html/index.html</code>; the machine-readable verdict in <code>conformance.json</code>.</p>');
+    'Playwright’s report of the same run is in <code>html/index.html</code>; the machine-readable verdict in <code>conformance.json</code>; ' +
+    'the exchanges behind each failing or warned requirement, and one passing exchange per requirement, in <code>evidence.har</code> (opens in any HAR viewer).</p>');
   out.push('</footer></main></body></html>\n');
   return out.join('');
 }
