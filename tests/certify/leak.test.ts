@@ -128,13 +128,17 @@ test('MSG-01 an unreachable server (deliberate failure)', async ({ api }) => {
     expect(report.verdict).toBe('fail');
     const auth = report.requirements.find((r: { id: string }) => r.id === 'AUTH-01');
     expect(auth.status).toBe('fail');
-    expect(JSON.stringify(auth.evidence)).toContain('observed 401');
+    expect(JSON.stringify(auth.evidence)).toContain('observed status 401');
     const msg = report.requirements.find((r: { id: string }) => r.id === 'MSG-01');
     expect(msg.status).toBe('fail');
     expect(JSON.stringify(msg.evidence)).toContain('request failed');
     // The fixtures redact at the source: certify had nothing to scrub from a file.
     expect(report.problems.filter((p: { reason: string }) => p.reason.includes('written there by the Playwright worker'))).toEqual([]);
     expect(listFiles(path.join(ws.reports, 'html')).length).toBeGreaterThan(0);
+    // The exchanges the hostile server echoed the key in are in evidence.har, redacted like every report.
+    const har = JSON.parse(fs.readFileSync(path.join(ws.reports, 'evidence.har'), 'utf8')) as { log: { entries: { _requirements: string[]; request: { headers: { name: string; value: string }[] } }[] } };
+    expect(har.log.entries.filter((e) => e._requirements.includes('AUTH-01')).length).toBeGreaterThan(0);
+    expect(har.log.entries.flatMap((e) => e.request.headers).find((h) => h.name === 'authorization')?.value).toBe('Bearer <API_KEY>');
     assertNoKeyAnywhere(ws.reports, output);
   } finally {
     await server.close();

@@ -201,7 +201,8 @@ test('print: failures, problems, what was not certified and why, pacing per key,
   report.pacing = [{ key: '<RATE_LIMIT_KEY>', requests: 61, waits: 1, longestWaitS: 3.2, refused: 1, earlyRequests: 0, suspectedBan: false }];
   let out = '';
   printSummary(report, (t) => (out += t), { reportsFile: 'r/conformance.md', otherReports: ['conformance.json'], seconds: 12.34 });
-  expect(out).toContain('Failed requirements (1):\n  ✗ AUTH-02 (must) AUTH-02 title\n      AUTH-02: expected 401, observed 200\n');
+  // The whole message before any assertion diff, never its first line only.
+  expect(out).toContain('Failed requirements (1):\n  ✗ AUTH-02 (must) AUTH-02 title\n      AUTH-02: expected 401, observed 200 more\n');
   expect(out).toContain("Not certified (1; a limit of this run, not the server's failure):\n  ◦ RL-05: Retry-After 600 s is more than MAX_RETRY_AFTER_S=120\n");
   expect(out).toContain('pacing <RATE_LIMIT_KEY>: 61 request(s), 1 wait(s), longest wait 3.2 s, 1 429(s), 0 early request(s)\n');
   expect(out).toContain('certify: verdict FAIL — 0 pass, 0 warn, 1 fail, 1 skipped (12.3 s)\n');
