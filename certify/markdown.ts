@@ -219,7 +219,7 @@ export function renderMarkdown(report: ConformanceReport): string {
     '---',
     '',
     'Files beside this one: `conformance.json` (the same verdict, machine-readable), `html/index.html` (Playwright HTML report), ' +
-      '`junit.xml`, `results.json` (Playwright JSON), `load.json` (load figures, when the load phase ran). See reports/README.md.',
+      '`junit.xml`, `results.json` (Playwright JSON), `load.json` (load figures, when the load phase ran), `evidence.har` (the exchanges behind each requirement, for any HAR viewer). See reports/README.md.',
     '',
   );
   return lines.join('\n');

@@ -16,6 +16,7 @@ import { verifyCertificate, writeCertificate } from '../../certify/certificate/i
 import { redact, secretsOf } from '../../core/secrets.ts';
 import { curlOf, shellWord, type RecordedExchange } from '../../suites/lib/exchange.ts';
 import { findingAnnotation, finding } from '../../suites/lib/finding.ts';
+import { replayCommand } from '../../suites/generated/report.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
 const KEY = 'sk_live_9f8e7d6c5b4a39281706';
@@ -161,4 +162,11 @@ test('evidence.har holds no key, its digest is in the certificate, and verify fa
   expect(check()?.ok).toBe(true);
   fs.writeFileSync(file, text.replace('"status": 401', '"status": 400'));
   expect(check()).toMatchObject({ ok: false });
+});
+
+test('the replay hint names the target the case failed against, so a config file\'s default target is not used', () => {
+  expect(replayCommand('gen1.abc', { baseUrl: 'https://staging.example.com/v1', apiUrl: "https://q.example.com/it's" })).toBe(
+    "BASE_URL='https://staging.example.com/v1' API_URL='https://q.example.com/it'\\''s' CONFORMANCE_REPLAY=gen1.abc npm run certify",
+  );
+  expect(replayCommand('gen1.abc')).toBe('CONFORMANCE_REPLAY=gen1.abc npm run certify');
 });
