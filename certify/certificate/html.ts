@@ -6,6 +6,7 @@
  */
 import { sectionOf } from '../markdown.ts';
 import { esc, latencyChart, windowsChart } from './charts.ts';
+import { comparedWithHtml, leftChangedHtml } from './gate-html.ts';
 import type { Certificate, CertifiedRequirement } from './types.ts';
 
 const STATUS_LABEL: Record<string, string> = { pass: 'pass', fail: 'FAIL', warn: 'warn', skipped: 'skipped' };
@@ -138,6 +139,7 @@ export function renderCertificateHtml(cert: Certificate): string {
   if (res.problems.length) {
     out.push(`<section id="problems"><h2>Run problems (${res.problems.length})</h2><ul class="tight">${res.problems.map((p) => `<li>${esc(p.reason)}</li>`).join('')}</ul></section>`);
   }
+  out.push(leftChangedHtml(cert), comparedWithHtml(cert));
 
   if (res.notCertified.length) {
     out.push(`<section id="not-certified"><h2>Not certified by this run (${res.notCertified.length})</h2>`);

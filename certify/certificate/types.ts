@@ -5,18 +5,32 @@
 import type { BaselineOutcome } from '../baseline.ts';
 import type { ConformanceReport, EvidenceEntry, Level, RequirementStatus } from '../verdict.ts';
 import type { Signature } from './sign.ts';
+import type { CertificateDiff } from './diff.ts';
 import type { RunProblem } from '../../core/results.ts';
 
 export const CERTIFICATE_FORMAT = 'inventory-conformance-certificate/1';
 
-/** What the gate decided (the CLI's exit code), beside the conformance verdict. */
+/** What the gate decided (the CLI's exit code): the one result every report states. */
 export interface GateResult {
-  /** `pass`, `fail`, `not-certified` (strict), `harness` (the run could not judge), `unreachable`. */
-  result: 'pass' | 'fail' | 'not-certified' | 'harness' | 'unreachable';
+  /**
+   * `pass`, `fail`, `not-certified` (strict), `harness` (harness trouble: the run could not judge);
+   * in the CLI's JSON error document also `unreachable` (exit 3) and `usage` (exit 2).
+   */
+  result: 'pass' | 'fail' | 'not-certified' | 'harness' | 'unreachable' | 'usage';
   exitCode: number;
   strict: boolean;
   /** Why the gate is what it is, one line each (no keys). */
   reasons: string[];
+  /** Failed requirements that do not fail the gate: listed in the baseline, or not passing in the compared certificate either. */
+  knownFailures: { id: string; reason?: string; from: 'baseline' | 'previous certificate' }[];
+  /** Known failures that pass (or warn) now: remove them from the baseline. */
+  fixedFailures: { id: string; status: RequirementStatus; from: 'baseline' | 'previous certificate' }[];
+  /** Failed requirements that fail the gate. */
+  newFailures: { id: string; why: string }[];
+  /** The baseline file (name) and its SHA-256, when one was given. */
+  baseline?: { file: string; digest: string };
+  /** The certificate the run was gated on (`--no-regression-from`): its file name, digest and date. */
+  comparedWith?: { file: string; certificate: string; generatedAt: string };
 }
 
 /** One requirement as the certificate states it: the ledger's words and the run's evidence. */
@@ -53,6 +67,7 @@ export interface LoadChart {
 
 /** The results: everything a run judged. Its digest is `digests.results`. */
 export interface CertificateResults {
+  /** The gate's result (the same as `gate.result`). */
   verdict: ConformanceReport['verdict'];
   gate: GateResult;
   summary: ConformanceReport['summary'];
@@ -60,6 +75,8 @@ export interface CertificateResults {
   notCertified: ConformanceReport['notCertified'];
   requirements: CertifiedRequirement[];
   baseline?: BaselineOutcome & { file: string; digest: string };
+  /** Gated on a previous certificate: the requirement-level difference from it. */
+  comparison?: CertificateDiff;
   load: LoadChart[];
   requests: number;
   requestsByPhase: Record<string, number>;
