@@ -112,3 +112,16 @@ test('gate e2e: known deviations accepted by a baseline give the same gate in al
     await target.close();
   }
 });
+
+test('gate e2e: --json prints an error document on exit 2 and exit 3, never nothing', async ({ scratch }) => {
+  const key = 'sk_live_0123456789abcdef';
+  const down = await cli(['certify', '--json', '--base-url', 'http://127.0.0.1:1/v1'], { API_KEY: key, REPORTS_DIR: scratch('reports') });
+  expect(down.code, down.stderr).toBe(EXIT.unreachable);
+  const doc = JSON.parse(down.stdout);
+  expect(doc).toMatchObject({ format: 'inventory-conformance-error/1', verdict: 'unreachable', gate: { result: 'unreachable', exitCode: 3 } });
+  expect(doc.gate.reasons.join(' ')).toMatch(/preflight failed/);
+  const usage = await cli(['certify', '--json', '--no-regression-from', scratch('missing.json')], { REPORTS_DIR: scratch('reports2') });
+  expect(usage.code, usage.stderr).toBe(EXIT.usage);
+  expect(JSON.parse(usage.stdout)).toMatchObject({ verdict: 'usage', gate: { result: 'usage', exitCode: 2, reasons: [expect.stringMatching(/^CONFORMANCE_NO_REGRESSION_FROM \(.*missing\.json\): no such file$/)] } });
+  expect(down.stdout + down.stderr + usage.stdout + usage.stderr).not.toContain(key);
+});
