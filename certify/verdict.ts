@@ -23,8 +23,7 @@ import { ANNOTATION, requirementIds, type Annotation, type Outcome, type Require
 import type { Level, LedgerRequirement, Source } from '../core/ledger.ts';
 import type { LeftChangedPet } from '../core/results.ts';
 import { applyBaseline, type Baseline, type BaselineOutcome } from './baseline.ts';
-import { decideGate, type PreviousRun } from './certificate/gate.ts';
-import type { GateResult } from './certificate/types.ts';
+import { decideGate, type GateResult, type PreviousRun } from './certificate/gate.ts';
 
 export type { Annotation, Level, LedgerRequirement, Outcome, RequirementStatus, RunProblem, Source, TestRecord };
 export interface EvidenceEntry {
@@ -303,7 +302,7 @@ export function computeVerdict(input: VerdictInput): ConformanceReport {
 
   const judged = { requirements, problems, notCertified };
   const g = input.gate ?? {};
-  const baseline = g.baseline ? { ...applyBaseline(judged as ConformanceReport, g.baseline.baseline), file: g.baseline.file, digest: g.baseline.digest } : undefined;
+  const baseline = g.baseline ? { ...applyBaseline(judged, g.baseline.baseline), file: g.baseline.file, digest: g.baseline.digest } : undefined;
   const gate = decideGate(judged, { strict: g.strict ?? false, ...(baseline ? { baseline } : {}), ...(g.previous ? { previous: g.previous } : {}) });
   return {
     verdict: gate.result as ConformanceReport['verdict'],

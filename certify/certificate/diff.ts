@@ -8,7 +8,8 @@
  * - otherwise changed: to or from skipped (not certified, excluded);
  * and what changed around them: the suite, spec, interface and ledger digests, the target, the profile.
  */
-import type { Level, RequirementStatus } from '../verdict.ts';
+import type { Level } from '../../core/ledger.ts';
+import type { RequirementStatus } from '../../core/results.ts';
 
 /** What the difference needs of a certificate (a parsed certificate.json). */
 export interface ComparableCertificate {

@@ -13,10 +13,32 @@
  * certificate does not have is new, and its failure fails the gate.
  */
 import { EXIT } from '../../core/exit-codes.ts';
-import { isHarnessProblem, type RequirementStatus } from '../../core/results.ts';
+import { isHarnessProblem, type RequirementStatus, type RunProblem } from '../../core/results.ts';
 import type { BaselineOutcome } from '../baseline.ts';
-import type { ConformanceReport } from '../verdict.ts';
-import type { GateResult } from './types.ts';
+
+/** What the gate decided (the CLI's exit code): the one result every report states. */
+export interface GateResult {
+  /**
+   * `pass`, `fail`, `not-certified` (strict), `harness` (harness trouble: the run could not judge);
+   * in the CLI's JSON error document also `unreachable` (exit 3) and `usage` (exit 2).
+   */
+  result: 'pass' | 'fail' | 'not-certified' | 'harness' | 'unreachable' | 'usage';
+  exitCode: number;
+  strict: boolean;
+  /** Why the gate is what it is, one line each (no keys). */
+  reasons: string[];
+  /** Failed requirements that do not fail the gate: listed in the baseline, or not passing in the compared certificate either. */
+  knownFailures: { id: string; reason?: string; from: 'baseline' | 'previous certificate' }[];
+  /** Known failures that pass (or warn) now: remove them from the baseline. */
+  fixedFailures: { id: string; status: RequirementStatus; from: 'baseline' | 'previous certificate' }[];
+  /** Failed requirements that fail the gate. */
+  newFailures: { id: string; why: string }[];
+  /** The baseline file (name) and its SHA-256, when one was given. */
+  baseline?: { file: string; digest: string };
+  /** The certificate the run was gated on (`--no-regression-from`): its file name, digest and date. */
+  comparedWith?: { file: string; certificate: string; generatedAt: string };
+}
+
 
 /** A previous certificate, as the gate needs it: each requirement's status and where it came from. */
 export interface PreviousRun {
@@ -33,7 +55,12 @@ export interface GateOptions {
   previous?: PreviousRun;
 }
 
-type GateReport = Pick<ConformanceReport, 'problems' | 'notCertified'> & { requirements: readonly { id: string; status: RequirementStatus }[] };
+/** What the gate reads of a conformance report. */
+export interface GateReport {
+  problems: readonly RunProblem[];
+  notCertified: readonly { id: string }[];
+  requirements: readonly { id: string; status: RequirementStatus }[];
+}
 
 const PASSED: readonly RequirementStatus[] = ['pass', 'warn'];
 

@@ -10,28 +10,8 @@ import type { RunProblem } from '../../core/results.ts';
 
 export const CERTIFICATE_FORMAT = 'inventory-conformance-certificate/1';
 
-/** What the gate decided (the CLI's exit code): the one result every report states. */
-export interface GateResult {
-  /**
-   * `pass`, `fail`, `not-certified` (strict), `harness` (harness trouble: the run could not judge);
-   * in the CLI's JSON error document also `unreachable` (exit 3) and `usage` (exit 2).
-   */
-  result: 'pass' | 'fail' | 'not-certified' | 'harness' | 'unreachable' | 'usage';
-  exitCode: number;
-  strict: boolean;
-  /** Why the gate is what it is, one line each (no keys). */
-  reasons: string[];
-  /** Failed requirements that do not fail the gate: listed in the baseline, or not passing in the compared certificate either. */
-  knownFailures: { id: string; reason?: string; from: 'baseline' | 'previous certificate' }[];
-  /** Known failures that pass (or warn) now: remove them from the baseline. */
-  fixedFailures: { id: string; status: RequirementStatus; from: 'baseline' | 'previous certificate' }[];
-  /** Failed requirements that fail the gate. */
-  newFailures: { id: string; why: string }[];
-  /** The baseline file (name) and its SHA-256, when one was given. */
-  baseline?: { file: string; digest: string };
-  /** The certificate the run was gated on (`--no-regression-from`): its file name, digest and date. */
-  comparedWith?: { file: string; certificate: string; generatedAt: string };
-}
+export type { GateResult } from './gate.ts';
+import type { GateResult } from './gate.ts';
 
 /** One requirement as the certificate states it: the ledger's words and the run's evidence. */
 export interface CertifiedRequirement {
