@@ -91,6 +91,7 @@ const GATE_LABEL: Record<ConformanceReport['gate']['result'], string> = {
   harness: '⛔ HARNESS TROUBLE (the run could not judge)',
   unreachable: '⛔ UNREACHABLE',
   usage: '⛔ USAGE ERROR',
+  interrupted: '⛔ INTERRUPTED',
 };
 
 /** The gate's part: the one result every report states, its exit code, and the known, fixed and new failures. */

@@ -349,7 +349,7 @@ export function errorDocument(code: number, messages: string, redact: (s: string
   const listed = lines.filter((l) => /^\s+- /.test(l)).map((l) => l.replace(/^\s+- /, ''));
   const failed = lines.filter((l) => /preflight failed|internal error|harness trouble|no certificate|not written/.test(l)).map((l) => l.replace(/^[\w-]+: /, ''));
   const reasons = listed.length ? listed : failed.length ? failed : lines.filter(Boolean).slice(-1);
-  const result = RESULT_OF[code] ?? 'harness';
+  const result = RESULT_OF[code] ?? (code > 128 ? 'interrupted' : 'harness');
   return {
     format: 'inventory-conformance-error/1',
     verdict: result,

@@ -20,9 +20,10 @@ import type { BaselineOutcome } from '../baseline.ts';
 export interface GateResult {
   /**
    * `pass`, `fail`, `not-certified` (strict), `harness` (harness trouble: the run could not judge);
-   * in the CLI's JSON error document also `unreachable` (exit 3) and `usage` (exit 2).
+   * in the CLI's JSON error document also `unreachable` (exit 3), `usage` (exit 2) and
+   * `interrupted` (stopped by a signal before anything was judged: 130, 143).
    */
-  result: 'pass' | 'fail' | 'not-certified' | 'harness' | 'unreachable' | 'usage';
+  result: 'pass' | 'fail' | 'not-certified' | 'harness' | 'unreachable' | 'usage' | 'interrupted';
   exitCode: number;
   strict: boolean;
   /** Why the gate is what it is, one line each (no keys). */
