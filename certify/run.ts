@@ -29,7 +29,7 @@ import { printSummary } from './steps/print.ts';
 import { resolveTarget, type ResolvedTarget } from './steps/resolve-target.ts';
 import { runPhases } from './steps/run-phases.ts';
 import { scanSecrets } from './steps/scan-secrets.ts';
-import { certificateStep, type WrittenCertificate } from './certificate/index.ts';
+import { certificateStep, type Certificate, type WrittenCertificate } from './certificate/index.ts';
 import type { LedgerRequirement, PacingSummary, VerdictInput } from './verdict.ts';
 
 export { mergeLoadReports };
@@ -247,32 +247,57 @@ export async function runCertify(options: RunOptions): Promise<number> {
     generatedAt,
     runErrors: runErrors.map(redact),
   };
-  const extra = pacing ? { pacing } : {};
-  let report = judge({ ...verdictInput, secretFindings: redactions.leaks }, reportsDir, redact, extra);
+  return finishRun({
+    verdictInput, leaks: redactions.leaks, extra: pacing ? { pacing } : {}, reportsDir, redact, secrets, say, env, replaying,
+    ...(gateRead.inputs.previous ? { previous: gateRead.inputs.previous } : {}),
+    ...(options.onCertificate ? { onCertificate: options.onCertificate } : {}),
+    otherReports: ['conformance.json', 'html/index.html', 'junit.xml', 'results.json', ...(load ? ['load.json'] : [])],
+    started,
+  });
+}
+
+/** What the last steps need: the verdict's input, the run's redaction, and where the reports go. */
+interface FinishInput {
+  verdictInput: VerdictInput;
+  /** Keys the in-memory scrubbing found (already described without the key). */
+  leaks: string[];
+  extra: Record<string, unknown>;
+  reportsDir: string;
+  redact: (text: string) => string;
+  secrets: ReturnType<typeof secretsFromEnv>;
+  say: (text: string) => void;
+  env: Record<string, string | undefined>;
+  replaying: boolean;
+  previous?: Certificate;
+  onCertificate?: RunOptions['onCertificate'];
+  otherReports: string[];
+  started: number;
+}
+
+/** Steps judge, scan, junit, certificate and print; returns the gate's exit code. */
+function finishRun(f: FinishInput): number {
+  const { verdictInput, reportsDir, redact, say } = f;
+  let report = judge({ ...verdictInput, secretFindings: f.leaks }, reportsDir, redact, f.extra);
 
   // Step: scan every file the run wrote for the keys; scrub or remove what holds one.
-  const scan = scanSecrets([reportsDir], secrets, process.cwd());
+  const scan = scanSecrets([reportsDir], f.secrets, process.cwd());
   say(`certify: secret scan of ${scan.filesScanned} files: ${scan.findings.length ? `${scan.findings.length} finding(s)` : 'no key found'}\n`);
   if (scan.findings.length) {
-    for (const f of scan.findings) say(`  ✗ ${f}\n`);
-    report = judge({ ...verdictInput, secretFindings: [...redactions.leaks, ...scan.findings] }, reportsDir, redact, extra);
+    for (const x of scan.findings) say(`  ✗ ${x}\n`);
+    report = judge({ ...verdictInput, secretFindings: [...f.leaks, ...scan.findings] }, reportsDir, redact, f.extra);
   }
 
   // Step: junit.xml states the gate (known failures skipped with their reason).
   gateJunitFile(report, reportsDir, redact);
 
   // Step: the certificate (never for a replay: it judges one case, not the spec).
-  if (!replaying) {
-    const certificate = certificateStep({ report, reportsDir, env, write: say, redact, ...(gateRead.inputs.previous ? { previous: gateRead.inputs.previous } : {}) });
-    options.onCertificate?.(certificate);
+  if (!f.replaying) {
+    const certificate = certificateStep({ report, reportsDir, env: f.env, write: say, redact, ...(f.previous ? { previous: f.previous } : {}) });
+    f.onCertificate?.(certificate);
   }
 
   // Step: print.
-  printSummary(report, say, {
-    reportsFile: path.join(reportsDir, 'conformance.md'),
-    otherReports: ['conformance.json', 'html/index.html', 'junit.xml', 'results.json', ...(load ? ['load.json'] : [])],
-    seconds: (Date.now() - started) / 1000,
-  });
+  printSummary(report, say, { reportsFile: path.join(reportsDir, 'conformance.md'), otherReports: f.otherReports, seconds: (Date.now() - f.started) / 1000 });
   return report.gate.exitCode;
 }
 
