@@ -8,8 +8,25 @@
  * the target's failures but the run's.
  */
 import YAML from 'yaml';
-import { ID_PATTERN } from '../core/ledger.ts';
-import type { ConformanceReport, Level, RequirementResult } from './verdict.ts';
+import { ID_PATTERN, type Level } from '../core/ledger.ts';
+import type { Outcome, RequirementStatus } from '../core/results.ts';
+
+/** What the baseline reads of one requirement of a conformance report. */
+export interface BaselineRequirement {
+  id: string;
+  title: string;
+  level: Level;
+  status: RequirementStatus;
+  reason?: string;
+  evidence: readonly { test: string; outcome: Outcome }[];
+}
+
+/** What the baseline reads of a conformance report. */
+export interface BaselineReport {
+  requirements: readonly BaselineRequirement[];
+  problems: readonly unknown[];
+  generatedAt?: string;
+}
 
 /** One known failure: a requirement id, optionally narrowed to the test titles known to fail. */
 export interface BaselineEntry {
@@ -39,7 +56,7 @@ export interface BaselineOutcome {
   /** Failures the baseline lists: reported apart, they do not fail the gate. */
   known: KnownFailure[];
   /** Baseline entries whose requirement now passes (or warns): remove them from the baseline. */
-  fixed: { id: string; title: string; status: RequirementResult['status']; reason?: string }[];
+  fixed: { id: string; title: string; status: RequirementStatus; reason?: string }[];
   /** Baseline entries this run could not judge (skipped, not certified, or not in the ledger). */
   unjudged: { id: string; why: string }[];
   /** True when the baseline leaves no failed requirement and the run had no problem. */
@@ -88,12 +105,12 @@ export function parseBaseline(text: string): Baseline {
   return { knownFailures };
 }
 
-function failingTests(r: RequirementResult): string[] {
+function failingTests(r: BaselineRequirement): string[] {
   return r.evidence.filter((e) => e.outcome === 'failed' || e.outcome === 'flaky' || e.outcome === 'interrupted').map((e) => e.test);
 }
 
 /** Splits the report's failed requirements into known (in the baseline) and new ones. */
-export function applyBaseline(report: ConformanceReport, baseline: Baseline): BaselineOutcome {
+export function applyBaseline(report: BaselineReport, baseline: Baseline): BaselineOutcome {
   const entries = new Map(baseline.knownFailures.map((e) => [e.id, e]));
   const out: BaselineOutcome = { newFailures: [], known: [], fixed: [], unjudged: [], passes: false };
   for (const r of report.requirements) {
@@ -126,7 +143,7 @@ export function applyBaseline(report: ConformanceReport, baseline: Baseline): Ba
 }
 
 /** A baseline listing every failed requirement of the report (`--write-baseline`), as YAML text. */
-export function baselineFromReport(report: ConformanceReport, reason = `failed on ${report.generatedAt}`): string {
+export function baselineFromReport(report: BaselineReport, reason = `failed on ${report.generatedAt ?? 'the last run'}`): string {
   const failures = report.requirements.filter((r) => r.status === 'fail');
   const doc = {
     knownFailures: failures.map((r) => {

@@ -91,11 +91,47 @@ function indent(text: string): string {
 /** Heading of the project's own rules (ledger `source: project`), apart from the spec's sections. */
 export const PROJECT_RULES = "Project rules (this harness's own, not spec conformance)";
 
+const GATE_LABEL: Record<ConformanceReport['gate']['result'], string> = {
+  pass: '✅ PASS',
+  fail: '❌ FAIL',
+  'not-certified': '⚠️ NOT CERTIFIED (strict)',
+  harness: '⛔ HARNESS TROUBLE (the run could not judge)',
+  unreachable: '⛔ UNREACHABLE',
+  usage: '⛔ USAGE ERROR',
+  interrupted: '⛔ INTERRUPTED',
+};
+
+/** The gate's part: the one result every report states, its exit code, and the known, fixed and new failures. */
+export function gateMarkdown(report: ConformanceReport): string[] {
+  const g = report.gate;
+  const lines = [`**Gate: ${GATE_LABEL[g.result]}${g.result === 'pass' && g.knownFailures.length ? ' (with known failures)' : ''}** — exit code ${g.exitCode}${g.strict ? ' (strict)' : ''}`, ''];
+  for (const r of g.reasons) lines.push(`- ${r.replace(/\n/g, ' ')}`);
+  if (g.reasons.length) lines.push('');
+  if (g.baseline) lines.push(`Baseline: \`${g.baseline.file}\` (sha256 ${g.baseline.digest.slice(0, 16)}…)`, '');
+  if (g.comparedWith) lines.push(`Compared with: \`${g.comparedWith.file}\` of ${g.comparedWith.generatedAt} (certificate ${g.comparedWith.certificate.slice(0, 16)}…): only what passed there and fails now fails the gate.`, '');
+  if (g.newFailures.length) lines.push(`New failures (they fail the gate): ${g.newFailures.map((f) => `**${f.id}** (${f.why})`).join(', ')}`, '');
+  if (g.knownFailures.length) lines.push(`Known failures (they do not fail the gate): ${g.knownFailures.map((k) => `**${k.id}**${k.reason ? ` (${k.reason.replace(/\n/g, ' ')})` : ''}`).join(', ')}`, '');
+  if (g.fixedFailures.length) lines.push(`Fixed (remove them from the baseline): ${g.fixedFailures.map((f) => `**${f.id}** now ${f.status}`).join(', ')}`, '');
+  return lines;
+}
+
+/** The run-level "target left changed" section: each pet, its original and its current count. */
+export function leftChangedMarkdown(report: ConformanceReport): string[] {
+  const lines: string[] = [];
+  const pets = report.problems.filter((p) => p.kind === 'target-left-changed');
+  if (pets.length) {
+    lines.push('## Target left changed', '', 'The run could not restore these pets; restore them by hand. This fails the gate, whatever the requirements say.', '');
+    lines.push('| Pet | Original quantity | Current quantity |', '|---|---|---|');
+    for (const p of pets.flatMap((x) => x.pets ?? [])) lines.push(`| ${cell(p.petId)} | ${cell(p.original)} | ${cell(p.current ?? 'missing from the list')} |`);
+    lines.push('');
+  }
+  return lines;
+}
+
 export function renderMarkdown(report: ConformanceReport): string {
   const lines: string[] = [];
-  const verdict = report.verdict === 'pass' ? '✅ PASS' : '❌ FAIL';
   lines.push('# Inventory Service conformance report', '');
-  lines.push(`**Verdict: ${verdict}**`, '');
+  lines.push(...gateMarkdown(report));
   lines.push(`- Target: ${targetLine(report.target)}`);
   lines.push(`- Profile: \`${report.profile}\``);
   const byPhase = Object.entries(report.requestsByPhase ?? {}).map(([p, n]) => `${p} ${n}`).join(', ');
@@ -107,6 +143,7 @@ export function renderMarkdown(report: ConformanceReport): string {
   lines.push(`- Generated: ${report.generatedAt}`);
   const s = report.summary;
   lines.push(`- Requirements: ${s.pass} pass, ${s.warn} warn, ${s.fail} fail, ${s.skipped} skipped`, '');
+  lines.push(...leftChangedMarkdown(report));
 
   if (report.notCertified.length) {
     lines.push('## Not certified by this run', '');
@@ -138,17 +175,21 @@ export function renderMarkdown(report: ConformanceReport): string {
     lines.push('');
   }
 
-  if (report.problems.length) {
+  const problems = report.problems.filter((p) => p.kind !== 'target-left-changed');
+  if (problems.length) {
     lines.push('## Run problems', '', 'Each of these fails the run on its own:', '');
-    for (const p of report.problems) lines.push(`- ${p.reason.replace(/\n/g, ' ')}`);
+    for (const p of problems) lines.push(`- ${p.reason.replace(/\n/g, ' ')}`);
     lines.push('');
   }
 
   const failed = report.requirements.filter((r) => r.status === 'fail');
   if (failed.length) {
     lines.push(`## Failures (${failed.length})`, '');
+    const known = new Map(report.gate.knownFailures.map((k) => [k.id, k]));
     for (const r of failed) {
-      lines.push(`### ${name(r)} (${r.level}) ${quoteSentence(r.title)}`, '', `Section: ${r.section}`, '');
+      const k = known.get(r.id);
+      lines.push(`### ${name(r)} (${r.level}) ${quoteSentence(r.title)}${k ? ' — known failure' : ''}`, '', `Section: ${r.section}`, '');
+      if (k) lines.push(`Known failure (${k.from}${k.reason ? `: ${k.reason.replace(/\n/g, ' ')}` : ''}): it does not fail the gate.`, '');
       if (r.reason) lines.push(`Reason: ${r.reason}`, '');
       for (const e of r.evidence.filter((x) => x.outcome !== 'passed')) lines.push(...evidenceLines(e, true));
       lines.push('');

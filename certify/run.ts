@@ -1,9 +1,14 @@
 /**
  * `npm run certify` as a short pipeline of named steps (each in `certify/steps/`, each with its
  * own test): validate the environment, resolve the target, preflight it, start the run-wide
- * pacer, list what the profile leaves out, run the phases, merge, judge, scan for secrets, print.
- * Returns the exit status: 0 verdict pass, 1 verdict fail, 2 usage error, 3 target unreachable,
- * 130/143 stopped by SIGINT/SIGTERM during the preflight.
+ * pacer, list what the profile leaves out, run the phases, merge, judge (with the gate), scan for
+ * secrets, make junit.xml state the gate, write the certificate, print.
+ * Returns the gate's exit code (core/exit-codes.ts): 0 pass, 1 fail, 4 not certified (strict),
+ * 5 harness trouble; 2 usage error, 3 target unreachable, 130/143 stopped by SIGINT/SIGTERM during
+ * the preflight.
+ *
+ * A replay (`CONFORMANCE_REPLAY`) writes into `<REPORTS_DIR>/replay/` and judges only the
+ * requirements its one case evidences: the last run's reports and certificate stay as they are.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -14,8 +19,9 @@ import { inputRedactor, parseEnv, PHASES, type Phase } from './env.ts';
 import { listPhases, mergeReports, runPhase } from './phases.ts';
 import { LEDGER_FILE, REPO_ROOT, ROOT_CONFIG } from '../core/paths.ts';
 import { MIN_SAFE_SECRET_LENGTH, redactorFor, secretsFromEnv, SECRET_VARIABLES } from '../core/secrets.ts';
-import { judge, phaseSummaries } from './steps/judge.ts';
+import { gateJunitFile, judge, phaseSummaries, readGateInputs } from './steps/judge.ts';
 import { writeEvidenceHar } from './evidence-har.ts';
+import { requirementIds } from '../core/results.ts';
 import { listLeftOut } from './steps/left-out.ts';
 import { mergeLoadReports, mergeResults, readRedactions } from './steps/merge.ts';
 import { startRunPacer, type RunPacer } from './steps/pacer.ts';
@@ -24,7 +30,7 @@ import { printSummary } from './steps/print.ts';
 import { resolveTarget, type ResolvedTarget } from './steps/resolve-target.ts';
 import { runPhases } from './steps/run-phases.ts';
 import { scanSecrets } from './steps/scan-secrets.ts';
-import { certificateStep, type WrittenCertificate } from './certificate/index.ts';
+import { certificateStep, type Certificate, type WrittenCertificate } from './certificate/index.ts';
 import type { LedgerRequirement, PacingSummary, VerdictInput } from './verdict.ts';
 
 export { mergeLoadReports };
@@ -46,7 +52,11 @@ export const REPORT_ENTRIES = [
   'load',
   'test-results',
   '.certify',
+  'replay',
 ] as const;
+
+/** The folder a replay writes to, inside the reports folder: the run's own reports are never touched by it. */
+export const REPLAY_DIR = 'replay';
 
 export interface RunOptions {
   env: Record<string, string | undefined>;
@@ -101,12 +111,16 @@ export async function runCertify(options: RunOptions): Promise<number> {
   /** Phases the profile leaves out: listed, never run. */
   const leftOutPhases = PHASES.filter((p) => !config.phases.includes(p) && wanted(p));
 
-  const reportsDir = path.resolve(config.reportsDir);
-  const dirProblem = reportsDirProblem(reportsDir);
+  const replaying = !!env.CONFORMANCE_REPLAY?.trim();
+  const reportsDir = path.resolve(config.reportsDir, ...(replaying ? [REPLAY_DIR] : []));
+  const dirProblem = reportsDirProblem(path.resolve(config.reportsDir));
   if (dirProblem) return usage(write, [dirProblem], env);
+  const gateRead = readGateInputs(env);
+  if (gateRead.errors.length) return usage(write, gateRead.errors, env);
   const configFile = options.configFile ?? ROOT_CONFIG;
   const ledgerFile = options.ledgerFile ?? LEDGER_FILE;
 
+  if (replaying) fs.mkdirSync(reportsDir, { recursive: true });
   cleanReports(reportsDir);
   const workDir = path.join(reportsDir, '.certify');
   const blobDir = path.join(reportsDir, 'blob');
@@ -222,39 +236,72 @@ export async function runCertify(options: RunOptions): Promise<number> {
   if (redactions.inMemory) say(`certify: note: ${redactions.inMemory} key occurrence(s) in test errors were scrubbed before any report was written\n`);
   fs.rmSync(workDir, { recursive: true, force: true });
 
-  // Step: judge.
+  // Step: judge (a replay: only the requirements its case evidences).
+  const replayed = new Set(merged.tests.filter((t) => t.outcome !== 'skipped').flatMap((t) => requirementIds(t)));
   const verdictInput: VerdictInput = {
     phases: phaseSummaries(PHASES, phases, leftOutPhases, phaseRun.results, config.profile),
-    ledger,
-    tests: [...merged.tests, ...phaseRun.notRun],
+    ledger: replaying ? ledger.filter((r) => replayed.has(r.id)) : ledger,
+    gate: replaying ? {} : gateRead.inputs.options,
+    tests: replaying ? merged.tests.filter((t) => t.outcome !== 'skipped') : [...merged.tests, ...phaseRun.notRun],
     profile: config.profile,
     target: target.description,
     generatedAt,
     runErrors: runErrors.map(redact),
   };
-  const extra = pacing ? { pacing } : {};
-  let report = judge({ ...verdictInput, secretFindings: redactions.leaks }, reportsDir, redact, extra);
+  return finishRun({
+    verdictInput, leaks: redactions.leaks, extra: pacing ? { pacing } : {}, reportsDir, redact, secrets, say, env, replaying,
+    ...(gateRead.inputs.previous ? { previous: gateRead.inputs.previous } : {}),
+    ...(options.onCertificate ? { onCertificate: options.onCertificate } : {}),
+    otherReports: ['conformance.json', 'html/index.html', 'junit.xml', 'results.json', 'evidence.har', ...(load ? ['load.json'] : [])],
+    started,
+  });
+}
+
+/** What the last steps need: the verdict's input, the run's redaction, and where the reports go. */
+interface FinishInput {
+  verdictInput: VerdictInput;
+  /** Keys the in-memory scrubbing found (already described without the key). */
+  leaks: string[];
+  extra: Record<string, unknown>;
+  reportsDir: string;
+  redact: (text: string) => string;
+  secrets: ReturnType<typeof secretsFromEnv>;
+  say: (text: string) => void;
+  env: Record<string, string | undefined>;
+  replaying: boolean;
+  previous?: Certificate;
+  onCertificate?: RunOptions['onCertificate'];
+  otherReports: string[];
+  started: number;
+}
+
+/** Steps judge, scan, junit, certificate and print; returns the gate's exit code. */
+function finishRun(f: FinishInput): number {
+  const { verdictInput, reportsDir, redact, say } = f;
+  let report = judge({ ...verdictInput, secretFindings: f.leaks }, reportsDir, redact, f.extra);
   // Step: the exchanges behind each requirement as HAR (before the scan, which reads it too).
   writeEvidenceHar(reportsDir, report, verdictInput.tests, redact);
 
   // Step: scan every file the run wrote for the keys; scrub or remove what holds one.
-  const scan = scanSecrets([reportsDir], secrets, process.cwd());
+  const scan = scanSecrets([reportsDir], f.secrets, process.cwd());
   say(`certify: secret scan of ${scan.filesScanned} files: ${scan.findings.length ? `${scan.findings.length} finding(s)` : 'no key found'}\n`);
   if (scan.findings.length) {
-    for (const f of scan.findings) say(`  ✗ ${f}\n`);
-    report = judge({ ...verdictInput, secretFindings: [...redactions.leaks, ...scan.findings] }, reportsDir, redact, extra);
+    for (const x of scan.findings) say(`  ✗ ${x}\n`);
+    report = judge({ ...verdictInput, secretFindings: [...f.leaks, ...scan.findings] }, reportsDir, redact, f.extra);
   }
 
-  const certificate = certificateStep({ report, reportsDir, env, write: say, redact });
-  options.onCertificate?.(certificate);
+  // Step: junit.xml states the gate (known failures skipped with their reason).
+  gateJunitFile(report, reportsDir, redact);
+
+  // Step: the certificate (never for a replay: it judges one case, not the spec).
+  if (!f.replaying) {
+    const certificate = certificateStep({ report, reportsDir, env: f.env, write: say, redact, ...(f.previous ? { previous: f.previous } : {}) });
+    f.onCertificate?.(certificate);
+  }
 
   // Step: print.
-  printSummary(report, say, {
-    reportsFile: path.join(reportsDir, 'conformance.md'),
-    otherReports: ['conformance.json', 'html/index.html', 'junit.xml', 'results.json', 'evidence.har', ...(load ? ['load.json'] : [])],
-    seconds: (Date.now() - started) / 1000,
-  });
-  return report.verdict === 'pass' ? 0 : 1;
+  printSummary(report, say, { reportsFile: path.join(reportsDir, 'conformance.md'), otherReports: f.otherReports, seconds: (Date.now() - f.started) / 1000 });
+  return report.gate.exitCode;
 }
 
 export type { Phase };

@@ -12,14 +12,20 @@
  *   excluded nor left out by the profile has no test result at all;
  * - `skipped`: not certified (a test of it carries a `not-certified` annotation: left out by the
  *   profile, or stopped by a limit of the harness, never the server's failure) or `excluded` in the ledger.
- * The verdict is `pass` iff no requirement failed and the run had no problem (a run error, a
- * failed test mapped to no requirement, or a secret found in an artifact).
+ * The report carries the gate (certificate/gate.ts) and its `verdict` is the gate's result, so no
+ * file says "pass" beside a gate that failed: `pass`, `fail`, `not-certified` (strict) or `harness`
+ * (harness trouble: a run error, a failed test mapped to no requirement, a secret found in an
+ * artifact). Without a baseline or a previous certificate, `fail` iff a requirement failed or the
+ * target was left changed.
  */
 
 import { ANNOTATION, requirementIds, type Annotation, type Outcome, type RequirementStatus, type RunProblem, type TestRecord } from '../core/results.ts';
 import type { Level, LedgerRequirement, Source } from '../core/ledger.ts';
 import { parseFinding, type Finding } from '../suites/lib/finding.ts';
 import { curlOf, parseExchange } from '../suites/lib/exchange.ts';
+import type { LeftChangedPet } from '../core/results.ts';
+import { applyBaseline, type Baseline, type BaselineOutcome } from './baseline.ts';
+import { decideGate, type GateResult, type PreviousRun } from './certificate/gate.ts';
 
 export type { Annotation, Level, LedgerRequirement, Outcome, RequirementStatus, RunProblem, Source, TestRecord };
 export interface EvidenceEntry {
@@ -84,6 +90,14 @@ export interface VerdictInput {
   /** Further run-level problems, already typed (e.g. the target left changed). */
   problems?: RunProblem[];
   phases?: PhaseSummary[];
+  /** How the gate judges the run (default: not strict, no baseline, no previous certificate). */
+  gate?: VerdictGateOptions;
+}
+
+export interface VerdictGateOptions {
+  strict?: boolean;
+  baseline?: { baseline: Baseline; file: string; digest: string };
+  previous?: PreviousRun;
 }
 
 /** What the run-wide pacer saw on one key (by its label, never its value). */
@@ -103,7 +117,12 @@ export interface PacingSummary {
 }
 
 export interface ConformanceReport {
-  verdict: 'pass' | 'fail';
+  /** The gate's result: the same as `gate.result`. */
+  verdict: 'pass' | 'fail' | 'not-certified' | 'harness';
+  /** The gate: result, exit code, known, fixed and new failures (the CLI exits with `gate.exitCode`). */
+  gate: GateResult;
+  /** With `--baseline`: the known failures, the new ones, the fixed ones. */
+  baseline?: BaselineOutcome & { file: string; digest: string };
   target: unknown;
   profile: string;
   requests: number;
@@ -201,7 +220,42 @@ export function requirementStatus(
   };
 }
 
-/** Computes the conformance report. */
+/** The annotation a test's stock fixture writes for each pet it could not restore (JSON `{ petId, original, current }`). */
+export const UNRESTORED_ANNOTATION = 'unrestored';
+
+/**
+ * The one reader of what the run left changed on the target: every `unrestored` annotation of
+ * every test, deduplicated by pet (the last reading wins). One run-level problem naming each pet,
+ * or undefined when every change was restored.
+ */
+export function leftChangedProblem(tests: readonly TestRecord[]): RunProblem | undefined {
+  const byPet = new Map<string, LeftChangedPet>();
+  for (const t of tests) {
+    for (const a of t.annotations) {
+      if (a.type !== UNRESTORED_ANNOTATION || !a.description) continue;
+      let v: Partial<LeftChangedPet> | undefined;
+      try {
+        v = JSON.parse(a.description) as Partial<LeftChangedPet>;
+      } catch {
+        continue;
+      }
+      if (v?.petId === undefined || v.original === undefined) continue;
+      byPet.set(String(v.petId), { petId: String(v.petId), original: String(v.original), current: v.current === null || v.current === undefined ? null : String(v.current) });
+    }
+  }
+  if (!byPet.size) return undefined;
+  const pets = [...byPet.values()];
+  const list = pets.map((p) => `pet ${p.petId} (original ${p.original}, now ${p.current ?? 'missing'})`).join(', ');
+  return {
+    kind: 'target-left-changed',
+    reason: `target left changed: the run could not restore ${pets.length} pet(s): ${list}`,
+    expected: 'every pet the run changed restored to its original quantity',
+    observed: list,
+    pets,
+  };
+}
+
+/** Computes the conformance report, with its gate. */
 export function computeVerdict(input: VerdictInput): ConformanceReport {
   const known = new Set(input.ledger.map((r) => r.id));
   const byId = new Map<string, TestRecord[]>();
@@ -251,13 +305,21 @@ export function computeVerdict(input: VerdictInput): ConformanceReport {
 
   for (const e of input.runErrors ?? []) problems.push({ kind: 'run-error', reason: e });
   for (const f of input.secretFindings ?? []) problems.push({ kind: 'secret-in-artifact', reason: f });
+  const leftChanged = leftChangedProblem(input.tests);
+  if (leftChanged && !(input.problems ?? []).some((p) => p.kind === 'target-left-changed')) problems.push(leftChanged);
   problems.push(...(input.problems ?? []));
 
   const summary: Record<RequirementStatus, number> = { pass: 0, fail: 0, warn: 0, skipped: 0 };
   for (const r of requirements) summary[r.status]++;
 
+  const judged = { requirements, problems, notCertified };
+  const g = input.gate ?? {};
+  const baseline = g.baseline ? { ...applyBaseline(judged, g.baseline.baseline), file: g.baseline.file, digest: g.baseline.digest } : undefined;
+  const gate = decideGate(judged, { strict: g.strict ?? false, ...(baseline ? { baseline } : {}), ...(g.previous ? { previous: g.previous } : {}) });
   return {
-    verdict: summary.fail === 0 && problems.length === 0 ? 'pass' : 'fail',
+    verdict: gate.result as ConformanceReport['verdict'],
+    gate,
+    ...(baseline ? { baseline } : {}),
     target: input.target,
     profile: input.profile,
     requests: input.tests.reduce((n, t) => n + t.requests, 0),

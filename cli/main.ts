@@ -4,13 +4,14 @@
  *   serve     run the reference server
  *   replay    re-run one generated case by its token
  *   verify    recompute a certificate's digests and check its signature
+ *   diff      the requirement-level difference between two certificates (cli/diff.ts)
  * Exit codes: core/exit-codes.ts. Variables and flags: settings/ (a flag wins over its variable).
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { applyBaseline, baselineFromReport, parseBaseline } from '../certify/baseline.ts';
-import { verifyCertificate, type WrittenCertificate } from '../certify/certificate/index.ts';
+import { baselineFromReport, parseBaseline } from '../certify/baseline.ts';
+import { verifyCertificate, type GateResult, type WrittenCertificate } from '../certify/certificate/index.ts';
 import { isHarnessProblem } from '../core/results.ts';
 import { loadPrivateKey } from '../certify/certificate/sign.ts';
 import { redactorFor, secretsFromEnv } from '../core/secrets.ts';
@@ -22,6 +23,8 @@ import { ALIASES, mergeEnv, OWN_FLAGS, parseArgs, type Command } from './args.ts
 import { configFile, crossTargetConflict, loadConfig } from './config.ts';
 import { EXIT, EXIT_DESCRIPTIONS } from '../core/exit-codes.ts';
 import { writerFor } from './output.ts';
+import { diffCommand } from './diff.ts';
+import { decideReplayTarget, targetName, tokenOrigin, type TargetRef } from './replay-origin.ts';
 import { codeFile, nodeArgsFor, REPO_ROOT } from '../core/paths.ts';
 
 export { REPO_ROOT };
@@ -66,6 +69,7 @@ export function help(command?: Command): string {
   if (!command || command === 'help') {
     lines.push(`Usage: ${BIN} <command> [flags]`, '', 'Commands:');
     for (const [c, s] of Object.entries(SUMMARY)) lines.push(`  ${c.padEnd(9)}${s}`);
+    lines.push(`  ${'diff'.padEnd(9)}the requirement-level difference between two certificates (diff --help)`);
     lines.push('', 'Examples:', ...Object.values(EXAMPLES).flat().map((e) => `  ${e}`));
     lines.push('', `Run \`${BIN} <command> --help\` for its flags.`, '', 'Exit codes:', ...exitCodeLines(), '');
     return lines.join('\n');
@@ -166,7 +170,7 @@ export function describeSettings(
   return `Settings of this run (nothing was sent):\n${lines.join('\n')}\n`;
 }
 
-async function certify(io: Io, args: ReturnType<typeof parseArgs>, extraEnv: Record<string, string> = {}, onlyPhases?: string[]): Promise<number> {
+async function certify(io: Io, args: ReturnType<typeof parseArgs>, extraEnv: Record<string, string> = {}, onlyPhases?: string[], replayTarget?: string): Promise<number> {
   const replaying = extraEnv.CONFORMANCE_REPLAY !== undefined;
   const json = args.own['--json'] === 'true';
   const say = json ? io.stderr : io.stdout;
@@ -197,23 +201,29 @@ async function certify(io: Io, args: ReturnType<typeof parseArgs>, extraEnv: Rec
   });
   // Usage, unreachable, or stopped by a signal before anything was judged (128 + the signal's number).
   if (code === EXIT.usage || code === EXIT.unreachable || code > 128) return code;
-  const report = readReport(path.join(reportsDir, 'conformance.json'));
+  const { REPLAY_DIR } = await import('../certify/run.ts');
+  const report = readReport(path.join(reportsDir, ...(replaying ? [REPLAY_DIR] : []), 'conformance.json'));
   if (!report) {
     say(`${BIN}: the run wrote no conformance.json (exit ${code}): harness trouble\n`);
     return EXIT.harness;
   }
-  if (replaying) return replayOutcome(report, say);
+  if (replaying) return replayOutcome(report, say, replayTarget ?? 'the target');
   if (!written) {
-    // The step said why (an unreadable baseline or key file, a key in the certificate).
+    // The step said why (an unreadable key file, a key in the certificate).
     say(`${BIN}: no certificate was written (exit ${EXIT.harness})\n`);
     return EXIT.harness;
   }
-  const { gate, certificate } = written as WrittenCertificate;
-  const b = certificate.results.baseline;
+  // One gate, judged with the verdict: conformance.json, the certificate, junit.xml, --json and the exit code state it.
+  const gate = report.gate;
+  const b = report.baseline;
   if (b) {
     say(`\nbaseline ${b.file}: ${b.known.length} known failure(s)${b.known.length ? ` (${b.known.map((k) => k.id).join(', ')})` : ''}, ${b.newFailures.length} new${b.newFailures.length ? ` (${b.newFailures.map((k) => k.id).join(', ')})` : ''}\n`);
     for (const f of b.fixed) say(`  fixed: ${f.id} now ${f.status}: remove it from the baseline\n`);
     for (const u of b.unjudged) say(`  not judged: ${u.id} (${u.why.split('\n')[0]})\n`);
+  }
+  const comparison = (written as WrittenCertificate).certificate.results.comparison;
+  if (gate.comparedWith && comparison) {
+    say(`\ncompared with ${gate.comparedWith.file} (${gate.comparedWith.generatedAt}): ${comparison.regressed.length} regressed${comparison.regressed.length ? ` (${comparison.regressed.map((c) => `${c.id} ${c.before} → ${c.now}`).join(', ')})` : ''}, ${comparison.fixed.length} fixed, ${comparison.added.length} new, ${comparison.removed.length} removed\n`);
   }
   if (args.own['--write-baseline']) {
     const file = path.resolve(io.cwd, args.own['--write-baseline']);
@@ -221,28 +231,28 @@ async function certify(io: Io, args: ReturnType<typeof parseArgs>, extraEnv: Rec
     say(`baseline written: ${file} (${report.requirements.filter((r) => r.status === 'fail').length} known failure(s))\n`);
   }
   say(`gate: ${gate.result.toUpperCase()}${gate.reasons.length ? ` — ${gate.reasons.join('; ')}` : ''} (exit ${gate.exitCode})\n`);
-  if (json) io.stdout(`${JSON.stringify({ ...report, gate, ...(b ? { baseline: b } : {}) }, null, 2)}\n`);
-  return code !== EXIT.pass && code !== EXIT.fail ? code : gate.exitCode;
+  if (json) io.stdout(`${JSON.stringify(report, null, 2)}\n`);
+  return gate.exitCode;
 }
 
 /**
- * A replay judges the one case it ran, not the spec: the other requirements have no result by
- * design. 0: the case passes now; 1: it still fails; 5: it did not run (harness trouble).
+ * A replay judges the one case it ran, not the spec: its report lists only the requirements that
+ * case evidences. 0: the case passes now; 1: it still fails; 5: it did not run (harness trouble).
  */
-function replayOutcome(report: ConformanceReport, say: (text: string) => void): number {
+function replayOutcome(report: ConformanceReport, say: (text: string) => void, target: string): number {
   const ran = report.requirements.flatMap((r) => r.evidence.filter((e) => e.project === 'generated' && e.outcome !== 'skipped').map((e) => ({ id: r.id, e })));
   const failed = ran.filter(({ e }) => e.outcome === 'failed' || e.outcome === 'flaky' || e.outcome === 'interrupted');
   const harness = report.problems.filter(isHarnessProblem);
   for (const { id, e } of failed) say(`replay: ${id} ${e.test}: still fails\n${(e.errors ?? []).map((x) => `  ${x.split('\n')[0]}\n`).join('')}`);
   if (harness.length) {
-    say(`replay: the case did not run cleanly: ${harness.join('; ')} (exit ${EXIT.harness})\n`);
+    say(`replay: the case did not run cleanly: ${harness.map((p) => p.reason.split('\n')[0]).join('; ')} (exit ${EXIT.harness})\n`);
     return EXIT.harness;
   }
   if (!ran.length) {
     say(`replay: no generated check ran the case (exit ${EXIT.harness})\n`);
     return EXIT.harness;
   }
-  say(failed.length ? `replay: the case fails (exit ${EXIT.fail})\n` : `replay: the case passes now (exit ${EXIT.pass})\n`);
+  say(failed.length ? `replay: still fails against ${target} (exit ${EXIT.fail})\n` : `replay: now passes against ${target} (exit ${EXIT.pass})\n`);
   return failed.length ? EXIT.fail : EXIT.pass;
 }
 
@@ -257,7 +267,18 @@ async function replay(io: Io, args: ReturnType<typeof parseArgs>): Promise<numbe
   }
   const { PHASES } = await import('../certify/phase-list.ts');
   if (!PHASES.includes('generated')) return usageError(io, ['this suite has no generated phase (playwright.config.ts has no `generated` project)'], 'replay');
-  return certify(io, args, { CONFORMANCE_REPLAY: token }, ['generated']);
+  // The target the token came from (the last run's conformance.json holds it): another one only if named.
+  const assembled = runEnv(io, args.env);
+  if ('errors' in assembled) return usageError(io, assembled.errors, 'replay');
+  const reportsDir = path.resolve(io.cwd, assembled.env.REPORTS_DIR?.trim() || 'reports');
+  const origin = tokenOrigin(path.join(reportsDir, 'conformance.json'), token);
+  const baseUrl = assembled.env.BASE_URL?.trim();
+  const resolved: TargetRef = baseUrl ? { kind: 'external', baseUrl } : { kind: 'reference' };
+  const named = args.env.BASE_URL !== undefined || args.env.CONFORMANCE_TARGET !== undefined || !!io.env.BASE_URL?.trim();
+  const decision = decideReplayTarget(origin, resolved, named);
+  if (!decision.ok) return usageError(io, [decision.error], 'replay');
+  (args.own['--json'] === 'true' ? io.stderr : io.stdout)(`${decision.note}; the reports go to ${path.join(reportsDir, 'replay')}\n`);
+  return certify(io, args, { CONFORMANCE_REPLAY: token }, ['generated'], targetName(decision.target));
 }
 
 function verify(io: Io, args: ReturnType<typeof parseArgs>): number {
@@ -294,8 +315,49 @@ function serve(io: Io, args: ReturnType<typeof parseArgs>): Promise<number> {
   });
 }
 
-/** Runs the command line; returns the exit code. */
+/**
+ * Runs the command line; returns the exit code. With `--json`, stdout holds a JSON document on
+ * every exit code: the report (with its gate) when the run judged, else an error document
+ * naming the result (`usage`, `unreachable`, `harness`), the exit code and the reasons.
+ */
 export async function main(argv: readonly string[], io: Io): Promise<number> {
+  if (argv[0] === 'diff') return diffCommand(argv.slice(1), io);
+  if (!argv.includes('--json')) return dispatch(argv, io);
+  let wrote = false;
+  const errors: string[] = [];
+  const capture: Io = {
+    ...io,
+    stdout: (t) => {
+      wrote = true;
+      io.stdout(t);
+    },
+    stderr: (t) => {
+      errors.push(t);
+      io.stderr(t);
+    },
+  };
+  const code = await dispatch(argv, capture);
+  if (!wrote) io.stdout(`${JSON.stringify(errorDocument(code, errors.join(''), redactorFor(secretsFromEnv(io.env))), null, 2)}\n`);
+  return code;
+}
+
+const RESULT_OF: Record<number, string> = { [EXIT.usage]: 'usage', [EXIT.unreachable]: 'unreachable', [EXIT.harness]: 'harness', [EXIT.fail]: 'fail', [EXIT.notCertified]: 'not-certified', [EXIT.pass]: 'pass' };
+
+/** The `--json` document of a run that wrote no report: the result, the exit code and the reasons from its messages (no key). */
+export function errorDocument(code: number, messages: string, redact: (s: string) => string): { format: string; verdict: string; gate: GateResult } {
+  const lines = redact(messages).split('\n').map((l) => l.trimEnd());
+  const listed = lines.filter((l) => /^\s+- /.test(l)).map((l) => l.replace(/^\s+- /, ''));
+  const failed = lines.filter((l) => /preflight failed|internal error|harness trouble|no certificate|not written/.test(l)).map((l) => l.replace(/^[\w-]+: /, ''));
+  const reasons = listed.length ? listed : failed.length ? failed : lines.filter(Boolean).slice(-1);
+  const result = RESULT_OF[code] ?? (code > 128 ? 'interrupted' : 'harness');
+  return {
+    format: 'inventory-conformance-error/1',
+    verdict: result,
+    gate: { result: result as GateResult['result'], exitCode: code, strict: false, reasons, knownFailures: [], fixedFailures: [], newFailures: [] },
+  };
+}
+
+async function dispatch(argv: readonly string[], io: Io): Promise<number> {
   const args = parseArgs(argv, SETTINGS);
   if (args.errors.length) return usageError(io, args.errors, args.command);
   if (args.own['--version']) {

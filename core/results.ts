@@ -94,6 +94,15 @@ export interface RunProblem {
   id?: string;
   expected?: string;
   observed?: string;
+  /** `target-left-changed`: each pet the run could not put back, its original and its current count (exact JSON text; null: missing from the list). */
+  pets?: LeftChangedPet[];
+}
+
+/** A pet the run changed and could not restore. */
+export interface LeftChangedPet {
+  petId: string;
+  original: string;
+  current: string | null;
 }
 
 const HARNESS_KINDS: ReadonlySet<RunProblemKind> = new Set(['run-error', 'secret-in-artifact', 'unmapped-failure']);

@@ -7,6 +7,7 @@ import YAML from 'yaml';
 import type { BaselineOutcome } from '../baseline.ts';
 import type { ConformanceReport } from '../verdict.ts';
 import { digestOf, manifestDigest } from './digest.ts';
+import { diffCertificates, type CertificateDiff, type ComparableCertificate } from './diff.ts';
 import { CERTIFICATE_FORMAT, type Certificate, type CertificateResults, type CertifiedRequirement, type GateResult, type LoadChart } from './types.ts';
 
 export interface LedgerDetails {
@@ -119,6 +120,8 @@ export interface BuildInput {
   ledger: ParsedLedger;
   gate: GateResult;
   baseline?: { outcome: BaselineOutcome; file: string; digest: string };
+  /** The certificate the run was gated on (`--no-regression-from`): the results then carry the difference from it. */
+  previous?: ComparableCertificate;
   loadDocument?: unknown;
   suite: Certificate['suite'];
   /** SHA-256 of the ledger file, of schemas/openapi.yaml. */
@@ -129,9 +132,10 @@ export interface BuildInput {
 }
 
 /** The results part: the report's statuses with each requirement's quote, source and decision. */
-export function buildResults(input: Pick<BuildInput, 'report' | 'ledger' | 'gate' | 'baseline' | 'loadDocument'>): CertificateResults {
+export function buildResults(input: Pick<BuildInput, 'report' | 'ledger' | 'gate' | 'baseline' | 'loadDocument'> & { comparison?: CertificateDiff }): CertificateResults {
   const { report, ledger } = input;
-  const known = new Map((input.baseline?.outcome.known ?? []).map((k) => [k.id, k]));
+  // The gate's known failures: from the baseline, or not passing in the compared certificate either.
+  const known = new Map(input.gate.knownFailures.map((k) => [k.id, k]));
   const requirements: CertifiedRequirement[] = report.requirements.map((r) => {
     const d = ledger.byId.get(r.id) ?? {};
     const k = known.get(r.id);
@@ -159,6 +163,7 @@ export function buildResults(input: Pick<BuildInput, 'report' | 'ledger' | 'gate
     notCertified: report.notCertified,
     requirements,
     ...(input.baseline ? { baseline: { ...input.baseline.outcome, file: input.baseline.file, digest: input.baseline.digest } } : {}),
+    ...(input.comparison ? { comparison: input.comparison } : {}),
     load: loadCharts(input.loadDocument),
     requests: report.requests,
     requestsByPhase: report.requestsByPhase,
@@ -169,8 +174,18 @@ export function buildResults(input: Pick<BuildInput, 'report' | 'ledger' | 'gate
 
 /** The whole certificate with its digests (unsigned). */
 export function buildCertificate(input: BuildInput): Certificate {
-  const results = buildResults(input);
   const suiteDigest = manifestDigest(input.sourceManifest);
+  const digests = { spec: input.ledger.specDigest ?? input.interfaceDigest, interface: input.interfaceDigest, ledger: input.ledgerDigest, suite: suiteDigest };
+  const comparison = input.previous
+    ? diffCertificates(input.previous, {
+        generatedAt: input.report.generatedAt,
+        target: input.report.target,
+        profile: input.report.profile,
+        results: { requirements: input.report.requirements.map((r) => ({ id: r.id, level: r.level, status: r.status, quote: input.ledger.byId.get(r.id)?.quote ?? r.title })) },
+        digests,
+      })
+    : undefined;
+  const results = buildResults({ ...input, ...(comparison ? { comparison } : {}) });
   const body: Omit<Certificate, 'digests'> & { digests: Omit<Certificate['digests'], 'certificate'> } = {
     format: CERTIFICATE_FORMAT,
     generatedAt: input.report.generatedAt,
@@ -185,13 +200,7 @@ export function buildCertificate(input: BuildInput): Certificate {
     results,
     artifacts: input.artifacts,
     sourceManifest: input.sourceManifest,
-    digests: {
-      spec: input.ledger.specDigest ?? input.interfaceDigest,
-      interface: input.interfaceDigest,
-      ledger: input.ledgerDigest,
-      suite: suiteDigest,
-      results: digestOf(results),
-    },
+    digests: { ...digests, results: digestOf(results) },
   };
   return { ...body, digests: { ...body.digests, certificate: certificateDigest(body) } };
 }

@@ -8,6 +8,7 @@ import { sectionGroups, sectionOf } from '../markdown.ts';
 import { quoteSentence, rowCells } from './quotes.ts';
 import { failureLine, failureTexts, type FailureText } from '../failure-text.ts';
 import { esc, latencyChart, windowsChart } from './charts.ts';
+import { comparedWithHtml, leftChangedHtml } from './gate-html.ts';
 import type { Certificate, CertifiedRequirement } from './types.ts';
 
 const STATUS_LABEL: Record<string, string> = { pass: 'pass', fail: 'FAIL', warn: 'warn', skipped: 'skipped' };
@@ -46,7 +47,7 @@ footer{margin-top:18px;font-size:12px;color:#555}footer code{word-break:break-al
 
 function headline(cert: Certificate): { cls: string; badge: string; line: string } {
   const g = cert.results.gate;
-  const known = cert.results.baseline?.known.length ?? 0;
+  const known = g.knownFailures?.length ?? 0; // the gate's: from the baseline or the compared certificate
   switch (g.result) {
     case 'pass':
       return {
@@ -54,7 +55,7 @@ function headline(cert: Certificate): { cls: string; badge: string; line: string
         cls: known ? 'known' : 'pass',
         badge: known ? 'PASS (with known failures)' : 'PASS',
         line: known
-          ? `No new failure. ${known} known failure(s) accepted by the baseline are listed below.`
+          ? `No new failure. ${known} known failure(s) accepted (by the baseline, or failing in the compared certificate too) are listed below.`
           : 'Every must-level requirement this run certifies passed.',
       };
     case 'fail':
@@ -171,6 +172,7 @@ export function renderCertificateHtml(cert: Certificate): string {
   if (res.problems.length) {
     out.push(`<section id="problems"><h2>Run problems (${res.problems.length})</h2><ul class="tight">${res.problems.map((p) => `<li>${esc(p.reason)}</li>`).join('')}</ul></section>`);
   }
+  out.push(leftChangedHtml(cert), comparedWithHtml(cert));
 
   if (res.notCertified.length) {
     out.push(`<section id="not-certified"><h2>Not certified by this run (${res.notCertified.length})</h2>`);

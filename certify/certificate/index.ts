@@ -7,12 +7,10 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { applyBaseline, parseBaseline } from '../baseline.ts';
 import type { ConformanceReport } from '../verdict.ts';
 import { buildCertificate, readLedgerDetails, type ParsedLedger } from './build.ts';
 import { tableHeaderOf } from './quotes.ts';
 import { sha256, sha256File, sourceManifest, SUITE_SOURCE } from './digest.ts';
-import { decideGate } from './gate.ts';
 import { renderCertificateHtml } from './html.ts';
 import { loadPrivateKey, signCertificate } from './sign.ts';
 import type { Certificate, GateResult } from './types.ts';
@@ -25,13 +23,14 @@ export const CERTIFICATE_HTML = 'certificate.html';
 export const ARTIFACTS = ['conformance.json', 'conformance.md', 'results.json', 'junit.xml', 'load.json', 'pacing.json', 'evidence.har'] as const;
 
 export interface WriteCertificateOptions {
+  /** The judged report: its `gate` (and `baseline`) is the certificate's gate. */
   report: ConformanceReport;
   reportsDir: string;
-  /** Reads CONFORMANCE_STRICT, CONFORMANCE_BASELINE, CONFORMANCE_SIGNING_KEY_FILE (a path; the key never travels in a variable). */
+  /** Reads CONFORMANCE_SIGNING_KEY_FILE (a path; the key never travels in a variable). */
   env?: Record<string, string | undefined>;
-  strict?: boolean;
-  baselineFile?: string;
   signingKeyFile?: string;
+  /** The certificate the run was gated on (`--no-regression-from`). */
+  previous?: Certificate;
   root?: string;
   ledgerFile?: string;
   /** The run's key redactor: a certificate it would change holds a key, and is not written. */
@@ -74,21 +73,15 @@ function withQuoteHeaders(ledger: ParsedLedger, root: string): ParsedLedger {
   return ledger;
 }
 
-/** Builds, signs (optionally) and writes the certificate; returns it with the gate. */
+/** Builds, signs (optionally) and writes the certificate; returns it with the gate (the report's). */
 export function writeCertificate(options: WriteCertificateOptions): WrittenCertificate {
   const env = options.env ?? {};
   const root = options.root ?? REPO_ROOT;
   const ledgerFile = options.ledgerFile ?? path.join(root, 'suites', 'requirements.yaml');
-  const strict = options.strict ?? truthy(env.CONFORMANCE_STRICT);
-  const baselineFile = options.baselineFile ?? (env.CONFORMANCE_BASELINE?.trim() || undefined);
   const keyFile = options.signingKeyFile ?? (env.CONFORMANCE_SIGNING_KEY_FILE?.trim() || undefined);
-
-  let baseline: { outcome: ReturnType<typeof applyBaseline>; file: string; digest: string } | undefined;
-  if (baselineFile) {
-    const text = fs.readFileSync(baselineFile, 'utf8');
-    baseline = { outcome: applyBaseline(options.report, parseBaseline(text)), file: path.basename(baselineFile), digest: sha256(text) };
-  }
-  const gate = decideGate(options.report, { strict, ...(baseline ? { baseline: baseline.outcome } : {}) });
+  const gate = options.report.gate;
+  const b = options.report.baseline;
+  const baseline = b ? { outcome: b, file: b.file, digest: b.digest } : undefined;
 
   const loadFile = path.join(options.reportsDir, 'load.json');
   const loadDocument = fs.existsSync(loadFile) ? (JSON.parse(fs.readFileSync(loadFile, 'utf8')) as unknown) : undefined;
@@ -103,6 +96,7 @@ export function writeCertificate(options: WriteCertificateOptions): WrittenCerti
     ledger: withQuoteHeaders(readLedgerDetails(ledgerText), root),
     gate,
     ...(baseline ? { baseline } : {}),
+    ...(options.previous ? { previous: options.previous } : {}),
     loadDocument,
     suite: suiteInfo(root),
     ledgerDigest: sha256(ledgerText),

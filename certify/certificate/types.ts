@@ -5,19 +5,13 @@
 import type { BaselineOutcome } from '../baseline.ts';
 import type { ConformanceReport, EvidenceEntry, Level, RequirementStatus } from '../verdict.ts';
 import type { Signature } from './sign.ts';
+import type { CertificateDiff } from './diff.ts';
 import type { RunProblem } from '../../core/results.ts';
 
 export const CERTIFICATE_FORMAT = 'inventory-conformance-certificate/1';
 
-/** What the gate decided (the CLI's exit code), beside the conformance verdict. */
-export interface GateResult {
-  /** `pass`, `fail`, `not-certified` (strict), `harness` (the run could not judge), `unreachable`. */
-  result: 'pass' | 'fail' | 'not-certified' | 'harness' | 'unreachable';
-  exitCode: number;
-  strict: boolean;
-  /** Why the gate is what it is, one line each (no keys). */
-  reasons: string[];
-}
+export type { GateResult } from './gate.ts';
+import type { GateResult } from './gate.ts';
 
 /** One requirement as the certificate states it: the ledger's words and the run's evidence. */
 export interface CertifiedRequirement {
@@ -55,6 +49,7 @@ export interface LoadChart {
 
 /** The results: everything a run judged. Its digest is `digests.results`. */
 export interface CertificateResults {
+  /** The gate's result (the same as `gate.result`). */
   verdict: ConformanceReport['verdict'];
   gate: GateResult;
   summary: ConformanceReport['summary'];
@@ -62,6 +57,8 @@ export interface CertificateResults {
   notCertified: ConformanceReport['notCertified'];
   requirements: CertifiedRequirement[];
   baseline?: BaselineOutcome & { file: string; digest: string };
+  /** Gated on a previous certificate: the requirement-level difference from it. */
+  comparison?: CertificateDiff;
   load: LoadChart[];
   requests: number;
   requestsByPhase: Record<string, number>;

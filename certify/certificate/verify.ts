@@ -59,17 +59,20 @@ export function verifyCertificate(file: string, options: VerifyOptions): { ok: b
     notCertified: cert.results.notCertified,
     requirements: cert.results.requirements.map((r) => ({ id: r.id, status: r.status })),
   } as unknown as ConformanceReport;
-  const b = cert.results.baseline;
-  const baselineRecount: BaselineOutcome | undefined = b && {
-    ...b,
-    newFailures: cert.results.requirements.filter((r) => r.status === 'fail' && !r.knownFailure).map((r) => ({ id: r.id, title: r.quote, level: r.level, failingTests: [], why: '' })),
-    known: cert.results.requirements.filter((r) => r.status === 'fail' && r.knownFailure).map((r) => ({ id: r.id, title: r.quote, level: r.level, failingTests: [] })),
+  // Known failures (baseline or compared certificate) are marked on the requirements: recount the gate from them.
+  const knownIds = cert.results.requirements.filter((r) => r.status === 'fail' && r.knownFailure);
+  const recount: BaselineOutcome = {
+    newFailures: [],
+    known: knownIds.map((r) => ({ id: r.id, title: r.quote, level: r.level, failingTests: [] })),
+    fixed: [],
+    unjudged: [],
+    passes: false,
   };
-  const gate = decideGate(asReport, { strict: cert.results.gate.strict, ...(baselineRecount ? { baseline: baselineRecount } : {}) });
+  const gate = decideGate(asReport, { strict: cert.results.gate.strict, baseline: recount });
   const gateOk = gate.result === cert.results.gate.result && gate.exitCode === cert.results.gate.exitCode;
   checks.push({ name: 'gate', ok: gateOk, detail: gateOk ? `gate ${gate.result} follows from the recorded results` : `recorded gate ${cert.results.gate.result}, but the recorded results give ${gate.result}` });
-  const verdictOk = (cert.results.verdict === 'pass') === (counts.fail === 0 && cert.results.problems.length === 0);
-  checks.push({ name: 'verdict', ok: verdictOk, detail: verdictOk ? `verdict ${cert.results.verdict} follows from the statuses` : `recorded verdict ${cert.results.verdict} contradicts the statuses` });
+  const verdictOk = cert.results.verdict === cert.results.gate.result && cert.results.verdict === gate.result;
+  checks.push({ name: 'verdict', ok: verdictOk, detail: verdictOk ? `verdict ${cert.results.verdict} is the gate's result and follows from the statuses` : `recorded verdict ${cert.results.verdict}, but the recorded results give ${gate.result}` });
 
   const ledgerFile = path.join(root, 'suites', 'requirements.yaml');
   const ledgerText = fs.existsSync(ledgerFile) ? fs.readFileSync(ledgerFile, 'utf8') : '';

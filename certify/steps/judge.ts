@@ -1,12 +1,18 @@
 /**
- * Step "judge": the phases' summaries and the verdict (`verdict.ts`, pure) over the ledger and
- * every test record, then `conformance.json` and `conformance.md` written (redacted).
+ * Step "judge": the phases' summaries and the verdict (`verdict.ts`, pure) with its gate over the
+ * ledger and every test record, then `conformance.json` and `conformance.md` written (redacted);
+ * after the secret scan, `junit.xml` made to state the same gate.
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { parseBaseline } from '../baseline.ts';
+import { sha256 } from '../certificate/digest.ts';
+import { gateLine, type PreviousRun } from '../certificate/gate.ts';
+import type { Certificate } from '../certificate/types.ts';
+import { gateJunit } from '../junit.ts';
 import { renderMarkdown } from '../markdown.ts';
 import type { PhaseResult } from '../phases.ts';
-import { computeVerdict, type ConformanceReport, type PhaseSummary, type VerdictInput } from '../verdict.ts';
+import { computeVerdict, type ConformanceReport, type PhaseSummary, type VerdictGateOptions, type VerdictInput } from '../verdict.ts';
 
 /** How each phase of the profile went, in run order: ran (seconds, exit), left out by the profile, or interrupted. */
 export function phaseSummaries(allPhases: readonly string[], ran: readonly string[], leftOut: readonly string[], results: readonly PhaseResult[], profile: string): PhaseSummary[] {
@@ -20,10 +26,89 @@ export function phaseSummaries(allPhases: readonly string[], ran: readonly strin
     });
 }
 
-/** Computes the verdict and writes `conformance.json` and `conformance.md` under `reportsDir`. */
+/** What the gate reads besides the results: strict mode, the baseline, the certificate to compare with. */
+export interface GateInputs {
+  options: VerdictGateOptions;
+  /** The certificate of `CONFORMANCE_NO_REGRESSION_FROM`, for the certificate's comparison. */
+  previous?: Certificate;
+}
+
+const TRUE = /^(1|true|yes|on)$/i;
+
+/**
+ * Reads the gate's files before anything runs (`CONFORMANCE_STRICT`, `CONFORMANCE_BASELINE`,
+ * `CONFORMANCE_NO_REGRESSION_FROM`): an unreadable one is a usage error, listed in `errors`.
+ */
+export function readGateInputs(env: Record<string, string | undefined>, cwd = process.cwd()): { inputs: GateInputs; errors: string[] } {
+  const errors: string[] = [];
+  const options: VerdictGateOptions = { strict: TRUE.test((env.CONFORMANCE_STRICT ?? '').trim()) };
+  const inputs: GateInputs = { options };
+  const read = (name: string, file: string): string | undefined => {
+    try {
+      return fs.readFileSync(path.resolve(cwd, file), 'utf8');
+    } catch (error) {
+      errors.push(`${name} (${file}): ${(error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message}`);
+      return undefined;
+    }
+  };
+  const baselineFile = env.CONFORMANCE_BASELINE?.trim();
+  const baselineText = baselineFile ? read('CONFORMANCE_BASELINE', baselineFile) : undefined;
+  if (baselineFile && baselineText !== undefined) {
+    try {
+      options.baseline = { baseline: parseBaseline(baselineText), file: path.basename(baselineFile), digest: sha256(baselineText) };
+    } catch (error) {
+      errors.push(`CONFORMANCE_BASELINE (${baselineFile}): ${(error as Error).message}`);
+    }
+  }
+  const previousFile = env.CONFORMANCE_NO_REGRESSION_FROM?.trim();
+  const previousText = previousFile ? read('CONFORMANCE_NO_REGRESSION_FROM', previousFile) : undefined;
+  if (previousFile && previousText !== undefined) {
+    const previous = parsePreviousCertificate(previousText);
+    if (typeof previous === 'string') errors.push(`CONFORMANCE_NO_REGRESSION_FROM (${previousFile}): ${previous}`);
+    else {
+      inputs.previous = previous;
+      options.previous = previousRun(previous, path.basename(previousFile));
+    }
+  }
+  return { inputs, errors };
+}
+
+/** A certificate.json's text as a Certificate, or why it is not one. */
+export function parsePreviousCertificate(text: string): Certificate | string {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch {
+    return 'not JSON (expected a certificate.json)';
+  }
+  const c = doc as Partial<Certificate> | null;
+  if (!c || typeof c.format !== 'string' || !c.format.startsWith('inventory-conformance-certificate/') || !Array.isArray(c.results?.requirements)) {
+    return 'not a certificate (expected the certificate.json of a certify run)';
+  }
+  return c as Certificate;
+}
+
+/** The gate's view of a previous certificate. */
+export function previousRun(c: Certificate, file: string): PreviousRun {
+  return {
+    file,
+    digest: c.digests?.certificate ?? '',
+    generatedAt: c.generatedAt,
+    statuses: Object.fromEntries(c.results.requirements.map((r) => [r.id, r.status])),
+  };
+}
+
+/** Computes the verdict and its gate, and writes `conformance.json` and `conformance.md` under `reportsDir`. */
 export function judge(input: VerdictInput, reportsDir: string, redact: (s: string) => string, extra: Record<string, unknown> = {}): ConformanceReport {
   const report = { ...computeVerdict(input), ...extra } as ConformanceReport;
   fs.writeFileSync(path.join(reportsDir, 'conformance.json'), `${redact(JSON.stringify(report, null, 2))}\n`);
   fs.writeFileSync(path.join(reportsDir, 'conformance.md'), redact(renderMarkdown(report)));
   return report;
+}
+
+/** Makes `junit.xml` (when the merge wrote one) state the report's gate; known failures become skipped cases. */
+export function gateJunitFile(report: ConformanceReport, reportsDir: string, redact: (s: string) => string): void {
+  const file = path.join(reportsDir, 'junit.xml');
+  if (!fs.existsSync(file)) return;
+  fs.writeFileSync(file, redact(gateJunit(fs.readFileSync(file, 'utf8'), report, gateLine(report.gate))));
 }

@@ -1,16 +1,31 @@
 /**
- * Step "print": the console summary of a run — failed requirements with their first message, run
- * problems, warnings, what was not certified and why, where the reports are, the verdict line and
+ * Step "print": the console summary of a run — failed requirements with their first message, known
+ * failures apart, the pets the run left changed, run problems, warnings, what was not certified and why, where the reports are, the verdict line and
  * the requests sent (per phase and, from the run-wide pacer, per key).
  */
+import type { RunProblem } from '../../core/results.ts';
 import type { ConformanceReport } from '../verdict.ts';
 import { quoteSentence } from '../certificate/quotes.ts';
 import { failureLine, failureTexts } from '../failure-text.ts';
 
+/** The run-level "target left changed" lines: each pet, its original and its current count. */
+export function leftChangedLines(problems: readonly RunProblem[]): string[] {
+  const pets = problems.filter((p) => p.kind === 'target-left-changed').flatMap((p) => p.pets ?? []);
+  const other = problems.filter((p) => p.kind === 'target-left-changed' && !p.pets?.length);
+  if (!pets.length && !other.length) return [];
+  return [
+    `Target left changed: the run could not restore ${pets.length || 'some'} pet(s); restore them by hand (this fails the gate):`,
+    ...pets.map((p) => `  ✗ pet ${p.petId}: original quantity ${p.original}, now ${p.current ?? 'missing from the list'}`),
+    ...other.map((p) => `  ✗ ${p.reason.split('\n')[0]}`),
+  ];
+}
+
 /** Prints the summary of `report` through `say` (which redacts). */
 export function printSummary(report: ConformanceReport, say: (text: string) => void, o: { reportsFile: string; otherReports: string[]; seconds: number }): void {
   const s = report.summary;
-  const failed = report.requirements.filter((r) => r.status === 'fail');
+  const known = new Set(report.gate.knownFailures.map((k) => k.id));
+  const failed = report.requirements.filter((r) => r.status === 'fail' && !known.has(r.id));
+  if (known.size) say(`\nKnown failures (${known.size}; they do not fail the gate): ${report.gate.knownFailures.map((k) => `${k.id}${k.reason ? ` (${k.reason.split('\n')[0]})` : ''}`).join(', ')}\n`);
   if (failed.length) {
     say(`\nFailed requirements (${failed.length}):\n`);
     for (const r of failed) {
@@ -21,9 +36,12 @@ export function printSummary(report: ConformanceReport, say: (text: string) => v
       if (texts.length > 3) say(`      … ${texts.length - 3} more in conformance.md\n`);
     }
   }
-  if (report.problems.length) {
-    say(`\nRun problems (${report.problems.length}):\n`);
-    for (const p of report.problems) say(`  ✗ ${p.reason.split('\n')[0]}\n`);
+  const left = leftChangedLines(report.problems);
+  if (left.length) say(`\n${left.join('\n')}\n`);
+  const problems = report.problems.filter((p) => p.kind !== 'target-left-changed');
+  if (problems.length) {
+    say(`\nRun problems (${problems.length}):\n`);
+    for (const p of problems) say(`  ✗ ${p.reason.split('\n')[0]}\n`);
   }
   const warned = report.requirements.filter((r) => r.status === 'warn');
   if (warned.length) say(`\nWarnings (${warned.length}, see conformance.md): ${warned.map((r) => r.id).join(', ')}\n`);
@@ -41,7 +59,10 @@ export function printSummary(report: ConformanceReport, say: (text: string) => v
     );
   }
   say(`\nreports: ${o.reportsFile} (also ${o.otherReports.join(', ')})\n`);
-  say(`certify: verdict ${report.verdict.toUpperCase()} — ${s.pass} pass, ${s.warn} warn, ${s.fail} fail, ${s.skipped} skipped (${o.seconds.toFixed(1)} s)\n`);
+  const g = report.gate;
+  const label = g.result === 'harness' ? 'HARNESS TROUBLE' : g.result.toUpperCase();
+  const knownNote = g.knownFailures.length ? ` (${g.knownFailures.length} known failure(s) accepted)` : '';
+  say(`certify: verdict ${label}${knownNote}, exit ${g.exitCode} — ${s.pass} pass, ${s.warn} warn, ${s.fail} fail, ${s.skipped} skipped (${o.seconds.toFixed(1)} s)\n`);
   const byPhase = Object.entries(report.requestsByPhase).map(([p, n]) => `${p} ${n}`).join(', ');
   if (byPhase) say(`requests by phase: ${byPhase}\n`);
   say(`requests sent: ${report.requests}\n`);

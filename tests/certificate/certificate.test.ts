@@ -6,7 +6,7 @@ import { loadCharts } from '../../certify/certificate/build.ts';
 import { digestOf } from '../../certify/certificate/digest.ts';
 import { verifyCertificate, writeCertificate } from '../../certify/certificate/index.ts';
 import type { Certificate } from '../../certify/certificate/types.ts';
-import { conformantReport, failingReport } from './reports.ts';
+import { baselineOf, conformantReport, failingReport } from './reports.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
 
@@ -87,9 +87,7 @@ test('certificate: with --public-key an unsigned certificate fails', async ({ sc
 });
 
 test('certificate: a baseline turns the known failures into a passing gate that lists them', async ({ scratch }) => {
-  const baseline = scratch('baseline.yaml');
-  fs.writeFileSync(baseline, 'knownFailures:\n  - { id: AUTH-02, reason: ticket 1 }\n  - UPD-06\n');
-  const w = written(scratch('reports'), failingReport(), { CONFORMANCE_BASELINE: baseline });
+  const w = written(scratch('reports'), failingReport({ baseline: baselineOf('knownFailures:\n  - { id: AUTH-02, reason: ticket 1 }\n  - UPD-06\n') }));
   expect(w.gate).toMatchObject({ result: 'pass', exitCode: 0 });
   expect(w.certificate.results.baseline?.known.map((k) => k.id)).toEqual(['AUTH-02', 'UPD-06']);
   const html = fs.readFileSync(w.htmlFile, 'utf8');
@@ -126,11 +124,10 @@ test('certificate: load charts come from every latency and window figure of load
 
 test('certificate: one that would hold a key is not written', async ({ scratch }) => {
   const key = 'sk_live_0123456789abcdef';
-  const baseline = scratch('baseline.yaml');
-  fs.writeFileSync(baseline, `knownFailures:\n  - { id: AUTH-02, reason: "fails with ${key}" }\n`);
   const dir = scratch('reports');
   fs.mkdirSync(dir);
   const redact = (t: string) => t.split(key).join('<API_KEY>');
-  expect(() => writeCertificate({ report: failingReport(), reportsDir: dir, env: { CONFORMANCE_BASELINE: baseline }, redact })).toThrow('a key would be written into the certificate');
+  const report = failingReport({ baseline: baselineOf(`knownFailures:\n  - { id: AUTH-02, reason: "fails with ${key}" }\n`) });
+  expect(() => writeCertificate({ report, reportsDir: dir, env: {}, redact })).toThrow('a key would be written into the certificate');
   expect(fs.readdirSync(dir)).toEqual([]);
 });

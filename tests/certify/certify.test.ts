@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import YAML from 'yaml';
 import { loadLedger } from '../../core/ledger.ts';
 import { describeFinding, scanPaths } from '../../certify/secret-scan.ts';
+import { certificateProblems, conformanceProblems } from '../certificate/report-schemas.ts';
 
 /**
  * `npm run certify` end to end, as a user runs it (a child process), against the bundled
@@ -88,6 +89,12 @@ test('certify against the bundled reference server passes and writes every repor
       else if (req.level === 'must') expect(['pass', 'warn'], `${req.id} (must) against the reference server`).toContain(got!.status);
     }
     expect(report.notCertified).toEqual([]);
+    // Every run's files validate against their schemas (schemas/), and state the same gate.
+    const certificate = JSON.parse(fs.readFileSync(path.join(reports, 'certificate.json'), 'utf8'));
+    expect(conformanceProblems(report)).toEqual([]);
+    expect(certificateProblems(certificate)).toEqual([]);
+    expect(report.gate).toMatchObject({ result: 'pass', exitCode: 0 });
+    expect(certificate.results.gate).toEqual(report.gate);
 
     const keys = referenceKeys();
     const scan = scanPaths([reports], keys, reports);
@@ -108,6 +115,8 @@ test('certify in the readonly profile runs only the functional phase and says pl
     expect(output).toContain('phase load not run (profile readonly)');
     const report = JSON.parse(fs.readFileSync(path.join(reports, 'conformance.json'), 'utf8'));
     expect(report.profile).toBe('readonly');
+    expect(conformanceProblems(report)).toEqual([]);
+    expect(certificateProblems(JSON.parse(fs.readFileSync(path.join(reports, 'certificate.json'), 'utf8')))).toEqual([]);
     expect(Object.keys(report.requestsByPhase)).toContain('functional');
     expect(Object.keys(report.requestsByPhase)).not.toContain('rate-limit');
     expect(Object.keys(report.requestsByPhase)).not.toContain('load');

@@ -162,7 +162,7 @@ test('MSG-01 a refused connection with the key in the call log (deliberate failu
   });
   try {
     const { code, output, report } = await certify(ws, server.url);
-    expect(code).toBe(1);
+    expect(code).toBe(5); // a key found in a file the run wrote is harness trouble (core/exit-codes.ts)
     const leaks = report.problems.filter((p: { reason: string }) => p.reason.includes('written there by the Playwright worker'));
     expect(leaks.length, JSON.stringify(report.problems)).toBe(2);
     expect(leaks[0].reason).toContain('error-context.md');
@@ -193,8 +193,9 @@ test('MSG-01 passes', async () => {});
   });
   try {
     const { code, output, report } = await certify(ws, server.url);
-    expect(code).toBe(1);
-    expect(report.verdict).toBe('fail');
+    // Harness trouble (exit 5): the run's own files held a key, whatever the requirements say.
+    expect(code).toBe(5);
+    expect(report.verdict).toBe('harness');
     expect(report.requirements.map((r: { status: string }) => r.status)).toEqual(['pass', 'pass']);
     const found = report.problems.filter((p: { kind: string }) => p.kind === 'secret-in-artifact').map((p: { reason: string }) => p.reason);
     expect(found.some((p: string) => /test-results\/.*debug\.txt: API_KEY \(raw\)/.test(p)), found.join('\n')).toBe(true);

@@ -177,9 +177,9 @@ test('scan secrets: a text file holding a key is scrubbed, a zip holding one rem
     expect(scan.findings.some((f) => f.startsWith('log.txt') && f.endsWith('scrubbed in place'))).toBe(true);
     expect(scan.findings.some((f) => f.startsWith('blob.zip') && f.endsWith('file removed'))).toBe(true);
     for (const f of scan.findings) expect(f.includes(KEY), 'a finding shows no key').toBe(false);
-    // The run still fails, naming each file.
+    // The run still fails (harness trouble, exit 5), naming each file.
     const report = computeVerdict({ ledger: [], tests: [], profile: 'full', target: {}, generatedAt: 't', secretFindings: scan.findings });
-    expect(report.verdict).toBe('fail');
+    expect(report.verdict).toBe('harness');
     expect(report.problems.some((p) => p.reason.includes('log.txt'))).toBe(true);
     expect(report.problems.some((p) => p.reason.includes('blob.zip'))).toBe(true);
     // A second scan finds nothing left.
@@ -205,7 +205,7 @@ test('print: failures, problems, what was not certified and why, pacing per key,
   expect(out).toContain('Failed requirements (1):\n  ✗ AUTH-02 (must) AUTH-02 title\n      AUTH-02: expected 401, observed 200 more\n');
   expect(out).toContain("Not certified (1; a limit of this run, not the server's failure):\n  ◦ RL-05: Retry-After 600 s is more than MAX_RETRY_AFTER_S=120\n");
   expect(out).toContain('pacing <RATE_LIMIT_KEY>: 61 request(s), 1 wait(s), longest wait 3.2 s, 1 429(s), 0 early request(s)\n');
-  expect(out).toContain('certify: verdict FAIL — 0 pass, 0 warn, 1 fail, 1 skipped (12.3 s)\n');
+  expect(out).toContain('certify: verdict FAIL, exit 1 — 0 pass, 0 warn, 1 fail, 1 skipped (12.3 s)\n');
   expect(out).toContain('requests by phase: functional 3, rate-limit 2\n');
   expect(out.endsWith('requests sent: 5\n')).toBe(true);
 });

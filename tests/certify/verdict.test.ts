@@ -173,7 +173,8 @@ test('verdict: a failing test naming no ledger requirement is a run problem; a p
   const r = verdictOf([must('AUTH-01')], [rec('AUTH-01 a', 'passed'), rec('stray check', 'passed'), rec('NOPE-01 unknown id', 'failed')]);
   expect(r.unmapped.map((u) => u.test)).toEqual(['stray check', 'NOPE-01 unknown id']);
   expect(r.problems.map((p) => p.reason).join('\n')).toContain('NOPE-01');
-  expect(r.verdict).toBe('fail');
+  // The verdict is the gate's result: an unmapped failure is the harness's trouble, not the target's.
+  expect(r.verdict).toBe('harness');
   const ok = verdictOf([must('AUTH-01')], [rec('AUTH-01 a', 'passed'), rec('stray check', 'passed')]);
   expect(ok.verdict).toBe('pass');
 });
@@ -181,8 +182,9 @@ test('verdict: a failing test naming no ledger requirement is a run problem; a p
 test('verdict: a secret found in an artifact or a run error fails the run', () => {
   const ledger = [must('AUTH-01')];
   const tests = [rec('AUTH-01 a', 'passed')];
-  expect(verdictOf(ledger, tests, { secretFindings: ['reports/results.json: API_KEY (raw)'] }).verdict).toBe('fail');
-  expect(verdictOf(ledger, tests, { runErrors: ['phase load ended without a report'] }).verdict).toBe('fail');
+  // The verdict is the gate's result: harness trouble (exit 5), whatever the requirements say.
+  expect(verdictOf(ledger, tests, { secretFindings: ['reports/results.json: API_KEY (raw)'] }).verdict).toBe('harness');
+  expect(verdictOf(ledger, tests, { runErrors: ['phase load ended without a report'] }).gate).toMatchObject({ result: 'harness', exitCode: 5 });
 });
 
 test('verdict: experimental requirements are marked in JSON and Markdown', () => {

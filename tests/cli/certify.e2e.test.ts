@@ -6,6 +6,7 @@ import { test, expect } from '@playwright/test';
 import { EXIT } from '../../core/exit-codes.ts';
 import { SECRET_VARIABLES } from '../../core/secrets.ts';
 import { SETTINGS } from '../../settings/index.ts';
+import { certificateProblems, conformanceProblems } from '../certificate/report-schemas.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
 const BIN = path.join(ROOT, 'cli', 'bin.mjs');
@@ -43,7 +44,7 @@ test('cli: certify with no target passes, prints plain progress, writes a certif
   expect(run.code, run.stderr.slice(-3000)).toBe(EXIT.pass);
 
   // --json: stdout is the verdict document only; the progress went to stderr, without control characters.
-  const doc = JSON.parse(run.stdout) as { verdict: string; gate: { result: string; exitCode: number }; requirements: unknown[] };
+  const doc = JSON.parse(run.stdout) as { verdict: string; gate: { result: string; exitCode: number; fixedFailures: unknown[] }; requirements: unknown[] };
   expect(doc.verdict).toBe('pass');
   expect(doc.gate).toMatchObject({ result: 'pass', exitCode: 0 });
   // eslint-disable-next-line no-control-regex
@@ -54,6 +55,12 @@ test('cli: certify with no target passes, prints plain progress, writes a certif
 
   const certificate = path.join(reports, 'certificate.json');
   expect(fs.existsSync(path.join(reports, 'certificate.html'))).toBe(true);
+  // The files validate against their schemas and state the gate --json printed.
+  const written = JSON.parse(fs.readFileSync(path.join(reports, 'conformance.json'), 'utf8'));
+  expect(conformanceProblems(written)).toEqual([]);
+  expect(written.gate).toEqual(doc.gate);
+  expect(certificateProblems(JSON.parse(fs.readFileSync(certificate, 'utf8')))).toEqual([]);
+  expect(doc.gate.fixedFailures).toEqual([{ id: 'INV-01', status: 'pass', from: 'baseline' }]);
   expect(fs.existsSync(path.join(reports, 'html', 'index.html'))).toBe(true); // Playwright's report stays
 
   const ok = await cli(['verify', certificate], {});

@@ -1,0 +1,54 @@
+/**
+ * The certificate's gate sections, apart from the page's layout (html.ts calls them): the pets the
+ * run left changed, and, when the run was gated on a previous certificate, what changed since.
+ * Pure; every value is escaped.
+ */
+import type { RequirementChange } from './diff.ts';
+import type { Certificate } from './types.ts';
+
+function esc(text: string): string {
+  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+}
+
+/** "Target left changed": each pet the run could not restore, its original and its current count. */
+export function leftChangedHtml(cert: Certificate): string {
+  const pets = cert.results.problems.filter((p) => p.kind === 'target-left-changed').flatMap((p) => p.pets ?? []);
+  if (!pets.length) return '';
+  const rows = pets.map((p) => `<tr><td><code>${esc(p.petId)}</code></td><td>${esc(p.original)}</td><td>${esc(p.current ?? 'missing from the list')}</td></tr>`).join('');
+  return (
+    `<section id="left-changed"><h2>Target left changed (${pets.length})</h2>` +
+    '<p>The run could not restore these pets; they need restoring by hand. This fails the gate, whatever the requirements say.</p>' +
+    `<table><thead><tr><th>Pet</th><th>Original quantity</th><th>Current quantity</th></tr></thead><tbody>${rows}</tbody></table></section>`
+  );
+}
+
+function changeList(title: string, changes: RequirementChange[]): string {
+  if (!changes.length) return '';
+  const items = changes.map((c) => `<li><a href="#req-${esc(c.id)}"><b>${esc(c.id)}</b></a> (${esc(c.level)}) ${esc(c.before ?? '—')} → ${esc(c.now ?? '—')}</li>`).join('');
+  return `<h3>${esc(title)} (${changes.length})</h3><ul class="tight">${items}</ul>`;
+}
+
+/** "Compared with": the certificate the gate compared this run with, and the requirement-level difference. */
+export function comparedWithHtml(cert: Certificate): string {
+  const g = cert.results.gate.comparedWith;
+  const d = cert.results.comparison;
+  if (!g || !d) return '';
+  const around = [
+    ...d.digests.map((x) => `${x.name} changed`),
+    ...(d.target ? ['target changed'] : []),
+    ...(d.profile ? [`profile ${d.profile.before} → ${d.profile.now}`] : []),
+  ];
+  const none = !d.regressed.length && !d.fixed.length && !d.added.length && !d.removed.length;
+  return (
+    `<section id="compared-with"><h2>Compared with <span class="muted">(${esc(g.file)}, ${esc(g.generatedAt)})</span></h2>` +
+    `<p>The gate passes only if nothing that passed in that certificate fails now. Its digest: <code>${esc(g.certificate.slice(0, 16))}…</code>.</p>` +
+    (d.mustRegressions.length ? `<p><b>Must-level regressions: ${esc(d.mustRegressions.join(', '))}</b></p>` : '') +
+    changeList('Regressed', d.regressed) +
+    changeList('Fixed', d.fixed) +
+    changeList('New requirements', d.added) +
+    changeList('Removed requirements', d.removed) +
+    (none ? '<p>No requirement changed status.</p>' : '') +
+    (around.length ? `<p class="muted">Also: ${esc(around.join('; '))}.</p>` : '') +
+    '</section>'
+  );
+}
