@@ -6,7 +6,6 @@
  * 130/143 stopped by SIGINT/SIGTERM during the preflight.
  */
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { loadLedger } from '../core/ledger.ts';
 import { readSettings } from '../settings/index.ts';
@@ -24,29 +23,13 @@ import { printSummary } from './steps/print.ts';
 import { resolveTarget, type ResolvedTarget } from './steps/resolve-target.ts';
 import { runPhases } from './steps/run-phases.ts';
 import { scanSecrets } from './steps/scan-secrets.ts';
+import { prepareReportsDir, REPORT_ENTRIES } from './steps/reports-dir.ts';
 import { certificateStep, type WrittenCertificate } from './certificate/index.ts';
 import type { LedgerRequirement, PacingSummary, VerdictInput } from './verdict.ts';
 
-export { mergeLoadReports };
+export { mergeLoadReports, REPORT_ENTRIES };
 
 export { LEDGER_FILE, ROOT_CONFIG };
-
-/** Files and folders certify writes in REPORTS_DIR; only these are deleted at the start of a run. */
-export const REPORT_ENTRIES = [
-  'conformance.json',
-  'conformance.md',
-  'junit.xml',
-  'results.json',
-  'load.json',
-  'pacing.json',
-  'certificate.json',
-  'certificate.html',
-  'html',
-  'blob',
-  'load',
-  'test-results',
-  '.certify',
-] as const;
 
 export interface RunOptions {
   env: Record<string, string | undefined>;
@@ -77,14 +60,7 @@ export function interruptedExit(signal?: AbortSignal): number {
   return signal?.reason === 'SIGTERM' ? 143 : 130;
 }
 
-/** Refuses report folders whose cleaning or scanning would reach far beyond the run's own files. */
-function reportsDirProblem(dir: string): string | undefined {
-  const forbidden = [path.parse(dir).root, REPO_ROOT, os.homedir(), path.join(REPO_ROOT, 'suites'), path.join(REPO_ROOT, 'certify')];
-  if (forbidden.some((f) => path.resolve(f) === dir)) return `REPORTS_DIR must be a dedicated folder, not ${dir}`;
-  return undefined;
-}
-
-/** Deletes certify's own entries in the reports folder (nothing else). */
+/** Deletes certify's own entries in the reports folder (nothing else): for tools whose folder is their own temporary one. */
 export function cleanReports(dir: string): void {
   for (const entry of REPORT_ENTRIES) fs.rmSync(path.join(dir, entry), { recursive: true, force: true });
 }
@@ -101,13 +77,13 @@ export async function runCertify(options: RunOptions): Promise<number> {
   /** Phases the profile leaves out: listed, never run. */
   const leftOutPhases = PHASES.filter((p) => !config.phases.includes(p) && wanted(p));
 
-  const reportsDir = path.resolve(config.reportsDir);
-  const dirProblem = reportsDirProblem(reportsDir);
-  if (dirProblem) return usage(write, [dirProblem], env);
+  // Step: the reports folder, the run's own (refused before any file is touched otherwise).
+  const folder = prepareReportsDir(config.reportsDir);
+  if (!folder.ok) return usage(write, [folder.problem], env);
+  const reportsDir = folder.dir;
   const configFile = options.configFile ?? ROOT_CONFIG;
   const ledgerFile = options.ledgerFile ?? LEDGER_FILE;
 
-  cleanReports(reportsDir);
   const workDir = path.join(reportsDir, '.certify');
   const blobDir = path.join(reportsDir, 'blob');
   const redactionsFile = path.join(workDir, 'redactions.jsonl');
@@ -127,6 +103,8 @@ export async function runCertify(options: RunOptions): Promise<number> {
     target = await resolveTarget(config, env);
   } catch (error) {
     write(`certify: could not start the bundled reference server: ${(error as Error).message}\n`);
+    fs.rmSync(workDir, { recursive: true, force: true });
+    folder.finish();
     return 1;
   }
   const secrets = secretsFromEnv(target.env);
@@ -150,6 +128,7 @@ export async function runCertify(options: RunOptions): Promise<number> {
     if (!pre.ok) {
       say(`certify: ${pre.interrupted ? '' : 'preflight failed: '}${pre.line}\n`);
       fs.rmSync(workDir, { recursive: true, force: true });
+      folder.finish();
       return pre.interrupted ? interruptedExit(options.signal) : PREFLIGHT_EXIT;
     }
     for (const line of pre.lines) say(`certify: ${line}\n`);
@@ -237,8 +216,8 @@ export async function runCertify(options: RunOptions): Promise<number> {
   // Step: the exchanges behind each requirement as HAR (before the scan, which reads it too).
   writeEvidenceHar(reportsDir, report, verdictInput.tests, redact);
 
-  // Step: scan every file the run wrote for the keys; scrub or remove what holds one.
-  const scan = scanSecrets([reportsDir], secrets, process.cwd());
+  // Step: scan every file in the reports folder for the keys; scrub or remove what holds one, if the run wrote it.
+  const scan = scanSecrets([reportsDir], secrets, process.cwd(), folder.owns);
   say(`certify: secret scan of ${scan.filesScanned} files: ${scan.findings.length ? `${scan.findings.length} finding(s)` : 'no key found'}\n`);
   if (scan.findings.length) {
     for (const f of scan.findings) say(`  ✗ ${f}\n`);
@@ -247,6 +226,7 @@ export async function runCertify(options: RunOptions): Promise<number> {
 
   const certificate = certificateStep({ report, reportsDir, env, write: say, redact });
   options.onCertificate?.(certificate);
+  folder.finish();
 
   // Step: print.
   printSummary(report, say, {
