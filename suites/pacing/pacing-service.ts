@@ -78,6 +78,35 @@ function waiterOf(b: Record<string, unknown>, defaultTtl: number, resolve: (a: o
   };
 }
 
+/**
+ * Grants to the head of a key's queue for as long as its pacer allows, else arms a timer that
+ * calls `again`; `lease` records a grant and names its lease.
+ */
+function pumpKey(k: KeyState, now: () => number, again: () => void, lease: (w: Waiter, count: number, t: number) => string): void {
+  if (k.timer) clearTimeout(k.timer);
+  k.timer = undefined;
+  while (k.queue.length) {
+    const w = k.queue[0];
+    if (w.gone) {
+      k.queue.shift();
+      continue;
+    }
+    const t = now();
+    const d = k.pacer.decide(t, { mode: w.mode, count: w.count, nominalPerMinute: w.nominalPerMinute, withinRemaining: w.withinRemaining });
+    if (d.kind === 'wait') {
+      if (d.waitMs !== undefined) k.timer = setTimeout(again, Math.min(MAX_TIMER_MS, Math.max(1, d.waitMs)));
+      return;
+    }
+    k.queue.shift();
+    if (d.kind === 'not-certified') {
+      w.resolve({ notCertified: d.reason });
+      continue;
+    }
+    k.pacer.granted(t, d.count);
+    w.resolve({ lease: lease(w, d.count, t), granted: d.count });
+  }
+}
+
 export function pacingService(o: PacingServiceOptions): Service<PacingServiceReport> {
   const keys = new Map<string, KeyState>();
   const leases = new Map<string, Lease>();
@@ -96,34 +125,12 @@ export function pacingService(o: PacingServiceOptions): Service<PacingServiceRep
     return k;
   };
 
-  /** Grants to the head of the queue for as long as the pacer allows; else arms a timer. */
-  const pump = (label: string) => {
-    const k = keyOf(label);
-    if (k.timer) clearTimeout(k.timer);
-    k.timer = undefined;
-    while (k.queue.length) {
-      const w = k.queue[0];
-      if (w.gone) {
-        k.queue.shift();
-        continue;
-      }
-      const t = o.now();
-      const d = k.pacer.decide(t, { mode: w.mode, count: w.count, nominalPerMinute: w.nominalPerMinute, withinRemaining: w.withinRemaining });
-      if (d.kind === 'wait') {
-        if (d.waitMs !== undefined) k.timer = setTimeout(() => pump(label), Math.min(MAX_TIMER_MS, Math.max(1, d.waitMs)));
-        return;
-      }
-      k.queue.shift();
-      if (d.kind === 'not-certified') {
-        w.resolve({ notCertified: d.reason });
-        continue;
-      }
-      k.pacer.granted(t, d.count);
+  const pump = (label: string): void =>
+    pumpKey(keyOf(label), o.now, () => pump(label), (w, count, t) => {
       const id = `L${++leaseSeq}`;
-      leases.set(id, { label, mode: w.mode, open: d.count, expires: t + w.leaseTtlMs });
-      w.resolve({ lease: id, granted: d.count });
-    }
-  };
+      leases.set(id, { label, mode: w.mode, open: count, expires: t + w.leaseTtlMs });
+      return id;
+    });
 
   const endLease = (id: string) => {
     const lease = leases.get(id);
