@@ -26,6 +26,7 @@ export const REPORT_ENTRIES = [
   'results.json',
   'load.json',
   'pacing.json',
+  'evidence.har',
   'certificate.json',
   'certificate.html',
   'html',
