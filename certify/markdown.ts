@@ -173,6 +173,8 @@ export function renderMarkdown(report: ConformanceReport): string {
       lines.push(`| \`${k.key}\` | ${k.requests} | ${k.waits ?? '—'} | ${k.longestWaitS} s | ${k.refused} | ${k.earlyRequests} | ${k.suspectedBan ? 'yes' : 'no'} |`);
     }
     lines.push('');
+    const notes = report.pacing.flatMap((k) => (k.notes ?? []).map((n) => `- \`${k.key}\`: ${n}`));
+    if (notes.length) lines.push(...notes, '');
   }
 
   const problems = report.problems.filter((p) => p.kind !== 'target-left-changed');

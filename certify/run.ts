@@ -11,7 +11,6 @@
  * requirements its one case evidences: the last run's reports and certificate stay as they are.
  */
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { loadLedger } from '../core/ledger.ts';
 import { readSettings } from '../settings/index.ts';
@@ -30,33 +29,15 @@ import { printSummary } from './steps/print.ts';
 import { resolveTarget, type ResolvedTarget } from './steps/resolve-target.ts';
 import { runPhases } from './steps/run-phases.ts';
 import { scanSecrets } from './steps/scan-secrets.ts';
+import { prepareReportsDir, reportsDirProblem, REPLAY_DIR, REPORT_ENTRIES, type PreparedReportsDir } from './steps/reports-dir.ts';
 import { certificateStep, type Certificate, type WrittenCertificate } from './certificate/index.ts';
 import type { LedgerRequirement, PacingSummary, VerdictInput } from './verdict.ts';
 
-export { mergeLoadReports };
+export { mergeLoadReports, REPORT_ENTRIES };
 
 export { LEDGER_FILE, ROOT_CONFIG };
 
-/** Files and folders certify writes in REPORTS_DIR; only these are deleted at the start of a run. */
-export const REPORT_ENTRIES = [
-  'conformance.json',
-  'conformance.md',
-  'junit.xml',
-  'results.json',
-  'load.json',
-  'pacing.json',
-  'certificate.json',
-  'certificate.html',
-  'html',
-  'blob',
-  'load',
-  'test-results',
-  '.certify',
-  'replay',
-] as const;
-
-/** The folder a replay writes to, inside the reports folder: the run's own reports are never touched by it. */
-export const REPLAY_DIR = 'replay';
+export { REPLAY_DIR };
 
 export interface RunOptions {
   env: Record<string, string | undefined>;
@@ -87,14 +68,7 @@ export function interruptedExit(signal?: AbortSignal): number {
   return signal?.reason === 'SIGTERM' ? 143 : 130;
 }
 
-/** Refuses report folders whose cleaning or scanning would reach far beyond the run's own files. */
-function reportsDirProblem(dir: string): string | undefined {
-  const forbidden = [path.parse(dir).root, REPO_ROOT, os.homedir(), path.join(REPO_ROOT, 'suites'), path.join(REPO_ROOT, 'certify')];
-  if (forbidden.some((f) => path.resolve(f) === dir)) return `REPORTS_DIR must be a dedicated folder, not ${dir}`;
-  return undefined;
-}
-
-/** Deletes certify's own entries in the reports folder (nothing else). */
+/** Deletes certify's own entries in the reports folder (nothing else): for tools whose folder is their own temporary one. */
 export function cleanReports(dir: string): void {
   for (const entry of REPORT_ENTRIES) fs.rmSync(path.join(dir, entry), { recursive: true, force: true });
 }
@@ -111,17 +85,19 @@ export async function runCertify(options: RunOptions): Promise<number> {
   /** Phases the profile leaves out: listed, never run. */
   const leftOutPhases = PHASES.filter((p) => !config.phases.includes(p) && wanted(p));
 
+  // Step: the reports folder, the run's own (refused before any file is touched otherwise). A
+  // replay writes into its own folder inside it, so the last run's reports stay as they are.
   const replaying = !!env.CONFORMANCE_REPLAY?.trim();
-  const reportsDir = path.resolve(config.reportsDir, ...(replaying ? [REPLAY_DIR] : []));
-  const dirProblem = reportsDirProblem(path.resolve(config.reportsDir));
-  if (dirProblem) return usage(write, [dirProblem], env);
+  const parentProblem = replaying ? reportsDirProblem(config.reportsDir) : undefined;
+  if (parentProblem) return usage(write, [parentProblem], env);
+  const folder = prepareReportsDir(replaying ? path.join(config.reportsDir, REPLAY_DIR) : config.reportsDir);
+  if (!folder.ok) return usage(write, [folder.problem], env);
+  const reportsDir = folder.dir;
   const gateRead = readGateInputs(env);
   if (gateRead.errors.length) return usage(write, gateRead.errors, env);
   const configFile = options.configFile ?? ROOT_CONFIG;
   const ledgerFile = options.ledgerFile ?? LEDGER_FILE;
 
-  if (replaying) fs.mkdirSync(reportsDir, { recursive: true });
-  cleanReports(reportsDir);
   const workDir = path.join(reportsDir, '.certify');
   const blobDir = path.join(reportsDir, 'blob');
   const redactionsFile = path.join(workDir, 'redactions.jsonl');
@@ -141,6 +117,8 @@ export async function runCertify(options: RunOptions): Promise<number> {
     target = await resolveTarget(config, env);
   } catch (error) {
     write(`certify: could not start the bundled reference server: ${(error as Error).message}\n`);
+    fs.rmSync(workDir, { recursive: true, force: true });
+    folder.finish();
     return 1;
   }
   const secrets = secretsFromEnv(target.env);
@@ -164,6 +142,7 @@ export async function runCertify(options: RunOptions): Promise<number> {
     if (!pre.ok) {
       say(`certify: ${pre.interrupted ? '' : 'preflight failed: '}${pre.line}\n`);
       fs.rmSync(workDir, { recursive: true, force: true });
+      folder.finish();
       return pre.interrupted ? interruptedExit(options.signal) : PREFLIGHT_EXIT;
     }
     for (const line of pre.lines) say(`certify: ${line}\n`);
@@ -249,7 +228,7 @@ export async function runCertify(options: RunOptions): Promise<number> {
     runErrors: runErrors.map(redact),
   };
   return finishRun({
-    verdictInput, leaks: redactions.leaks, extra: pacing ? { pacing } : {}, reportsDir, redact, secrets, say, env, replaying,
+    verdictInput, leaks: redactions.leaks, extra: pacing ? { pacing } : {}, reportsDir, folder, redact, secrets, say, env, replaying,
     ...(gateRead.inputs.previous ? { previous: gateRead.inputs.previous } : {}),
     ...(options.onCertificate ? { onCertificate: options.onCertificate } : {}),
     otherReports: ['conformance.json', 'html/index.html', 'junit.xml', 'results.json', 'evidence.har', ...(load ? ['load.json'] : [])],
@@ -264,6 +243,8 @@ interface FinishInput {
   leaks: string[];
   extra: Record<string, unknown>;
   reportsDir: string;
+  /** The reports folder the run owns: only its files are rewritten or removed. */
+  folder: Extract<PreparedReportsDir, { ok: true }>;
   redact: (text: string) => string;
   secrets: ReturnType<typeof secretsFromEnv>;
   say: (text: string) => void;
@@ -282,8 +263,8 @@ function finishRun(f: FinishInput): number {
   // Step: the exchanges behind each requirement as HAR (before the scan, which reads it too).
   writeEvidenceHar(reportsDir, report, verdictInput.tests, redact);
 
-  // Step: scan every file the run wrote for the keys; scrub or remove what holds one.
-  const scan = scanSecrets([reportsDir], f.secrets, process.cwd());
+  // Step: scan every file in the reports folder for the keys; scrub or remove what holds one, if the run wrote it.
+  const scan = scanSecrets([reportsDir], f.secrets, process.cwd(), f.folder.owns);
   say(`certify: secret scan of ${scan.filesScanned} files: ${scan.findings.length ? `${scan.findings.length} finding(s)` : 'no key found'}\n`);
   if (scan.findings.length) {
     for (const x of scan.findings) say(`  ✗ ${x}\n`);
@@ -298,6 +279,7 @@ function finishRun(f: FinishInput): number {
     const certificate = certificateStep({ report, reportsDir, env: f.env, write: say, redact, ...(f.previous ? { previous: f.previous } : {}) });
     f.onCertificate?.(certificate);
   }
+  f.folder.finish();
 
   // Step: print.
   printSummary(report, say, { reportsFile: path.join(reportsDir, 'conformance.md'), otherReports: f.otherReports, seconds: (Date.now() - f.started) / 1000 });

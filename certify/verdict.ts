@@ -114,6 +114,12 @@ export interface PacingSummary {
   earlyRequests: number;
   /** A 429 to the first request after a Retry-After wait: the key may be banned. */
   suspectedBan: boolean;
+  /**
+   * Why the pacer held more than this key's own 429s: a 429 on it that its X-RateLimit-Remaining did
+   * not predict (every key of the run waited its Retry-After), or a wait beyond MAX_RETRY_AFTER_S
+   * (nothing more was sent on it). Absent when none.
+   */
+  notes?: string[];
 }
 
 export interface ConformanceReport {

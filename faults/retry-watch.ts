@@ -15,9 +15,12 @@ type HeaderList = Array<[string, string]>;
 
 const get = (hs: HeaderList, name: string) => hs.find(([k]) => k.toLowerCase() === name)?.[1];
 
-/** The bearer token of a request's headers (any scheme case), or `undefined`. */
+/**
+ * The key a request's Authorization carries: a bearer token (any scheme case) or a bare key
+ * without a scheme (a server may still charge, or ban, the key for it); `undefined` otherwise.
+ */
 export function bearerToken(hs: HeaderList): string | undefined {
-  return get(hs, 'authorization')?.match(/^\s*bearer\s+(\S+)\s*$/i)?.[1];
+  return get(hs, 'authorization')?.match(/^\s*(?:bearer\s+)?([^\s]+)\s*$/i)?.[1];
 }
 
 /**

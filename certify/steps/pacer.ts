@@ -6,7 +6,7 @@
  * report (per key label: requests, waits, 429s, early requests, suspected ban) goes into
  * `conformance.json` and the console summary. Only key labels cross it, never keys.
  */
-import { startPacerCoordinator, type CoordinatorOptions, type PacerCoordinator } from '../../suites/pacing/coordinator.ts';
+import { startPacerCoordinator, type CoordinatorOptions, type PacerCoordinator, type RunHold } from '../../suites/pacing/coordinator.ts';
 import type { PacingSummary } from '../verdict.ts';
 
 export interface RunPacer {
@@ -18,8 +18,15 @@ export interface RunPacer {
   progress(): { requests: number; refused: number; waits: number };
 }
 
-/** One key's line of the coordinator's report, as the conformance report shows it. */
-export function pacingSummary(k: { label: string; granted: number; waits?: number; longestWaitMs: number; refused: number; earlyGrants: number; suspectedBans: number }): PacingSummary {
+/** One key's line of the coordinator's report, as the conformance report shows it; `holds`: the run-wide holds its 429s caused. */
+export function pacingSummary(
+  k: { label: string; granted: number; waits?: number; longestWaitMs: number; refused: number; earlyGrants: number; suspectedBans: number; closed?: string },
+  holds: readonly RunHold[] = [],
+): PacingSummary {
+  const notes = [
+    ...holds.filter((h) => h.label === k.label).map((h) => `${h.reason} (${Math.ceil(h.heldForMs / 1000)} s)`),
+    ...(k.closed ? [k.closed] : []),
+  ];
   return {
     key: k.label,
     requests: k.granted,
@@ -28,6 +35,7 @@ export function pacingSummary(k: { label: string; granted: number; waits?: numbe
     refused: k.refused,
     earlyRequests: k.earlyGrants,
     suspectedBan: k.suspectedBans > 0,
+    ...(notes.length ? { notes } : {}),
   };
 }
 
@@ -52,7 +60,7 @@ export async function startRunPacer(
       if (closed) return closed;
       const report = coordinator.report();
       await coordinator.close();
-      closed = report.keys.map((k) => pacingSummary(k as Parameters<typeof pacingSummary>[0]));
+      closed = report.keys.map((k) => pacingSummary(k as Parameters<typeof pacingSummary>[0], report.holds ?? []));
       return closed;
     },
   };

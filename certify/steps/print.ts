@@ -57,6 +57,7 @@ export function printSummary(report: ConformanceReport, say: (text: string) => v
         `${k.refused} 429(s), ${k.earlyRequests} early request(s)` +
         `${k.suspectedBan ? ', ban suspected' : ''}\n`,
     );
+    for (const note of k.notes ?? []) say(`  ◦ ${note}\n`);
   }
   say(`\nreports: ${o.reportsFile} (also ${o.otherReports.join(', ')})\n`);
   const g = report.gate;

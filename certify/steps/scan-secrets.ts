@@ -3,7 +3,9 @@
  * (`secret-scan.ts`). A file where a key is found is scrubbed (each form replaced by
  * `[redacted <VARIABLE>]`) when it is plain text; a file that cannot be scrubbed (the key inside a
  * zip, gzip or the HTML report's embedded archive, or a file the scan could not read) is removed.
- * Either way the run fails, naming the file, so CI never uploads a key.
+ * Either way the run fails, naming the file, so CI never uploads a key. A file the run did not
+ * write (`owns` says no) is never rewritten nor removed: its finding is reported, the file left as
+ * it is. Playwright's blob and HTML reports are files of the folder like any other.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -18,12 +20,17 @@ export interface SecretScan {
   scrubbed: string[];
   /** Files removed (could not be scrubbed). */
   removed: string[];
+  /** Files holding a key that the run did not write: reported, left as they are. */
+  leftAlone: string[];
 }
 
-/** Scans `roots`; scrubs or removes each file where a key is found. Paths in messages are relative to `relativeTo`. */
-export function scanSecrets(roots: string[], secrets: Secret[], relativeTo = process.cwd()): SecretScan {
+/**
+ * Scans `roots`; scrubs or removes each file the run wrote (`owns`, default none) where a key is
+ * found, and reports the others untouched. Paths in messages are relative to `relativeTo`.
+ */
+export function scanSecrets(roots: string[], secrets: Secret[], relativeTo = process.cwd(), owns: (file: string) => boolean = () => false): SecretScan {
   const scan: ScanResult = scanPaths(roots, secrets, relativeTo);
-  const out: SecretScan = { filesScanned: scan.filesScanned, findings: [], scrubbed: [], removed: [] };
+  const out: SecretScan = { filesScanned: scan.filesScanned, findings: [], scrubbed: [], removed: [], leftAlone: [] };
   const needles = secretNeedles(secrets);
   const byFile = new Map<string, { inArchive: boolean; lines: string[] }>();
   for (const f of [...scan.findings, ...scan.unscannable]) {
@@ -35,6 +42,11 @@ export function scanSecrets(roots: string[], secrets: Secret[], relativeTo = pro
   }
   for (const [file, { inArchive, lines }] of byFile) {
     const abs = path.resolve(relativeTo, file);
+    if (!owns(abs)) {
+      out.leftAlone.push(file);
+      for (const line of lines) out.findings.push(`${line} — not written by this run: left as it is`);
+      continue;
+    }
     let action: 'scrubbed' | 'removed' = 'removed';
     if (!inArchive) {
       try {

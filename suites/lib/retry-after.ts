@@ -24,9 +24,10 @@ export interface RetryAfterContext {
 }
 
 /**
- * Parses and judges a `Retry-After` value. Rejects `2.0`, negative numbers, units, epoch
- * timestamps, values that look like milliseconds (about 1000 times the time left until
- * `X-RateLimit-Reset`), and malformed dates.
+ * Parses and judges a `Retry-After` value. Rejects `2.0`, negative numbers, units, values that
+ * look like milliseconds (about 1000 times the time left until `X-RateLimit-Reset`), and
+ * malformed dates. Delta-seconds are seconds whatever their size (RFC 9110 §10.2.3): a large
+ * value is never taken for a timestamp. How long a sender waits is `retryAfterWaitSeconds`.
  */
 export function parseRetryAfter(
   value: string | undefined,
@@ -38,9 +39,6 @@ export function parseRetryAfter(
   if (v === '') return { ok: false, reason: 'Retry-After is empty' };
   if (/^\d+$/.test(v)) {
     const seconds = Number(v);
-    if (seconds >= 1e9) {
-      return { ok: false, reason: `Retry-After "${v}" looks like an epoch timestamp, not delta-seconds` };
-    }
     const reset = context.secondsUntilReset;
     if (seconds >= 1000 && reset !== undefined && reset >= 0 && seconds > reset * 100 + 100 && Math.abs(seconds / 1000 - reset) <= 2) {
       return {
@@ -68,4 +66,18 @@ export function parseRetryAfter(
     format: date.format,
     basis: responseDate ? 'date-header' : 'local-clock',
   };
+}
+
+/**
+ * How long a sender waits after a 429, in seconds (RFC 9110 §10.2.3; Errors, 429: "the client
+ * must wait for the time given in the `Retry-After` header"): delta-seconds are seconds whatever
+ * their size (even those `parseRetryAfter` judges to look like milliseconds: waiting longer never
+ * earns a ban); an HTTP-date is judged against `Date`. `undefined` when there is no usable value.
+ */
+export function retryAfterWaitSeconds(value: string | undefined, dateHeader: string | undefined, nowMs = Date.now()): number | undefined {
+  const v = value?.trim();
+  if (v === undefined || v === '') return undefined;
+  if (/^\d+$/.test(v)) return Number(v);
+  const parsed = parseRetryAfter(v, dateHeader, { nowMs });
+  return parsed.ok ? parsed.seconds : undefined;
 }

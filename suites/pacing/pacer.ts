@@ -13,11 +13,16 @@
  *   the request past the limit alone.
  * - With missing or malformed headers it never stops pacing: one request at a time, spaced at
  *   the nominal rate (X-RateLimit-Limit, else the plan, else the smallest plan) per minute.
- * - A wait longer than `maxWaitMs` is answered `not-certified` with the reason.
+ * - A wait longer than `maxWaitMs` is answered `not-certified` with the reason. When that wait is
+ *   a 429's (its Retry-After, delta-seconds whatever their size, RFC 9110 §10.2.3) or a run-wide
+ *   hold, the key is closed: nothing more is granted on it for the rest of the run.
+ * - A 429 that the key's own X-RateLimit-Remaining did not predict (Remaining unknown, or more
+ *   than the requests in flight) says the key may not be the unit of the limit: `observe` answers
+ *   `holdAll`, and the coordinator holds every key of the run (`hold`) until its Retry-After.
  */
 import { getHeader, type HeaderSource } from '../lib/headers.ts';
 import { parseRateLimitHeaders } from '../lib/rate-limit.ts';
-import { parseRetryAfter } from '../lib/retry-after.ts';
+import { parseRetryAfter, retryAfterWaitSeconds } from '../lib/retry-after.ts';
 
 /** `paced` keeps the reserve; `exhaust` (the 429 checks) spends it, but still honours Retry-After. */
 export type PaceMode = 'paced' | 'exhaust';
@@ -77,6 +82,11 @@ export interface ObserveResult {
   blockedForMs?: number;
   /** Present for a 429 whose Retry-After is missing or invalid. */
   retryAfterProblem?: string;
+  /**
+   * Present for a 429 that this key's own X-RateLimit-Remaining did not predict: the limit may be
+   * shared by several keys, so every key of the run is held until `untilMs` (local clock).
+   */
+  holdAll?: { untilMs: number; reason: string };
 }
 
 /** What the run did on one key: counts only, never a key. */
@@ -98,6 +108,10 @@ export interface KeyReport {
   longestWaitMs: number;
   /** Responses whose headers could not be used (missing Remaining, Reset not epoch seconds). */
   fallbackResponses: number;
+  /** 429s that this key's own X-RateLimit-Remaining did not predict (each held every key of the run). */
+  unpredicted429?: number;
+  /** Why nothing more was sent on this key for the rest of the run (a wait beyond the maximum), if so. */
+  closed?: string;
   notCertified: string[];
 }
 
@@ -110,6 +124,10 @@ export class KeyPacer {
   /** Server clock minus local clock, from `Date`. */
   private skewMs = 0;
   private blockedUntilMs = 0;
+  /** Why the current block holds (a 429 on this key, or a run-wide hold from another key's 429). */
+  private blockReason = '';
+  /** Set once a block is longer than `maxWaitMs`: nothing more on this key for the rest of the run. */
+  private closedReason?: string;
   /** The block of the last 429 ended; the next response tells whether the key recovered. */
   private afterBlock = false;
   private headersUsable?: boolean;
@@ -133,7 +151,7 @@ export class KeyPacer {
     };
     this.stats = {
       label: options.label, granted: 0, observed: 0, released: 0, refused: 0, unplanned429: 0, inFlightAt429: 0,
-      suspectedBans: 0, earlyGrants: 0, longestWaitMs: 0, fallbackResponses: 0, notCertified: [],
+      suspectedBans: 0, earlyGrants: 0, longestWaitMs: 0, fallbackResponses: 0, unpredicted429: 0, notCertified: [],
     };
   }
 
@@ -142,8 +160,15 @@ export class KeyPacer {
     const count = Math.max(1, clampInt(req.count ?? 1));
     if (req.nominalPerMinute && req.nominalPerMinute > 0) this.nominalHint = req.nominalPerMinute;
     const label = this.options.label;
+    if (this.closedReason !== undefined) return { kind: 'not-certified', reason: this.closedReason };
     if (this.blockedUntilMs > nowMs) {
-      return this.waitFor(this.blockedUntilMs - nowMs, `a 429 on ${label} asked to wait (Retry-After)`);
+      const d = this.waitFor(this.blockedUntilMs - nowMs, this.blockReason || `a 429 on ${label} asked to wait (Retry-After)`);
+      if (d.kind === 'not-certified') {
+        this.closedReason = `${d.reason}; nothing more is sent on ${label} for the rest of the run`;
+        this.stats.closed = this.closedReason;
+        return { kind: 'not-certified', reason: this.closedReason };
+      }
+      return d;
     }
     if (this.inflight > 0 && this.headersUsable !== true) {
       // Nothing known yet, or headers unusable: one request at a time.
@@ -221,8 +246,21 @@ export class KeyPacer {
     this.stats.released += n;
   }
 
+  /**
+   * Holds every request on this key until `untilMs` (local clock), for `reason`: a run-wide hold
+   * after another key's unpredicted 429. A hold beyond `maxWaitMs` closes the key at its next ask.
+   */
+  hold(untilMs: number, reason: string): void {
+    if (untilMs <= this.blockedUntilMs) return;
+    this.blockedUntilMs = untilMs;
+    this.blockReason = reason;
+  }
+
   /** Every response on this key, 429 included. */
   observe(obs: Observation): ObserveResult {
+    // Whether this key's own Remaining foretold a 429: it said no more than the requests in flight.
+    const known = this.remaining ?? this.fallbackRemaining?.value;
+    const predicted = known !== undefined && known < this.inflight;
     this.inflight = Math.max(0, this.inflight - 1);
     this.stats.observed++;
     const info = parseRateLimitHeaders(obs.headers);
@@ -262,21 +300,32 @@ export class KeyPacer {
       secondsUntilReset: untilReset,
       nowMs: obs.receivedAtMs,
     });
+    // Delta-seconds are seconds whatever their size, even when judged to look like milliseconds.
+    const waitS = retryAfterWaitSeconds(getHeader(obs.headers, 'retry-after'), getHeader(obs.headers, 'date'), obs.receivedAtMs);
+    const retryAfterProblem = retryAfter.ok ? undefined : retryAfter.reason;
     let blockedForMs: number;
-    let retryAfterProblem: string | undefined;
-    if (retryAfter.ok) {
-      blockedForMs = retryAfter.seconds * 1000 + this.options.retryAfterMarginMs;
+    if (waitS !== undefined) {
+      blockedForMs = waitS * 1000 + this.options.retryAfterMarginMs;
     } else {
-      retryAfterProblem = retryAfter.reason;
       // No usable Retry-After: hold until the reported reset, else a conservative minute.
       blockedForMs = untilReset !== undefined && untilReset > 0 ? untilReset * 1000 + this.options.resetMarginMs : this.options.fallbackHoldMs;
     }
-    this.blockedUntilMs = Math.max(this.blockedUntilMs, obs.receivedAtMs + blockedForMs);
+    const label = this.options.label;
+    const until = obs.receivedAtMs + blockedForMs;
+    if (until >= this.blockedUntilMs) {
+      this.blockedUntilMs = until;
+      this.blockReason = `a 429 on ${label} asked to wait (Retry-After: ${getHeader(obs.headers, 'retry-after') ?? 'missing'})`;
+    }
     this.afterBlock = true;
     // After a 429 the window's count is what the server says next; forget Remaining.
     this.remaining = undefined;
     this.resetServerMs = undefined;
-    return { blockedForMs, retryAfterProblem };
+    if (predicted) return { blockedForMs, retryAfterProblem };
+    this.stats.unpredicted429 = (this.stats.unpredicted429 ?? 0) + 1;
+    const reason =
+      `a 429 on ${label} that its own X-RateLimit-Remaining (${known ?? 'unknown'}) did not predict: the limit may be ` +
+      `shared by several keys, so every key of the run waits its Retry-After`;
+    return { blockedForMs, retryAfterProblem, holdAll: { untilMs: until, reason } };
   }
 
   /** Local time until which every request on this key is held (0 when not held). */

@@ -12,6 +12,7 @@ import { printSummary } from '../../certify/steps/print.ts';
 import { resolveTarget } from '../../certify/steps/resolve-target.ts';
 import { runPhases } from '../../certify/steps/run-phases.ts';
 import { scanSecrets } from '../../certify/steps/scan-secrets.ts';
+import { renderMarkdown } from '../../certify/markdown.ts';
 import { computeVerdict, type LedgerRequirement } from '../../certify/verdict.ts';
 import { PHASES, phasesOfProfile } from '../../certify/phase-list.ts';
 import type { ReferenceTarget } from '../../certify/reference-target.ts';
@@ -166,7 +167,7 @@ test('scan secrets: a text file holding a key is scrubbed, a zip holding one rem
     const zip = new AdmZip();
     zip.addFile('trace.json', Buffer.from(`{"auth":"${KEY}"}`));
     fs.writeFileSync(path.join(dir, 'blob.zip'), zip.toBuffer());
-    const scan = scanSecrets([dir], [{ name: 'API_KEY', value: KEY }], dir);
+    const scan = scanSecrets([dir], [{ name: 'API_KEY', value: KEY }], dir, () => true);
     expect(scan.filesScanned).toBe(3);
     expect(scan.scrubbed).toEqual(['log.txt']);
     expect(scan.removed).toEqual(['blob.zip']);
@@ -228,6 +229,20 @@ test('pacer: one coordinator per run, started with the run\'s limits; its URL go
   expect(await pacer.close()).toBe(summary);
   expect(closed).toBe(1);
   expect(pacingSummary({ label: '<X>', granted: 1, waits: 4, longestWaitMs: 0, refused: 0, earlyGrants: 2, suspectedBans: 0 })).toMatchObject({ waits: 4, earlyRequests: 2, suspectedBan: false });
+});
+
+test('pacer: the summary says why a key held every key of the run, and why a key was closed; print and markdown show it', () => {
+  const holds = [{ label: '<API_KEY>', reason: "a 429 on <API_KEY> that its own X-RateLimit-Remaining (4) did not predict", heldForMs: 2100 }];
+  const k = { label: '<API_KEY>', granted: 6, longestWaitMs: 2100, refused: 2, earlyGrants: 0, suspectedBans: 0, closed: 'Retry-After 9999 s is longer than MAX_RETRY_AFTER_S=3 s; nothing more is sent on <API_KEY> for the rest of the run' };
+  const summary = pacingSummary(k, holds);
+  expect(summary.notes).toEqual([`${holds[0].reason} (3 s)`, k.closed]);
+  expect(pacingSummary({ ...k, label: '<RATE_LIMIT_KEY>', closed: undefined }, holds).notes).toBeUndefined();
+  const report = computeVerdict({ ledger, tests: [], profile: 'full', target: {}, generatedAt: 't' });
+  report.pacing = [summary];
+  let out = '';
+  printSummary(report, (t) => (out += t), { reportsFile: 'r/conformance.md', otherReports: [], seconds: 1 });
+  expect(out).toContain(`  ◦ ${holds[0].reason} (3 s)\n  ◦ ${k.closed}\n`);
+  expect(renderMarkdown(report)).toContain(`- \`<API_KEY>\`: ${k.closed}`);
 });
 
 test('pacer: the real coordinator starts on 127.0.0.1 and reports nothing for a run that sent nothing', async () => {

@@ -246,3 +246,40 @@ test('once per run: the first caller computes, the others read its value; a fail
 test('without CONFORMANCE_PACER_URL the client refuses to run, naming the fix', () => {
   expect(() => pacingClient('')).toThrow(/CONFORMANCE_PACER_URL is not set/);
 });
+
+test('a 429 the key\'s Remaining did not predict holds every key of the run, keys first asked later too; the report says why', async () => {
+  const c = await coordinator();
+  const p = pacingClient(c.url);
+  await (await p.acquire('<API_KEY>')).release();
+  const l = await p.acquire('<RATE_LIMIT_KEY>');
+  await l.observe({ status: 200, headers: usable(40), receivedAtMs: Date.now() });
+  const l2 = await p.acquire('<RATE_LIMIT_KEY>');
+  const r = await l2.observe({ status: 429, headers: usable(0, 30, { 'Retry-After': '2' }), receivedAtMs: Date.now() });
+  expect(r.holdAll?.reason).toMatch(/X-RateLimit-Remaining \(40\) did not predict/);
+  const t0 = Date.now();
+  const waited = await Promise.all(
+    ['<API_KEY>', '<LOAD_KEY>', '<anonymous>'].map(async (label) => {
+      await (await p.acquire(label)).release();
+      return Date.now() - t0;
+    }),
+  );
+  for (const ms of waited) expect(ms).toBeGreaterThanOrEqual(1800);
+  const report = c.report();
+  expect(report.holds).toHaveLength(1);
+  expect(report.holds![0]).toMatchObject({ label: '<RATE_LIMIT_KEY>', reason: expect.stringMatching(/shared by several keys/) });
+  expect(report.keys.every((k) => k.earlyGrants === 0)).toBe(true);
+});
+
+test('a 429 the key\'s Remaining predicted holds that key alone', async () => {
+  const c = await coordinator();
+  const p = pacingClient(c.url);
+  const l = await p.acquire('<RATE_LIMIT_KEY>', { mode: 'exhaust' });
+  await l.observe({ status: 200, headers: usable(0), receivedAtMs: Date.now() });
+  const l2 = await p.acquire('<RATE_LIMIT_KEY>', { mode: 'exhaust' });
+  const r = await l2.observe({ status: 429, headers: usable(0, 30, { 'Retry-After': '3' }), receivedAtMs: Date.now() });
+  expect(r.holdAll).toBeUndefined();
+  const t0 = Date.now();
+  await (await p.acquire('<API_KEY>')).release();
+  expect(Date.now() - t0).toBeLessThan(500);
+  expect(c.report().holds).toEqual([]);
+});

@@ -149,3 +149,47 @@ test('requests in flight count against Remaining; a release gives them back', ()
   expect(p.decide(T0, { mode: 'paced', count: 5 })).toEqual({ kind: 'grant', count: 1 });
   expect(p.report()).toMatchObject({ granted: 4, released: 1 });
 });
+
+test('a Retry-After beyond the maximum closes the key for the run, however large (never read as a timestamp)', () => {
+  for (const retryAfter of ['99999999999', '1000000000', '121']) {
+    const p = pacer();
+    answer(p, 200, h(1, reset(30)));
+    answer(p, 429, h(0, reset(30), T0, { 'Retry-After': retryAfter }));
+    const first = p.decide(T0 + 1000, { mode: 'paced' });
+    expect(first.kind).toBe('not-certified');
+    // Long after the wait, whatever it was: nothing more on this key for the rest of the run.
+    const later = p.decide(T0 + 10 * 86_400_000, { mode: 'exhaust' });
+    expect(later).toMatchObject({ kind: 'not-certified', reason: expect.stringMatching(/nothing more is sent on <API_KEY> for the rest of the run/) });
+    expect(p.report().closed).toMatch(/longer than MAX_RETRY_AFTER_S=120 s/);
+  }
+});
+
+const PREDICTION: Array<{ name: string; before: Array<Record<string, string>>; inFlight: number; holdAll: boolean }> = [
+  { name: 'Remaining 0 before the request past the limit', before: [h(0, reset(30))], inFlight: 1, holdAll: false },
+  { name: 'Remaining 2 with three in flight', before: [h(2, reset(30))], inFlight: 3, holdAll: false },
+  { name: 'Remaining 5 with one in flight', before: [h(5, reset(30))], inFlight: 1, holdAll: true },
+  { name: 'no Remaining seen yet', before: [], inFlight: 1, holdAll: true },
+];
+for (const c of PREDICTION) {
+  test(`a 429 with ${c.name} ${c.holdAll ? 'was not' : 'was'} predicted by the key's own Remaining`, () => {
+    const p = pacer(0);
+    for (const headers of c.before) answer(p, 200, headers);
+    p.granted(T0, c.inFlight);
+    const r = p.observe({ status: 429, headers: h(0, reset(30), T0, { 'Retry-After': '4' }), receivedAtMs: T0, mode: 'exhaust' });
+    expect(r.holdAll !== undefined).toBe(c.holdAll);
+    if (r.holdAll) {
+      expect(r.holdAll.untilMs).toBeGreaterThanOrEqual(T0 + 4000);
+      expect(r.holdAll.reason).toMatch(/did not predict/);
+    }
+  });
+}
+
+test('a run-wide hold keeps another key waiting until it passes; one beyond the maximum closes it', () => {
+  const p = pacer();
+  p.hold(T0 + 3000, 'held: a 429 on <RATE_LIMIT_KEY>');
+  expect(p.decide(T0 + 2900, { mode: 'paced' })).toMatchObject({ kind: 'wait', reason: 'held: a 429 on <RATE_LIMIT_KEY>' });
+  expect(p.decide(T0 + 3100, { mode: 'paced' }).kind).toBe('grant');
+  p.hold(T0 + 10_000_000, 'held long');
+  expect(p.decide(T0 + 4000, { mode: 'paced' }).kind).toBe('not-certified');
+  expect(p.decide(T0 + 20_000_000, { mode: 'paced' }).kind).toBe('not-certified');
+});

@@ -1,7 +1,7 @@
 import nock from 'nock';
 import { test, expect } from '@playwright/test';
 import { formatImfFixdate, parseHttpDate } from '../../suites/lib/http-date.ts';
-import { parseRetryAfter } from '../../suites/lib/retry-after.ts';
+import { parseRetryAfter, retryAfterWaitSeconds } from '../../suites/lib/retry-after.ts';
 
 test.afterEach(() => nock.cleanAll());
 
@@ -68,7 +68,6 @@ const INVALID: Array<[string | undefined, RegExp, { secondsUntilReset?: number }
   ['-1', /not delta-seconds/],
   ['+3', /not delta-seconds/],
   ['5s', /unit/],
-  ['1700000000', /epoch timestamp/],
   ['2000', /milliseconds/, { secondsUntilReset: 2 }],
   ['soon', /neither/],
   ['Sun, 06 Nov 1994 08:49:37', /neither/],
@@ -83,4 +82,18 @@ for (const [value, reason, ctx] of INVALID) {
 
 test('a large delta is not called milliseconds when Reset is as far away', () => {
   expect(parseRetryAfter('3600', DATE, { secondsUntilReset: 3600 })).toMatchObject({ ok: true, seconds: 3600 });
+});
+
+test('delta-seconds are seconds whatever their size: never an epoch timestamp', () => {
+  for (const v of ['1000000000', '1700000000', '99999999999']) {
+    expect(parseRetryAfter(v, DATE)).toEqual({ ok: true, seconds: Number(v), kind: 'delta' });
+    expect(retryAfterWaitSeconds(v, DATE)).toBe(Number(v));
+  }
+});
+
+test('a sender waits a value judged to look like milliseconds as seconds', () => {
+  expect(parseRetryAfter('2000', DATE, { secondsUntilReset: 2 }).ok).toBe(false);
+  expect(retryAfterWaitSeconds('2000', DATE)).toBe(2000);
+  expect(retryAfterWaitSeconds('soon', DATE)).toBeUndefined();
+  expect(retryAfterWaitSeconds(undefined, DATE)).toBeUndefined();
 });
