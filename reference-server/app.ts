@@ -24,6 +24,7 @@ import { sendError } from './errors/handler.ts';
 import { send } from './http/response.ts';
 import { loadInventorySeed, loadKeys } from './fixtures.ts';
 import { answerClientError } from './http/client-error.ts';
+import { BodyReader } from './http/body.ts';
 import type { AppState, Exchange } from './http/exchange.ts';
 import { Router, type RouteDef, type RouteMatch } from './http/router.ts';
 import { listInventory, updateInventory } from './inventory/routes.ts';
@@ -115,7 +116,8 @@ export function createReferenceApp(config: ResolvedConfig, store: RateLimitStore
   const anonymousPolicy = policyOf(config.anonymousLimits);
   const state: AppState = {
     inventory: inventory ?? new Inventory(loadInventorySeed(config.inventoryFile)),
-    bodyLimits: { maxBodyBytes: config.maxBodyBytes, bodyTimeoutMs: config.bodyTimeoutMs },
+    body: new BodyReader({ maxBodyBytes: config.maxBodyBytes, bodyTimeoutMs: config.bodyTimeoutMs }),
+    fail: (x, error) => fail(x.req, x.res, x.routeHeaders, x.decision, error),
   };
   const router = new Router(routes(Date.now()));
   const listMatch = router.match('GET', '/v1/inventory')!;
@@ -131,19 +133,20 @@ export function createReferenceApp(config: ResolvedConfig, store: RateLimitStore
     decision: RateDecision,
   ): void {
     if (decision.outcome !== 'admitted') return refuse(req, res, match, decision);
-    if (auth instanceof ApiError) return fail(req, res, match, decision, auth);
-    if (targetError !== undefined) return fail(req, res, match, decision, targetError);
-    if (match === undefined) return fail(req, res, match, decision, new ApiError(404, ErrorCode.routeNotFound, 'No such route.'));
+    const routeHeaders = match?.route.headers;
+    if (auth instanceof ApiError) return fail(req, res, routeHeaders, decision, auth);
+    if (targetError !== undefined) return fail(req, res, routeHeaders, decision, targetError);
+    if (match === undefined) return fail(req, res, routeHeaders, decision, new ApiError(404, ErrorCode.routeNotFound, 'No such route.'));
     if (match.handler === undefined) {
       const error = new ApiError(405, ErrorCode.methodNotAllowed, `Method ${req.method} is not allowed here.`, { Allow: match.allow });
-      return fail(req, res, match, decision, error);
+      return fail(req, res, routeHeaders, decision, error);
     }
-    const exchange: Exchange = { req, res, key: auth, decision, params: match.params, routeHeaders: match.route.headers, app: state };
+    const exchange: Exchange = { req, res, key: auth, decision, params: match.params, routeHeaders, app: state };
     try {
       const pending = match.handler(exchange);
-      if (pending !== undefined) pending.catch((error: unknown) => fail(req, res, match, decision, error));
+      if (pending !== undefined) pending.catch((error: unknown) => fail(req, res, routeHeaders, decision, error));
     } catch (error) {
-      fail(req, res, match, decision, error);
+      fail(req, res, routeHeaders, decision, error);
     }
   }
 
@@ -159,8 +162,8 @@ export function createReferenceApp(config: ResolvedConfig, store: RateLimitStore
   }
 
   /** Sends `error` with the route's headers; closes the connection if a large body was left unread. */
-  function fail(req: IncomingMessage, res: ServerResponse, match: RouteMatch | undefined, decision: RateDecision, error: unknown): void {
-    const extra = match?.route.headers ? [...match.route.headers] : [];
+  function fail(req: IncomingMessage, res: ServerResponse, routeHeaders: readonly string[] | undefined, decision: RateDecision, error: unknown): void {
+    const extra = routeHeaders ? [...routeHeaders] : [];
     if (Number(req.headers['content-length'] ?? 0) > config.maxBodyBytes && !(error instanceof ApiError && 'Connection' in error.headers)) {
       extra.push('Connection', 'close');
     }
@@ -201,12 +204,12 @@ export function createReferenceApp(config: ResolvedConfig, store: RateLimitStore
     try {
       decision = store.hit(identity, policy, now);
     } catch (error) {
-      return fail(req, res, match, fallbackDecision(policy, now), error);
+      return fail(req, res, match?.route.headers, fallbackDecision(policy, now), error);
     }
     if (isPromiseLike(decision)) {
       decision.then(
         (d) => proceed(req, res, match, targetError, auth, withFields(d, policy, now)),
-        (error) => fail(req, res, match, fallbackDecision(policy, now), error),
+        (error) => fail(req, res, match?.route.headers, fallbackDecision(policy, now), error),
       );
     } else {
       proceed(req, res, match, targetError, auth, config.rateLimitFields ? withFields(decision, policy, now) : decision);

@@ -6,11 +6,14 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ApiKeyRecord } from '../auth/keys.ts';
 import type { InventoryStore } from '../inventory/store.ts';
 import type { RateDecision } from '../rate-limit/policy.ts';
-import type { BodyLimits } from './body.ts';
+import type { BodyReader } from './body.ts';
 
 export interface AppState {
   readonly inventory: InventoryStore;
-  readonly bodyLimits: BodyLimits;
+  /** Reads request bodies within the server's size and time limits. */
+  readonly body: BodyReader;
+  /** Answers `exchange` with `error` through the central error handler (for work that ends in a callback). */
+  readonly fail: (exchange: Exchange, error: unknown) => void;
 }
 
 export interface Exchange {
