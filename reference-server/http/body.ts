@@ -24,15 +24,12 @@ import type { IncomingMessage } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { ApiError, ErrorCode } from '../errors/api-error.ts';
 import { toApiError } from '../errors/handler.ts';
-import type { Exchange } from './exchange.ts';
+import type { BodyHandler, BodyReading, Exchange } from './exchange.ts';
 
 export interface BodyLimits {
   maxBodyBytes: number;
   bodyTimeoutMs: number;
 }
-
-/** What reads a body: a module function (no closure per request) and the context it needs. */
-export type BodyHandler<C> = (x: Exchange, body: Buffer, context: C) => void;
 
 const CLOSE = { Connection: 'close' } as const;
 const PENDING = Symbol('pendingBody');
@@ -53,7 +50,7 @@ interface Pending {
 
 type Reading = IncomingMessage & { [PENDING]: Pending };
 
-export class BodyReader {
+export class BodyReader implements BodyReading {
   private readonly waiting = new Set<Pending>();
   private timer: NodeJS.Timeout | undefined;
 
