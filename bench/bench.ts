@@ -10,6 +10,10 @@
  *   returns the same bytes (goal ≥ 0.95);
  * - `patch`: `PATCH /v1/inventory/1` against a bare server that reads the body and answers the
  *   reference's response bytes (goal ≥ 0.85);
+ * - `patch-close`: the same PATCH with `Connection: close` (a new connection per request) against
+ *   the same bare server: the body path when every body arrives on a fresh connection;
+ * - `patch-tls`: the same PATCH over https (both targets serve the test certificate of
+ *   `tests/fixtures/tls/`; keep-alive): the body path when bodies arrive through TLS;
  * - `refused`: the 429 path (an enterprise key whose limit is 0, no ban) against a bare server
  *   answering the same 429 bytes;
  * - `redis`: `GET /v1/inventory` with state on Redis against the in-memory server (the CPU figure
@@ -42,6 +46,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import autocannon from 'autocannon';
 
 const num = (name: string, fallback: number, min = 1): number => {
@@ -60,7 +66,7 @@ const settings = {
   workers: num('BENCH_WORKERS', 0, 0),
 };
 
-const ALL_SCENARIOS = ['ceiling', 'list', 'patch', 'refused', 'redis', 'instances', 'store'] as const;
+const ALL_SCENARIOS = ['ceiling', 'list', 'patch', 'patch-close', 'patch-tls', 'refused', 'redis', 'instances', 'store'] as const;
 type ScenarioName = (typeof ALL_SCENARIOS)[number];
 
 const TARGET_SCRIPT = fileURLToPath(new URL('./target.ts', import.meta.url));
@@ -92,7 +98,7 @@ function startTarget(label: string, env: Record<string, string>): Promise<Target
     void lines.next().then(({ value }) => {
       clearTimeout(timer);
       const info = JSON.parse(value as string) as Omit<Target, 'label' | 'child'>;
-      if (!info.origin.startsWith('http://127.0.0.1:')) reject(new Error(`${label}: not a loopback address`));
+      if (!/^https?:\/\/127\.0\.0\.1:/.test(info.origin)) reject(new Error(`${label}: not a loopback address`));
       resolve({ label, child, ...info });
     });
   });
@@ -135,6 +141,8 @@ interface RequestSpec {
   /** Key name (`load`, `enterprise`) sent as a bearer token, if any. */
   key?: string;
   body?: string;
+  /** Send `Connection: close` (a new connection per request). */
+  close?: boolean;
   /** The status every response must have for the run to count. */
   status: number;
 }
@@ -166,6 +174,7 @@ async function autocannonRun(url: string, request: RequestSpec, authorization: s
   const headers: Record<string, string> = {};
   if (authorization) headers.authorization = authorization;
   if (request.body) headers['content-type'] = 'application/json';
+  if (request.close) headers.connection = 'close';
   const result = await autocannon({
     url,
     method: request.method,
@@ -195,6 +204,7 @@ const WRK_SCRIPT = (() => {
       'if body and body ~= "" then wrk.body = body; wrk.headers["Content-Type"] = "application/json" end',
       'local auth = os.getenv("BENCH_AUTH")',
       'if auth and auth ~= "" then wrk.headers["Authorization"] = auth end',
+      'if os.getenv("BENCH_CLOSE") == "1" then wrk.headers["Connection"] = "close" end',
     ].join('\n'),
   );
   process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
@@ -206,7 +216,7 @@ const WRK_INSTALLED = spawnSync('wrk', ['--version']).error === undefined;
 /** `wrk -t<threads>` (C, event loop per thread); statuses are `2xx/3xx` and `other` (wrk counts no more). */
 function wrkRun(url: string, request: RequestSpec, authorization: string | undefined, duration: number, threads: number): Promise<Generated> {
   const args = [`-t${threads}`, `-c${settings.connections}`, `-d${duration}s`, '--latency', '-s', WRK_SCRIPT, url];
-  const env = { ...process.env, BENCH_METHOD: request.method, BENCH_BODY: request.body ?? '', BENCH_AUTH: authorization ?? '' };
+  const env = { ...process.env, BENCH_METHOD: request.method, BENCH_BODY: request.body ?? '', BENCH_AUTH: authorization ?? '', BENCH_CLOSE: request.close ? '1' : '' };
   return new Promise((resolve, reject) => {
     const child = spawn('wrk', args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
@@ -344,24 +354,33 @@ async function compare(pair: Pair): Promise<{ a: RunResult[]; b: RunResult[]; ra
 
 const SAMPLE_HEADERS = ['Content-Type', 'Content-Length', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Retry-After'];
 
-/** The reference's response to `request` as a bare target's environment. */
-async function sampleOf(target: Target, request: RequestSpec, readBody: boolean): Promise<Record<string, string>> {
-  const response = await fetch(`${target.origin}${request.path}`, {
-    method: request.method,
-    headers: {
-      ...(request.key ? { authorization: `Bearer ${target.keys[request.key]}` } : {}),
-      ...(request.body ? { 'content-type': 'application/json' } : {}),
-    },
-    body: request.body,
+/** The reference's response to `request` as a bare target's environment (over https with the test CA for an https target). */
+async function sampleOf(target: Target, request: RequestSpec, readBody: boolean, extraEnv: Record<string, string> = {}): Promise<Record<string, string>> {
+  const url = new URL(`${target.origin}${request.path}`);
+  const headers: Record<string, string> = {
+    ...(request.key ? { authorization: `Bearer ${target.keys[request.key]}` } : {}),
+    ...(request.body ? { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(request.body)) } : {}),
+  };
+  const ca = url.protocol === 'https:' ? readFileSync(new URL('../tests/fixtures/tls/ca.pem', import.meta.url)) : undefined;
+  const response = await new Promise<{ status: number; headers: IncomingHttpHeaders; body: Buffer }>((resolve, reject) => {
+    const req = (url.protocol === 'https:' ? httpsRequest : httpRequest)(url, { method: request.method, headers, ca }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.setTimeout(10_000, () => req.destroy(new Error('no answer to the sample request within 10 s')));
+    req.end(request.body);
   });
   if (response.status !== request.status) throw new Error(`${target.label} answered ${response.status} to the sample request, expected ${request.status}`);
-  const headers: string[] = [];
+  const sampleHeaders: string[] = [];
   for (const name of SAMPLE_HEADERS) {
-    const value = response.headers.get(name);
-    if (value !== null) headers.push(name, value);
+    const value = response.headers[name.toLowerCase()];
+    if (typeof value === 'string') sampleHeaders.push(name, value);
   }
-  const body = Buffer.from(await response.arrayBuffer()).toString('base64');
-  return { BENCH_TARGET: 'bare', BENCH_SAMPLE: JSON.stringify({ status: response.status, headers, body, readBody }) };
+  const sample = { status: response.status, headers: sampleHeaders, body: response.body.toString('base64'), readBody };
+  return { BENCH_TARGET: 'bare', BENCH_SAMPLE: JSON.stringify(sample), ...extraEnv };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -369,6 +388,7 @@ async function sampleOf(target: Target, request: RequestSpec, readBody: boolean)
 
 const LIST: RequestSpec = { method: 'GET', path: '/v1/inventory', key: 'load', status: 200 };
 const PATCH: RequestSpec = { method: 'PATCH', path: '/v1/inventory/1', key: 'load', body: '{"quantity":5}', status: 200 };
+const PATCH_CLOSE: RequestSpec = { ...PATCH, close: true };
 const REFUSED: RequestSpec = { method: 'GET', path: '/v1/inventory', key: 'enterprise', status: 429 };
 
 async function withTargets<T>(starts: (() => Promise<Target>)[], body: (targets: Target[]) => Promise<T>): Promise<T> {
@@ -381,10 +401,10 @@ async function withTargets<T>(starts: (() => Promise<Target>)[], body: (targets:
   }
 }
 
-/** The reference against a bare server that answers its bytes. */
-async function againstBare(scenario: string, request: RequestSpec, goal: number | undefined, referenceEnv: Record<string, string> = {}): Promise<void> {
-  await withTargets([() => startTarget('reference', { BENCH_TARGET: 'reference', ...referenceEnv })], async ([reference]) => {
-    const sample = await sampleOf(reference, request, request.body !== undefined);
+/** The reference against a bare server that answers its bytes (`bothEnv` goes to both targets). */
+async function againstBare(scenario: string, request: RequestSpec, goal: number | undefined, referenceEnv: Record<string, string> = {}, bothEnv: Record<string, string> = {}): Promise<void> {
+  await withTargets([() => startTarget('reference', { BENCH_TARGET: 'reference', ...referenceEnv, ...bothEnv })], async ([reference]) => {
+    const sample = await sampleOf(reference, request, request.body !== undefined, bothEnv);
     await withTargets([() => startTarget('bare', sample)], async ([bare]) => {
       await compare({ scenario, ratioName: 'reference/bare', goal, a: { target: reference, request }, b: { target: bare, request } });
     });
@@ -564,6 +584,8 @@ async function main(): Promise<void> {
     ceiling,
     list: () => againstBare('list', LIST, 0.95),
     patch: () => againstBare('patch', PATCH, 0.85),
+    'patch-close': () => againstBare('patch-close', PATCH_CLOSE, undefined),
+    'patch-tls': () => againstBare('patch-tls', PATCH, undefined, {}, { BENCH_TLS: '1' }),
     refused: () => againstBare('refused', REFUSED, undefined, { ENTERPRISE_LIMIT_MINUTE: '0', BAN_THRESHOLD: '1000000000' }),
     redis: redisScenario,
     instances: instancesScenario,

@@ -7,16 +7,50 @@
  *   (`{"status", "body": <base64>, "headers": [name, value, …], "readBody"}`: a reference
  *   response, same status, body and header names, static values); with `readBody` it reads the
  *   request body before answering, as the reference PATCH does. It loads nothing else.
+ * With `BENCH_TLS=1` the `reference` (in memory) and `bare` targets serve https with the test
+ * certificate of `tests/fixtures/tls/` (the reference app on an https server with the options
+ * `startReferenceServer` gives its http one).
  * Prints one JSON line `{"origin", "keys", "pids"}` on stdout (the pids whose CPU time the bench
  * reads; keys only for the bench's own requests, on a pipe), then serves until stdin ends or a signal.
  * Loopback only.
  */
-import { createServer } from 'node:http';
+import { readFileSync } from 'node:fs';
+import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
+
+const TLS = process.env.BENCH_TLS === '1';
+const TLS_DIR = new URL('../tests/fixtures/tls/', import.meta.url);
+
+/** An http server, or with BENCH_TLS=1 an https one with the test certificate; `options` are node:http's. */
+function serverOf(options: Record<string, unknown>, listener: RequestListener): Server {
+  if (!TLS) return createServer(options, listener);
+  const tls = { cert: readFileSync(new URL('server.pem', TLS_DIR)), key: readFileSync(new URL('server-key.pem', TLS_DIR)) };
+  return createHttpsServer({ ...options, ...tls }, listener) as unknown as Server;
+}
+
+async function listen(server: Server): Promise<string> {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return `${TLS ? 'https' : 'http'}://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+/** The in-memory reference app on an https server (BENCH_TLS=1), with `startReferenceServer`'s server options. */
+async function referenceOverTls(): Promise<{ origin: string; keys: Record<string, string>; pids: number[] }> {
+  const { createReferenceApp, MemoryRateLimitStore } = await import('../reference-server/app.ts');
+  const { resolveConfig } = await import('../reference-server/config.ts');
+  const config = resolveConfig({ port: 0, host: '127.0.0.1', redisUrl: 'none' });
+  const app = createReferenceApp(config, new MemoryRateLimitStore());
+  const options = { requireHostHeader: false, headersTimeout: Math.min(60_000, config.bodyTimeoutMs), requestTimeout: config.bodyTimeoutMs + 5_000, connectionsCheckingInterval: 1_000, keepAliveTimeout: 5_000 };
+  const server = serverOf(options, (req: IncomingMessage, res: ServerResponse) => app.onRequest(req, res));
+  server.on('clientError', app.onClientError);
+  server.on('checkExpectation', app.onExpectation);
+  return { origin: await listen(server), keys: keysOf(app.keys), pids: [process.pid] };
+}
 
 const keysOf = (keys: Record<string, string>) => ({ load: keys.load, enterprise: keys.enterprise });
 
 async function main(kind: string): Promise<{ origin: string; keys: Record<string, string>; pids: number[] }> {
+  if (kind === 'reference' && TLS) return referenceOverTls();
   if (kind === 'reference') {
     const { startReferenceServer } = await import('../reference-server/app.ts');
     const reference = await startReferenceServer({ port: 0, host: '127.0.0.1', redisUrl: process.env.REDIS_URL || undefined });
@@ -33,7 +67,8 @@ async function main(kind: string): Promise<{ origin: string; keys: Record<string
   const sample = JSON.parse(process.env.BENCH_SAMPLE ?? '') as { status: number; body: string; headers: string[]; readBody: boolean };
   const body = Buffer.from(sample.body, 'base64');
   const { status, headers, readBody } = sample;
-  const bare = createServer(
+  const bare = serverOf(
+    {},
     readBody
       ? (req, res) => {
           req.on('data', () => undefined);
@@ -47,9 +82,7 @@ async function main(kind: string): Promise<{ origin: string; keys: Record<string
           res.end(body);
         },
   );
-  await new Promise<void>((resolve) => bare.listen(0, '127.0.0.1', resolve));
-  const { port } = bare.address() as AddressInfo;
-  return { origin: `http://127.0.0.1:${port}`, keys: {}, pids: [process.pid] };
+  return { origin: await listen(bare), keys: {}, pids: [process.pid] };
 }
 
 const kind = process.env.BENCH_TARGET ?? 'reference';

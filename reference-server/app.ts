@@ -24,6 +24,7 @@ import { sendError } from './errors/handler.ts';
 import { send } from './http/response.ts';
 import { loadInventorySeed, loadKeys } from './fixtures.ts';
 import { answerClientError } from './http/client-error.ts';
+import { BodyReader } from './http/body.ts';
 import type { AppState, Exchange } from './http/exchange.ts';
 import { Router, type RouteDef, type RouteMatch } from './http/router.ts';
 import { listInventory, updateInventory } from './inventory/routes.ts';
@@ -84,27 +85,30 @@ function isPromiseLike<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
   return typeof (value as { then?: unknown }).then === 'function';
 }
 
-/** Builds the request listener for a resolved configuration (exported for tests and the bench). */
-export function createReferenceApp(config: ResolvedConfig, store: RateLimitStore, inventory?: InventoryStore) {
-  const policyOf = (limits: Limits): RatePolicy => ({
+/** The rate policy of `limits` under the configured windows and ban. */
+function policyOf(config: ResolvedConfig, limits: Limits): RatePolicy {
+  return {
     windows: [
       { name: 'minute', limit: limits.minute, ms: config.minuteWindowMs },
       { name: 'day', limit: limits.day, ms: config.dayWindowMs },
     ],
     banThreshold: config.banThreshold,
     banMs: config.banMs,
-  });
+  };
+}
+
+/** The key ring of `config.keysFile` and the raw keys by name; every name of REQUIRED_KEY_NAMES must be there. */
+function keyRingOf(config: ResolvedConfig): { keyRing: KeyRing; keys: Record<string, string> } {
   const planLimits = (plan: Plan): Limits => (plan === 'enterprise' ? config.enterpriseLimits : PLAN_LIMITS[plan]);
-  const entries = loadKeys(config.keysFile);
   const keys = {} as Record<string, string>;
   const keyRing = new KeyRing(
-    entries.map((entry) => {
+    loadKeys(config.keysFile).map((entry) => {
       keys[entry.name] = entry.key;
       const record: ApiKeyRecord = {
         name: entry.name,
         plan: entry.plan,
         identity: `key:${entry.name}`,
-        policy: policyOf(entry.limits ?? planLimits(entry.plan)),
+        policy: policyOf(config, entry.limits ?? planLimits(entry.plan)),
       };
       return { key: entry.key, record };
     }),
@@ -112,10 +116,53 @@ export function createReferenceApp(config: ResolvedConfig, store: RateLimitStore
   for (const name of REQUIRED_KEY_NAMES) {
     if (!(name in keys)) throw new Error(`${config.keysFile}: no key named "${name}"`);
   }
-  const anonymousPolicy = policyOf(config.anonymousLimits);
+  return { keyRing, keys };
+}
+
+/** The headers a request gets when the store cannot decide (it failed): the plan's limit, nothing left. */
+function fallbackDecision(policy: RatePolicy, now: number, withFields: (d: RateDecision, policy: RatePolicy, now: number) => RateDecision): RateDecision {
+  const w = policy.windows[0];
+  const d: RateDecision = { outcome: 'admitted', limit: w.limit, remaining: 0, resetSeconds: Math.ceil((now - (now % w.ms) + w.ms) / 1000), retryAfterSeconds: 0 };
+  return withFields(d, policy, now);
+}
+
+/**
+ * The 429: the same response `fail(…, refusal(decision))` writes (route headers, `Connection:
+ * close` for a large unread body, `Retry-After`), without building an Error.
+ */
+function refuse(maxBodyBytes: number, req: IncomingMessage, res: ServerResponse, match: RouteMatch | undefined, decision: RateDecision): void {
+  const extra = match?.route.headers ? [...match.route.headers] : [];
+  if (Number(req.headers['content-length'] ?? 0) > maxBodyBytes) extra.push('Connection', 'close');
+  extra.push('Retry-After', String(decision.retryAfterSeconds));
+  send(res, 429, refusalBody(decision), decision, extra);
+}
+
+/** Sends `error` with the route's headers; closes the connection if a large body was left unread. */
+function fail(maxBodyBytes: number, req: IncomingMessage, res: ServerResponse, routeHeaders: readonly string[] | undefined, decision: RateDecision, error: unknown): void {
+  const extra = routeHeaders ? [...routeHeaders] : [];
+  if (Number(req.headers['content-length'] ?? 0) > maxBodyBytes && !(error instanceof ApiError && 'Connection' in error.headers)) {
+    extra.push('Connection', 'close');
+  }
+  sendError(res, decision, error, extra);
+}
+
+/** Adds the IETF RateLimit fields to a decision when they are switched on (else the decision as it is). */
+function fieldsAdder(config: ResolvedConfig): (d: RateDecision, policy: RatePolicy, now: number) => RateDecision {
+  return config.rateLimitFields
+    ? (d: RateDecision, policy: RatePolicy, now: number): RateDecision => ({ ...d, fields: ietfRateLimitFields(d, policy, now) })
+    : (d: RateDecision): RateDecision => d;
+}
+
+/** Builds the request listener for a resolved configuration (exported for tests and the bench). */
+export function createReferenceApp(config: ResolvedConfig, store: RateLimitStore, inventory?: InventoryStore) {
+  const { keyRing, keys } = keyRingOf(config);
+  const max = config.maxBodyBytes;
+  const withFields = fieldsAdder(config);
+  const anonymousPolicy = policyOf(config, config.anonymousLimits);
   const state: AppState = {
     inventory: inventory ?? new Inventory(loadInventorySeed(config.inventoryFile)),
-    bodyLimits: { maxBodyBytes: config.maxBodyBytes, bodyTimeoutMs: config.bodyTimeoutMs },
+    body: new BodyReader({ maxBodyBytes: config.maxBodyBytes, bodyTimeoutMs: config.bodyTimeoutMs }),
+    fail: (x, error) => fail(max, x.req, x.res, x.routeHeaders, x.decision, error),
   };
   const router = new Router(routes(Date.now()));
   const listMatch = router.match('GET', '/v1/inventory')!;
@@ -130,54 +177,23 @@ export function createReferenceApp(config: ResolvedConfig, store: RateLimitStore
     auth: ApiKeyRecord | ApiError,
     decision: RateDecision,
   ): void {
-    if (decision.outcome !== 'admitted') return refuse(req, res, match, decision);
-    if (auth instanceof ApiError) return fail(req, res, match, decision, auth);
-    if (targetError !== undefined) return fail(req, res, match, decision, targetError);
-    if (match === undefined) return fail(req, res, match, decision, new ApiError(404, ErrorCode.routeNotFound, 'No such route.'));
+    if (decision.outcome !== 'admitted') return refuse(max, req, res, match, decision);
+    const routeHeaders = match?.route.headers;
+    if (auth instanceof ApiError) return fail(max, req, res, routeHeaders, decision, auth);
+    if (targetError !== undefined) return fail(max, req, res, routeHeaders, decision, targetError);
+    if (match === undefined) return fail(max, req, res, routeHeaders, decision, new ApiError(404, ErrorCode.routeNotFound, 'No such route.'));
     if (match.handler === undefined) {
       const error = new ApiError(405, ErrorCode.methodNotAllowed, `Method ${req.method} is not allowed here.`, { Allow: match.allow });
-      return fail(req, res, match, decision, error);
+      return fail(max, req, res, routeHeaders, decision, error);
     }
-    const exchange: Exchange = { req, res, key: auth, decision, params: match.params, routeHeaders: match.route.headers, app: state };
+    const exchange: Exchange = { req, res, key: auth, decision, params: match.params, routeHeaders, app: state };
     try {
       const pending = match.handler(exchange);
-      if (pending !== undefined) pending.catch((error: unknown) => fail(req, res, match, decision, error));
+      if (pending !== undefined) pending.catch((error: unknown) => fail(max, req, res, routeHeaders, decision, error));
     } catch (error) {
-      fail(req, res, match, decision, error);
+      fail(max, req, res, routeHeaders, decision, error);
     }
   }
-
-  /**
-   * The 429: the same response `fail(…, refusal(decision))` writes (route headers, `Connection:
-   * close` for a large unread body, `Retry-After`), without building an Error.
-   */
-  function refuse(req: IncomingMessage, res: ServerResponse, match: RouteMatch | undefined, decision: RateDecision): void {
-    const extra = match?.route.headers ? [...match.route.headers] : [];
-    if (Number(req.headers['content-length'] ?? 0) > config.maxBodyBytes) extra.push('Connection', 'close');
-    extra.push('Retry-After', String(decision.retryAfterSeconds));
-    send(res, 429, refusalBody(decision), decision, extra);
-  }
-
-  /** Sends `error` with the route's headers; closes the connection if a large body was left unread. */
-  function fail(req: IncomingMessage, res: ServerResponse, match: RouteMatch | undefined, decision: RateDecision, error: unknown): void {
-    const extra = match?.route.headers ? [...match.route.headers] : [];
-    if (Number(req.headers['content-length'] ?? 0) > config.maxBodyBytes && !(error instanceof ApiError && 'Connection' in error.headers)) {
-      extra.push('Connection', 'close');
-    }
-    sendError(res, decision, error, extra);
-  }
-
-  /** The headers a request gets when the store cannot decide (it failed): the plan's limit, nothing left. */
-  function fallbackDecision(policy: RatePolicy, now: number): RateDecision {
-    const w = policy.windows[0];
-    const d: RateDecision = { outcome: 'admitted', limit: w.limit, remaining: 0, resetSeconds: Math.ceil((now - (now % w.ms) + w.ms) / 1000), retryAfterSeconds: 0 };
-    return withFields(d, policy, now);
-  }
-
-  /** Adds the IETF RateLimit fields when they are switched on. */
-  const withFields = config.rateLimitFields
-    ? (d: RateDecision, policy: RatePolicy, now: number): RateDecision => ({ ...d, fields: ietfRateLimitFields(d, policy, now) })
-    : (d: RateDecision): RateDecision => d;
 
   function onRequest(req: IncomingMessage, res: ServerResponse, forced?: ApiError): void {
     const now = Date.now();
@@ -201,12 +217,12 @@ export function createReferenceApp(config: ResolvedConfig, store: RateLimitStore
     try {
       decision = store.hit(identity, policy, now);
     } catch (error) {
-      return fail(req, res, match, fallbackDecision(policy, now), error);
+      return fail(max, req, res, match?.route.headers, fallbackDecision(policy, now, withFields), error);
     }
     if (isPromiseLike(decision)) {
       decision.then(
         (d) => proceed(req, res, match, targetError, auth, withFields(d, policy, now)),
-        (error) => fail(req, res, match, fallbackDecision(policy, now), error),
+        (error) => fail(max, req, res, match?.route.headers, fallbackDecision(policy, now, withFields), error),
       );
     } else {
       proceed(req, res, match, targetError, auth, config.rateLimitFields ? withFields(decision, policy, now) : decision);
@@ -218,7 +234,7 @@ export function createReferenceApp(config: ResolvedConfig, store: RateLimitStore
       const now = Date.now();
       const decision = store.hit(addressIdentity(socket), anonymousPolicy, now);
       return isPromiseLike(decision)
-        ? Promise.resolve(decision).then((d) => withFields(d, anonymousPolicy, now), () => fallbackDecision(anonymousPolicy, now))
+        ? Promise.resolve(decision).then((d) => withFields(d, anonymousPolicy, now), () => fallbackDecision(anonymousPolicy, now, withFields))
         : withFields(decision, anonymousPolicy, now);
     });
   }

@@ -6,11 +6,23 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ApiKeyRecord } from '../auth/keys.ts';
 import type { InventoryStore } from '../inventory/store.ts';
 import type { RateDecision } from '../rate-limit/policy.ts';
-import type { BodyLimits } from './body.ts';
+
+/** What reads a body: a module function (no closure per request) and the context it needs. */
+export type BodyHandler<C> = (x: Exchange, body: Buffer, context: C) => void;
+
+/** Reads request bodies within the server's size and time limits (`BodyReader`, http/body.ts). */
+export interface BodyReading {
+  read<C>(x: Exchange, onBody: BodyHandler<C>, context: C): void;
+  /** Bodies being read now. */
+  readonly pending: number;
+}
 
 export interface AppState {
   readonly inventory: InventoryStore;
-  readonly bodyLimits: BodyLimits;
+  /** Reads request bodies within the server's size and time limits. */
+  readonly body: BodyReading;
+  /** Answers `exchange` with `error` through the central error handler (for work that ends in a callback). */
+  readonly fail: (exchange: Exchange, error: unknown) => void;
 }
 
 export interface Exchange {

@@ -1,17 +1,6 @@
 /**
- * Reading request headers from `req.rawHeaders` (names case-insensitive, RFC 9110 §5.1) and media
- * types (type and subtype case-insensitive, parameters such as `charset=utf-8` allowed; RFC 9110 §8.3.1).
+ * Media types (type and subtype case-insensitive, parameters such as `charset=utf-8` allowed; RFC 9110 §8.3.1).
  */
-
-/** Every value of header `lowerName` in a raw header list, in order. */
-export function headerValues(rawHeaders: readonly string[], lowerName: string): string[] {
-  const values: string[] = [];
-  for (let i = 0; i < rawHeaders.length; i += 2) {
-    const name = rawHeaders[i];
-    if (name.length === lowerName.length && name.toLowerCase() === lowerName) values.push(rawHeaders[i + 1]);
-  }
-  return values;
-}
 
 /** `type/subtype` of a Content-Type value, lower-cased, or undefined when it is not one. */
 export function mediaType(value: string): string | undefined {

@@ -35,8 +35,15 @@ interface CompiledRoute {
   readonly allow: string;
 }
 
+/** How many recent matches a router keeps (then it starts afresh), and of targets up to what length. */
+const RECENT_MATCHES = 1024;
+const RECENT_TARGET_LENGTH = 256;
+
 export class Router {
   private readonly routes: CompiledRoute[];
+  /** Recent matches by method, then target: clients repeat their targets, and a match is immutable. */
+  private readonly recent = new Map<string, Map<string, RouteMatch | undefined>>();
+  private recentCount = 0;
 
   constructor(routes: readonly RouteDef[]) {
     this.routes = routes.map((def) => {
@@ -52,7 +59,21 @@ export class Router {
 
   /** The match for `method` and `target`, undefined for an unknown path; throws 400/414 on a bad target. */
   match(method: string, target: string): RouteMatch | undefined {
-    const segments = pathSegments(target);
+    let recent = this.recent.get(method);
+    if (recent === undefined) this.recent.set(method, (recent = new Map()));
+    const known = recent.get(target);
+    if (known !== undefined || recent.has(target)) return known;
+    const match = this.matchSegments(method, pathSegments(target));
+    if (target.length > RECENT_TARGET_LENGTH) return match;
+    if (this.recentCount++ >= RECENT_MATCHES) {
+      for (const targets of this.recent.values()) targets.clear();
+      this.recentCount = 1;
+    }
+    recent.set(target, match);
+    return match;
+  }
+
+  private matchSegments(method: string, segments: readonly string[]): RouteMatch | undefined {
     for (const route of this.routes) {
       if (route.segments.length !== segments.length) continue;
       const params: string[] = [];
@@ -66,7 +87,7 @@ export class Router {
       }
       if (!ok) continue;
       const op = route.def.operations[method] ?? (method === 'HEAD' ? route.def.operations.GET : undefined);
-      return { route: route.def, handler: op?.handler, allow: route.allow, params };
+      return Object.freeze({ route: route.def, handler: op?.handler, allow: route.allow, params: Object.freeze(params) });
     }
     return undefined;
   }
@@ -85,17 +106,17 @@ export function pathSegments(target: string): string[] {
       throw new ApiError(400, ErrorCode.invalidRequest, 'The request target is not a valid path.');
     }
   }
-  const end = path.search(/[?#]/);
-  if (end >= 0) path = path.slice(0, end);
-  return path
-    .slice(1)
-    .split('/')
-    .map((segment) => {
-      if (!segment.includes('%')) return segment;
-      try {
-        return decodeURIComponent(segment);
-      } catch {
-        throw new ApiError(400, ErrorCode.invalidRequest, 'The request path has invalid percent-encoding.');
-      }
-    });
+  let end = path.indexOf('?');
+  const hash = path.indexOf('#');
+  if (end < 0 || (hash >= 0 && hash < end)) end = hash;
+  const segments = (end < 0 ? path.slice(1) : path.slice(1, end)).split('/');
+  for (let i = 0; i < segments.length; i++) {
+    if (!segments[i].includes('%')) continue;
+    try {
+      segments[i] = decodeURIComponent(segments[i]);
+    } catch {
+      throw new ApiError(400, ErrorCode.invalidRequest, 'The request path has invalid percent-encoding.');
+    }
+  }
+  return segments;
 }

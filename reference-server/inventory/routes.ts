@@ -6,11 +6,11 @@
  */
 import { ApiError, ErrorCode } from '../errors/api-error.ts';
 import type { Exchange } from '../http/exchange.ts';
-import { checkContentType, readJson } from '../http/json-body.ts';
+import { checkContentType } from '../http/json-body.ts';
 import { send } from '../http/response.ts';
 import { parsePetId } from './pet-id.ts';
-import { serializeItem } from './store.ts';
-import { parseInventoryUpdate } from './update.ts';
+import { serializeItem, type InventoryItem } from './store.ts';
+import { quantityOfBody } from './update.ts';
 
 /** `GET /v1/inventory` (listInventory): 200, the JSON array of every InventoryItem (pre-serialized). */
 export function listInventory(x: Exchange): void | Promise<void> {
@@ -25,11 +25,20 @@ export function listInventory(x: Exchange): void | Promise<void> {
  * before the body is read, the pet's existence after the body is valid (so a bad body is a 400 for
  * any id). The response is serialized from exactly the item the store wrote.
  */
-export async function updateInventory(x: Exchange): Promise<void> {
+export function updateInventory(x: Exchange): void {
   const petId = parsePetId(x.params[0]);
   checkContentType(x, 'optional-415');
-  const quantity = parseInventoryUpdate(await readJson(x));
-  const item = await x.app.inventory.setQuantity(petId, quantity);
+  x.app.body.read(x, updateWithBody, petId);
+}
+
+/** The update once the body has arrived (a module function: no closure per request). */
+function updateWithBody(x: Exchange, body: Buffer, petId: bigint): void {
+  const item = x.app.inventory.setQuantity(petId, quantityOfBody(body));
+  if (item === undefined || !('then' in item)) return answerUpdate(x, petId, item);
+  Promise.resolve(item).then((stored) => answerUpdate(x, petId, stored)).catch((error: unknown) => x.app.fail(x, error));
+}
+
+function answerUpdate(x: Exchange, petId: bigint, item: InventoryItem | undefined): void {
   if (item === undefined) throw new ApiError(404, ErrorCode.notFound, `No pet with id ${petId}.`);
   send(x.res, 200, serializeItem(item), x.decision);
 }

@@ -26,9 +26,13 @@ export interface MessageResponse {
 }
 
 /** `POST /quickstart/messages`. */
-export async function sendMessage(x: Exchange): Promise<void> {
+export function sendMessage(x: Exchange): void {
   checkContentType(x, 'required-400');
-  const body = await readJson(x);
+  readJson(x, answerMessage);
+}
+
+/** The message once its body is parsed. */
+function answerMessage(x: Exchange, body: unknown): void {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
     throw new ApiError(400, ErrorCode.invalidBody, 'The body must be a JSON object: {"message": <string>}.');
   }

@@ -1,0 +1,300 @@
+/**
+ * The body reader (reference-server/http/body.ts) answers every body, whatever the timing: each
+ * case below has its own deadline of a second or two and fails there, never at the test timeout.
+ *
+ * The mechanisms that can leave a body unanswered with one shared deadline timer and listeners
+ * that are module functions, each shown here:
+ * - a request whose stream already emitted 'aborted' (or 'end') before the reader listened: node
+ *   emits those events once, so a reader that only waits for them holds the body until the shared
+ *   timer comes round (and forever if the timer was lost). It happens when the answer starts after
+ *   an asynchronous step (a rate-limit store that answers with a Promise, as on Redis) and the
+ *   client closes meanwhile;
+ * - the shared timer's round of 408s: if answering one late body throws, a loop that answers them
+ *   in turn and re-arms afterwards leaves every later body without a deadline;
+ * - a finished body keeps no listener on its request.
+ * And the ordinary paths over real sockets: `Connection: close`, a body in pieces, pipelined
+ * bodies, chunked bodies, a body cut short, a stalled body next to a quick one, a 408 at each
+ * body's own deadline after the timer was armed for an older body already answered, and PATCH
+ * bodies through an https proxy that closes every connection (the staging conditions).
+ */
+import { EventEmitter } from 'node:events';
+import { readFileSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { connect } from 'node:net';
+import { join } from 'node:path';
+import { connect as tlsConnect } from 'node:tls';
+import { test, expect } from '@playwright/test';
+import { createReferenceApp, MemoryRateLimitStore } from '../../reference-server/app.ts';
+import { resolveConfig } from '../../reference-server/config.ts';
+import { BodyReader } from '../../reference-server/http/body.ts';
+import type { Exchange } from '../../reference-server/http/exchange.ts';
+import type { RateLimitStore } from '../../reference-server/rate-limit/store.ts';
+import { startFaultProxy } from '../../faults/proxy.ts';
+import { REPO_ROOT } from '../../faults/harness.ts';
+import { parseRaw, sleep } from './helpers.ts';
+
+/** Polls `done` every 10 ms; throws naming `what` after `ms`. */
+async function within(ms: number, what: string, done: () => boolean): Promise<void> {
+  for (const end = Date.now() + ms; !done(); await sleep(10)) {
+    if (Date.now() > end) throw new Error(`not within ${ms} ms: ${what}`);
+  }
+}
+
+type App = ReturnType<typeof createReferenceApp>;
+
+/** A reference app on a plain node:http server (port 0); `seen` gets every request object. */
+async function serve(options: { bodyTimeoutMs: number; store?: RateLimitStore }, body: (port: number, app: App, seen: IncomingMessage[]) => Promise<void>): Promise<void> {
+  const config = resolveConfig({ port: 0, host: '127.0.0.1', redisUrl: 'none', bodyTimeoutMs: options.bodyTimeoutMs, minuteWindowMs: 600_000 });
+  const app = createReferenceApp(config, options.store ?? new MemoryRateLimitStore());
+  const seen: IncomingMessage[] = [];
+  const server: Server = createServer({ requireHostHeader: false }, (req, res) => {
+    seen.push(req);
+    app.onRequest(req, res);
+  });
+  server.on('clientError', app.onClientError);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  try {
+    await body((server.address() as AddressInfo).port, app, seen);
+  } finally {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  }
+}
+
+const patchHead = (key: string, length: number | 'chunked', extra = ''): string =>
+  `PATCH /v1/inventory/1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\n` +
+  `${length === 'chunked' ? 'Transfer-Encoding: chunked' : `Content-Length: ${length}`}\r\n${extra}\r\n`;
+
+/** Writes `steps` (bytes, or a pause in ms) on a fresh socket; resolves with what came back once `answers` responses arrived or the socket closed. */
+function exchange(port: number, steps: (string | number)[], answers: number, deadlineMs: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1');
+    let got = '';
+    const count = (): number => (got.match(/HTTP\/1\.1 [1-5]\d\d /g) ?? []).filter((s) => !s.startsWith('HTTP/1.1 100')).length;
+    const timer = setTimeout(() => {
+      socket.destroy();
+      reject(new Error(`no ${answers} answer(s) within ${deadlineMs} ms; got ${JSON.stringify(got)}`));
+    }, deadlineMs);
+    const settle = (): void => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(got);
+    };
+    socket.on('data', (c: Buffer) => {
+      got += c.toString('latin1');
+      if (count() >= answers) settle();
+    });
+    socket.on('error', () => undefined);
+    socket.on('close', settle);
+    void (async () => {
+      for (const step of steps) {
+        if (typeof step === 'number') await sleep(step);
+        else socket.write(step);
+      }
+    })();
+  });
+}
+
+const statuses = (raw: string): number[] => [...raw.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => Number(m[1])).filter((s) => s !== 100);
+
+/** A rate-limit store whose decisions for keys wait until `release()` (the answer starts after an asynchronous step); others are immediate. */
+function heldStore(): RateLimitStore & { release(): void; held(): number } {
+  const memory = new MemoryRateLimitStore();
+  let waiting: (() => void)[] = [];
+  return {
+    hit: (identity, policy, now) =>
+      identity.startsWith('key:') ? new Promise((resolve) => waiting.push(() => resolve(memory.hit(identity, policy, now)))) : memory.hit(identity, policy, now),
+    release() {
+      const run = waiting;
+      waiting = [];
+      for (const go of run) go();
+    },
+    held: () => waiting.length,
+  };
+}
+
+/** A stand-in request for the reader alone: an emitter with the stream flags the reader reads. */
+function fakeExchange(answers: { status: number; at: number }[], onFail: (n: number) => void): Exchange {
+  const req = Object.assign(new EventEmitter(), { headers: {}, readableEnded: false, destroyed: false, pause: () => req });
+  const x = {
+    req, res: {}, key: {}, decision: {}, params: [], routeHeaders: undefined,
+    app: {
+      fail: (_x: Exchange, error: { status: number }) => {
+        answers.push({ status: error.status, at: Date.now() });
+        onFail(answers.length);
+      },
+    },
+  };
+  return x as unknown as Exchange;
+}
+
+const ignore = (): void => undefined;
+
+test.describe('reference server: body reader', () => {
+  test('BODY a PATCH whose client left while the rate-limit decision was pending is let go at once, not at the body deadline', async () => {
+    const store = heldStore();
+    await serve({ bodyTimeoutMs: 60_000, store }, async (port, app, seen) => {
+      for (const sendsBody of [false, true]) {
+        const socket = connect(port, '127.0.0.1');
+        socket.on('error', ignore);
+        socket.write(patchHead(app.keys.business, 14) + (sendsBody ? '{"quantity":5}' : '{"qua'));
+        await within(2_000, 'the request reaches the store', () => store.held() === 1);
+        const req = seen.at(-1)!;
+        socket.destroy();
+        await within(2_000, 'the server sees the client gone', () => req.destroyed);
+        store.release();
+        await within(1_000, `the body (${sendsBody ? 'complete' : 'cut short'}) is let go (bodies held: ${app.state.body.pending})`, () => app.state.body.pending === 0);
+      }
+    });
+  });
+
+  test('BODY the shared timer answers every late body at its deadline even when one answer throws', async () => {
+    const reader = new BodyReader({ maxBodyBytes: 1024, bodyTimeoutMs: 150 });
+    const answers: { status: number; at: number }[] = [];
+    const first = fakeExchange(answers, (n) => {
+      if (n === 1) throw new Error('an answer that throws');
+    });
+    const second = fakeExchange(answers, ignore);
+    const started = Date.now();
+    const listeners = process.listeners('uncaughtException');
+    reader.read(first, ignore, undefined);
+    reader.read(second, ignore, undefined);
+    try {
+      await within(1_500, `both late bodies answered (answers: ${JSON.stringify(answers)}, bodies held: ${reader.pending})`, () => answers.length === 2 && reader.pending === 0);
+    } finally {
+      expect(process.listeners('uncaughtException')).toEqual(listeners);
+    }
+    for (const a of answers) {
+      expect(a.status).toBe(408);
+      expect(a.at - started, 'a 408 never comes before the deadline').toBeGreaterThanOrEqual(150 - 5);
+    }
+  });
+
+  test('BODY a body whose stream already ended or was destroyed before reading is answered at once with 400', async () => {
+    for (const flag of ['readableEnded', 'destroyed'] as const) {
+      const reader = new BodyReader({ maxBodyBytes: 1024, bodyTimeoutMs: 60_000 });
+      const answers: { status: number; at: number }[] = [];
+      const x = fakeExchange(answers, ignore);
+      Object.assign(x.req, { [flag]: true });
+      reader.read(x, () => answers.push({ status: 200, at: Date.now() }), undefined);
+      await within(500, `the ${flag} body is answered`, () => answers.length === 1);
+      expect(answers[0].status, flag).toBe(400);
+      expect(reader.pending, flag).toBe(0);
+    }
+  });
+
+  test('BODY a finished body leaves no listener of the reader on its request', async () => {
+    await serve({ bodyTimeoutMs: 60_000 }, async (port, app, seen) => {
+      const body = '{"quantity":6}';
+      const raw = await exchange(port, [patchHead(app.keys.business, body.length) + body], 1, 2_000);
+      expect(statuses(raw)).toEqual([200]);
+      const req = seen.at(-1)!;
+      for (const event of ['data', 'end', 'aborted']) expect(req.listenerCount(event), event).toBe(0);
+      expect(app.state.body.pending).toBe(0);
+    });
+  });
+});
+
+/** One exchange over a raw socket: what is written (bytes or pauses in ms) and the statuses expected, within `deadlineMs`. */
+interface SocketCase {
+  name: string;
+  steps: (key: string) => (string | number)[];
+  expect: number[];
+}
+
+const B = '{"quantity":7}';
+const SOCKET_CASES: SocketCase[] = [
+  { name: 'a body with its headers', steps: (k) => [patchHead(k, B.length) + B], expect: [200] },
+  { name: 'Connection: close', steps: (k) => [patchHead(k, B.length, 'Connection: close\r\n') + B], expect: [200] },
+  { name: 'a body in pieces', steps: (k) => [patchHead(k, B.length), 20, B.slice(0, 3), 20, B.slice(3, 9), 20, B.slice(9)], expect: [200] },
+  { name: 'Connection: close and a body in pieces', steps: (k) => [patchHead(k, B.length, 'Connection: close\r\n'), 20, B.slice(0, 5), 20, B.slice(5)], expect: [200] },
+  { name: 'three pipelined bodies', steps: (k) => [(patchHead(k, B.length) + B).repeat(3)], expect: [200, 200, 200] },
+  { name: 'a pipelined body arriving in pieces', steps: (k) => [patchHead(k, B.length) + B + patchHead(k, B.length) + B.slice(0, 4), 30, B.slice(4)], expect: [200, 200] },
+  { name: 'a chunked body in pieces', steps: (k) => [patchHead(k, 'chunked'), 20, `5\r\n${B.slice(0, 5)}\r\n`, 20, `${(B.length - 5).toString(16)}\r\n${B.slice(5)}\r\n`, 20, '0\r\n\r\n'], expect: [200] },
+  { name: 'Expect: 100-continue, then the body', steps: (k) => [patchHead(k, B.length, 'Expect: 100-continue\r\n'), 30, B], expect: [200] },
+  { name: 'five bodies in turn on one connection', steps: (k) => Array.from({ length: 5 }, () => [patchHead(k, B.length) + B, 20]).flat(), expect: [200, 200, 200, 200, 200] },
+  { name: 'a stalled body (408 at its deadline)', steps: (k) => [patchHead(k, B.length) + B.slice(0, 4)], expect: [408] },
+];
+
+test.describe('reference server: body reader over sockets', () => {
+  const bodyTimeoutMs = 400;
+
+  test('BODY every body of the table is answered within its own deadline, as is a quick body beside a stalled and a cut one', async () => {
+    await serve({ bodyTimeoutMs }, async (port, app) => {
+      const key = app.keys.business;
+      for (const c of SOCKET_CASES) {
+        const raw = await exchange(port, c.steps(key), c.expect.length, bodyTimeoutMs + 1_500).catch((e: Error) => `${c.name}: ${e.message}`);
+        expect(statuses(raw), `${c.name}: ${raw.slice(0, 300)}`).toEqual(c.expect);
+      }
+      const stalled = exchange(port, [patchHead(key, B.length) + B.slice(0, 4)], 1, bodyTimeoutMs + 1_500);
+      const cut = connect(port, '127.0.0.1');
+      cut.on('error', ignore);
+      cut.write(patchHead(key, B.length) + B.slice(0, 4));
+      await sleep(50);
+      cut.destroy();
+      expect(statuses(await exchange(port, [patchHead(key, B.length) + B], 1, 1_000)), 'a quick body beside a stalled one').toEqual([200]);
+      await within(1_000, 'the cut body is let go', () => app.state.body.pending === 1);
+      expect(statuses(await stalled)).toEqual([408]);
+      expect(app.state.body.pending).toBe(0);
+    });
+  });
+
+  test('BODY after the timer was armed for a body already answered, a later stalled body gets its 408 at its own deadline', async () => {
+    await serve({ bodyTimeoutMs }, async (port, app) => {
+      const key = app.keys.business;
+      expect(statuses(await exchange(port, [patchHead(key, B.length) + B], 1, 1_000))).toEqual([200]);
+      await sleep(bodyTimeoutMs * 0.75);
+      const sentAt = Date.now();
+      const raw = await exchange(port, [patchHead(key, B.length) + B.slice(0, 4)], 1, bodyTimeoutMs + 1_500);
+      const answeredAfter = Date.now() - sentAt;
+      const reply = parseRaw(raw);
+      expect(reply.status, raw).toBe(408);
+      expect(reply.headers.connection).toBe('close');
+      expect(answeredAfter, 'not before its own deadline').toBeGreaterThanOrEqual(bodyTimeoutMs - 5);
+    });
+  });
+
+  test('BODY PATCH bodies through an https proxy that closes every connection (staging conditions) are all answered', async () => {
+    const tlsDir = join(REPO_ROOT, 'tests', 'fixtures', 'tls');
+    await serve({ bodyTimeoutMs }, async (port, app) => {
+      const proxy = await startFaultProxy({
+        upstream: `http://127.0.0.1:${port}`,
+        tls: { cert: readFileSync(join(tlsDir, 'server.pem')), key: readFileSync(join(tlsDir, 'server-key.pem')) },
+        connectionClose: true,
+        fault: { delayMs: () => 5 },
+      });
+      try {
+        const proxyPort = Number(new URL(proxy.url).port);
+        const ca = readFileSync(join(tlsDir, 'ca.pem'));
+        const one = (steps: (string | number)[]): Promise<string> =>
+          new Promise((resolve, reject) => {
+            const socket = tlsConnect({ port: proxyPort, host: '127.0.0.1', ca, servername: 'localhost' });
+            let got = '';
+            const timer = setTimeout(() => {
+              socket.destroy();
+              reject(new Error(`no answer through the proxy within 2 s; got ${JSON.stringify(got)}`));
+            }, 2_000);
+            socket.on('data', (c: Buffer) => (got += c.toString('latin1')));
+            socket.on('error', ignore);
+            socket.on('close', () => {
+              clearTimeout(timer);
+              resolve(got);
+            });
+            socket.once('secureConnect', () => void (async () => {
+              for (const step of steps) {
+                if (typeof step === 'number') await sleep(step);
+                else socket.write(step);
+              }
+            })());
+          });
+        const key = app.keys.business;
+        const cases = [[patchHead(key, B.length) + B], [patchHead(key, B.length, 'Connection: close\r\n'), 20, B.slice(0, 6), 20, B.slice(6)]];
+        const replies = await Promise.all(Array.from({ length: 12 }, (_, i) => one(cases[i % 2])));
+        for (const raw of replies) expect(statuses(raw), raw.slice(0, 200)).toEqual([200]);
+      } finally {
+        await proxy.close();
+      }
+    });
+  });
+});
