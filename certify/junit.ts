@@ -72,31 +72,38 @@ export function gateJunit(xml: string, report: Pick<ConformanceReport, 'gate' | 
   const known = knownFailingTests(report);
   const matchKnown = (name: string, project: string | undefined) =>
     known.find((k) => (project === undefined || k.project === project) && (name === k.title || name.endsWith(` › ${k.title}`)));
-  let turned = 0;
+  const turned = { failures: 0, errors: 0 };
   const suites = xml.replace(/<testsuite\b[^>]*>[\s\S]*?<\/testsuite>/g, (suite) => {
     const open = /^<testsuite\b[^>]*>/.exec(suite)![0];
     const project = attr(open, 'hostname');
     let here = 0;
+    const counts = { failures: [] as number[], errors: [] as number[] };
     const body = suite.replace(/<testcase\b([^>]*)>([\s\S]*?)<\/testcase>/g, (tc, attrs: string, inner: string) => {
       const k = matchKnown(attr(`<x${attrs}>`, 'name') ?? '', project);
-      if (!k || !/<failure\b/.test(inner)) return tc;
+      // Playwright writes a failed expect() as <failure> and any other thrown error as <error>.
+      const failedAs = /<failure\b/.test(inner) ? 'failures' : /<error\b/.test(inner) ? 'errors' : undefined;
+      if (!k || !failedAs) return tc;
       here++;
-      const rest = inner.replace(/<failure\b[\s\S]*?<\/failure>\n?|<failure\b[^>]*\/>\n?/g, '');
+      (failedAs === 'failures' ? counts.failures : counts.errors).push(1);
+      const rest = inner.replace(/<(failure|error)\b[\s\S]*?<\/\1>\n?|<(?:failure|error)\b[^>]*\/>\n?/g, '');
       return `<testcase${attrs}>\n<skipped message="${xmlEscape(k.reason)}"/>${rest.startsWith('\n') ? '' : '\n'}${rest}</testcase>`;
     });
     if (!here) return body;
-    turned += here;
-    const failures = Math.max(0, Number(attr(open, 'failures') ?? 0) - here);
+    turned.failures += counts.failures.length;
+    turned.errors += counts.errors.length;
+    const failures = Math.max(0, Number(attr(open, 'failures') ?? 0) - counts.failures.length);
+    const errors = Math.max(0, Number(attr(open, 'errors') ?? 0) - counts.errors.length);
     const skipped = Number(attr(open, 'skipped') ?? 0) + here;
-    return body.replace(open, setAttr(setAttr(open, 'failures', failures), 'skipped', skipped));
+    return body.replace(open, setAttr(setAttr(setAttr(open, 'failures', failures), 'errors', errors), 'skipped', skipped));
   });
   const rootMatch = /<testsuites\b[^>]*>/.exec(suites);
   if (!rootMatch) return suites;
   const root = rootMatch[0];
   const gateFailed = report.gate.result !== 'pass' ? 1 : 0;
   let newRoot = setAttr(root, 'tests', Number(attr(root, 'tests') ?? 0) + 1);
-  newRoot = setAttr(newRoot, 'failures', Math.max(0, Number(attr(root, 'failures') ?? 0) - turned) + gateFailed);
-  newRoot = setAttr(newRoot, 'skipped', Number(attr(root, 'skipped') ?? 0) + turned);
+  newRoot = setAttr(newRoot, 'failures', Math.max(0, Number(attr(root, 'failures') ?? 0) - turned.failures) + gateFailed);
+  newRoot = setAttr(newRoot, 'errors', Math.max(0, Number(attr(root, 'errors') ?? 0) - turned.errors));
+  newRoot = setAttr(newRoot, 'skipped', Number(attr(root, 'skipped') ?? 0) + turned.failures + turned.errors);
   const withRoot = suites.replace(root, newRoot);
   return withRoot.replace(/<\/testsuites>\s*$/, `${gateSuite(report, line)}</testsuites>\n`);
 }

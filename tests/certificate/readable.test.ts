@@ -12,7 +12,8 @@ import { test, expect } from './scratch.ts';
 import { chartedWindows } from '../../certify/certificate/build.ts';
 import { writeCertificate } from '../../certify/certificate/index.ts';
 import { quoteSentence, rowCells, tableHeaderOf } from '../../certify/certificate/quotes.ts';
-import { computeVerdict, type TestRecord } from '../../certify/verdict.ts';
+import { computeVerdict, type TestRecord, type VerdictInput } from '../../certify/verdict.ts';
+import { readGateInputs } from '../../certify/steps/judge.ts';
 import { loadLedger } from '../../core/ledger.ts';
 import { SPEC_FILE } from '../../core/paths.ts';
 
@@ -23,7 +24,7 @@ const ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking'
 const INTERNAL = [/\bissues?\s*#?\d+/i, /shared\/notes/, /\.\.\//, /\/work\//, /notes\/http-rules/];
 
 /** Every requirement of the real ledger: ERR-03 and AUTH-12 fail, the rest passes. */
-function fullReport() {
+function fullReport(gate: VerdictInput['gate'] = {}) {
   const ledger = loadLedger();
   const tests: TestRecord[] = ledger.filter((r) => !r.excluded).map((r) => ({
     title: `${r.id} checked`,
@@ -34,7 +35,7 @@ function fullReport() {
     annotations: [],
     requests: 1,
   }));
-  return computeVerdict({ ledger, tests, profile: 'full', target: { kind: 'external', baseUrl: 'https://staging.example.com/v1' }, generatedAt: '2026-11-24T12:00:00.000Z' });
+  return computeVerdict({ ledger, tests, profile: 'full', target: { kind: 'external', baseUrl: 'https://staging.example.com/v1' }, generatedAt: '2026-11-24T12:00:00.000Z', gate });
 }
 
 test('quotes from a table of the spec read as a row under its header, and as a sentence', () => {
@@ -68,7 +69,9 @@ test('certificate.html names spec sections and RFC clauses, no internal pointer,
   fs.writeFileSync(path.join(dir, 'load.json'), JSON.stringify(load));
   const baseline = scratch('baseline.yaml');
   fs.writeFileSync(baseline, 'knownFailures:\n  - ERR-03\n  - AUTH-12\n');
-  const { htmlFile, certificate } = writeCertificate({ report: fullReport(), reportsDir: dir, env: { CONFORMANCE_BASELINE: baseline } });
+  const gate = readGateInputs({ CONFORMANCE_BASELINE: baseline });
+  expect(gate.errors).toEqual([]);
+  const { htmlFile, certificate } = writeCertificate({ report: fullReport(gate.inputs.options), reportsDir: dir });
   expect(certificate.results.gate.result).toBe('pass');
   expect(certificate.results.requirements.find((r) => r.id === 'ERR-03')?.quoteHeader).toEqual(['Field', 'Type', 'Required', 'Meaning']);
 
