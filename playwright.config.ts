@@ -4,9 +4,10 @@ import { readSettings } from './settings/index.ts';
 
 /**
  * The conformance run (docs/architecture.md): suites in `suites/`, one Playwright project per
- * phase. This file is the one home of the phase list: certify runs each project as a phase, in
- * this order, one after another (no project `dependencies`: a failing phase must not skip the
- * next one), and `metadata.readonly` says whether the `readonly` profile runs it.
+ * phase. This file is the one home of the phase list: certify runs each project as a phase, a
+ * phase as soon as the phases of its `metadata.after` have ended (no project `dependencies`: a
+ * failing phase must not skip the next one), and `metadata.readonly` says whether the `readonly`
+ * profile runs it.
  *
  * Traces, screenshots and videos stay off: a trace copies request headers, the key among them,
  * verbatim. No `extraHTTPHeaders`: the suites' `api` fixture sets Authorization per request and
@@ -21,6 +22,12 @@ const ext = CODE_EXT;
 export interface PhaseMetadata {
   /** The `readonly` profile runs this phase (it sends no state-changing request with a valid key). */
   readonly: boolean;
+  /**
+   * Phases that must have ended before this one starts (they send on a key this one drives to its
+   * limit, or change what it reads). Phases without such a tie run at the same time: each works on
+   * its own key, and the run-wide pacer holds every key for every phase.
+   */
+  after?: string[];
 }
 
 export default defineConfig({
@@ -46,19 +53,22 @@ export default defineConfig({
   },
   projects: [
     {
+      // API_KEY (and a few plain requests on RATE_LIMIT_KEY: its headers and plan).
       name: 'functional',
       testIgnore: [`rate-limit/retry-after.spec${ext}`, 'load/**', 'generated/**'],
       metadata: { readonly: true } satisfies PhaseMetadata,
     },
     {
+      // RATE_LIMIT_KEY: the 429 sequence, then the overload bursts (its recovery window is the first burst window).
       name: 'rate-limit',
-      testMatch: `rate-limit/retry-after.spec${ext}`,
+      testMatch: [`rate-limit/retry-after.spec${ext}`, `load/overload.spec${ext}`],
       fullyParallel: false,
-      metadata: { readonly: false } satisfies PhaseMetadata,
+      metadata: { readonly: false, after: ['functional'] } satisfies PhaseMetadata,
     },
     {
+      // LOAD_KEY: the capacity runs, while the other phases run on their own keys.
       name: 'load',
-      testMatch: `load/**/*.spec${ext}`,
+      testMatch: `load/capacity.spec${ext}`,
       fullyParallel: false,
       metadata: { readonly: false } satisfies PhaseMetadata,
     },
@@ -69,7 +79,8 @@ export default defineConfig({
       fullyParallel: false,
       // One at a time: the generated cases, the sequences and the concurrency check share the pets they change.
       workers: 1,
-      metadata: { readonly: true } satisfies PhaseMetadata,
+      // Its model of the store judges every listed pet: never while the capacity mix updates one.
+      metadata: { readonly: true, after: ['functional', 'load'] } satisfies PhaseMetadata,
     },
   ],
 });

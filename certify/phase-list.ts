@@ -16,3 +16,9 @@ export const PHASES: readonly Phase[] = projects.map((p) => p.name);
 export function phasesOfProfile(profile: string): Phase[] {
   return projects.filter((p) => profile !== 'readonly' || p.metadata.readonly === true).map((p) => p.name);
 }
+
+/** The phases that must have ended before `phase` starts (`metadata.after`), among `running`. */
+export function phasesBefore(phase: Phase, running: readonly Phase[] = PHASES): Phase[] {
+  const after = projects.find((p) => p.name === phase)?.metadata.after ?? [];
+  return after.filter((p) => running.includes(p));
+}

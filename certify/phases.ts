@@ -50,6 +50,33 @@ export interface PhaseResult {
   blobWritten: boolean;
   /** Last lines of the phase's (redacted) console output, for a phase that ended without a report. */
   tail: string[];
+  /** Seconds its checks spent waiting for rate-limit windows (Retry-After, Reset), from their records. */
+  waitedS?: number;
+}
+
+/**
+ * Seconds the checks of `phase` spent waiting for rate-limit windows, from the records they wrote
+ * under `${reportsDir}/load/` (each names its phase and its waits).
+ */
+export function windowWaitsOf(reportsDir: string | undefined, phase: string): number | undefined {
+  if (!reportsDir) return undefined;
+  const dir = path.join(reportsDir, 'load');
+  let total: number | undefined;
+  let names: string[] = [];
+  try {
+    names = fs.readdirSync(dir).filter((n) => n.endsWith('.json'));
+  } catch {
+    return undefined;
+  }
+  for (const name of names) {
+    try {
+      const record = JSON.parse(fs.readFileSync(path.join(dir, name), 'utf8')) as { phase?: unknown; spent?: { waitedS?: unknown } };
+      if (record.phase === phase && typeof record.spent?.waitedS === 'number') total = (total ?? 0) + record.spent.waitedS;
+    } catch {
+      // A record being written or unreadable: its waits are not counted.
+    }
+  }
+  return total === undefined ? undefined : Math.round(total * 10) / 10;
 }
 
 /**
@@ -181,6 +208,10 @@ export function runPhase(o: PhaseOptions, redact: (s: string) => string): Promis
         timedOut,
         blobWritten: fs.existsSync(o.blobFile),
         tail,
+        ...(() => {
+          const waitedS = windowWaitsOf(o.env.REPORTS_DIR, o.phase);
+          return waitedS === undefined ? {} : { waitedS };
+        })(),
       });
     });
   });

@@ -71,6 +71,8 @@ export interface PhaseSummary {
   name: string;
   ran: boolean;
   seconds?: number;
+  /** Seconds of it the checks spent waiting for rate-limit windows (Retry-After, Reset); phases overlap, so wall times do not add up. */
+  waitedS?: number;
   /** Playwright's exit code, or the signal that ended it. */
   exit?: number | string | null;
   /** Why it did not run (profile). */

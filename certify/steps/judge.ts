@@ -20,7 +20,7 @@ export function phaseSummaries(allPhases: readonly string[], ran: readonly strin
     .filter((p) => ran.includes(p) || leftOut.includes(p))
     .map((name) => {
       const r = results.find((x) => x.phase === name);
-      if (r) return { name, ran: true, seconds: Math.round(r.durationMs / 100) / 10, exit: r.exitCode ?? r.signal };
+      if (r) return { name, ran: true, seconds: Math.round(r.durationMs / 100) / 10, ...(r.waitedS !== undefined ? { waitedS: r.waitedS } : {}), exit: r.exitCode ?? r.signal };
       if (leftOut.includes(name)) return { name, ran: false, reason: `CONFORMANCE_PROFILE=${profile}` };
       return { name, ran: false, reason: 'run interrupted' };
     });

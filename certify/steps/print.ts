@@ -63,7 +63,10 @@ export function printSummary(report: ConformanceReport, say: (text: string) => v
   const g = report.gate;
   const label = g.result === 'harness' ? 'HARNESS TROUBLE' : g.result.toUpperCase();
   const knownNote = g.knownFailures.length ? ` (${g.knownFailures.length} known failure(s) accepted)` : '';
-  say(`certify: verdict ${label}${knownNote}, exit ${g.exitCode} — ${s.pass} pass, ${s.warn} warn, ${s.fail} fail, ${s.skipped} skipped (${o.seconds.toFixed(1)} s)\n`);
+  const ran = report.phases.filter((p) => p.ran && p.seconds !== undefined);
+  const timing = ran.map((p) => `${p.name} ${p.seconds!.toFixed(1)} s${p.waitedS ? `, ${p.waitedS.toFixed(1)} s waiting on windows` : ''}`).join('; ');
+  say(`certify: verdict ${label}${knownNote}, exit ${g.exitCode} — ${s.pass} pass, ${s.warn} warn, ${s.fail} fail, ${s.skipped} skipped (${o.seconds.toFixed(1)} s${timing ? `: ${timing}` : ''})
+`);
   const byPhase = Object.entries(report.requestsByPhase).map(([p, n]) => `${p} ${n}`).join(', ');
   if (byPhase) say(`requests by phase: ${byPhase}\n`);
   say(`requests sent: ${report.requests}\n`);

@@ -1,8 +1,10 @@
 /**
  * Step "run the phases": each phase (a Playwright project, `playwright.config.ts`) runs as its own
- * child process, in order; a failing phase never stops the next. A phase that ends without a
+ * child process, as soon as the phases it comes after (`metadata.after`) have ended, so phases on
+ * different keys overlap; a failing phase never stops the next. A phase that ends without a
  * report, or over PHASE_TIMEOUT_S, is a run problem.
  */
+import { phasesBefore } from '../phase-list.ts';
 import type { PhaseResult } from '../phases.ts';
 
 export interface PhasesOutcome {
@@ -31,24 +33,48 @@ export function progressText(before: Progress, after: Progress, left: number): s
   return `; ${n(after.requests - before.requests, 'request')}, ${n(after.refused - before.refused, '429', '429s')}, ${n(after.waits - before.waits, 'wait')}; ${left ? `${n(left, 'phase')} left` : 'last phase'}`;
 }
 
-/** Runs `phases` one after another with `run`; stops starting new ones once `signal` aborts. */
+/** How a run of phases went: the wall time of the whole and of each phase. */
+export function timingText(results: readonly PhaseResult[]): string {
+  return results
+    .map((r) => `${r.phase} ${(r.durationMs / 1000).toFixed(1)} s${r.waitedS ? ` (${r.waitedS.toFixed(1)} s waiting on windows)` : ''}`)
+    .join(', ');
+}
+
+/**
+ * Runs `phases` with `run`, each as soon as the phases it comes after (`before`, default the
+ * config's `metadata.after`) have ended; phases without such a tie run at the same time. Stops
+ * starting new ones once `signal` aborts. Results are in `phases` order.
+ */
 export async function runPhases(
   phases: readonly string[],
   run: (phase: string) => Promise<PhaseResult>,
   say: (text: string) => void,
-  options: { phaseTimeoutS: number; signal?: AbortSignal; progress?: () => Progress },
+  options: { phaseTimeoutS: number; signal?: AbortSignal; progress?: () => Progress; before?: (phase: string, running: readonly string[]) => string[] },
 ): Promise<PhasesOutcome> {
   const out: PhasesOutcome = { results: [], runErrors: [] };
-  let i = 0;
-  for (const phase of phases) {
-    if (options.signal?.aborted) break;
-    i++;
-    const before = options.progress?.();
-    say(`▶ phase ${i}/${phases.length}: ${phase}${before ? ` (at most ${options.phaseTimeoutS} s, PHASE_TIMEOUT_S)` : ''}\n`);
+  const before = options.before ?? phasesBefore;
+  const ended = new Map<string, Promise<PhaseResult | undefined>>();
+  let started = 0;
+  let finished = 0;
+  const start = async (phase: string): Promise<PhaseResult | undefined> => {
+    await Promise.all(before(phase, phases).map((p) => ended.get(p)));
+    if (options.signal?.aborted) return undefined;
+    const i = ++started;
+    const progressBefore = options.progress?.();
+    say(`▶ phase ${i}/${phases.length}: ${phase}${progressBefore ? ` (at most ${options.phaseTimeoutS} s, PHASE_TIMEOUT_S)` : ''}\n`);
     const result = await run(phase);
+    finished++;
+    const spent = progressBefore && options.progress ? progressText(progressBefore, options.progress(), phases.length - finished) : '';
+    const waited = result.waitedS ? `, ${result.waitedS.toFixed(1)} s of it waiting on windows` : '';
+    say(`■ phase ${phase} finished in ${(result.durationMs / 1000).toFixed(1)} s${waited}: ${phaseEnding(result)}${spent}\n`);
+    return result;
+  };
+  // Phases in config order: a phase's prerequisites are listed before it.
+  for (const phase of phases) ended.set(phase, start(phase));
+  for (const phase of phases) {
+    const result = await ended.get(phase);
+    if (!result) continue;
     out.results.push(result);
-    const spent = before && options.progress ? progressText(before, options.progress(), phases.length - i) : '';
-    say(`■ phase ${phase} finished in ${(result.durationMs / 1000).toFixed(1)} s: ${phaseEnding(result)}${spent}\n`);
     if (!result.blobWritten) {
       out.runErrors.push(
         `phase ${phase} ended without a report (exit ${result.exitCode ?? result.signal}); its checks have no result. ` +

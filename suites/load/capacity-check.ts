@@ -16,10 +16,10 @@ import { validate, type SchemaName } from '../../schemas/index.ts';
 import { finding, type Finding } from '../lib/finding.ts';
 import { isJsonMediaType } from '../lib/headers.ts';
 import { parseJson, stringifyJson } from '../lib/json.ts';
-import { runLoad, thresholdHolds, type LoadFigures, type LoadStep, type SampledResponse, type Threshold, type TlsOptions } from '../lib/load.ts';
-import { join, probe, waitWithProgress, type ProbeFailure, type ProbeResponse } from './http.ts';
+import { PacingNotCertified } from '../pacing/client.ts';
+import { runLoad, thresholdHolds, type LoadFigures, type LoadResult, type LoadStep, type SampledResponse, type Threshold, type TlsOptions } from './engine.ts';
+import { join, observing, probe, waitWithProgress, type Pacer, type ProbeFailure, type ProbeResponse } from './http.ts';
 import { judgeWindows } from './overload-check.ts';
-import { isPacerWaitTooLong, processPacer, type LoadPacer } from './pacing.ts';
 
 /** Ledger ids and parts this check judges (suites/requirements.yaml). */
 export const CAPACITY = {
@@ -56,10 +56,10 @@ export interface CapacityConfig {
   tls?: TlsOptions;
   /** Responses kept for schema validation (default 100). */
   sampleSize?: number;
-  /** Longest wait for a Retry-After before restoring the stock (default 120). */
-  maxRetryAfterS?: number;
-  /** The run-wide pacer (default: one for this process). */
-  pacer?: LoadPacer;
+  /** Longest wait for a Retry-After before restoring the stock (`MAX_RETRY_AFTER_S`). */
+  maxRetryAfterS: number;
+  /** The run-wide pacer (suites/pacing): every request is sent under its grant. */
+  pacer: Pacer;
   progress?: (line: string) => void;
 }
 
@@ -138,110 +138,114 @@ export function userThresholds(config: Pick<CapacityConfig, 'p99Ms' | 'maxErrorR
   return out;
 }
 
-/** Runs one capacity check. Never throws for what the server does. */
-export async function runCapacityCheck(config: CapacityConfig): Promise<CapacityOutcome> {
-  const { id, gateId, answered, schemas, restored, prerequisite, thresholds } = CAPACITY;
-  const progress = config.progress ?? ((line: string) => console.log(line));
-  const pacer = config.pacer ?? processPacer((config.maxRetryAfterS ?? 120) * 1000);
-  const findings: Finding[] = [];
-  const evidence: string[] = [];
-  const requests = { total: 0, load: 0, setup: 0 };
-  const started = Date.now();
-  const figures: CapacityFigures = {
-    mode: config.mode,
-    load: null,
-    sampled: 0,
-    invalidSamples: 0,
-    thresholds: { LOAD_P99_MS: config.p99Ms ?? null, LOAD_MAX_ERROR_RATE: config.maxErrorRate ?? null },
-    requests,
-    durationS: 0,
-  };
-  const done = (): CapacityOutcome => {
-    requests.total = requests.load + requests.setup;
-    figures.durationS = Math.round((Date.now() - started) / 100) / 10;
-    evidence.push(`spent by the capacity check (${config.mode}): ${requests.total} requests on ${KEY} (load ${requests.load}, set-up and restore ${requests.setup}), ${figures.durationS} s`);
-    progress(`[load] capacity (${config.mode}): ${requests.total} requests sent in ${figures.durationS} s`);
-    return { findings, evidence, figures };
-  };
-  const authorization = `Bearer ${config.loadKey}`;
+/** One capacity run as it goes: its config, findings, evidence and figures. */
+interface Ctx {
+  config: CapacityConfig;
+  progress: (line: string) => void;
+  findings: Finding[];
+  evidence: string[];
+  figures: CapacityFigures;
+  authorization: string;
+  listUrl: string;
+  listPath: string;
+}
+
+function newCtx(config: CapacityConfig): Ctx {
   const listUrl = join(config.baseUrl, 'inventory');
-  const listPath = new URL(listUrl).pathname;
-  const paceFailure = (error: unknown) => {
-    if (!isPacerWaitTooLong(error)) throw error;
-    findings.push(finding(id, prerequisite, 'not-certified', `the run-wide pacer holds ${KEY} longer than MAX_RETRY_AFTER_S`, `a wait of at most ${config.maxRetryAfterS ?? 120} s`, error.message));
+  return {
+    config,
+    progress: config.progress ?? ((line: string) => console.log(line)),
+    findings: [],
+    evidence: [],
+    figures: {
+      mode: config.mode,
+      load: null,
+      sampled: 0,
+      invalidSamples: 0,
+      thresholds: { LOAD_P99_MS: config.p99Ms ?? null, LOAD_MAX_ERROR_RATE: config.maxErrorRate ?? null },
+      requests: { total: 0, load: 0, setup: 0 },
+      durationS: 0,
+    },
+    authorization: `Bearer ${config.loadKey}`,
+    listUrl,
+    listPath: new URL(listUrl).pathname,
   };
-  const send = async (method: 'GET' | 'PATCH', url: string, body?: string): Promise<ProbeResponse | ProbeFailure> => {
-    let lease;
-    try {
-      lease = await pacer.acquire(KEY, { mode: 'paced', count: 1 });
-    } catch (error) {
-      paceFailure(error);
-      return { ok: false, error: 'not sent: the pacer held the key', latencyMs: 0 };
-    }
-    requests.setup++;
-    const r = await probe({ method, url, authorization, body, timeoutS: config.timeoutS, tls: config.tls });
-    if (r.ok) lease.observe(r);
-    await lease.release();
-    return r;
-  };
-  const certificate = (observed: string) =>
-    finding(id, answered, 'fail', `the target's TLS certificate was refused; nothing carrying ${KEY} was sent`, 'a certificate trusted by Node (NODE_EXTRA_CA_CERTS for a private CA), or INSECURE_TLS=1', observed);
-  if (config.tls?.insecure && new URL(config.baseUrl).protocol === 'https:') {
-    findings.push(finding(id, undefined, 'note', `the target's TLS certificate was not verified`, 'a verified certificate', 'INSECURE_TLS=1 (the user opted out of verification)'));
-  }
+}
 
-  const steps: LoadStep[] = [{ name: `GET ${listPath}`, path: listPath }];
+/** The pacer would have held LOAD_KEY longer than MAX_RETRY_AFTER_S: not certified. */
+function paceFailure(ctx: Ctx, error: unknown): void {
+  if (!(error instanceof PacingNotCertified)) throw error;
+  ctx.findings.push(finding(CAPACITY.id, CAPACITY.prerequisite, 'not-certified', `the run-wide pacer holds ${KEY} longer than MAX_RETRY_AFTER_S`, `a wait of at most ${ctx.config.maxRetryAfterS} s`, error.message));
+}
+
+/** One set-up or restore request under its own grant. */
+async function send(ctx: Ctx, method: 'GET' | 'PATCH', url: string, body?: string): Promise<ProbeResponse | ProbeFailure> {
+  let lease;
+  try {
+    lease = observing(await ctx.config.pacer.acquire(KEY, { mode: 'paced', count: 1 }));
+  } catch (error) {
+    paceFailure(ctx, error);
+    return { ok: false, error: 'not sent: the pacer held the key', latencyMs: 0 };
+  }
+  ctx.figures.requests.setup++;
+  const r = await probe({ method, url, authorization: ctx.authorization, body, timeoutS: ctx.config.timeoutS, tls: ctx.config.tls });
+  if (r.ok) lease.observe(r);
+  await lease.release();
+  return r;
+}
+
+function certificateFinding(observed: string): Finding {
+  return finding(CAPACITY.id, CAPACITY.answered, 'fail', `the target's TLS certificate was refused; nothing carrying ${KEY} was sent`, 'a certificate trusted by Node (NODE_EXTRA_CA_CERTS for a private CA), or INSECURE_TLS=1', observed);
+}
+
+/**
+ * The steps of the load: the list, and in the `mix` mode updates of one listed pet (found in
+ * `list`) to its quantity + 1 and back. Undefined (with a finding) when the mix has no pet.
+ */
+function stepsOf(ctx: Ctx, list: ProbeResponse | ProbeFailure): { steps: LoadStep[]; pet?: PetChoice } | undefined {
+  const { id, restored } = CAPACITY;
+  const steps: LoadStep[] = [{ name: `GET ${ctx.listPath}`, path: ctx.listPath }];
+  if (ctx.config.mode === 'list') return { steps };
+  if (!list.ok || list.status !== 200) {
+    ctx.findings.push(finding(id, restored, 'not-certified', 'no pet to update under load', `GET ${ctx.listPath} with LOAD_KEY answers 200`, list.ok ? String(list.status) : list.error));
+    return undefined;
+  }
   let pet: PetChoice | undefined;
-  // One request first: the pacer learns LOAD_KEY's window, the mix finds its pet, TLS is checked.
-  const list = await send('GET', listUrl);
-  if (!list.ok && list.certificate) {
-    findings.push(certificate(list.error));
-    return done();
+  try {
+    pet = findPet(list.body);
+  } catch {
+    pet = undefined;
   }
-  if (config.mode === 'mix') {
-    if (!list.ok || list.status !== 200) {
-      findings.push(finding(id, restored, 'not-certified', 'no pet to update under load', `GET ${listPath} with LOAD_KEY answers 200`, list.ok ? String(list.status) : list.error));
-      return done();
-    }
-    try {
-      pet = findPet(list.body);
-    } catch {
-      pet = undefined;
-    }
-    if (!pet) {
-      findings.push(finding(id, restored, 'not-certified', 'no pet to update under load', 'a listed pet with an integer quantity', 'none'));
-      return done();
-    }
-    figures.pet = { ...pet, restored: null };
-    const patchPath = new URL(join(config.baseUrl, `inventory/${pet.petId}`)).pathname;
-    const patch = (quantity: number): LoadStep => ({
-      name: `PATCH ${listPath}/{petId}`,
-      method: 'PATCH',
-      path: patchPath,
-      body: stringifyJson({ quantity }),
-      contentType: 'application/json',
-    });
-    steps.push(patch(pet.original + 1), { name: `GET ${listPath}`, path: listPath }, patch(pet.original));
+  if (!pet) {
+    ctx.findings.push(finding(id, restored, 'not-certified', 'no pet to update under load', 'a listed pet with an integer quantity', 'none'));
+    return undefined;
   }
+  ctx.figures.pet = { ...pet, restored: null };
+  const patchPath = new URL(join(ctx.config.baseUrl, `inventory/${pet.petId}`)).pathname;
+  const patch = (quantity: number): LoadStep => ({ name: `PATCH ${ctx.listPath}/{petId}`, method: 'PATCH', path: patchPath, body: stringifyJson({ quantity }), contentType: 'application/json' });
+  steps.push(patch(pet.original + 1), { name: `GET ${ctx.listPath}`, path: ctx.listPath }, patch(pet.original));
+  return { steps, pet };
+}
 
-  let run;
-  let notBefore = 0;
+/** The load itself, under one grant of the planned requests. */
+async function loadRun(ctx: Ctx, steps: LoadStep[]): Promise<LoadResult | undefined> {
+  const { config } = ctx;
   const planned = config.saturate ? config.maxRequests : Math.min(config.maxRequests, Math.ceil(config.ratePerS * config.durationS));
   let lease;
   try {
-    lease = await pacer.acquire(KEY, { mode: 'paced', count: planned });
+    lease = observing(await config.pacer.acquire(KEY, { mode: 'paced', count: planned }));
     if (lease.granted < planned) {
-      findings.push(
-        finding(id, prerequisite, 'note', `the run-wide pacer allowed fewer requests than planned on ${KEY} (its X-RateLimit-Remaining, less a reserve); the load stopped there`,
+      ctx.findings.push(
+        finding(CAPACITY.id, CAPACITY.prerequisite, 'note', `the run-wide pacer allowed fewer requests than planned on ${KEY} (its X-RateLimit-Remaining, less a reserve); the load stopped there`,
           `${planned} requests`, `${lease.granted} granted`),
       );
     }
     const granted = lease;
-    run = await runLoad({
+    return await runLoad({
       label: `capacity (${config.mode})`,
       url: config.baseUrl,
       steps,
-      authorization,
+      authorization: ctx.authorization,
       model: config.saturate ? { kind: 'closed', durationS: config.durationS } : { kind: 'open', ratePerS: config.ratePerS, durationS: config.durationS },
       connections: config.connections,
       maxRequests: Math.max(1, Math.min(config.maxRequests, granted.granted)),
@@ -250,97 +254,131 @@ export async function runCapacityCheck(config: CapacityConfig): Promise<Capacity
       sampleSize: config.sampleSize ?? 100,
       loopbackOnly: config.loopbackOnly,
       tls: config.tls,
-      progress,
+      progress: ctx.progress,
       onResponse: (r) => granted.observe(r),
       // A 429 means LOAD_KEY's limit is reached: send nothing more, never before Retry-After.
       stopOnStatus: [429],
     });
   } catch (error) {
-    if (isPacerWaitTooLong(error)) paceFailure(error);
-    else findings.push(finding(id, answered, 'fail', 'the load could not run', 'a completed run', (error as Error).message));
+    if (error instanceof PacingNotCertified) paceFailure(ctx, error);
+    else ctx.findings.push(finding(CAPACITY.id, CAPACITY.answered, 'fail', 'the load could not run', 'a completed run', (error as Error).message));
+    return undefined;
   } finally {
     await lease?.release();
   }
+}
 
-  if (run) {
-    const f = run.figures;
-    figures.load = f;
-    requests.load = f.sent;
-    const noAnswer = f.socketErrors + f.timeouts + f.unanswered;
-    if (run.tlsError) findings.push(certificate(run.tlsError));
-    else if (f.sent === 0) findings.push(finding(id, answered, 'fail', 'no request could be sent under load', 'requests sent and answered', `${f.dropped} arrivals dropped`));
-    else if (noAnswer > 0) {
-      findings.push(
-        finding(id, answered, 'fail', `requests under load got no complete answer within the request timeout (LOAD_TIMEOUT_S=${config.timeoutS})`, 'every request answered',
-          `${noAnswer} of ${f.sent} without an answer (timeouts ${f.timeouts}, connection errors ${f.socketErrors}${f.errorExamples.length ? `: ${f.errorExamples.join('; ')}` : ''}, abandoned ${f.unanswered})`),
-      );
-    }
-    if (f.count5xx > 0) {
-      const codes = Object.entries(f.statusCodes).filter(([c]) => c.startsWith('5')).map(([c, n]) => `${c} ×${n}`).join(', ');
-      findings.push(finding(id, answered, 'fail', 'responses under load were 5xx', 'no 5xx', codes));
-    }
-
-    const problems = run.samples.flatMap((s) => sampleProblems(s).map((p) => ({ p, s })));
-    figures.sampled = run.samples.length;
-    figures.invalidSamples = new Set(problems.map((x) => x.s)).size;
-    if (run.samples.length === 0 && f.requests > 0) findings.push(finding(id, schemas, 'fail', 'no response was sampled for schema validation', 'sampled responses', 'none'));
-    if (problems.length) {
-      findings.push(
-        finding(id, schemas, 'fail', `${figures.invalidSamples} of ${run.samples.length} sampled responses do not match the schema of their own request`, 'every sampled response valid',
-          problems.slice(0, 5).map((x) => x.p).join('; ') + (problems.length > 5 ? `; … (${problems.length} problems)` : '')),
-      );
-    }
-    if (run.stoppers.length) {
-      const held = judgeWindows(run.stoppers);
-      notBefore = held.notBefore;
-      findings.push(
-        finding(id, prerequisite, 'not-certified', 'LOAD_KEY met its rate limit, so the load stopped at once; use a key whose limit this load does not reach, or lower LOAD_RATE or LOAD_DURATION_S',
-          'no 429 on LOAD_KEY', `429 after ${f.requests} responses (Retry-After ${held.largestRetryAfterS ?? 'invalid'} s)`),
-      );
-    }
-    for (const t of userThresholds(config, f)) {
-      if (!thresholdHolds(t)) {
-        const unit = t.unit ? ` ${t.unit}` : '';
-        findings.push(finding(gateId, thresholds, 'gate', `threshold ${t.name} (set by the user) breached: ${t.what}`, `${t.op} ${t.limit}${unit}`, `${t.observed}${unit}`));
-      }
-    }
-    const model = f.model === 'open' ? `${f.ratePerS} req/s offered for ${config.durationS} s (at most ${f.connections} in flight)` : `saturation on ${f.connections} connections for ${config.durationS} s`;
-    evidence.push(
-      `${f.steps.join(' + ')}: ${model}: ${f.requests} answered, ${f.sent} sent, ${f.dropped} arrivals dropped (every slot busy), ${f.connectionsOpened} connections opened; ` +
-        `${f.requestsPerSecond} req/s; p50 ${f.latencyMs.p50} ms, p90 ${f.latencyMs.p90} ms, p99 ${f.latencyMs.p99} ms; ` +
-        `statuses ${Object.entries(f.statusCodes).map(([c, n]) => `${c} ×${n}`).join(', ') || 'none'}; ` +
-        `timeouts ${f.timeouts}; connection errors ${f.socketErrors}; error rate ${f.errorRate}; TLS ${f.tls}`,
+/** Judges a finished load: answers, 5xx, samples, a 429 on LOAD_KEY, the user's thresholds. Returns when LOAD_KEY may be used again. */
+function judgeRun(ctx: Ctx, run: LoadResult): number {
+  const { id, gateId, answered, schemas, prerequisite, thresholds } = CAPACITY;
+  const { findings, figures } = ctx;
+  const f = run.figures;
+  figures.load = f;
+  figures.requests.load = f.sent;
+  const noAnswer = f.socketErrors + f.timeouts + f.unanswered;
+  if (run.tlsError) findings.push(certificateFinding(run.tlsError));
+  else if (f.sent === 0) findings.push(finding(id, answered, 'fail', 'no request could be sent under load', 'requests sent and answered', `${f.dropped} arrivals dropped`));
+  else if (noAnswer > 0) {
+    findings.push(
+      finding(id, answered, 'fail', `requests under load got no complete answer within the request timeout (LOAD_TIMEOUT_S=${ctx.config.timeoutS})`, 'every request answered',
+        `${noAnswer} of ${f.sent} without an answer (timeouts ${f.timeouts}, connection errors ${f.socketErrors}${f.errorExamples.length ? `: ${f.errorExamples.join('; ')}` : ''}, abandoned ${f.unanswered})`),
     );
-    evidence.push(
-      `user thresholds: ${userThresholds(config, f).map((t) => `${t.name} ${t.op} ${t.limit}${t.unit ? ` ${t.unit}` : ''} (${thresholdHolds(t) ? 'held' : 'breached'})`).join(', ') || 'none set (the spec sets no latency or error rate)'}`,
+  }
+  if (f.count5xx > 0) {
+    const codes = Object.entries(f.statusCodes).filter(([c]) => c.startsWith('5')).map(([c, n]) => `${c} ×${n}`).join(', ');
+    findings.push(finding(id, answered, 'fail', 'responses under load were 5xx', 'no 5xx', codes));
+  }
+  const problems = run.samples.flatMap((s) => sampleProblems(s).map((p) => ({ p, s })));
+  figures.sampled = run.samples.length;
+  figures.invalidSamples = new Set(problems.map((x) => x.s)).size;
+  if (run.samples.length === 0 && f.requests > 0) findings.push(finding(id, schemas, 'fail', 'no response was sampled for schema validation', 'sampled responses', 'none'));
+  if (problems.length) {
+    findings.push(
+      finding(id, schemas, 'fail', `${figures.invalidSamples} of ${run.samples.length} sampled responses do not match the schema of their own request`, 'every sampled response valid',
+        problems.slice(0, 5).map((x) => x.p).join('; ') + (problems.length > 5 ? `; … (${problems.length} problems)` : '')),
     );
-    evidence.push(`${run.samples.length} sampled responses validated against the schema of their own request, ${figures.invalidSamples} invalid`);
   }
+  let notBefore = 0;
+  if (run.stoppers.length) {
+    const held = judgeWindows(run.stoppers);
+    notBefore = held.notBefore;
+    findings.push(
+      finding(id, prerequisite, 'not-certified', 'LOAD_KEY met its rate limit, so the load stopped at once; use a key whose limit this load does not reach, or lower LOAD_RATE or LOAD_DURATION_S',
+        'no 429 on LOAD_KEY', `429 after ${f.requests} responses (Retry-After ${held.largestRetryAfterS ?? 'invalid'} s)`),
+    );
+  }
+  for (const t of userThresholds(ctx.config, f)) {
+    if (thresholdHolds(t)) continue;
+    const unit = t.unit ? ` ${t.unit}` : '';
+    findings.push(finding(gateId, thresholds, 'gate', `threshold ${t.name} (set by the user) breached: ${t.what}`, `${t.op} ${t.limit}${unit}`, `${t.observed}${unit}`));
+  }
+  runEvidence(ctx, run);
+  return notBefore;
+}
 
-  if (pet && figures.pet) {
-    const waitMs = notBefore - Date.now();
-    const maxWaitS = config.maxRetryAfterS ?? 120;
-    if (waitMs > maxWaitS * 1000) {
-      findings.push(
-        finding(id, restored, 'fail', `pet ${pet.petId} was not restored: LOAD_KEY must wait (Retry-After) longer than MAX_RETRY_AFTER_S; restore it by hand`,
-          `quantity ${pet.original}`, `a wait of ${Math.ceil(waitMs / 1000)} s > ${maxWaitS} s`),
-      );
-      return done();
-    }
-    if (waitMs > 0) await waitWithProgress(waitMs, `Retry-After on ${KEY} before restoring the stock`, progress);
-    const patchUrl = join(config.baseUrl, `inventory/${pet.petId}`);
-    const back = await send('PATCH', patchUrl, stringifyJson({ quantity: pet.original }));
-    const check = await send('GET', listUrl);
-    let now: number | undefined;
-    try {
-      now = check.ok && check.status === 200 ? quantityOf(check.body, pet.petId) : undefined;
-    } catch {
-      now = undefined;
-    }
-    figures.pet.restored = back.ok && back.status === 200 && now === pet.original;
-    const line = `pet ${pet.petId}: quantity ${pet.original} before, restore PATCH → ${back.ok ? back.status : back.error}, listed afterwards: ${now ?? 'not found'}`;
-    evidence.push(line);
-    if (!figures.pet.restored) findings.push(finding(id, restored, 'fail', `the stock changed under load was not restored (pet ${pet.petId})`, `quantity ${pet.original}`, line));
+function runEvidence(ctx: Ctx, run: LoadResult): void {
+  const f = run.figures;
+  const config = ctx.config;
+  const model = f.model === 'open' ? `${f.ratePerS} req/s offered for ${config.durationS} s (at most ${f.connections} in flight)` : `saturation on ${f.connections} connections for ${config.durationS} s`;
+  ctx.evidence.push(
+    `${f.steps.join(' + ')}: ${model}: ${f.requests} answered, ${f.sent} sent, ${f.dropped} arrivals dropped (every slot busy), ${f.connectionsOpened} connections opened; ` +
+      `${f.requestsPerSecond} req/s; p50 ${f.latencyMs.p50} ms, p90 ${f.latencyMs.p90} ms, p99 ${f.latencyMs.p99} ms; ` +
+      `statuses ${Object.entries(f.statusCodes).map(([c, n]) => `${c} ×${n}`).join(', ') || 'none'}; ` +
+      `timeouts ${f.timeouts}; connection errors ${f.socketErrors}; error rate ${f.errorRate}; TLS ${f.tls}`,
+    `user thresholds: ${userThresholds(config, f).map((t) => `${t.name} ${t.op} ${t.limit}${t.unit ? ` ${t.unit}` : ''} (${thresholdHolds(t) ? 'held' : 'breached'})`).join(', ') || 'none set (the spec sets no latency or error rate)'}`,
+    `${run.samples.length} sampled responses validated against the schema of their own request, ${ctx.figures.invalidSamples} invalid`,
+  );
+}
+
+/** Puts the pet the mix changed back to its quantity and verifies it through the list. */
+async function restorePet(ctx: Ctx, pet: PetChoice, notBefore: number): Promise<void> {
+  const { id, restored } = CAPACITY;
+  const waitMs = notBefore - Date.now();
+  const maxWaitS = ctx.config.maxRetryAfterS;
+  if (waitMs > maxWaitS * 1000) {
+    ctx.findings.push(
+      finding(id, restored, 'fail', `pet ${pet.petId} was not restored: LOAD_KEY must wait (Retry-After) longer than MAX_RETRY_AFTER_S; restore it by hand`,
+        `quantity ${pet.original}`, `a wait of ${Math.ceil(waitMs / 1000)} s > ${maxWaitS} s`),
+    );
+    return;
   }
-  return done();
+  if (waitMs > 0) await waitWithProgress(waitMs, `Retry-After on ${KEY} before restoring the stock`, ctx.progress);
+  const back = await send(ctx, 'PATCH', join(ctx.config.baseUrl, `inventory/${pet.petId}`), stringifyJson({ quantity: pet.original }));
+  const check = await send(ctx, 'GET', ctx.listUrl);
+  let now: number | undefined;
+  try {
+    now = check.ok && check.status === 200 ? quantityOf(check.body, pet.petId) : undefined;
+  } catch {
+    now = undefined;
+  }
+  const ok = back.ok && back.status === 200 && now === pet.original;
+  ctx.figures.pet = { ...pet, restored: ok };
+  const line = `pet ${pet.petId}: quantity ${pet.original} before, restore PATCH → ${back.ok ? back.status : back.error}, listed afterwards: ${now ?? 'not found'}`;
+  ctx.evidence.push(line);
+  if (!ok) ctx.findings.push(finding(id, restored, 'fail', `the stock changed under load was not restored (pet ${pet.petId})`, `quantity ${pet.original}`, line));
+}
+
+/** Runs one capacity check. Never throws for what the server does. */
+export async function runCapacityCheck(config: CapacityConfig): Promise<CapacityOutcome> {
+  const ctx = newCtx(config);
+  const started = Date.now();
+  if (config.tls?.insecure && new URL(config.baseUrl).protocol === 'https:') {
+    ctx.findings.push(finding(CAPACITY.id, undefined, 'note', `the target's TLS certificate was not verified`, 'a verified certificate', 'INSECURE_TLS=1 (the user opted out of verification)'));
+  }
+  await (async () => {
+    // One request first: the pacer learns LOAD_KEY's window, the mix finds its pet, TLS is checked.
+    const list = await send(ctx, 'GET', ctx.listUrl);
+    if (!list.ok && list.certificate) return void ctx.findings.push(certificateFinding(list.error));
+    const plan = stepsOf(ctx, list);
+    if (!plan) return;
+    const run = await loadRun(ctx, plan.steps);
+    const notBefore = run ? judgeRun(ctx, run) : 0;
+    if (plan.pet) await restorePet(ctx, plan.pet, notBefore);
+  })();
+  const { requests } = ctx.figures;
+  requests.total = requests.load + requests.setup;
+  ctx.figures.durationS = Math.round((Date.now() - started) / 100) / 10;
+  ctx.evidence.push(`spent by the capacity check (${config.mode}): ${requests.total} requests on ${KEY} (load ${requests.load}, set-up and restore ${requests.setup}), ${ctx.figures.durationS} s`);
+  ctx.progress(`[load] capacity (${config.mode}): ${requests.total} requests sent in ${ctx.figures.durationS} s`);
+  return { findings: ctx.findings, evidence: ctx.evidence, figures: ctx.figures };
 }

@@ -1,37 +1,36 @@
 /**
- * Capacity under load (ledger LOAD-01, and LOAD-04 for the user's own thresholds), on `LOAD_KEY`,
- * a key whose limit the load does not reach. By default an open model: `LOAD_RATE` requests per
- * second for `LOAD_DURATION_S` (a few thousand requests in all); `LOAD_SATURATE` opts in to
- * saturation. One run lists the inventory; in the `full` profile a second run mixes listing and
- * updates of one pet, whose quantity is restored and verified afterwards.
+ * Capacity under load, the `capacity` step (ledger LOAD-01, and LOAD-04 for the user's own
+ * thresholds), on `LOAD_KEY`, a key whose limit the load does not reach. By default an open model:
+ * `LOAD_RATE` requests per second for `LOAD_DURATION_S` (a few thousand requests in all);
+ * `LOAD_SATURATE` opts in to saturation. One run lists the inventory; in the `full` profile a
+ * second run mixes listing and updates of one pet, whose quantity is restored and verified afterwards.
  * LOAD-01: every request answered within `LOAD_TIMEOUT_S`, no 5xx, sampled responses valid against
  * the schema of their own request. LOAD-04: the thresholds the user set (`LOAD_P99_MS`,
  * `LOAD_MAX_ERROR_RATE`), each reported as that threshold; none set, nothing to judge.
  */
 import type { TestInfo } from '@playwright/test';
 import { test } from '../fixtures.ts';
-import { CAPACITY, runCapacityCheck, type CapacityFigures } from './capacity-check.ts';
-import { runPacer } from './pacing.ts';
-import { loadTarget, runOnce, tlsOf, verdict, type CheckRecord, type Once, type Verdict } from './shared.ts';
-import { usesReferenceKeys } from './target.ts';
+import type { OncePerRun } from '../fixtures/run.ts';
 import type { PacingClient } from '../pacing/client.ts';
+import { CAPACITY, runCapacityCheck, type CapacityFigures } from './capacity-check.ts';
+import { annotateRecord, judgeFindings, loadTarget, runOnce, type CheckRecord, type VerdictFixtures } from './step.ts';
+import { usesReferenceKeys } from './target.ts';
 
 type Mode = 'list' | 'mix';
 
-async function capacity(mode: Mode, testInfo: TestInfo, v: Verdict, once: Once, pacing: PacingClient): Promise<CheckRecord<CapacityFigures>> {
-  const { s, baseUrl, key: loadKey } = loadTarget(
+async function capacity(mode: Mode, testInfo: TestInfo, v: VerdictFixtures, once: OncePerRun, pacing: PacingClient): Promise<CheckRecord<CapacityFigures>> {
+  const { values: x, baseUrl, key: loadKey } = loadTarget(
     v, CAPACITY.id, 'LOAD_KEY', 'the capacity load runs only on a key the user gives for it (never on API_KEY or RATE_LIMIT_KEY)',
   );
-  const x = s.values;
-  const lockWaitS = 2 * x.MAX_RETRY_AFTER_S + 180;
-  testInfo.setTimeout((lockWaitS + 2 * x.LOAD_DURATION_S + 2 * x.LOAD_TIMEOUT_S + x.MAX_RETRY_AFTER_S + 60) * 1000);
+  // Both runs (the other one may hold the step's record while it runs), and a Retry-After before restoring the pet.
+  testInfo.setTimeout((2 * (x.LOAD_DURATION_S + 2 * x.LOAD_TIMEOUT_S + 10) + x.MAX_RETRY_AFTER_S + 60) * 1000);
   const { record, ranHere } = await runOnce<CapacityFigures>({
-    settings: s,
     baseUrl,
     check: mode === 'list' ? 'capacity' : 'capacity-mix',
-    lockWaitS,
+    phase: testInfo.project.name,
+    values: x,
     once,
-    spent: (f) => ({ keys: [{ key: '<LOAD_KEY>', requests: f.requests.total }], durationS: f.durationS }),
+    spent: (f) => ({ keys: [{ key: '<LOAD_KEY>', requests: f.requests.total }], durationS: f.durationS, waitedS: 0 }),
     run: () =>
       runCapacityCheck({
         baseUrl,
@@ -47,12 +46,11 @@ async function capacity(mode: Mode, testInfo: TestInfo, v: Verdict, once: Once, 
         p99Ms: x.LOAD_P99_MS,
         maxErrorRate: x.LOAD_MAX_ERROR_RATE,
         loopbackOnly: usesReferenceKeys([x.LOAD_KEY, x.RATE_LIMIT_KEY, x.API_KEY]),
-        tls: tlsOf(x),
-        pacer: runPacer(pacing),
+        tls: { insecure: x.INSECURE_TLS === true },
+        pacer: pacing,
       }),
   });
-  for (const line of record.evidence) testInfo.annotations.push({ type: 'evidence', description: line });
-  if (ranHere) testInfo.annotations.push({ type: 'requests', description: String(record.requests) });
+  annotateRecord(record, ranHere, testInfo);
   return record;
 }
 
@@ -66,7 +64,7 @@ test.describe('capacity under load', () => {
       async ({ warn, notCertified, oncePerRun, pacing }, testInfo) => {
         const v = { warn, notCertified };
         const record = await capacity(mode, testInfo, v, oncePerRun, pacing);
-        verdict(record, testInfo, v, CAPACITY.id, undefined, record.figures.load !== null);
+        judgeFindings(record, testInfo, v, CAPACITY.id, undefined, record.figures.load !== null);
       },
     );
     test(
@@ -79,7 +77,7 @@ test.describe('capacity under load', () => {
         if (t.LOAD_P99_MS === null && t.LOAD_MAX_ERROR_RATE === null) {
           testInfo.annotations.push({ type: 'evidence', description: 'no threshold set: the spec sets no latency or error rate, so there is no gate to judge' });
         }
-        verdict(record, testInfo, v, CAPACITY.gateId, undefined, record.figures.load !== null);
+        judgeFindings(record, testInfo, v, CAPACITY.gateId, undefined, record.figures.load !== null);
       },
     );
   }

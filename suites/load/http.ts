@@ -2,7 +2,37 @@
  * Single requests and waits of the load checks (probes before and after a run). The key goes in
  * the `Authorization` header only; nothing here prints or returns it.
  */
-import { sendOne, type TlsOptions } from '../lib/load.ts';
+import { sendOne, type TlsOptions } from './engine.ts';
+import type { Lease, PacingClient } from '../pacing/client.ts';
+
+/** The run-wide pacer as the load steps use it (suites/pacing/client.ts): a grant before sending. */
+export type Pacer = Pick<PacingClient, 'acquire'>;
+
+/** A response as a lease needs it. */
+export interface LeaseResponse {
+  status: number;
+  headers: Record<string, string>;
+  /** Local epoch ms when the response was complete. */
+  receivedAt: number;
+}
+
+/**
+ * A lease whose observations are sent as the responses arrive and awaited on `release`, so the
+ * pacer has learnt every response before the lease ends.
+ */
+export function observing(lease: Lease): { granted: number; observe(r: LeaseResponse): void; release(): Promise<void> } {
+  const pending: Promise<unknown>[] = [];
+  return {
+    granted: lease.granted,
+    observe(r) {
+      pending.push(lease.observe({ status: r.status, headers: r.headers, receivedAtMs: r.receivedAt }).catch(() => undefined));
+    },
+    async release() {
+      await Promise.all(pending);
+      await lease.release();
+    },
+  };
+}
 
 export interface ProbeResponse {
   ok: true;

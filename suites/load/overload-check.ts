@@ -17,12 +17,11 @@
  * larger than `burstMax` or an unusable key make LOAD-02 not certified, never failed.
  */
 import { finding, type Finding } from '../lib/finding.ts';
-import { runLoad, type LoadFigures, type RecordedResponse, type TlsOptions } from '../lib/load.ts';
+import { runLoad, type LoadFigures, type RecordedResponse, type TlsOptions } from './engine.ts';
 import { parseRateLimitHeaders, secondsUntilReset } from '../lib/rate-limit.ts';
 import { parseRetryAfter } from '../lib/retry-after.ts';
-import { join, probe, waitWithProgress, type ProbeFailure, type ProbeResponse } from './http.ts';
-import { isPacerWaitTooLong, processPacer, type LoadPacer } from './pacing.ts';
-import type { LoadLock } from './shared.ts';
+import { PacingNotCertified } from '../pacing/client.ts';
+import { join, observing, probe, waitWithProgress, type Pacer, type ProbeFailure, type ProbeResponse } from './http.ts';
 
 /** Ledger ids and parts this check judges (suites/requirements.yaml). */
 export const OVERLOAD = {
@@ -38,6 +37,8 @@ export const OVERLOAD = {
 export const RETRY_AFTER_MARGIN_MS = 250;
 /** Added to a wait for X-RateLimit-Reset (Reset and Date have one-second resolution). */
 export const RESET_MARGIN_MS = 1000;
+/** Added to the aimed start of a fresh window (Reset judged against the response's Date is already its latest moment). */
+export const AIM_MARGIN_MS = 100;
 
 const KEY = '<RATE_LIMIT_KEY>';
 const OTHER = '<API_KEY>';
@@ -62,13 +63,13 @@ export interface OverloadConfig {
   /** Refuse a non-loopback target (the bundled reference server is always loopback). */
   loopbackOnly: boolean;
   tls?: TlsOptions;
-  /** The run-wide pacer (default: one for this process). */
-  pacer?: LoadPacer;
+  /** The run-wide pacer (suites/pacing): every request is sent under its grant. */
+  pacer: Pacer;
   /**
-   * The load lock this check holds (`shared.ts`): set aside while it waits out a Retry-After or a
-   * Reset, sending nothing, so that a capacity run fits in the wait and never overlaps a burst.
+   * The last response on the key before this check (the 429 sequence's request after its
+   * Retry-After): its window serves as the first burst window, and its 2xx counts in that window.
    */
-  lock?: LoadLock;
+  opening?: RecordedResponse;
   progress?: (line: string) => void;
 }
 
@@ -109,6 +110,8 @@ export interface OverloadFigures {
   refusedByStatus: Record<string, number>;
   largestRetryAfterS: number | null;
   waitedS: number;
+  /** Requests this check did not send counted in a window of the key (another client, or a limit shared between keys). */
+  foreign: { window: string; requests: number }[];
   recovered: boolean | null;
   otherKey: OtherKeyFigures | null;
   tls: LoadFigures['tls'];
@@ -249,248 +252,311 @@ class Stop extends Error {
   }
 }
 
-/** Runs the whole overload check against `config.baseUrl`. Never throws for what the server does. */
-export async function runOverloadCheck(config: OverloadConfig): Promise<OverloadOutcome> {
-  const { id, fairnessId, admission, refusals, recovery, fairness } = OVERLOAD;
-  const progress = config.progress ?? ((line: string) => console.log(line));
-  const pacer = config.pacer ?? processPacer(config.maxRetryAfterS * 1000);
-  const findings: Finding[] = [];
-  const evidence: string[] = [];
-  const requests = { total: 0, probes: 0, burst: 0, otherKey: 0 };
-  const started = Date.now();
-  const figures: OverloadFigures = {
-    limit: null,
-    bursts: [],
-    windows: [],
-    successes: 0,
-    refused: 0,
-    refusedByStatus: {},
-    largestRetryAfterS: null,
-    waitedS: 0,
-    recovered: null,
-    otherKey: null,
-    tls: new URL(config.baseUrl).protocol !== 'https:' ? 'none' : config.tls?.insecure ? 'not verified' : 'verified',
-    requests,
-    durationS: 0,
-  };
-  const authorization = `Bearer ${config.rateLimitKey}`;
+/** One overload check as it goes. */
+interface Ctx {
+  config: OverloadConfig;
+  progress: (line: string) => void;
+  findings: Finding[];
+  evidence: string[];
+  figures: OverloadFigures;
+  authorization: string;
+  listUrl: string;
+  listPath: string;
+  /** Every response on the key, in order (the opening response, probes and bursts). */
+  seen: RecordedResponse[];
+  /** 2xx this check knows of per window (by X-RateLimit-Reset). */
+  known: Map<string, number>;
+  lost: number;
+  /** Local time before which nothing is sent on the key (a 429's Retry-After). */
+  notBefore: number;
+  /** Local time at which the latest window seen resets (its Reset judged against the response's Date). */
+  resetAt: number;
+  /** A burst's 429 is pending: the next probe after it judges the recovery. */
+  refusedSinceProbe: boolean;
+  other: OtherKeyFigures | null;
+}
+
+function newCtx(config: OverloadConfig): Ctx {
   const listUrl = join(config.baseUrl, 'inventory');
-  const listPath = new URL(listUrl).pathname;
-  const maxWaitMs = config.maxRetryAfterS * 1000;
-  /** Every response on the key, in order (probes and bursts). */
-  const seen: RecordedResponse[] = [];
-  let lost = 0;
-  /** Local time before which nothing is sent on the key. */
-  let notBefore = 0;
+  return {
+    config,
+    progress: config.progress ?? ((line: string) => console.log(line)),
+    findings: [],
+    evidence: [],
+    figures: {
+      limit: null, bursts: [], windows: [], successes: 0, refused: 0, refusedByStatus: {}, largestRetryAfterS: null, waitedS: 0, foreign: [], recovered: null, otherKey: null,
+      tls: new URL(config.baseUrl).protocol !== 'https:' ? 'none' : config.tls?.insecure ? 'not verified' : 'verified',
+      requests: { total: 0, probes: 0, burst: 0, otherKey: 0 },
+      durationS: 0,
+    },
+    authorization: `Bearer ${config.rateLimitKey}`,
+    listUrl,
+    listPath: new URL(listUrl).pathname,
+    seen: [],
+    known: new Map(),
+    lost: 0,
+    notBefore: 0,
+    resetAt: 0,
+    refusedSinceProbe: false,
+    other: config.otherKey ? { probes: 0, statuses: [], latenciesMs: [], maxLatencyMs: null, thresholdMs: config.otherKeyThresholdMs ?? null } : null,
+  };
+}
 
-  const holdFor429 = (r: RecordedResponse) => {
-    if (r.status !== 429) return;
-    const j = judgeWindows([r]);
-    notBefore = Math.max(notBefore, j.notBefore);
-  };
-  const wait = async (untilMs: number, what: string, variable = 'MAX_RETRY_AFTER_S') => {
-    const ms = untilMs - Date.now();
-    if (ms <= 0) return;
-    if (ms > maxWaitMs) {
-      throw new Stop(
-        finding(id, recovery, 'not-certified', `${KEY} must wait for ${what} before the next request; the check stops there and sends nothing more on it`,
-          `a wait of at most ${variable}=${config.maxRetryAfterS} s`, `${Math.ceil(ms / 1000)} s`),
-      );
-    }
-    // Nothing is sent on any key by this check while it waits: another load check may run meanwhile.
-    const waitOut = () => waitWithProgress(ms, `${what} on ${KEY}`, progress);
-    await (config.lock ? config.lock.setAsideWhile(waitOut) : waitOut());
-    figures.waitedS += ms / 1000;
-  };
-  const probeKey = async (what: string): Promise<ProbeResponse> => {
-    await wait(notBefore, 'the Retry-After of a 429');
-    const lease = await pacer.acquire(KEY, { mode: 'exhaust', count: 1 });
-    requests.probes++;
-    const r = await probe({ url: listUrl, authorization, timeoutS: config.timeoutS, tls: config.tls });
-    if (r.ok) lease.observe(r);
-    await lease.release();
-    evidence.push(describeProbe(`${what}: GET ${listPath} (${KEY})`, r));
-    if (!r.ok) {
-      if (r.certificate) {
-        throw new Stop(finding(id, refusals, 'fail', `the target's TLS certificate was refused; nothing carrying ${KEY} was sent`, 'a certificate trusted by Node (NODE_EXTRA_CA_CERTS for a private CA), or INSECURE_TLS=1', r.error));
-      }
-      lost++;
-      throw new Stop(finding(id, refusals, 'fail', `the probe got no answer`, 'an answer within the request timeout', r.error));
-    }
-    const record: RecordedResponse = { step: 'probe', status: r.status, headers: r.headers, receivedAt: r.receivedAt };
-    // A probe answered otherwise (an unusable key, a 5xx) ends the check with its own finding.
-    if ((r.status >= 200 && r.status < 300) || r.status === 429) seen.push(record);
-    holdFor429(record);
-    return r;
-  };
-
-  /** A probe that opens a fresh window: waits out a pending 429 and a partly used window. */
-  const freshWindow = async (n: number): Promise<{ first: ProbeResponse; limit: number; remaining: number }> => {
-    let first = await probeKey(`window ${n}, probe`);
-    for (let attempt = 0; attempt < 3; attempt++) {
-      if (first.status === 429) {
-        first = await probeKey(`window ${n}, after Retry-After`);
-        if (first.status === 429) {
-          throw new Stop(finding(id, recovery, 'fail', `after waiting its Retry-After the key still got 429`, '2xx once Retry-After has passed', describeProbe('probe', first)));
-        }
-      }
-      if (first.status >= 500) {
-        throw new Stop(finding(id, refusals, 'fail', 'the probe before a burst got a 5xx', '2xx or 429', String(first.status)));
-      }
-      if (first.status < 200 || first.status >= 300) {
-        throw new Stop(finding(id, admission, 'not-certified', `RATE_LIMIT_KEY must be a valid key; the burst was not sent`, `GET ${listPath} with it answers 2xx`, `${first.status}`));
-      }
-      const info = parseRateLimitHeaders(first.headers);
-      if (info.limit === undefined || info.remaining === undefined) {
-        throw new Stop(
-          finding(id, refusals, 'fail', `the probe's rate-limit headers cannot size the burst`, 'X-RateLimit-Limit and X-RateLimit-Remaining as integers', `${info.missing.join(', ') || 'present'}${info.problems.length ? `; ${info.problems.join('; ')}` : ''}`),
-        );
-      }
-      if (info.remaining >= info.limit - 1) return { first, limit: info.limit, remaining: info.remaining };
-      const untilReset = secondsUntilReset(info);
-      if (untilReset === undefined) {
-        throw new Stop(finding(id, admission, 'not-certified', 'the window is partly used and its X-RateLimit-Reset is unusable, so no fresh window can be awaited', `Remaining ${info.limit - 1} after the first request of a window`, `Remaining ${info.remaining} of ${info.limit}`));
-      }
-      // A Reset beyond MAX_RETRY_AFTER_S: the headers describe a longer quota the key has partly
-      // spent (a plan's day quota, after earlier runs on the same key); not certified, named so.
-      const longer = untilReset > config.maxRetryAfterS
-        ? `, a quota the key has partly spent that resets only in ${untilReset} s (for example the plan's day quota, spent by earlier runs on this key: run again after that Reset, or with another RATE_LIMIT_KEY)`
-        : '';
-      await wait(first.receivedAt + untilReset * 1000 + RESET_MARGIN_MS, `X-RateLimit-Reset of a partly used window (Remaining ${info.remaining} of ${info.limit}${longer})`);
-      first = await probeKey(`window ${n}, probe after Reset`);
-    }
-    throw new Stop(finding(id, admission, 'not-certified', 'no fresh window was reached after waiting three resets', `Remaining ${(figures.limit ?? 1) - 1} after the first request of a window`, describeProbe('probe', first)));
-  };
-
-  const other: OtherKeyFigures | null = config.otherKey
-    ? { probes: 0, statuses: [], latenciesMs: [], maxLatencyMs: null, thresholdMs: config.otherKeyThresholdMs ?? null }
-    : null;
-  /** One paced request on the other key while a burst runs (never meeting a 429 on it). */
-  const watchOtherKey = async () => {
-    if (!other || !config.otherKey) return;
-    const last = other.statuses.at(-1);
-    if (last === 0 || last === 429) return;
-    let lease;
-    try {
-      lease = await pacer.acquire(OTHER, { mode: 'paced', count: 1 });
-    } catch {
-      return; // The other key is at its reserve: it is not spent on a should-level check.
-    }
-    requests.otherKey++;
-    other.probes++;
-    const r = await probe({ url: listUrl, authorization: `Bearer ${config.otherKey}`, timeoutS: config.timeoutS, tls: config.tls });
-    if (r.ok) lease.observe(r);
-    await lease.release();
-    other.latenciesMs.push(r.latencyMs);
-    other.statuses.push(r.ok ? r.status : 0);
-  };
-
-  try {
-    for (let n = 1; n <= config.windows; n++) {
-      const { limit, remaining } = await freshWindow(n);
-      figures.limit = limit;
-      const size = remaining + 1;
-      if (size > config.burstMax) {
-        throw new Stop(finding(id, admission, 'not-certified', `the burst would exceed LOAD_BURST_MAX`, `Remaining + 1 ≤ LOAD_BURST_MAX=${config.burstMax}`, `Remaining + 1 = ${size}`));
-      }
-      const lease = await pacer.acquire(KEY, { mode: 'exhaust', count: size });
-      if (lease.granted < size) {
-        await lease.release();
-        throw new Stop(finding(id, admission, 'not-certified', 'the run-wide pacer did not grant the whole burst at once', `Remaining + 1 = ${size} requests granted together`, `${lease.granted} granted`));
-      }
-      const burstRun = runLoad({
-        label: `overload burst ${n}/${config.windows}`,
-        url: config.baseUrl,
-        steps: [{ name: `GET ${listPath}`, path: listPath }],
-        authorization,
-        model: { kind: 'burst', count: size },
-        connections: Math.min(config.burstConnections, size),
-        maxRequests: size,
-        maxDurationS: config.timeoutS + 5,
-        timeoutS: config.timeoutS,
-        recordAll: true,
-        sampleSize: 0,
-        loopbackOnly: config.loopbackOnly,
-        tls: config.tls,
-        progress,
-        // Nothing more is written once a 429 has arrived (only requests already sent complete).
-        stopOnStatus: [429],
-        onResponse: (r) => lease.observe(r),
-      });
-      let burst;
-      try {
-        [burst] = await Promise.all([burstRun, n === 1 ? watchOtherKey() : Promise.resolve()]);
-      } finally {
-        await lease.release();
-      }
-      requests.burst += burst.figures.sent;
-      if (burst.tlsError) {
-        throw new Stop(finding(id, refusals, 'fail', `the target's TLS certificate was refused; nothing carrying ${KEY} was sent`, 'a certificate trusted by Node (NODE_EXTRA_CA_CERTS for a private CA), or INSECURE_TLS=1', burst.tlsError));
-      }
-      const f = burst.figures;
-      const burstLost = f.socketErrors + f.timeouts + f.unanswered;
-      lost += burstLost;
-      seen.push(...burst.responses);
-      for (const r of burst.responses) holdFor429(r);
-      const resets = [...new Set(burst.responses.filter((r) => r.status >= 200 && r.status < 300).map((r) => parseRateLimitHeaders(r.headers).raw.reset ?? '(none)'))];
-      figures.bursts.push({ remainingAtProbe: remaining, size, admitted: f.count2xx, refused: f.requests - f.count2xx, lost: burstLost, durationS: f.durationS, resets });
-      evidence.push(
-        `window ${n}: burst of Remaining + 1 = ${size} × GET ${listPath} on ${f.connections} connections in ${f.durationS} s: ` +
-          `${f.count2xx} × 2xx, ${Object.entries(f.statusCodes).filter(([c]) => !c.startsWith('2')).map(([c, k]) => `${k} × ${c}`).join(', ') || 'no refusal'}` +
-          `${f.sent < size ? ` (${size - f.sent} not sent after the 429)` : ''}, lost ${burstLost}`,
-      );
-    }
-    // Recovery: the last burst's Retry-After waited out (nothing sent before), then one request.
-    const pending = notBefore > Date.now();
-    let after = await probeKey(`after the last burst's Retry-After`);
-    // No 429 was pending (a limiter that refilled during the burst admitted it all): a 429 now is
-    // the limit itself, not a failed recovery; its Retry-After is waited out and the key tried once more.
-    if (!pending && after.status === 429) after = await probeKey(`after the Retry-After of that 429`);
-    figures.recovered = after.status >= 200 && after.status < 300;
-    if (!figures.recovered) {
-      findings.push(finding(id, recovery, 'fail', `after waiting the largest Retry-After the key did not work again`, '2xx', describeProbe('probe', after)));
-    }
-  } catch (error) {
-    if (!(error instanceof Stop)) {
-      if (isPacerWaitTooLong(error)) {
-        findings.push(finding(id, recovery, 'not-certified', 'the pacer would have to wait longer than MAX_RETRY_AFTER_S', `a wait of at most ${config.maxRetryAfterS} s`, error.message));
-      } else {
-        findings.push(finding(id, admission, 'fail', 'the check could not run', 'a completed run', (error as Error).message));
-      }
-    } else findings.push(error.f);
+/** Takes one response on the key into account: its window count, a 429's hold, the window's reset. */
+function note(ctx: Ctx, r: RecordedResponse): void {
+  const ok = r.status >= 200 && r.status < 300;
+  if (!ok && r.status !== 429) return;
+  ctx.seen.push(r);
+  const info = parseRateLimitHeaders(r.headers);
+  if (ok) {
+    const window = info.raw.reset ?? '(none)';
+    ctx.known.set(window, (ctx.known.get(window) ?? 0) + 1);
+  } else {
+    ctx.notBefore = Math.max(ctx.notBefore, judgeWindows([r]).notBefore);
+    ctx.refusedSinceProbe = true;
   }
+  const untilReset = secondsUntilReset(info);
+  if (untilReset !== undefined) ctx.resetAt = Math.max(ctx.resetAt, r.receivedAt + untilReset * 1000);
+}
 
-  const judgement = judgeWindows(seen, { limitHint: figures.limit ?? undefined, lost });
-  findings.push(...judgement.findings);
-  Object.assign(figures, {
-    windows: judgement.windows,
-    successes: judgement.successes,
-    refused: judgement.refused,
-    refusedByStatus: judgement.refusedByStatus,
-    largestRetryAfterS: judgement.largestRetryAfterS,
+/** Waits until `untilMs`, sending nothing; a wait beyond MAX_RETRY_AFTER_S stops the check, not certified. */
+async function wait(ctx: Ctx, untilMs: number, what: string): Promise<void> {
+  const ms = untilMs - Date.now();
+  if (ms <= 0) return;
+  if (ms > ctx.config.maxRetryAfterS * 1000) {
+    throw new Stop(
+      finding(OVERLOAD.id, OVERLOAD.recovery, 'not-certified', `${KEY} must wait for ${what} before the next request; the check stops there and sends nothing more on it`,
+        `a wait of at most MAX_RETRY_AFTER_S=${ctx.config.maxRetryAfterS} s`, `${Math.ceil(ms / 1000)} s`),
+    );
+  }
+  await waitWithProgress(ms, `${what} on ${KEY}`, ctx.progress);
+  ctx.figures.waitedS += ms / 1000;
+}
+
+function certificateStop(observed: string): Stop {
+  return new Stop(finding(OVERLOAD.id, OVERLOAD.refusals, 'fail', `the target's TLS certificate was refused; nothing carrying ${KEY} was sent`, 'a certificate trusted by Node (NODE_EXTRA_CA_CERTS for a private CA), or INSECURE_TLS=1', observed));
+}
+
+/** One request on the key, after every pending Retry-After, under its own grant. */
+async function probeKey(ctx: Ctx, what: string): Promise<ProbeResponse> {
+  await wait(ctx, ctx.notBefore, 'the Retry-After of a 429');
+  const lease = observing(await ctx.config.pacer.acquire(KEY, { mode: 'exhaust', count: 1 }));
+  ctx.figures.requests.probes++;
+  const r = await probe({ url: ctx.listUrl, authorization: ctx.authorization, timeoutS: ctx.config.timeoutS, tls: ctx.config.tls });
+  if (r.ok) lease.observe(r);
+  await lease.release();
+  ctx.evidence.push(describeProbe(`${what}: GET ${ctx.listPath} (${KEY})`, r));
+  if (!r.ok) {
+    if (r.certificate) throw certificateStop(r.error);
+    ctx.lost++;
+    throw new Stop(finding(OVERLOAD.id, OVERLOAD.refusals, 'fail', `the probe got no answer`, 'an answer within the request timeout', r.error));
+  }
+  // A probe answered otherwise (an unusable key, a 5xx) ends the check with its own finding.
+  note(ctx, { step: 'probe', status: r.status, headers: r.headers, receivedAt: r.receivedAt });
+  return r;
+}
+
+/** The probe's status as the check needs it: a 2xx with usable Limit and Remaining, else a Stop. */
+function usableProbe(ctx: Ctx, first: ProbeResponse, n: number): { limit: number; remaining: number; window: string } {
+  const { id, admission, refusals, recovery } = OVERLOAD;
+  if (first.status === 429) {
+    throw new Stop(finding(id, recovery, 'fail', `after waiting its Retry-After the key still got 429`, '2xx once Retry-After has passed', describeProbe(`window ${n}, probe`, first)));
+  }
+  if (first.status >= 500) throw new Stop(finding(id, refusals, 'fail', 'the probe before a burst got a 5xx', '2xx or 429', String(first.status)));
+  if (first.status < 200 || first.status >= 300) {
+    throw new Stop(finding(id, admission, 'not-certified', `RATE_LIMIT_KEY must be a valid key; the burst was not sent`, `GET ${ctx.listPath} with it answers 2xx`, `${first.status}`));
+  }
+  const info = parseRateLimitHeaders(first.headers);
+  if (info.limit === undefined || info.remaining === undefined) {
+    throw new Stop(
+      finding(id, refusals, 'fail', `the probe's rate-limit headers cannot size the burst`, 'X-RateLimit-Limit and X-RateLimit-Remaining as integers', `${info.missing.join(', ') || 'present'}${info.problems.length ? `; ${info.problems.join('; ')}` : ''}`),
+    );
+  }
+  return { limit: info.limit, remaining: info.remaining, window: info.raw.reset ?? '(none)' };
+}
+
+/**
+ * Opens window `n` for a burst: waits for its aimed start (the latest of every pending
+ * Retry-After and the previous window's Reset, judged against its response's Date), probes, and
+ * accepts the window when the probe's Remaining accounts for every request of it: a fresh window,
+ * or the window of the opening response with only that response in it. A window used by requests
+ * this check did not send is waited out (at most three times) and named.
+ */
+async function openWindow(ctx: Ctx, n: number): Promise<{ limit: number; remaining: number }> {
+  const { id, admission } = OVERLOAD;
+  let why = n > 1 ? 'the start of a fresh window (X-RateLimit-Reset)' : undefined;
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const pending = ctx.refusedSinceProbe;
+    if (why) await wait(ctx, Math.max(ctx.notBefore, ctx.resetAt + AIM_MARGIN_MS), why);
+    let first = await probeKey(ctx, `window ${n}, probe${attempt ? ` ${attempt + 1}` : ''}`);
+    // Refused (the key was limited already): its Retry-After is waited out (nothing sent before) and the key tried once more.
+    if (first.status === 429) first = await probeKey(ctx, `window ${n}, after Retry-After`);
+    const probe = usableProbe(ctx, first, n);
+    if (pending) ctx.figures.recovered ??= true;
+    ctx.refusedSinceProbe = false;
+    // Requests of this window this check knows of (the probe included); the rest came from elsewhere.
+    const expected = probe.limit - (ctx.known.get(probe.window) ?? 0);
+    if (probe.remaining >= expected) return probe;
+    ctx.figures.foreign.push({ window: probe.window, requests: expected - probe.remaining });
+    why = partlyUsed(ctx, first, probe);
+  }
+  throw new Stop(
+    finding(id, admission, 'fail', `${KEY}'s windows counted requests this check did not send on it in three fresh windows running: its limit is shared with other keys (this run sends on API_KEY and LOAD_KEY meanwhile), or another client uses the key`,
+      `X-RateLimit-Remaining = Limit − the requests sent on ${KEY} in the window`, ctx.figures.foreign.map((f) => `Reset ${f.window}: ${f.requests} more counted`).join('; ')),
+  );
+}
+
+/** What the wait for the Reset of a partly used window is for; a Reset that cannot be used stops the check, not certified. */
+function partlyUsed(ctx: Ctx, first: ProbeResponse, probe: { limit: number; remaining: number }): string {
+  const untilReset = secondsUntilReset(parseRateLimitHeaders(first.headers));
+  if (untilReset === undefined) {
+    throw new Stop(finding(OVERLOAD.id, OVERLOAD.admission, 'not-certified', 'the window is partly used and its X-RateLimit-Reset is unusable, so no fresh window can be awaited', `Remaining ${probe.limit - 1} after the first request of a window`, `Remaining ${probe.remaining} of ${probe.limit}`));
+  }
+  // A Reset beyond MAX_RETRY_AFTER_S: the headers describe a longer quota the key has partly
+  // spent (a plan's day quota, after earlier runs on the same key); not certified, named so.
+  const longer = untilReset > ctx.config.maxRetryAfterS
+    ? `, a quota the key has partly spent that resets only in ${untilReset} s (for example the plan's day quota, spent by earlier runs on this key: run again after that Reset, or with another RATE_LIMIT_KEY)`
+    : '';
+  return `X-RateLimit-Reset of a partly used window (Remaining ${probe.remaining} of ${probe.limit}${longer})`;
+}
+
+/** One paced request on the other key while a burst runs (never meeting a 429 on it). */
+async function watchOtherKey(ctx: Ctx): Promise<void> {
+  const { other, config } = ctx;
+  if (!other || !config.otherKey) return;
+  let lease;
+  try {
+    lease = observing(await config.pacer.acquire(OTHER, { mode: 'paced', count: 1 }));
+  } catch {
+    return; // The other key is at its reserve: it is not spent on a should-level check.
+  }
+  ctx.figures.requests.otherKey++;
+  other.probes++;
+  const r = await probe({ url: ctx.listUrl, authorization: `Bearer ${config.otherKey}`, timeoutS: config.timeoutS, tls: config.tls });
+  if (r.ok) lease.observe(r);
+  await lease.release();
+  other.latenciesMs.push(r.latencyMs);
+  other.statuses.push(r.ok ? r.status : 0);
+}
+
+/** Burst `n`: exactly Remaining + 1 concurrent requests, nothing more once a 429 arrived. */
+async function burst(ctx: Ctx, n: number, remaining: number): Promise<void> {
+  const { config } = ctx;
+  const size = remaining + 1;
+  if (size > config.burstMax) {
+    throw new Stop(finding(OVERLOAD.id, OVERLOAD.admission, 'not-certified', `the burst would exceed LOAD_BURST_MAX`, `Remaining + 1 ≤ LOAD_BURST_MAX=${config.burstMax}`, `Remaining + 1 = ${size}`));
+  }
+  const lease = observing(await config.pacer.acquire(KEY, { mode: 'exhaust', count: size }));
+  if (lease.granted < size) {
+    await lease.release();
+    throw new Stop(finding(OVERLOAD.id, OVERLOAD.admission, 'not-certified', 'the run-wide pacer did not grant the whole burst at once', `Remaining + 1 = ${size} requests granted together`, `${lease.granted} granted`));
+  }
+  const run = runLoad({
+    label: `overload burst ${n}/${config.windows}`,
+    url: config.baseUrl,
+    steps: [{ name: `GET ${ctx.listPath}`, path: ctx.listPath }],
+    authorization: ctx.authorization,
+    model: { kind: 'burst', count: size },
+    connections: Math.min(config.burstConnections, size),
+    maxRequests: size,
+    maxDurationS: config.timeoutS + 5,
+    timeoutS: config.timeoutS,
+    recordAll: true,
+    sampleSize: 0,
+    loopbackOnly: config.loopbackOnly,
+    tls: config.tls,
+    progress: ctx.progress,
+    stopOnStatus: [429],
+    onResponse: (r) => lease.observe(r),
   });
+  let result;
+  try {
+    [result] = await Promise.all([run, n === 1 ? watchOtherKey(ctx) : Promise.resolve()]);
+  } finally {
+    await lease.release();
+  }
+  ctx.figures.requests.burst += result.figures.sent;
+  if (result.tlsError) throw certificateStop(result.tlsError);
+  const f = result.figures;
+  const burstLost = f.socketErrors + f.timeouts + f.unanswered;
+  ctx.lost += burstLost;
+  for (const r of result.responses) note(ctx, r);
+  const resets = [...new Set(result.responses.filter((r) => r.status >= 200 && r.status < 300).map((r) => parseRateLimitHeaders(r.headers).raw.reset ?? '(none)'))];
+  ctx.figures.bursts.push({ remainingAtProbe: remaining, size, admitted: f.count2xx, refused: f.requests - f.count2xx, lost: burstLost, durationS: f.durationS, resets });
+  ctx.evidence.push(
+    `window ${n}: burst of Remaining + 1 = ${size} × GET ${ctx.listPath} on ${f.connections} connections in ${f.durationS} s: ` +
+      `${f.count2xx} × 2xx, ${Object.entries(f.statusCodes).filter(([c]) => !c.startsWith('2')).map(([c, k]) => `${k} × ${c}`).join(', ') || 'no refusal'}` +
+      `${f.sent < size ? ` (${size - f.sent} not sent after the 429)` : ''}, lost ${burstLost}`,
+  );
+}
+
+/** After the last burst, when no later probe judged it: its Retry-After waited out (nothing sent before), then one request. */
+async function recover(ctx: Ctx): Promise<void> {
+  if (ctx.figures.recovered !== null) return;
+  const pending = ctx.refusedSinceProbe;
+  let after = await probeKey(ctx, `after the last burst's Retry-After`);
+  // No 429 was pending (a limiter that refilled during the burst admitted it all): a 429 now is
+  // the limit itself, not a failed recovery; its Retry-After is waited out and the key tried once more.
+  if (!pending && after.status === 429) after = await probeKey(ctx, `after the Retry-After of that 429`);
+  ctx.figures.recovered = after.status >= 200 && after.status < 300;
+  if (!ctx.figures.recovered) {
+    ctx.findings.push(finding(OVERLOAD.id, OVERLOAD.recovery, 'fail', `after waiting the largest Retry-After the key did not work again`, '2xx', describeProbe('probe', after)));
+  }
+}
+
+/** The judgement over every response, the other key's figures, the evidence lines. */
+function summarize(ctx: Ctx, started: number): void {
+  const { figures, findings, evidence, other } = ctx;
+  const judgement = judgeWindows(ctx.seen, { limitHint: figures.limit ?? undefined, lost: ctx.lost });
+  findings.push(...judgement.findings);
+  Object.assign(figures, { windows: judgement.windows, successes: judgement.successes, refused: judgement.refused, refusedByStatus: judgement.refusedByStatus, largestRetryAfterS: judgement.largestRetryAfterS });
   if (figures.bursts.length) {
-    evidence.push(`admitted per window vs X-RateLimit-Limit (probes included): ${judgement.windows.map((w) => `Reset ${w.reset}: ${w.successes}/${w.limit ?? figures.limit}`).join('; ')}`);
+    evidence.push(`admitted per window vs X-RateLimit-Limit (the opening response and probes included): ${judgement.windows.map((w) => `Reset ${w.reset}: ${w.successes}/${w.limit ?? figures.limit}`).join('; ')}`);
   }
   if (figures.tls === 'not verified') {
-    findings.push(finding(id, undefined, 'note', `the target's TLS certificate was not verified`, 'a verified certificate', 'INSECURE_TLS=1 (the user opted out of verification)'));
+    findings.push(finding(OVERLOAD.id, undefined, 'note', `the target's TLS certificate was not verified`, 'a verified certificate', 'INSECURE_TLS=1 (the user opted out of verification)'));
   }
   if (other) {
     other.maxLatencyMs = other.latenciesMs.length ? Math.max(...other.latenciesMs) : null;
     figures.otherKey = other;
     evidence.push(`${OTHER} during the first burst: ${other.probes} request(s), statuses ${other.statuses.join(', ') || 'none'}, latency max ${other.maxLatencyMs ?? 'n/a'} ms`);
     if (other.thresholdMs !== null && other.maxLatencyMs !== null && other.maxLatencyMs >= other.thresholdMs) {
-      findings.push(finding(fairnessId, fairness, 'warn', `while ${KEY} was exhausted, ${OTHER} waited longer than LOAD_P99_MS`, `< ${other.thresholdMs} ms`, `${other.maxLatencyMs} ms`));
+      findings.push(finding(OVERLOAD.fairnessId, OVERLOAD.fairness, 'warn', `while ${KEY} was exhausted, ${OTHER} waited longer than LOAD_P99_MS`, `< ${other.thresholdMs} ms`, `${other.maxLatencyMs} ms`));
     }
     if (other.statuses.some((s) => s === 0 || s >= 500)) {
-      findings.push(finding(fairnessId, fairness, 'warn', `${OTHER} got no answer or a 5xx during the burst`, '2xx', `statuses ${other.statuses.join(', ')}`));
+      findings.push(finding(OVERLOAD.fairnessId, OVERLOAD.fairness, 'warn', `${OTHER} got no answer or a 5xx during the burst`, '2xx', `statuses ${other.statuses.join(', ')}`));
     }
   } else {
-    findings.push(finding(fairnessId, fairness, 'note', 'not measured', 'API_KEY set and distinct from RATE_LIMIT_KEY', 'not set (or the same key)'));
+    findings.push(finding(OVERLOAD.fairnessId, OVERLOAD.fairness, 'note', 'not measured', 'API_KEY set and distinct from RATE_LIMIT_KEY', 'not set (or the same key)'));
   }
+  const requests = figures.requests;
   requests.total = requests.probes + requests.burst + requests.otherKey;
   figures.durationS = Math.round((Date.now() - started) / 100) / 10;
   evidence.push(`spent by the overload check: ${requests.probes + requests.burst} requests on ${KEY} (probes ${requests.probes}, bursts ${requests.burst}), ${requests.otherKey} on ${OTHER}, ${figures.durationS} s (waits ${figures.waitedS.toFixed(1)} s)`);
-  progress(`[load] overload: ${requests.total} requests sent in ${figures.durationS} s`);
-  return { findings, evidence, figures };
+  ctx.progress(`[load] overload: ${requests.total} requests sent in ${figures.durationS} s`);
+}
+
+/** Runs the whole overload check against `config.baseUrl`. Never throws for what the server does. */
+export async function runOverloadCheck(config: OverloadConfig): Promise<OverloadOutcome> {
+  const ctx = newCtx(config);
+  const started = Date.now();
+  if (config.opening) {
+    note(ctx, config.opening);
+    ctx.evidence.push(describeProbe(`the first burst window opens with the last request sent on ${KEY} before this check`, { ok: true, status: config.opening.status, headers: config.opening.headers, body: '', receivedAt: config.opening.receivedAt, latencyMs: 0 }));
+  }
+  try {
+    for (let n = 1; n <= config.windows; n++) {
+      const { limit, remaining } = await openWindow(ctx, n);
+      ctx.figures.limit = limit;
+      await burst(ctx, n, remaining);
+    }
+    await recover(ctx);
+  } catch (error) {
+    if (error instanceof Stop) ctx.findings.push(error.f);
+    else if (error instanceof PacingNotCertified) {
+      ctx.findings.push(finding(OVERLOAD.id, OVERLOAD.recovery, 'not-certified', 'the pacer would have to wait longer than MAX_RETRY_AFTER_S', `a wait of at most ${config.maxRetryAfterS} s`, error.message));
+    } else ctx.findings.push(finding(OVERLOAD.id, OVERLOAD.admission, 'fail', 'the check could not run', 'a completed run', (error as Error).message));
+  }
+  summarize(ctx, started);
+  return { findings: ctx.findings, evidence: ctx.evidence, figures: ctx.figures };
 }

@@ -1,49 +1,68 @@
 /**
- * Overload of one key (ledger LOAD-02 and LOAD-03): on `RATE_LIMIT_KEY`, a key the user accepts to
- * exhaust, a burst of exactly `Remaining + 1` concurrent requests at the start of a fresh window,
- * repeated over `LOAD_BURST_WINDOWS` windows, never sending while a 429 is pending (see
- * `overload-check.ts`). One run for the whole run, judged by four tests: admission per window, the
+ * Overload of one key, the `overload` step (ledger LOAD-02 and LOAD-03): on `RATE_LIMIT_KEY`, a
+ * key the user accepts to exhaust, a burst of exactly `Remaining + 1` concurrent requests at the
+ * start of each of `LOAD_BURST_WINDOWS` fresh windows, never sending while a 429 is pending (see
+ * `overload-check.ts`). It follows the 429 sequence on the same key (`suites/rate-limit/`, held
+ * once per run by the run's coordinator): the sequence's request after its Retry-After opens the
+ * first burst window. One run for the whole run, judged by four tests: admission per window, the
  * refusals, the recovery after Retry-After, and (should) another key's latency meanwhile.
  * Spec: Limits rules 1, 3 and 5 and the plans table; Errors, 429 row; Authentication rule 5.
  */
 import type { TestInfo } from '@playwright/test';
-import { test } from '../fixtures.ts';
+import { test as base } from '../fixtures.ts';
+import type { OncePerRun } from '../fixtures/run.ts';
 import type { PacingClient } from '../pacing/client.ts';
+import { runSequence, type Sequence } from '../rate-limit/sequence.ts';
+import type { RecordedResponse } from './engine.ts';
 import { OVERLOAD, runOverloadCheck, type OverloadFigures } from './overload-check.ts';
-import { runPacer } from './pacing.ts';
-import { loadTarget, runOnce, tlsOf, verdict, type CheckRecord, type Once, type Verdict } from './shared.ts';
+import { annotateRecord, judgeFindings, loadTarget, runOnce, type CheckRecord, type VerdictFixtures } from './step.ts';
 import { usesReferenceKeys } from './target.ts';
 
 const TAGS = ['@load', '@exhausts'];
 
-async function overload(testInfo: TestInfo, v: Verdict, once: Once, pacing: PacingClient): Promise<CheckRecord<OverloadFigures>> {
-  const { s, baseUrl, key: rateLimitKey } = loadTarget(
+const test = base.extend<{ sequence: Sequence | undefined }>({
+  // The 429 sequence of this run, under the name `rate-limit/retry-after.spec.ts` gives it: whichever
+  // asks first runs it, the other waits for its record. Nothing is sent on the key meanwhile.
+  // Without RATE_LIMIT_KEY no burst is sent, and the sequence (then on API_KEY) is not this check's.
+  sequence: async ({ conformance, apiFactory, oncePerRun }, use) => {
+    if (!conformance.rateLimitKey) return use(undefined);
+    await use(
+      await oncePerRun('rate-limit/429-sequence', () => {
+        const annotations: Sequence['annotations'] = [];
+        return runSequence(conformance, apiFactory((a) => annotations.push(a)), annotations);
+      }),
+    );
+  },
+});
+
+/** The 2xx the 429 sequence got on RATE_LIMIT_KEY after its Retry-After, as the first window's opening. */
+function openingOf(sequence: Sequence | undefined): RecordedResponse | undefined {
+  const after = sequence?.record.after;
+  if (!sequence || sequence.record.key !== '<RATE_LIMIT_KEY>' || !after) return undefined;
+  const headers = Object.fromEntries(Object.entries(after.headers).map(([k, v]) => [k.toLowerCase(), v]));
+  return { step: '429 sequence', status: after.status, headers, receivedAt: after.receivedAtMs };
+}
+
+async function overload(testInfo: TestInfo, v: VerdictFixtures, once: OncePerRun, pacing: PacingClient, sequence: Sequence | undefined): Promise<CheckRecord<OverloadFigures>> {
+  const { values: x, baseUrl, key: rateLimitKey } = loadTarget(
     v, OVERLOAD.id, 'RATE_LIMIT_KEY', 'the overload burst runs only on a key the user accepts to exhaust (never on API_KEY)',
   );
-  const x = s.values;
-  // Both capacity runs, and the Retry-After on LOAD_KEY a capacity run may wait before restoring its pet.
-  const lockWaitS = 2 * (2 * x.LOAD_DURATION_S + x.LOAD_TIMEOUT_S + 30) + x.MAX_RETRY_AFTER_S;
   // Each window may wait a Retry-After and a Reset, each at most MAX_RETRY_AFTER_S.
-  const runS = (x.LOAD_BURST_WINDOWS + 1) * (2 * x.MAX_RETRY_AFTER_S + 2 * x.LOAD_TIMEOUT_S) + 30;
-  // The lock is set aside during the waits: taking it back may wait for the capacity runs once more.
-  testInfo.setTimeout((2 * lockWaitS + runS) * 1000);
+  testInfo.setTimeout(((x.LOAD_BURST_WINDOWS + 1) * (2 * x.MAX_RETRY_AFTER_S + 2 * x.LOAD_TIMEOUT_S) + 60) * 1000);
   const otherKey = x.API_KEY && x.API_KEY !== x.RATE_LIMIT_KEY ? x.API_KEY : undefined;
   const { record, ranHere } = await runOnce<OverloadFigures>({
-    settings: s,
     baseUrl,
     check: 'overload',
-    lockWaitS,
-    // Its bursts keep to their windows; a capacity run fills the waits between them.
-    first: true,
+    phase: testInfo.project.name,
+    values: x,
     once,
     spent: (f) => ({
-      keys: [
-        { key: '<RATE_LIMIT_KEY>', requests: f.requests.probes + f.requests.burst },
-        ...(otherKey ? [{ key: '<API_KEY>', requests: f.requests.otherKey }] : []),
-      ],
+      keys: [{ key: '<RATE_LIMIT_KEY>', requests: f.requests.probes + f.requests.burst }, ...(otherKey ? [{ key: '<API_KEY>', requests: f.requests.otherKey }] : [])],
       durationS: f.durationS,
+      // The key's windows waited out in this phase: the 429 sequence's Retry-After and the bursts' waits.
+      waitedS: Math.round((f.waitedS + (sequence?.record.waitedMs ?? 0) / 1000) * 10) / 10,
     }),
-    run: (lock) =>
+    run: () =>
       runOverloadCheck({
         baseUrl,
         rateLimitKey,
@@ -55,54 +74,30 @@ async function overload(testInfo: TestInfo, v: Verdict, once: Once, pacing: Paci
         otherKeyThresholdMs: x.LOAD_P99_MS,
         timeoutS: x.LOAD_TIMEOUT_S,
         loopbackOnly: usesReferenceKeys([x.LOAD_KEY, x.RATE_LIMIT_KEY, x.API_KEY]),
-        tls: tlsOf(x),
-        pacer: runPacer(pacing),
-        lock,
+        tls: { insecure: x.INSECURE_TLS === true },
+        pacer: pacing,
+        opening: openingOf(sequence),
       }),
   });
-  for (const line of record.evidence) testInfo.annotations.push({ type: 'evidence', description: line });
-  if (ranHere) testInfo.annotations.push({ type: 'requests', description: String(record.requests) });
+  annotateRecord(record, ranHere, testInfo);
   return record;
 }
 
+const PARTS = [
+  { part: OVERLOAD.admission, title: 'LOAD-02 a burst of Remaining + 1 concurrent requests at the start of a fresh window on RATE_LIMIT_KEY is admitted at most X-RateLimit-Limit times per window, probes included' },
+  { part: OVERLOAD.refusals, title: 'LOAD-02 every request refused in the bursts is a 429 with Retry-After and the three X-RateLimit-* headers, none is a 5xx and none goes unanswered' },
+  { part: OVERLOAD.recovery, title: 'LOAD-02 after waiting the Retry-After of each burst, never sending before, RATE_LIMIT_KEY works again' },
+  { part: OVERLOAD.fairness, title: 'LOAD-03 another key keeps its latency within LOAD_P99_MS while RATE_LIMIT_KEY is exhausted' },
+] as const;
+
 test.describe('overload of one key', () => {
-  test(
-    'LOAD-02 a burst of Remaining + 1 concurrent requests at the start of a fresh window on RATE_LIMIT_KEY is admitted at most X-RateLimit-Limit times per window, probes included',
-    { tag: TAGS },
-    async ({ warn, notCertified, oncePerRun, pacing }, testInfo) => {
+  for (const { part, title } of PARTS) {
+    test(title, { tag: TAGS }, async ({ warn, notCertified, oncePerRun, pacing, sequence }, testInfo) => {
       const v = { warn, notCertified };
-      const record = await overload(testInfo, v, oncePerRun, pacing);
-      verdict(record, testInfo, v, OVERLOAD.id, OVERLOAD.admission, record.figures.bursts.length > 0);
-    },
-  );
-
-  test(
-    'LOAD-02 every request refused in the bursts is a 429 with Retry-After and the three X-RateLimit-* headers, none is a 5xx and none goes unanswered',
-    { tag: TAGS },
-    async ({ warn, notCertified, oncePerRun, pacing }, testInfo) => {
-      const v = { warn, notCertified };
-      const record = await overload(testInfo, v, oncePerRun, pacing);
-      verdict(record, testInfo, v, OVERLOAD.id, OVERLOAD.refusals, record.figures.bursts.length > 0);
-    },
-  );
-
-  test(
-    'LOAD-02 after waiting the Retry-After of each burst, never sending before, RATE_LIMIT_KEY works again',
-    { tag: TAGS },
-    async ({ warn, notCertified, oncePerRun, pacing }, testInfo) => {
-      const v = { warn, notCertified };
-      const record = await overload(testInfo, v, oncePerRun, pacing);
-      verdict(record, testInfo, v, OVERLOAD.id, OVERLOAD.recovery, record.figures.recovered !== null);
-    },
-  );
-
-  test(
-    'LOAD-03 another key keeps its latency within LOAD_P99_MS while RATE_LIMIT_KEY is exhausted',
-    { tag: TAGS },
-    async ({ warn, notCertified, oncePerRun, pacing }, testInfo) => {
-      const v = { warn, notCertified };
-      const record = await overload(testInfo, v, oncePerRun, pacing);
-      verdict(record, testInfo, v, OVERLOAD.fairnessId, OVERLOAD.fairness, record.figures.bursts.length > 0);
-    },
-  );
+      const record = await overload(testInfo, v, oncePerRun, pacing, sequence);
+      const id = part === OVERLOAD.fairness ? OVERLOAD.fairnessId : OVERLOAD.id;
+      const judged = part === OVERLOAD.recovery ? record.figures.recovered !== null : record.figures.bursts.length > 0;
+      judgeFindings(record, testInfo, v, id, part, judged);
+    });
+  }
 });

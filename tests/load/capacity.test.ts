@@ -9,9 +9,11 @@ import { test, expect } from '@playwright/test';
 import { startReferenceServer } from '../../reference-server/app.ts';
 import { formatFinding } from '../../suites/lib/finding.ts';
 import { runCapacityCheck, type CapacityConfig } from '../../suites/load/capacity-check.ts';
-import { fakeApi, inventoryHandler, RecordingStore } from './helpers.ts';
+import { readSettings } from '../../settings/index.ts';
+import { fakeApi, inventoryHandler, pacerPerTest, RecordingStore } from './helpers.ts';
 
 const KEY = 'test-load-key-0123456789';
+const pacer = pacerPerTest();
 
 function config(baseUrl: string, extra: Partial<CapacityConfig> = {}): CapacityConfig {
   return {
@@ -24,6 +26,8 @@ function config(baseUrl: string, extra: Partial<CapacityConfig> = {}): CapacityC
     maxRequests: 20_000,
     timeoutS: 5,
     loopbackOnly: true,
+    maxRetryAfterS: readSettings({}).values.MAX_RETRY_AFTER_S,
+    pacer: pacer(),
     progress: () => undefined,
     ...extra,
   };

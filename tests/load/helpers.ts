@@ -11,7 +11,10 @@ import https from 'node:https';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { AddressInfo } from 'node:net';
+import { test } from '@playwright/test';
 import { MemoryRateLimitStore, type RateDecision, type RateLimitStore, type RatePolicy } from '../../reference-server/app.ts';
+import { startPacerCoordinator, type PacerCoordinator } from '../../suites/pacing/coordinator.ts';
+import { pacingClient, type PacingClient } from '../../suites/pacing/client.ts';
 
 export interface FakeApi {
   /** e.g. `http://127.0.0.1:40000/v1` */
@@ -159,4 +162,32 @@ export class RecordingStore implements RateLimitStore {
   bans(identity: string): number {
     return this.of(identity).filter((e) => e.decision.outcome === 'banned').length;
   }
+}
+
+/** A run-wide pacer of its own (a coordinator on 127.0.0.1) for one test, as certify starts one per run. */
+export interface TestPacer {
+  client: PacingClient;
+  coordinator: PacerCoordinator;
+  close(): Promise<void>;
+}
+
+export async function testPacer(maxWaitS = 60): Promise<TestPacer> {
+  const coordinator = await startPacerCoordinator({ maxWaitMs: maxWaitS * 1000, reserve: 3 });
+  return { client: pacingClient(coordinator.url), coordinator, close: () => coordinator.close() };
+}
+
+/** One pacer per test of the file that calls it: `pacer()` is the current test's client. */
+export function pacerPerTest(maxWaitS = 60): () => PacingClient {
+  let current: TestPacer | undefined;
+  test.beforeEach(async () => {
+    current = await testPacer(maxWaitS);
+  });
+  test.afterEach(async () => {
+    await current?.close();
+    current = undefined;
+  });
+  return () => {
+    if (!current) throw new Error('pacerPerTest: no test is running');
+    return current.client;
+  };
 }

@@ -12,10 +12,11 @@ import { decide, newRateState, type RatePolicy, type RateState } from '../../ref
 import { lateByOneStore, racyStore, slidingWindowStore, tokenBucketStore } from '../../faults/stores.ts';
 import { formatFinding, type Finding } from '../../suites/lib/finding.ts';
 import { runOverloadCheck, type OverloadConfig } from '../../suites/load/overload-check.ts';
-import { RecordingStore } from './helpers.ts';
+import { pacerPerTest, RecordingStore } from './helpers.ts';
 
 const FREE = 'key:free';
 const quiet = () => undefined;
+const pacer = pacerPerTest();
 const failing = (findings: Finding[]) => findings.filter((f) => f.level === 'fail').map(formatFinding);
 
 function config(baseUrl: string, keys: { free: string; pro: string }, extra: Partial<OverloadConfig> = {}): OverloadConfig {
@@ -29,6 +30,7 @@ function config(baseUrl: string, keys: { free: string; pro: string }, extra: Par
     maxRetryAfterS: 20,
     timeoutS: 10,
     loopbackOnly: true,
+    pacer: pacer(),
     progress: quiet,
     ...extra,
   };

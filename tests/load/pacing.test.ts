@@ -9,7 +9,7 @@ import { test, expect } from '@playwright/test';
 import { startReferenceServer } from '../../reference-server/app.ts';
 import { startPacerCoordinator } from '../../suites/pacing/coordinator.ts';
 import { pacingClient } from '../../suites/pacing/client.ts';
-import { runPacer } from '../../suites/load/pacing.ts';
+import { readSettings } from '../../settings/index.ts';
 import { runOverloadCheck } from '../../suites/load/overload-check.ts';
 import { runCapacityCheck } from '../../suites/load/capacity-check.ts';
 import { RecordingStore } from './helpers.ts';
@@ -19,14 +19,14 @@ test('through the run-wide coordinator: whole bursts granted, every response obs
   const rec = new RecordingStore();
   const server = await startReferenceServer({ port: 0, minuteWindowMs: 3000, banMs: 600_000, banThreshold: 1, store: rec });
   try {
-    const pacer = runPacer(pacingClient(coordinator.url));
+    const pacer = pacingClient(coordinator.url);
     const outcome = await runOverloadCheck({
       baseUrl: server.baseUrl, rateLimitKey: server.keys.free, otherKey: server.keys.pro, windows: 2, burstMax: 1001, burstConnections: 500,
       maxRetryAfterS: 20, timeoutS: 10, loopbackOnly: true, pacer, progress: () => undefined,
     });
     expect(outcome.findings.filter((f) => f.level !== 'note')).toEqual([]);
     const capacity = await runCapacityCheck({
-      baseUrl: server.baseUrl, loadKey: server.keys.load, mode: 'mix', durationS: 1, ratePerS: 50, connections: 8, maxRequests: 1000, timeoutS: 5, loopbackOnly: true, pacer, progress: () => undefined,
+      baseUrl: server.baseUrl, loadKey: server.keys.load, mode: 'mix', durationS: 1, ratePerS: 50, connections: 8, maxRequests: 1000, timeoutS: 5, loopbackOnly: true, maxRetryAfterS: readSettings({}).values.MAX_RETRY_AFTER_S, pacer, progress: () => undefined,
     });
     expect(capacity.findings).toEqual([]);
     const keys = Object.fromEntries(coordinator.report().keys.map((k) => [k.label, k]));
@@ -65,7 +65,7 @@ test('a 429 another sender met on the key holds the overload check until its Ret
     }
     const outcome = await runOverloadCheck({
       baseUrl: server.baseUrl, rateLimitKey: server.keys.free, windows: 1, burstMax: 1001, burstConnections: 500,
-      maxRetryAfterS: 20, timeoutS: 10, loopbackOnly: true, pacer: runPacer(client), progress: () => undefined,
+      maxRetryAfterS: 20, timeoutS: 10, loopbackOnly: true, pacer: client, progress: () => undefined,
     });
     expect(outcome.findings.filter((f) => f.level !== 'note')).toEqual([]);
     expect(rec.early('key:free')).toBe(0);

@@ -9,12 +9,13 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test, expect } from '@playwright/test';
-import { runLoad, sendOne, type LoadRunOptions } from '../../suites/lib/load.ts';
+import { runLoad, sendOne, type LoadRunOptions } from '../../suites/load/engine.ts';
 import { runCapacityCheck } from '../../suites/load/capacity-check.ts';
 import { runOverloadCheck } from '../../suites/load/overload-check.ts';
-import { fakeApi, inventoryHandler, TLS } from './helpers.ts';
+import { fakeApi, inventoryHandler, pacerPerTest, TLS } from './helpers.ts';
 
 const KEY = 'tls-secret-key-8d1e2f';
+const pacer = pacerPerTest();
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
 function burst(url: string, extra: Partial<LoadRunOptions> = {}): LoadRunOptions {
@@ -63,14 +64,14 @@ test('both load checks fail against an untrusted certificate before any key leav
   const api = await fakeApi(inventoryHandler(), TLS.untrusted());
   try {
     const capacity = await runCapacityCheck({
-      baseUrl: api.baseUrl, loadKey: KEY, mode: 'mix', durationS: 1, ratePerS: 50, connections: 4, maxRequests: 100, timeoutS: 5, loopbackOnly: true, progress: () => undefined,
+      baseUrl: api.baseUrl, loadKey: KEY, mode: 'mix', durationS: 1, ratePerS: 50, connections: 4, maxRequests: 100, timeoutS: 5, loopbackOnly: true, maxRetryAfterS: 5, pacer: pacer(), progress: () => undefined,
     });
     expect(capacity.findings).toEqual([
       expect.objectContaining({ id: 'LOAD-01', level: 'fail', message: expect.stringContaining('TLS certificate was refused') }),
     ]);
     expect(capacity.figures.requests.load).toBe(0);
     const overload = await runOverloadCheck({
-      baseUrl: api.baseUrl, rateLimitKey: KEY, windows: 1, burstMax: 100, burstConnections: 10, maxRetryAfterS: 5, timeoutS: 5, loopbackOnly: true, progress: () => undefined,
+      baseUrl: api.baseUrl, rateLimitKey: KEY, windows: 1, burstMax: 100, burstConnections: 10, maxRetryAfterS: 5, timeoutS: 5, loopbackOnly: true, pacer: pacer(), progress: () => undefined,
     });
     expect(overload.findings.filter((f) => f.level === 'fail')).toEqual([
       expect.objectContaining({ id: 'LOAD-02', part: 'refusals', message: expect.stringContaining('TLS certificate was refused') }),
@@ -100,7 +101,7 @@ test('NODE_EXTRA_CA_CERTS makes a private CA trusted in a fresh process', async 
   const api = await fakeApi(inventoryHandler(), TLS.server());
   try {
     const script = `
-      import { runLoad } from './suites/lib/load.ts';
+      import { runLoad } from './suites/load/engine.ts';
       const r = await runLoad({ label: 'ca', url: process.argv[1], steps: [{ name: 'GET', path: '/v1/inventory' }], authorization: 'Bearer ${KEY}',
         model: { kind: 'burst', count: 5 }, connections: 5, maxRequests: 5, maxDurationS: 10, progress: () => undefined });
       console.log(JSON.stringify({ codes: r.figures.statusCodes, tls: r.figures.tls, error: r.tlsError ?? null }));`;
@@ -126,7 +127,7 @@ test('INSECURE_TLS (the explicit opt-in) runs against an untrusted certificate, 
     expect(r.figures.statusCodes).toEqual({ 200: 20 });
     expect(r.figures.tls).toBe('not verified');
     const capacity = await runCapacityCheck({
-      baseUrl: api.baseUrl, loadKey: KEY, mode: 'list', durationS: 0.5, ratePerS: 40, connections: 4, maxRequests: 100, timeoutS: 5, loopbackOnly: true, tls: { insecure: true }, progress: () => undefined,
+      baseUrl: api.baseUrl, loadKey: KEY, mode: 'list', durationS: 0.5, ratePerS: 40, connections: 4, maxRequests: 100, timeoutS: 5, loopbackOnly: true, tls: { insecure: true }, maxRetryAfterS: 5, pacer: pacer(), progress: () => undefined,
     });
     expect(capacity.findings).toEqual([expect.objectContaining({ level: 'note', message: "the target's TLS certificate was not verified", observed: expect.stringContaining('INSECURE_TLS=1') })]);
     expect(capacity.figures.load?.tls).toBe('not verified');

@@ -1,11 +1,11 @@
 /**
- * The load engine (`suites/lib/load.ts`): bounded in count and time, an open model that offers a
+ * The load engine (`suites/load/engine.ts`): bounded in count and time, an open model that offers a
  * fixed rate and drops what finds every slot busy, loopback-only when asked, each response
  * attributed to its own request, `Connection: close` answered normally, and the key only ever in
  * the request header.
  */
 import { test, expect } from '@playwright/test';
-import { assertBounded, breachedThresholds, percentile, runLoad, type LoadRunOptions } from '../../suites/lib/load.ts';
+import { assertBounded, breachedThresholds, percentile, runLoad, type LoadRunOptions } from '../../suites/load/engine.ts';
 import { fakeApi, inventoryHandler } from './helpers.ts';
 
 const KEY = 'wrapper-secret-key-5f3a9c';

@@ -382,202 +382,229 @@ export function sendOne(request: OneRequest): Promise<OneResult> {
   });
 }
 
+/** The counters of one run while it runs. */
+interface RunState {
+  samples: SampledResponse[];
+  responses: RecordedResponse[];
+  stoppers: RecordedResponse[];
+  latencies: number[];
+  statusCodes: Record<string, number>;
+  bySteps: LoadFigures['bySteps'];
+  errorExamples: string[];
+  tlsError?: string;
+  sent: number;
+  answered: number;
+  socketErrors: number;
+  timeouts: number;
+  dropped: number;
+  connectionsOpened: number;
+  index: number;
+  inFlight: number;
+  stepCursor: number;
+  stoppedBy: LoadFigures['stoppedBy'];
+  stopped: boolean;
+}
+
+function newRunState(): RunState {
+  return {
+    samples: [], responses: [], stoppers: [], latencies: [], statusCodes: {}, bySteps: {}, errorExamples: [],
+    sent: 0, answered: 0, socketErrors: 0, timeouts: 0, dropped: 0, connectionsOpened: 0, index: 0, inFlight: 0, stepCursor: 0,
+    stoppedBy: 'amount', stopped: false,
+  };
+}
+
+function stopRun(state: RunState, why: LoadFigures['stoppedBy']): void {
+  if (state.stopped) return;
+  state.stopped = true;
+  state.stoppedBy = why;
+}
+
+/** Counts one answer (or failure) of `step` into the run's state. */
+function recordResult(state: RunState, options: LoadRunOptions, step: LoadStep, r: OneResult, keep: (index: number) => number, stopOn: ReadonlySet<number>): void {
+  const stepStats = (state.bySteps[step.name] ??= { requests: 0, statusCodes: {} });
+  stepStats.requests++;
+  if (!r.ok) {
+    const code = r.kind;
+    stepStats.statusCodes[code] = (stepStats.statusCodes[code] ?? 0) + 1;
+    if (r.kind === 'timeout') state.timeouts++;
+    else state.socketErrors++;
+    if (state.errorExamples.length < 5 && !state.errorExamples.includes(r.error)) state.errorExamples.push(r.error);
+    if (r.kind === 'tls') {
+      state.tlsError ??= r.error;
+      stopRun(state, 'tls');
+    }
+    return;
+  }
+  state.answered++;
+  if (r.newConnection) state.connectionsOpened++;
+  state.statusCodes[r.status] = (state.statusCodes[r.status] ?? 0) + 1;
+  stepStats.statusCodes[r.status] = (stepStats.statusCodes[r.status] ?? 0) + 1;
+  state.latencies.push(r.latencyMs);
+  const record: RecordedResponse = { step: step.name, status: r.status, headers: r.headers, sentAt: r.sentAt, receivedAt: r.receivedAt, latencyMs: r.latencyMs };
+  if (options.recordAll) state.responses.push(record);
+  const slot = keep(state.index++);
+  if (slot >= 0) state.samples[slot] = { ...record, body: r.body };
+  options.onResponse?.(record);
+  if (stopOn.has(r.status)) {
+    state.stoppers.push(record);
+    stopRun(state, 'status');
+  }
+}
+
+function planOf(model: LoadModel, connections: number): string {
+  if (model.kind === 'burst') return `a burst of ${model.count} requests on up to ${connections} connection(s)`;
+  if (model.kind === 'open') return `${model.ratePerS} req/s for ${model.durationS} s (at most ${connections} in flight)`;
+  return `saturation on ${connections} connection(s) for ${model.durationS} s`;
+}
+
+/** The figures of a finished run. */
+function figuresOf(options: LoadRunOptions, state: RunState, connections: number, durationS: number, unanswered: number): LoadFigures {
+  const { statusCodes, answered, socketErrors, timeouts } = state;
+  const sum = (prefix: string) => Object.entries(statusCodes).filter(([c]) => c.startsWith(prefix)).reduce((a, [, n]) => a + n, 0);
+  const count2xx = sum('2');
+  const attempts = answered + socketErrors + timeouts + unanswered;
+  const model = options.model;
+  return {
+    label: options.label,
+    target: new URL(options.url).origin,
+    steps: options.steps.map((s) => `${s.method ?? 'GET'} ${s.path}`),
+    model: model.kind,
+    ratePerS: model.kind === 'open' ? model.ratePerS : null,
+    connections,
+    requests: answered,
+    sent: state.sent,
+    dropped: state.dropped,
+    connectionsOpened: state.connectionsOpened,
+    durationS: round(durationS),
+    requestsPerSecond: round(answered / durationS, 1),
+    statusCodes,
+    bySteps: state.bySteps,
+    count2xx,
+    count5xx: sum('5'),
+    non2xx: answered - count2xx,
+    socketErrors,
+    timeouts,
+    unanswered,
+    errorExamples: state.errorExamples,
+    errorRate: attempts === 0 ? 0 : round((answered - count2xx + socketErrors + timeouts + unanswered) / attempts, 6),
+    latencyMs: latencyOf(state.latencies),
+    tls: new URL(options.url).protocol !== 'https:' ? 'none' : options.tls?.insecure ? 'not verified' : 'verified',
+    stoppedBy: state.stoppedBy,
+  };
+}
+
+/** Starts the open model's arrivals at fixed times; an arrival that finds every slot busy is dropped. Returns a stop function. */
+function startArrivals(model: Extract<LoadModel, { kind: 'open' }>, state: RunState, startedAt: number, connections: number, fire: () => void): () => void {
+  const intervalMs = 1000 / model.ratePerS;
+  let due = 0;
+  let timer: NodeJS.Timeout | undefined;
+  const tick = () => {
+    const elapsed = Date.now() - startedAt;
+    // Arrivals at 0, 1/rate, 2/rate, … strictly before the end: exactly rate × duration of them.
+    while (!state.stopped && due * intervalMs <= elapsed && due * intervalMs < model.durationS * 1000) {
+      due++;
+      if (state.inFlight < connections) fire();
+      else state.dropped++;
+    }
+    if (!state.stopped) timer = setTimeout(tick, Math.max(1, due * intervalMs - (Date.now() - startedAt)));
+  };
+  tick();
+  return () => clearTimeout(timer);
+}
+
+/** Prints where a run stands every `everyMs`; returns the stop function. */
+function startProgress(options: LoadRunOptions, state: RunState, startedAt: number, print: (line: string) => void): () => void {
+  const model = options.model;
+  const timer = setInterval(() => {
+    const elapsedS = (Date.now() - startedAt) / 1000;
+    const left =
+      model.kind === 'burst'
+        ? `${Math.max(0, model.count - state.answered - state.socketErrors - state.timeouts)} requests left, at most ${Math.max(0, options.maxDurationS - elapsedS).toFixed(0)} s`
+        : `${Math.max(0, model.durationS - elapsedS).toFixed(0)} s left`;
+    print(`[load] ${options.label}: ${elapsedS.toFixed(0)} s, ${state.answered} responses, ${left}`);
+  }, (options.progressEveryS ?? 3) * 1000);
+  return () => clearInterval(timer);
+}
+
+/**
+ * Sends the run's requests and resolves when it is over: `drained` (nothing more to send, nothing
+ * in flight) or `hard` (the cap on wall time; what is in flight is abandoned).
+ */
+function drive(options: LoadRunOptions, state: RunState, connections: number, startedAt: number): Promise<'drained' | 'hard'> {
+  const model = options.model;
+  const origin = new URL(options.url).origin;
+  const agent = agentFor(options.url, options.tls);
+  const keep = sampler(options.sampleSize ?? 100);
+  const stopOn = new Set(options.stopOnStatus ?? []);
+  const timeoutS = options.timeoutS ?? 10;
+  const timers: Array<() => void> = [];
+  return new Promise<'drained' | 'hard'>((resolve) => {
+    const settle = (how: 'drained' | 'hard') => {
+      for (const clear of timers) clear();
+      agent.destroy();
+      resolve(how);
+    };
+    /** Whether the model still has requests to send (a burst its count, the others until stopped). */
+    const moreToSend = () => !state.stopped && (model.kind !== 'burst' || state.sent < model.count);
+    const settleIfDone = () => {
+      if (state.inFlight === 0 && !moreToSend()) settle('drained');
+    };
+    const pump = () => {
+      while (state.inFlight < connections && moreToSend()) fire();
+    };
+    function fire(): void {
+      if (state.sent >= options.maxRequests) return stopRun(state, model.kind === 'burst' ? 'amount' : 'max-requests');
+      const step = options.steps[state.stepCursor++ % options.steps.length]!;
+      state.sent++;
+      state.inFlight++;
+      void sendOne({ url: `${origin}${step.path}`, method: step.method ?? 'GET', authorization: options.authorization, body: step.body, contentType: step.contentType, timeoutS, agent }).then((r) => {
+        state.inFlight--;
+        recordResult(state, options, step, r, keep, stopOn);
+        if (model.kind !== 'open') pump();
+        settleIfDone();
+      });
+    }
+    const hard = setTimeout(() => {
+      stopRun(state, 'max-duration');
+      settle('hard');
+    }, options.maxDurationS * 1000);
+    timers.push(() => clearTimeout(hard));
+    if (model.kind !== 'burst') {
+      const end = setTimeout(() => {
+        stopRun(state, 'duration');
+        settleIfDone();
+      }, model.durationS * 1000);
+      timers.push(() => clearTimeout(end));
+    }
+    if (model.kind === 'open') timers.push(startArrivals(model, state, startedAt, connections, fire));
+    else pump();
+  });
+}
+
 /**
  * Runs one bounded load and returns its figures. Never rejects because of what the server answers
  * (5xx, connection errors and timeouts are figures); rejects only on invalid options.
  */
 export async function runLoad(options: LoadRunOptions): Promise<LoadResult> {
   assertBounded(options);
-  const origin = new URL(options.url).origin;
   const print = options.progress ?? ((line: string) => console.log(line));
-  const progressEveryMs = (options.progressEveryS ?? 3) * 1000;
-  const keep = sampler(options.sampleSize ?? 100);
-  const timeoutS = options.timeoutS ?? 10;
   const model = options.model;
-  const agent = agentFor(options.url, options.tls);
-  const stopOn = new Set(options.stopOnStatus ?? []);
-
-  const samples: SampledResponse[] = [];
-  const responses: RecordedResponse[] = [];
-  const stoppers: RecordedResponse[] = [];
-  const latencies: number[] = [];
-  const statusCodes: Record<string, number> = {};
-  const bySteps: LoadFigures['bySteps'] = {};
-  const errorExamples: string[] = [];
-  let tlsError: string | undefined;
-  let sent = 0;
-  let answered = 0;
-  let socketErrors = 0;
-  let timeouts = 0;
-  let dropped = 0;
-  let connectionsOpened = 0;
-  let index = 0;
-  let inFlight = 0;
-  let stepCursor = 0;
-  let stoppedBy: LoadFigures['stoppedBy'] = 'amount';
-  let stopped = false;
-  const stop = (why: LoadFigures['stoppedBy']) => {
-    if (stopped) return;
-    stopped = true;
-    stoppedBy = why;
-  };
-
+  const state = newRunState();
   const connections = Math.max(1, Math.min(options.connections, model.kind === 'burst' ? model.count : options.connections, options.maxRequests));
   const startedAt = Date.now();
-  let settle: (how: 'drained' | 'hard') => void = () => undefined;
-  const drained = new Promise<'drained' | 'hard'>((resolve) => (settle = resolve));
-  /** Whether the model still has requests to send (a burst its count, the others until stopped). */
-  const moreToSend = () => !stopped && (model.kind !== 'burst' || sent < model.count);
-  const settleIfDone = () => {
-    if (inFlight === 0 && !moreToSend()) settle('drained');
-  };
-  /** Fills free slots (burst and closed model). */
-  const pump = () => {
-    while (inFlight < connections && moreToSend()) fire();
-  };
-
-  function fire(): void {
-    if (sent >= options.maxRequests) return stop(model.kind === 'burst' ? 'amount' : 'max-requests');
-    const step = options.steps[stepCursor % options.steps.length]!;
-    stepCursor++;
-    sent++;
-    inFlight++;
-    const stepStats = (bySteps[step.name] ??= { requests: 0, statusCodes: {} });
-    void sendOne({
-      url: `${origin}${step.path}`,
-      method: step.method ?? 'GET',
-      authorization: options.authorization,
-      body: step.body,
-      contentType: step.contentType,
-      timeoutS,
-      agent,
-    }).then((r) => {
-      inFlight--;
-      stepStats.requests++;
-      if (r.ok) {
-        answered++;
-        if (r.newConnection) connectionsOpened++;
-        statusCodes[r.status] = (statusCodes[r.status] ?? 0) + 1;
-        stepStats.statusCodes[r.status] = (stepStats.statusCodes[r.status] ?? 0) + 1;
-        latencies.push(r.latencyMs);
-        const record: RecordedResponse = { step: step.name, status: r.status, headers: r.headers, sentAt: r.sentAt, receivedAt: r.receivedAt, latencyMs: r.latencyMs };
-        if (options.recordAll) responses.push(record);
-        const slot = keep(index++);
-        if (slot >= 0) samples[slot] = { ...record, body: r.body };
-        options.onResponse?.(record);
-        if (stopOn.has(r.status)) {
-          stoppers.push(record);
-          stop('status');
-        }
-      } else {
-        const code = r.kind === 'timeout' ? 'timeout' : r.kind === 'tls' ? 'tls' : 'socket';
-        stepStats.statusCodes[code] = (stepStats.statusCodes[code] ?? 0) + 1;
-        if (r.kind === 'timeout') timeouts++;
-        else socketErrors++;
-        if (errorExamples.length < 5 && !errorExamples.includes(r.error)) errorExamples.push(r.error);
-        if (r.kind === 'tls') {
-          tlsError ??= r.error;
-          stop('tls');
-        }
-      }
-      if (model.kind !== 'open') pump();
-      settleIfDone();
-    });
-  }
-
-  const what = `${options.label}: ${options.steps.map((s) => s.name).join(' + ')}`;
-  const planned =
-    model.kind === 'burst'
-      ? `a burst of ${model.count} requests on up to ${connections} connection(s)`
-      : model.kind === 'open'
-        ? `${model.ratePerS} req/s for ${model.durationS} s (at most ${connections} in flight)`
-        : `saturation on ${connections} connection(s) for ${model.durationS} s`;
-  print(`[load] start ${what}, ${planned} (caps: ${options.maxRequests} requests, ${options.maxDurationS} s)`);
-  const progressTimer = setInterval(() => {
-    const elapsedS = (Date.now() - startedAt) / 1000;
-    const left =
-      model.kind === 'burst'
-        ? `${Math.max(0, model.count - answered - socketErrors - timeouts)} requests left, at most ${Math.max(0, options.maxDurationS - elapsedS).toFixed(0)} s`
-        : `${Math.max(0, model.durationS - elapsedS).toFixed(0)} s left`;
-    print(`[load] ${options.label}: ${elapsedS.toFixed(0)} s, ${answered} responses, ${left}`);
-  }, progressEveryMs);
-
-  const hardStop = setTimeout(() => {
-    stop('max-duration');
-    settle('hard');
-  }, options.maxDurationS * 1000);
-  let durationTimer: NodeJS.Timeout | undefined;
-  let arrivalTimer: NodeJS.Timeout | undefined;
-  if (model.kind !== 'burst') {
-    durationTimer = setTimeout(() => {
-      stop('duration');
-      settleIfDone();
-    }, model.durationS * 1000);
-  }
-  if (model.kind === 'open') {
-    // Arrivals at fixed times, whatever the answers; an arrival that finds every slot busy is dropped.
-    const intervalMs = 1000 / model.ratePerS;
-    let due = 0;
-    const tick = () => {
-      const elapsed = Date.now() - startedAt;
-      // Arrivals at 0, 1/rate, 2/rate, … strictly before the end: exactly rate × duration of them.
-      while (!stopped && due * intervalMs <= elapsed && due * intervalMs < model.durationS * 1000) {
-        due++;
-        if (inFlight < connections) fire();
-        else dropped++;
-      }
-      if (!stopped) arrivalTimer = setTimeout(tick, Math.max(1, due * intervalMs - (Date.now() - startedAt)));
-    };
-    tick();
-  } else {
-    pump();
-  }
-
-  const ending = await drained;
-  clearInterval(progressTimer);
-  clearTimeout(arrivalTimer);
-  clearTimeout(durationTimer);
-  clearTimeout(hardStop);
-  const unanswered = ending === 'hard' ? inFlight : 0;
-  agent.destroy();
-  const finishedAt = Date.now();
-
-  const count2xx = Object.entries(statusCodes).filter(([c]) => c.startsWith('2')).reduce((a, [, n]) => a + n, 0);
-  const count5xx = Object.entries(statusCodes).filter(([c]) => c.startsWith('5')).reduce((a, [, n]) => a + n, 0);
-  const durationS = Math.max(0.001, (finishedAt - startedAt) / 1000);
-  const attempts = answered + socketErrors + timeouts + unanswered;
-  const figures: LoadFigures = {
-    label: options.label,
-    target: origin,
-    steps: options.steps.map((s) => `${s.method ?? 'GET'} ${s.path}`),
-    model: model.kind,
-    ratePerS: model.kind === 'open' ? model.ratePerS : null,
-    connections,
-    requests: answered,
-    sent,
-    dropped,
-    connectionsOpened,
-    durationS: round(durationS),
-    requestsPerSecond: round(answered / durationS, 1),
-    statusCodes,
-    bySteps,
-    count2xx,
-    count5xx,
-    non2xx: answered - count2xx,
-    socketErrors,
-    timeouts,
-    unanswered,
-    errorExamples,
-    errorRate: attempts === 0 ? 0 : round((answered - count2xx + socketErrors + timeouts + unanswered) / attempts, 6),
-    latencyMs: latencyOf(latencies),
-    tls: new URL(options.url).protocol !== 'https:' ? 'none' : options.tls?.insecure ? 'not verified' : 'verified',
-    stoppedBy,
-  };
+  print(`[load] start ${options.label}: ${options.steps.map((s) => s.name).join(' + ')}, ${planOf(model, connections)} (caps: ${options.maxRequests} requests, ${options.maxDurationS} s)`);
+  const stopProgress = startProgress(options, state, startedAt, print);
+  const ending = await drive(options, state, connections, startedAt);
+  stopProgress();
+  const unanswered = ending === 'hard' ? state.inFlight : 0;
+  const durationS = Math.max(0.001, (Date.now() - startedAt) / 1000);
+  const figures = figuresOf(options, state, connections, durationS, unanswered);
   print(
-    `[load] done ${options.label}: ${answered} responses in ${figures.durationS} s (${figures.requestsPerSecond} req/s), ` +
-      `p99 ${figures.latencyMs.p99} ms, 5xx ${count5xx}, socket errors ${socketErrors}, timeouts ${timeouts}, unanswered ${unanswered}, ` +
-      `dropped ${dropped}, stopped by ${stoppedBy}${tlsError ? ` (certificate refused: ${tlsError})` : ''}`,
+    `[load] done ${options.label}: ${state.answered} responses in ${figures.durationS} s (${figures.requestsPerSecond} req/s), ` +
+      `p99 ${figures.latencyMs.p99} ms, 5xx ${figures.count5xx}, socket errors ${state.socketErrors}, timeouts ${state.timeouts}, unanswered ${unanswered}, ` +
+      `dropped ${state.dropped}, stopped by ${state.stoppedBy}${state.tlsError ? ` (certificate refused: ${state.tlsError})` : ''}`,
   );
+  const { samples, responses, stoppers, tlsError } = state;
   return { figures, samples, responses, stoppers, ...(tlsError ? { tlsError } : {}) };
 }
 
