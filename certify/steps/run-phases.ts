@@ -33,13 +33,6 @@ export function progressText(before: Progress, after: Progress, left: number): s
   return `; ${n(after.requests - before.requests, 'request')}, ${n(after.refused - before.refused, '429', '429s')}, ${n(after.waits - before.waits, 'wait')}; ${left ? `${n(left, 'phase')} left` : 'last phase'}`;
 }
 
-/** How a run of phases went: the wall time of the whole and of each phase. */
-export function timingText(results: readonly PhaseResult[]): string {
-  return results
-    .map((r) => `${r.phase} ${(r.durationMs / 1000).toFixed(1)} s${r.waitedS ? ` (${r.waitedS.toFixed(1)} s waiting on windows)` : ''}`)
-    .join(', ');
-}
-
 /**
  * Runs `phases` with `run`, each as soon as the phases it comes after (`before`, default the
  * config's `metadata.after`) have ended; phases without such a tie run at the same time. Stops

@@ -92,7 +92,9 @@ test('run the phases: in order, a failing phase does not stop the next; no repor
     'rate-limit': phaseResult('rate-limit', { blobWritten: false, exitCode: null, signal: 'SIGKILL', tail: ['a', 'b'] }),
     load: phaseResult('load', { timedOut: true }),
   };
-  const out = await runPhases(['functional', 'rate-limit', 'load'], async (p) => { ran.push(p); return results[p]; }, (t) => said.push(t), { phaseTimeoutS: 60 });
+  // Each phase after the ones before it (phases tied this way run in order; tests/load/phases.test.ts covers the overlap).
+  const inOrder = (p: string, running: readonly string[]) => running.slice(0, running.indexOf(p));
+  const out = await runPhases(['functional', 'rate-limit', 'load'], async (p) => { ran.push(p); return results[p]; }, (t) => said.push(t), { phaseTimeoutS: 60, before: inOrder });
   expect(ran).toEqual(['functional', 'rate-limit', 'load']);
   expect(said).toContain('■ phase functional finished in 1.2 s: some checks failed\n');
   expect(said).toContain('■ phase load finished in 1.2 s: stopped after PHASE_TIMEOUT_S\n');
@@ -102,7 +104,7 @@ test('run the phases: in order, a failing phase does not stop the next; no repor
   ]);
 
   const abort = new AbortController();
-  const stopped = await runPhases(['functional', 'load'], async (p) => { abort.abort(); return phaseResult(p); }, () => {}, { phaseTimeoutS: 60, signal: abort.signal });
+  const stopped = await runPhases(['functional', 'load'], async (p) => { abort.abort(); return phaseResult(p); }, () => {}, { phaseTimeoutS: 60, signal: abort.signal, before: inOrder });
   expect(stopped.results.map((r) => r.phase)).toEqual(['functional']);
   expect(stopped.runErrors).toEqual(['run interrupted']);
 });

@@ -181,3 +181,44 @@ test('an unusable RATE_LIMIT_KEY makes LOAD-02 not certified before any burst', 
     await server.close();
   }
 });
+
+/** Every identity counts in one state: a key's window fills with other keys' requests. */
+function sharedBucketStore(): RateLimitStore {
+  let state: RateState | undefined;
+  return { hit: (_identity: string, policy: RatePolicy, now: number) => decide((state ??= newRateState(policy)), policy, now) };
+}
+
+const BESIDE_ANOTHER_KEY = [
+  { name: 'one bucket shared by every key is named as that, never taken for a fresh window', store: sharedBucketStore, shared: true },
+  { name: 'one bucket per key passes', store: () => new RecordingStore(), shared: false },
+];
+for (const c of BESIDE_ANOTHER_KEY) {
+  test(`while another key is in use, a limiter with ${c.name}`, async () => {
+    await withServer(c.store(), { banThreshold: 5 }, async (server) => {
+      // Another key at 20 requests per second meanwhile (as the capacity load on LOAD_KEY runs beside the bursts).
+      let running = true;
+      const other = (async () => {
+        while (running) {
+          const r = await fetch(`${server.baseUrl}/inventory`, { headers: { authorization: `Bearer ${server.keys.load}` } });
+          await r.arrayBuffer();
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+      })();
+      try {
+        const outcome = await runOverloadCheck(config(server.baseUrl, server.keys, { otherKey: undefined, windows: 1 }));
+        const admission = failing(outcome.findings).filter((l) => l.startsWith('LOAD-02 (admission)'));
+        if (c.shared) {
+          expect(admission, outcome.findings.map(formatFinding).join('\n')).toEqual([expect.stringMatching(/counted requests this check did not send on it in three fresh windows running: its limit is shared with other keys/)]);
+          expect(outcome.figures.foreign).toHaveLength(3);
+          expect(outcome.figures.bursts).toEqual([]);
+        } else {
+          expect(failing(outcome.findings)).toEqual([]);
+          expect(outcome.figures.bursts).toHaveLength(1);
+        }
+      } finally {
+        running = false;
+        await other;
+      }
+    });
+  });
+}

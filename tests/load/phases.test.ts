@@ -1,0 +1,46 @@
+/**
+ * Phases on different keys overlap (certify/steps/run-phases.ts with the config's
+ * `metadata.after`): the capacity load on LOAD_KEY starts with the functional checks, the 429
+ * sequence and bursts on RATE_LIMIT_KEY only once the functional checks (which send on it) have
+ * ended, and the generated checks once both the functional checks and the capacity mix (which
+ * changes a pet their model judges) have ended; each phase's wall time and window waits are reported.
+ */
+import { test, expect } from '@playwright/test';
+import { phasesBefore, PHASES } from '../../certify/phase-list.ts';
+import { runPhases } from '../../certify/steps/run-phases.ts';
+import type { PhaseResult } from '../../certify/phases.ts';
+
+const result = (phase: string, durationMs: number, waitedS?: number): PhaseResult => ({
+  phase, exitCode: 0, signal: null, durationMs, timedOut: false, blobWritten: true, tail: [], ...(waitedS !== undefined ? { waitedS } : {}),
+});
+
+test('the config ties rate-limit and generated to the phases they must follow; load follows none', () => {
+  expect(PHASES).toEqual(['functional', 'rate-limit', 'load', 'generated']);
+  expect(phasesBefore('functional')).toEqual([]);
+  expect(phasesBefore('load')).toEqual([]);
+  expect(phasesBefore('rate-limit')).toEqual(['functional']);
+  expect(phasesBefore('generated')).toEqual(['functional', 'load']);
+  // A prerequisite the run leaves out (a profile, the matrix's onlyPhases) is not waited for.
+  expect(phasesBefore('generated', ['functional', 'generated'])).toEqual(['functional']);
+});
+
+test('phases without a tie run at the same time; a tied phase starts only when its prerequisites have ended', async () => {
+  const events: string[] = [];
+  const length: Record<string, number> = { functional: 40, 'rate-limit': 60, load: 80, generated: 10 };
+  const said: string[] = [];
+  const started = Date.now();
+  const out = await runPhases(PHASES, async (p) => {
+    events.push(`start ${p}`);
+    await new Promise((r) => setTimeout(r, length[p]));
+    events.push(`end ${p}`);
+    return result(p, length[p]!, p === 'rate-limit' ? 12.5 : undefined);
+  }, (t) => said.push(t), { phaseTimeoutS: 60 });
+  const wall = Date.now() - started;
+  expect(events.slice(0, 2).sort()).toEqual(['start functional', 'start load']);
+  expect(events.indexOf('start rate-limit')).toBeGreaterThan(events.indexOf('end functional'));
+  expect(events.indexOf('start generated')).toBeGreaterThan(Math.max(events.indexOf('end functional'), events.indexOf('end load')));
+  // Overlapped: less than the sum of the phases (190 ms), about the longest chain (load then generated, 90 ms).
+  expect(wall).toBeLessThan(170);
+  expect(out.results.map((r) => r.phase)).toEqual(PHASES);
+  expect(said).toContain('■ phase rate-limit finished in 0.1 s, 12.5 s of it waiting on windows: all checks passed\n');
+});
