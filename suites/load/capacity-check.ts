@@ -111,16 +111,18 @@ interface PetChoice {
   original: number;
 }
 
-function findPet(body: string): PetChoice | undefined {
+/** Every listed pet with an integer quantity (the mix may update any of them). */
+function petsOf(body: string): PetChoice[] {
   const items = parseJson(body);
-  if (!Array.isArray(items)) return undefined;
+  if (!Array.isArray(items)) return [];
+  const out: PetChoice[] = [];
   for (const item of items as Array<Record<string, unknown>>) {
     const id = item?.petId;
     if ((typeof id === 'number' || typeof id === 'bigint') && typeof item.quantity === 'number' && Number.isInteger(item.quantity)) {
-      return { petId: String(id), original: item.quantity };
+      out.push({ petId: String(id), original: item.quantity });
     }
   }
-  return undefined;
+  return out;
 }
 
 function quantityOf(body: string, petId: string): number | undefined {
@@ -199,32 +201,59 @@ function certificateFinding(observed: string): Finding {
 }
 
 /**
- * The steps of the load: the list, and in the `mix` mode updates of one listed pet (found in
- * `list`) to its quantity + 1 and back. Undefined (with a finding) when the mix has no pet.
+ * The steps of the load: the list, and in the `mix` mode updates of one listed pet (leased from
+ * the run's coordinator, so no other check changes or judges it meanwhile) to its quantity + 1 and
+ * back. Undefined (with a finding) when the mix has no pet.
  */
-function stepsOf(ctx: Ctx, list: ProbeResponse | ProbeFailure): { steps: LoadStep[]; pet?: PetChoice } | undefined {
+async function stepsOf(ctx: Ctx, list: ProbeResponse | ProbeFailure): Promise<{ steps: LoadStep[]; pet?: LeasedPet } | undefined> {
   const { id, restored } = CAPACITY;
   const steps: LoadStep[] = [{ name: `GET ${ctx.listPath}`, path: ctx.listPath }];
   if (ctx.config.mode === 'list') return { steps };
-  if (!list.ok || list.status !== 200) {
-    ctx.findings.push(finding(id, restored, 'not-certified', 'no pet to update under load', `GET ${ctx.listPath} with LOAD_KEY answers 200`, list.ok ? String(list.status) : list.error));
-    return undefined;
-  }
-  let pet: PetChoice | undefined;
-  try {
-    pet = findPet(list.body);
-  } catch {
-    pet = undefined;
-  }
+  const pet = list.ok && list.status === 200 ? await leasePet(ctx, list) : undefined;
   if (!pet) {
-    ctx.findings.push(finding(id, restored, 'not-certified', 'no pet to update under load', 'a listed pet with an integer quantity', 'none'));
+    const observed = !list.ok ? list.error : list.status !== 200 ? String(list.status) : 'none';
+    ctx.findings.push(finding(id, restored, 'not-certified', 'no pet to update under load', `GET ${ctx.listPath} with LOAD_KEY answers 200 with a pet whose quantity is an integer`, observed));
     return undefined;
   }
-  ctx.figures.pet = { ...pet, restored: null };
+  ctx.figures.pet = { petId: pet.petId, original: pet.original, restored: null };
   const patchPath = new URL(join(ctx.config.baseUrl, `inventory/${pet.petId}`)).pathname;
   const patch = (quantity: number): LoadStep => ({ name: `PATCH ${ctx.listPath}/{petId}`, method: 'PATCH', path: patchPath, body: stringifyJson({ quantity }), contentType: 'application/json' });
   steps.push(patch(pet.original + 1), { name: `GET ${ctx.listPath}`, path: ctx.listPath }, patch(pet.original));
   return { steps, pet };
+}
+
+interface LeasedPet extends PetChoice {
+  release(retire: boolean): Promise<void>;
+}
+
+/** Leases one listed pet for the mix; its quantity is read again when another check held it after the list was read. */
+async function leasePet(ctx: Ctx, list: ProbeResponse): Promise<LeasedPet | undefined> {
+  const listedAt = list.receivedAt;
+  let pets: PetChoice[];
+  try {
+    pets = petsOf(list.body);
+  } catch {
+    return undefined;
+  }
+  if (!pets.length) return undefined;
+  const c = ctx.config;
+  const lease = await c.pacer.acquirePet(pets.map((p) => p.petId), `capacity-mix-${process.pid}`, (c.durationS + 3 * c.timeoutS + c.maxRetryAfterS + 60) * 1000);
+  let pet = pets.find((p) => p.petId === lease.id);
+  if (lease.freedAtMs >= listedAt) {
+    const again = await send(ctx, 'GET', ctx.listUrl);
+    let quantity: number | undefined;
+    try {
+      quantity = again.ok && again.status === 200 ? quantityOf(again.body, lease.id) : undefined;
+    } catch {
+      quantity = undefined;
+    }
+    pet = quantity === undefined ? undefined : { petId: lease.id, original: quantity };
+  }
+  if (!pet) {
+    await lease.release();
+    return undefined;
+  }
+  return { ...pet, release: (retire) => lease.release(retire) };
 }
 
 /** The load itself, under one grant of the planned requests. */
@@ -331,7 +360,7 @@ function runEvidence(ctx: Ctx, run: LoadResult): void {
 }
 
 /** Puts the pet the mix changed back to its quantity and verifies it through the list. */
-async function restorePet(ctx: Ctx, pet: PetChoice, notBefore: number): Promise<void> {
+async function restorePet(ctx: Ctx, pet: PetChoice, notBefore: number): Promise<boolean> {
   const { id, restored } = CAPACITY;
   const waitMs = notBefore - Date.now();
   const maxWaitS = ctx.config.maxRetryAfterS;
@@ -340,7 +369,7 @@ async function restorePet(ctx: Ctx, pet: PetChoice, notBefore: number): Promise<
       finding(id, restored, 'fail', `pet ${pet.petId} was not restored: LOAD_KEY must wait (Retry-After) longer than MAX_RETRY_AFTER_S; restore it by hand`,
         `quantity ${pet.original}`, `a wait of ${Math.ceil(waitMs / 1000)} s > ${maxWaitS} s`),
     );
-    return;
+    return false;
   }
   if (waitMs > 0) await waitWithProgress(waitMs, `Retry-After on ${KEY} before restoring the stock`, ctx.progress);
   const back = await send(ctx, 'PATCH', join(ctx.config.baseUrl, `inventory/${pet.petId}`), stringifyJson({ quantity: pet.original }));
@@ -356,6 +385,7 @@ async function restorePet(ctx: Ctx, pet: PetChoice, notBefore: number): Promise<
   const line = `pet ${pet.petId}: quantity ${pet.original} before, restore PATCH → ${back.ok ? back.status : back.error}, listed afterwards: ${now ?? 'not found'}`;
   ctx.evidence.push(line);
   if (!ok) ctx.findings.push(finding(id, restored, 'fail', `the stock changed under load was not restored (pet ${pet.petId})`, `quantity ${pet.original}`, line));
+  return ok;
 }
 
 /** Runs one capacity check. Never throws for what the server does. */
@@ -369,11 +399,17 @@ export async function runCapacityCheck(config: CapacityConfig): Promise<Capacity
     // One request first: the pacer learns LOAD_KEY's window, the mix finds its pet, TLS is checked.
     const list = await send(ctx, 'GET', ctx.listUrl);
     if (!list.ok && list.certificate) return void ctx.findings.push(certificateFinding(list.error));
-    const plan = stepsOf(ctx, list);
+    const plan = await stepsOf(ctx, list);
     if (!plan) return;
-    const run = await loadRun(ctx, plan.steps);
-    const notBefore = run ? judgeRun(ctx, run) : 0;
-    if (plan.pet) await restorePet(ctx, plan.pet, notBefore);
+    let restoredPet = false;
+    try {
+      const run = await loadRun(ctx, plan.steps);
+      const notBefore = run ? judgeRun(ctx, run) : 0;
+      if (plan.pet) restoredPet = await restorePet(ctx, plan.pet, notBefore);
+    } finally {
+      // A pet whose restore was not verified is never handed out again.
+      await plan.pet?.release(!restoredPet).catch(() => undefined);
+    }
   })();
   const { requests } = ctx.figures;
   requests.total = requests.load + requests.setup;

@@ -5,8 +5,8 @@
 import { sendOne, type TlsOptions } from './engine.ts';
 import type { Lease, PacingClient } from '../pacing/client.ts';
 
-/** The run-wide pacer as the load steps use it (suites/pacing/client.ts): a grant before sending. */
-export type Pacer = Pick<PacingClient, 'acquire'>;
+/** The run's coordinator as the load steps use it (suites/pacing/client.ts): a grant before sending, a pet lease before changing one. */
+export type Pacer = Pick<PacingClient, 'acquire' | 'acquirePet'>;
 
 /** A response as a lease needs it. */
 export interface LeaseResponse {
