@@ -3,18 +3,23 @@
  * 5), callable without Playwright so that `tests/load/` can run it against any limiter.
  *
  * A limit checked without earning a ban, repeated over `windows` windows:
- * 1. Fresh window: a probe on `RATE_LIMIT_KEY` after the previous window's Reset (and every
- *    pending Retry-After) has passed; a partly used window is waited out until its Reset.
+ * 1. Fresh window: a probe on `RATE_LIMIT_KEY` at the aimed start of the window (the previous
+ *    window's `X-RateLimit-Reset` judged against its response's `Date`, and never before a pending
+ *    Retry-After). The first window may be the one the 429 sequence's last request opened
+ *    (`opening`): that request counts in it. A window whose Remaining does not account for the
+ *    requests this check sent in it is waited out until its Reset; three running are reported as
+ *    a limit shared with other keys (or another client on the key).
  * 2. Burst: exactly `Remaining + 1` concurrent requests right after the probe. An exact limiter
  *    admits Remaining and refuses one; a racy one admits more. Nothing is sent after the 429.
  * 3. Judgement (`judgeWindows`): every 2xx of a window counts from its first request, probes
  *    included, grouped by the `X-RateLimit-Reset` they share (a fixed window; sliding windows and
  *    token buckets move it, and are never failed for that); no group may exceed its
  *    `X-RateLimit-Limit`. Every refusal is a 429 with a valid Retry-After and the three headers.
- * 4. Recovery: after the last burst its Retry-After is waited out, then one request must succeed.
- * The load lock is set aside during every wait (a capacity run fits there, never during a burst).
- * Every request goes through the pacer (`pacing.ts`). A wait longer than `maxRetryAfterS`, a burst
- * larger than `burstMax` or an unusable key make LOAD-02 not certified, never failed.
+ * 4. Recovery: the probe after each burst's Retry-After must succeed (after the last burst one
+ *    more request only when no later window showed it).
+ * Every request goes through the run-wide pacer (suites/pacing). A wait longer than
+ * `maxRetryAfterS`, a burst larger than `burstMax` or an unusable key make LOAD-02 not certified,
+ * never failed.
  */
 import { finding, type Finding } from '../lib/finding.ts';
 import { runLoad, type LoadFigures, type RecordedResponse, type TlsOptions } from './engine.ts';

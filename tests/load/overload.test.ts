@@ -4,7 +4,8 @@
  * self-consistent headers; it passes the exact fixed window, a sliding window and a token bucket;
  * against a server that bans on the first early request it sends nothing early and earns no ban;
  * it waits for a fresh window and for a pending Retry-After; the harness's own limits (a wait
- * beyond MAX_RETRY_AFTER_S, an unusable key) make it not certified, never failed.
+ * beyond MAX_RETRY_AFTER_S, an unusable key) make it not certified, never failed; beside another
+ * key's traffic it names a limiter that shares one bucket between keys and passes one per key.
  */
 import { test, expect } from '@playwright/test';
 import { startReferenceServer, type RateLimitStore } from '../../reference-server/app.ts';
