@@ -3,12 +3,13 @@
  * the same closed-model load (N requests, C in flight, `GET /v1/inventory` on the bundled reference
  * server), printing each round's requests per second and the ratio undici / node:http.
  * undici is not a dependency: give its entry point in UNDICI_MODULE (a path to an installed copy).
+ * A measurement, not a test (no `.test.ts`): it lives here because bench/ may not import the suites.
  *
- *   UNDICI_MODULE=/path/to/node_modules/undici/index.js npx tsx bench/load-client.ts
+ *   UNDICI_MODULE=/path/to/node_modules/undici/index.js npx tsx tests/load/client-bench.ts
  */
 import { pathToFileURL } from 'node:url';
-import { startReferenceServer } from '../reference-server/app.ts';
-import { agentFor, sendOne } from '../suites/load/engine.ts';
+import { startReferenceServer } from '../../reference-server/app.ts';
+import { agentFor, sendOne } from '../../suites/load/engine.ts';
 
 const N = Number(process.env.BENCH_REQUESTS ?? 3000);
 const C = Number(process.env.BENCH_CONNECTIONS ?? 16);
