@@ -24,13 +24,13 @@ interface Result {
   annotations: Array<{ type: string; description?: string }>;
 }
 
-/** Runs the load steps (capacity in the `load` project, overload in `rate-limit`) with `env` (added to a clean copy of ours) and returns its tests. */
+/** Runs the load steps (capacity in the `load` and `generated` projects, overload in `rate-limit`) with `env` (added to a clean copy of ours) and returns its tests. */
 async function runLoadProject(env: Record<string, string>, dir: string): Promise<{ code: number; tests: Result[]; output: string }> {
   const jsonFile = path.join(dir, 'results.json');
   const base = Object.fromEntries(
     Object.entries(process.env).filter(([k]) => !/^(BASE_URL|API_URL|API_KEY|API_PLAN|RATE_LIMIT_KEY|RATE_LIMIT_PLAN|LOAD_KEY|CONFORMANCE_PROFILE|CONFORMANCE_PACER_URL|INSECURE_TLS|REPORTS_DIR|LOAD_.*|MAX_RETRY_AFTER_S|TEST_.*|PW_.*|PLAYWRIGHT_.*)$/.test(k)),
   );
-  const child = spawn(process.execPath, [CLI, 'test', '--config', path.join(ROOT, 'playwright.config.ts'), '--project=load', '--project=rate-limit', 'suites/load/', '--reporter=json', `--output=${path.join(dir, 'out')}`], {
+  const child = spawn(process.execPath, [CLI, 'test', '--config', path.join(ROOT, 'playwright.config.ts'), '--project=load', '--project=rate-limit', '--project=generated', 'suites/load/', '--reporter=json', `--output=${path.join(dir, 'out')}`], {
     cwd: ROOT,
     env: { ...base, REPORTS_DIR: dir, PLAYWRIGHT_JSON_OUTPUT_NAME: jsonFile, FORCE_COLOR: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
