@@ -9,7 +9,13 @@
 import { test, expect } from '@playwright/test';
 import { phasesBefore, PHASES } from '../../certify/phase-list.ts';
 import { runPhases } from '../../certify/steps/run-phases.ts';
-import type { PhaseResult } from '../../certify/phases.ts';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { windowWaitsOf, type PhaseResult } from '../../certify/phases.ts';
+import { phaseSummaries } from '../../certify/steps/judge.ts';
+import { printSummary } from '../../certify/steps/print.ts';
+import { computeVerdict } from '../../certify/verdict.ts';
 
 const result = (phase: string, durationMs: number, waitedS?: number): PhaseResult => ({
   phase, exitCode: 0, signal: null, durationMs, timedOut: false, blobWritten: true, tail: [], ...(waitedS !== undefined ? { waitedS } : {}),
@@ -44,4 +50,28 @@ test('phases without a tie run at the same time; a tied phase starts only when i
   expect(wall).toBeLessThan(170);
   expect(out.results.map((r) => r.phase)).toEqual(PHASES);
   expect(said).toContain('■ phase rate-limit finished in 0.1 s, 12.5 s of it waiting on windows: all checks passed\n');
+});
+
+test("each phase's window waits come from the records its steps wrote, and reach the phase summaries and the verdict line", () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'phase-waits-'));
+  try {
+    fs.mkdirSync(path.join(dir, 'load'));
+    fs.writeFileSync(path.join(dir, 'load', 'overload.json'), JSON.stringify({ phase: 'rate-limit', spent: { keys: [], durationS: 15, waitedS: 12.34 } }));
+    fs.writeFileSync(path.join(dir, 'load', 'capacity.json'), JSON.stringify({ phase: 'load', spent: { keys: [], durationS: 10, waitedS: 0 } }));
+    expect(windowWaitsOf(dir, 'rate-limit')).toBe(12.3);
+    expect(windowWaitsOf(dir, 'load')).toBe(0);
+    expect(windowWaitsOf(dir, 'functional')).toBeUndefined();
+    expect(windowWaitsOf(undefined, 'load')).toBeUndefined();
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+  const phases = phaseSummaries(['functional', 'rate-limit'], ['functional', 'rate-limit'], [], [result('functional', 6000), result('rate-limit', 15600, 12.3)], 'full');
+  expect(phases).toEqual([
+    { name: 'functional', ran: true, seconds: 6, exit: 0 },
+    { name: 'rate-limit', ran: true, seconds: 15.6, waitedS: 12.3, exit: 0 },
+  ]);
+  const report = { ...computeVerdict({ ledger: [], tests: [], profile: 'full', target: {}, generatedAt: 't', phases }) };
+  let out = '';
+  printSummary(report, (t) => (out += t), { reportsFile: 'r/conformance.md', otherReports: [], seconds: 22.1 });
+  expect(out).toMatch(/certify: verdict .* \(22\.1 s: functional 6\.0 s; rate-limit 15\.6 s, 12\.3 s waiting on windows\)\n/);
 });
