@@ -355,11 +355,11 @@ export function planCoverage(all: Record<string, CoverageCase[]>, room: number):
 }
 
 /** `--list-cases`: the coverage cases per operation and location, with counts; nothing is sent. */
-export function listCases(operations: Operation[], options: ClassOptions = {}, plan?: CoveragePlan): string {
+export function listCases(operations: Operation[], options: ClassOptions = {}, plan?: CoveragePlan, document: Operation[] = operations): string {
   const lines: string[] = [];
   let total = 0;
   for (const op of operations) {
-    const cases = coverageCases(op, operations, options);
+    const cases = coverageCases(op, document, options);
     total += cases.length;
     const counts = countByLocation(cases);
     lines.push(`${op.id} (${op.method} ${op.path}): ${cases.length} cases — ${LOCATIONS.map((l) => `${l} ${counts[l]}`).join(', ')}`);
