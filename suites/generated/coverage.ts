@@ -40,9 +40,13 @@ export interface CoverageCase {
 
 const INT64_MAX = 2n ** 63n - 1n;
 const INT64_MIN = -(2n ** 63n);
-/** A body of 64 KiB (a common server limit) and one of 1 MiB + 1 byte: the spec shows no limit. */
+/**
+ * A body of 64 KiB (a common server limit, the reference server's) and one of 100 KB, past it: the
+ * spec shows no limit. Far larger bodies meet a refusal while they are still being sent, and an
+ * intermediary may then drop the connection: that would judge the path, not the server.
+ */
 const LARGE_BODY = 64 * 1024;
-const OVER_LARGE_BODY = 1024 * 1024 + 1;
+const OVER_LARGE_BODY = 100_000;
 
 const printable = (s: string, max = 60) => {
   const t = JSON.stringify(s).slice(1, -1);
@@ -137,7 +141,7 @@ function bodyCases(op: Operation, add: Add): void {
   const required = Array.isArray(schema.required) && (schema.required as unknown[]).length > 0;
   add('body', '(body): empty object', '{}', body('{}', required ? 'negative' : 'positive'));
   for (const m of structuralMutations(op)) add('body', `(body): ${m.name}`, printable(m.mutate(text, valid)), body(m.mutate(text, valid), m.expect));
-  for (const [name, size, expect] of [['at 64 KiB', LARGE_BODY, 'odd'], ['over 1 MiB', OVER_LARGE_BODY, 'odd']] as const) {
+  for (const [name, size, expect] of [['at 64 KiB', LARGE_BODY, 'odd'], ['over 64 KiB (100 KB)', OVER_LARGE_BODY, 'odd']] as const) {
     const pad = size - text.length - '"padding":"",'.length;
     const rest = text === '{}' ? '}' : `,${text.slice(1)}`;
     add('body', `(body): a body ${name}`, `${size} bytes`, body(`{"padding":"${'p'.repeat(Math.max(0, pad))}"${rest}`, expect));

@@ -40,7 +40,7 @@ const REQUIRED: Array<{ op: string; cases: RegExp[] }> = [
       /^body \/quantity: boundary 9223372036854775807$/, /^body \/quantity: boundary -9223372036854775808$/, /^body \/quantity: boundary 9223372036854775806$/,
       /^body \/quantity: boundary -1$/, /^body \/quantity: beyond int64 9223372036854775808$/, /^body \/quantity: form fraction$/, /^body \/quantity: form exponent$/, /^body \/quantity: form -0$/,
       /^body \(body\): empty body$/, /^body \(body\): empty object$/, /^body \(body\): an unknown member$/, /^body \(body\): a duplicate member$/,
-      /^body \(body\): a deeply nested unknown member$/, /^body \(body\): a body at 64 KiB$/, /^body \(body\): a body over 1 MiB$/,
+      /^body \(body\): a deeply nested unknown member$/, /^body \(body\): a body at 64 KiB$/, /^body \(body\): a body over 64 KiB \(100 KB\)$/,
       /^path petId written as truncated-percent$/, /^path petId written as not-hex-percent$/, /^path petId written as invalid-utf8-percent$/, /^path petId written as encoded-slash$/,
       /^path petId written as trailing-slash$/, /^path petId written as empty$/, /^path petId written as very-long$/, /^path petId written as leading-zeros$/,
       /^header Authorization: a 300-character token$/, /^header Authorization: a 5 000-character token$/, /^header Authorization: characters outside token68$/,
