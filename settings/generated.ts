@@ -3,7 +3,26 @@
  * of one saved case. `readGeneratedSettings` reads them by the one parser of `define.ts`.
  */
 import { defineGroup, parseValue, setting, type Setting } from './define.ts';
-import { defaultBudget } from '../suites/generated/budget.ts';
+import { PLAN_LIMITS, isPlan } from '../core/plans.ts';
+
+/**
+ * Requests the other phases send on API_KEY in a default run, with a margin: measured on the
+ * reference server, 163 of the 221 requests on API_KEY went to the functional and rate-limit phases.
+ */
+export const OTHER_PHASES_API_KEY_REQUESTS = 180;
+
+/**
+ * The default budget: two windows of the plan's per-minute limit less the other phases' needs,
+ * and never less than one window (a free key then waits one window more). An unknown plan
+ * (unset, or enterprise, whose limits the spec does not show) counts as free.
+ */
+export function defaultBudget(plan: string | undefined): { budget: number; basis: string } {
+  const name = plan?.trim().toLowerCase();
+  const known = isPlan(name) && name !== 'enterprise' ? name : undefined;
+  const minute = PLAN_LIMITS[known ?? 'free'].minute;
+  const budget = Math.max(minute, 2 * minute - OTHER_PHASES_API_KEY_REQUESTS);
+  return { budget, basis: `${known ? `plan ${known}` : 'plan unknown, counted as free'}: 2 × ${minute} per minute less ${OTHER_PHASES_API_KEY_REQUESTS} for the other phases (at least one window)` };
+}
 
 export const GENERATED_SETTINGS = defineGroup('generated', 'Generated checks (schema-driven, stateful, concurrent)', [
   setting({

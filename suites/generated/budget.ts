@@ -7,27 +7,9 @@
  * shares from the document and the settings, so no state is shared between tests. Pure, apart
  * from `Budget`, which counts one check's requests.
  */
-import { PLAN_LIMITS, isPlan } from '../../core/plans.ts';
 import { planCoverage, type CoverageCase, type CoveragePlan } from './coverage.ts';
 
-/**
- * Requests the other phases send on API_KEY in a default run, with a margin: measured on the
- * reference server, 163 of the 221 requests on API_KEY went to the functional and rate-limit phases.
- */
-export const OTHER_PHASES_API_KEY_REQUESTS = 180;
-
-/**
- * The default budget: two windows of the plan's per-minute limit less the other phases' needs,
- * and never less than one window (a free key then waits one window more). An unknown plan
- * (unset, or enterprise, whose limits the spec does not show) counts as free.
- */
-export function defaultBudget(plan: string | undefined): { budget: number; basis: string } {
-  const name = plan?.trim().toLowerCase();
-  const known = isPlan(name) && name !== 'enterprise' ? name : undefined;
-  const minute = PLAN_LIMITS[known ?? 'free'].minute;
-  const budget = Math.max(minute, 2 * minute - OTHER_PHASES_API_KEY_REQUESTS);
-  return { budget, basis: `${known ? `plan ${known}` : 'plan unknown, counted as free'}: 2 × ${minute} per minute less ${OTHER_PHASES_API_KEY_REQUESTS} for the other phases (at least one window)` };
-}
+export { defaultBudget, OTHER_PHASES_API_KEY_REQUESTS } from '../../settings/generated.ts';
 
 /** Counts the requests of one check against its share. */
 export class Budget {

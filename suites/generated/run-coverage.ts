@@ -10,7 +10,7 @@ import type { Operation } from './document.ts';
 import { judge } from './judge.ts';
 import { countByLocation, type CoverageCase, type Location } from './coverage.ts';
 import { encodeToken } from './replay.ts';
-import { curlOf, describeRequest, sendGenerated } from './run-cases.ts';
+import { curlOf, describeRequest, sendGenerated } from './send.ts';
 import type { Budget } from './budget.ts';
 
 /** A failing coverage case, ready to print. */
