@@ -5,17 +5,9 @@
  * run can say which pet it left changed and its original count. Pure.
  */
 
-/** A pet the run changed and could not restore (or could not verify as restored). */
-export interface Unrestored {
-  /** The pet id, exact (int64 as decimal digits). */
-  petId: string;
-  /** The count as the run first read it (exact JSON text, e.g. `5`). */
-  original: string;
-  /** The count read last (exact JSON text), or null when the pet was missing from the list. */
-  current: string | null;
-}
+import { ANNOTATION, type Unrestored } from '../../core/results.ts';
 
-export const UNRESTORED_ANNOTATION = 'unrestored';
+export { unrestoredOf, type Unrestored } from '../../core/results.ts';
 
 /** The integer a count denotes, exactly, when it denotes one (`5`, `5.0`, `"5"`, `5e0`, a bigint); else undefined. */
 export function countOf(v: unknown): bigint | undefined {
@@ -59,12 +51,7 @@ export function describeUnrestored(u: Unrestored): string {
   return `pet ${u.petId} could not be restored: original quantity ${u.original}, now ${u.current === null ? 'missing from the list' : u.current}`;
 }
 
-/** The annotation that carries one record (JSON; read back with `unrestoredOf`). */
+/** The annotation that carries one record (JSON; read back with `unrestoredOf` of core/results.ts). */
 export function unrestoredAnnotation(u: Unrestored): { type: string; description: string } {
-  return { type: UNRESTORED_ANNOTATION, description: JSON.stringify(u) };
-}
-
-/** Every record among annotations. */
-export function unrestoredOf(annotations: ReadonlyArray<{ type: string; description?: string }>): Unrestored[] {
-  return annotations.filter((a) => a.type === UNRESTORED_ANNOTATION && a.description).map((a) => JSON.parse(a.description!) as Unrestored);
+  return { type: ANNOTATION.unrestored, description: JSON.stringify(u) };
 }
