@@ -12,7 +12,7 @@ import { coverageCases, countByLocation, LOCATIONS, planCoverage, type CoverageC
 import { defaultBudget, planGenerated } from '../../suites/generated/budget.ts';
 import { listCoverageCases } from '../../suites/generated/list-cases.ts';
 import { judge } from '../../suites/generated/judge.ts';
-import { curlCommand } from '../../suites/generated/replay.ts';
+import { curlCommand, decodeToken, encodeToken } from '../../suites/generated/replay.ts';
 import { readGeneratedSettings } from '../../settings/generated.ts';
 
 const ops = operationsOf(openapi);
@@ -154,4 +154,12 @@ test('a curl line writes the key as $API_KEY inside an Authorization template an
   const line = curlCommand({ method: 'POST', url: 'http://h/m', headers: {}, authTemplate: 'Bearer {key}, Bearer {key}', contentType: 'application/json', body: Buffer.from('{"message":"\u00c3("}', 'latin1') });
   expect(line).toContain('"Authorization: Bearer $API_KEY, Bearer $API_KEY"');
   expect(line).toMatch(/^printf '\{"message":"\\303\(\"?/);
+});
+
+test('a coverage replay token names the operation and the case, and finds that one case again', () => {
+  const op = byId('updateInventory');
+  const token = encodeToken({ check: 'coverage', op: op.id, cls: 'path petId written as truncated-percent', seed: 0 });
+  const back = decodeToken(token);
+  expect(back).toEqual({ check: 'coverage', op: 'updateInventory', cls: 'path petId written as truncated-percent', seed: 0 });
+  expect(coverageCases(op, ops).filter((c) => c.name === back.cls)).toHaveLength(1);
 });
