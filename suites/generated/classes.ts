@@ -14,7 +14,7 @@
  */
 import fc from 'fast-check';
 import { type Operation, type Schema, methodsByPath } from './document.ts';
-import { integerBoundaries, integerPaths, stringPaths, validObject, validValue, violations } from './keywords.ts';
+import { integerBoundaries, integerPaths, segmentMayBeValid, stringPaths, validObject, validValue, violations } from './keywords.ts';
 import { INTEGER_FORMS, PLAIN_STYLE, writeJson, type JsonStyle } from './json-text.ts';
 
 export type Expectation = 'negative' | 'positive' | 'odd';
@@ -301,7 +301,7 @@ export function classesOf(op: Operation, operations: Operation[], options: Class
   // Each keyword of each path parameter violated in turn (the rest of the request valid).
   for (const p of op.pathParameters) {
     for (const v of violations(p.schema)) {
-      const arb = fc.tuple(v.arbitrary.map(segmentText).filter((t) => t !== '' && t !== '.' && t !== '..'), plainBody);
+      const arb = fc.tuple(v.arbitrary.map(segmentText).filter((t) => t !== '' && t !== '.' && t !== '..' && !segmentMayBeValid(p.schema, t)), plainBody);
       add('path-keyword', `${p.name} ${v.keyword.replace('(root): ', '')}`, arb.map(([text, b]) => ({
         ...base(b, 'negative', `${p.name} = ${JSON.stringify(text)} (${v.keyword.replace('(root): ', '')})`),
         path: withParam(template(op), p.name, text),

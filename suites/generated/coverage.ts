@@ -20,7 +20,7 @@
  */
 import fc from 'fast-check';
 import { type Operation, type Schema, methodsByPath } from './document.ts';
-import { integerBoundaries, integerBounds, integerPaths, stringPaths, violations } from './keywords.ts';
+import { integerBoundaries, integerBounds, integerPaths, segmentMayBeValid, stringPaths, violations } from './keywords.ts';
 import { writeJson, writeInteger, INTEGER_FORMS } from './json-text.ts';
 import { structuralMutations, HEADER_VARIATIONS, CONTENT_TYPES, AWKWARD_STRINGS, SEGMENT_FORMS, type Expectation, type GeneratedRequest, type ClassOptions } from './classes.ts';
 
@@ -215,7 +215,7 @@ function pathCases(op: Operation, add: Add, valid: string | undefined): void {
     for (const v of violations(p.schema)) {
       for (const bad of fixedValues(v.arbitrary, 2)) {
         const seg = typeof bad === 'string' ? bad : writeJson(bad);
-        if (seg === '' || seg === '.' || seg === '..') continue;
+        if (seg === '' || seg === '.' || seg === '..' || segmentMayBeValid(p.schema, seg)) continue;
         const label = v.keyword.replace('(root): ', '');
         add('path', `${p.name} ${label} ${printable(seg, 30)}`, seg, { path: op.path.replace(`{${p.name}}`, encodeURIComponent(seg)), expect: 'negative', ...(valid !== undefined ? { body: valid } : {}) });
       }

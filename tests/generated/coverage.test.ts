@@ -5,6 +5,8 @@
  * what it leaves out; `--list-cases` lists them without sending anything.
  */
 import { test, expect } from '@playwright/test';
+import fc from 'fast-check';
+import { segmentMayBeValid } from '../../suites/generated/keywords.ts';
 import { openapi } from '../../schemas/index.ts';
 import { operationsOf, type Operation } from '../../suites/generated/document.ts';
 import { classesOf, fillPath } from '../../suites/generated/classes.ts';
@@ -162,4 +164,19 @@ test('a coverage replay token names the operation and the case, and finds that o
   const back = decodeToken(token);
   expect(back).toEqual({ check: 'coverage', op: 'updateInventory', cls: 'path petId written as truncated-percent', seed: 0 });
   expect(coverageCases(op, ops).filter((c) => c.name === back.cls)).toHaveLength(1);
+});
+
+test('a path-keyword violation never writes a segment that denotes a valid id ("5" breaks `type` as JSON, not in a path)', () => {
+  const op = byId('updateInventory');
+  const schema = op.pathParameters[0]!.schema;
+  expect(segmentMayBeValid(schema, '5')).toBe(true);
+  expect(segmentMayBeValid(schema, '9223372036854775808')).toBe(false);
+  for (const c of coverageCases(op, ops).filter((x) => x.location === 'path' && !x.name.includes('written as'))) {
+    expect(segmentMayBeValid(schema, decodeURIComponent(c.request.path.split('/').pop()!)), c.name).toBe(false);
+  }
+  for (const cls of classesOf(op, ops).filter((c) => c.kind === 'path-keyword')) {
+    for (const req of fc.sample(cls.arbitrary, { seed: 3, numRuns: 60 })) {
+      expect(segmentMayBeValid(schema, decodeURIComponent(req.path.split('/').pop()!)), `${cls.name}: ${req.path}`).toBe(false);
+    }
+  }
 });
