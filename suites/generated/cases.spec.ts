@@ -18,7 +18,7 @@ import { unrestoredAnnotation } from '../lib/unrestored.ts';
 import { classesOf } from './classes.ts';
 import { runOperation, type OperationRun } from './run-cases.ts';
 import { decodeToken } from './replay.ts';
-import { coverageSummary, leftOutLine, ruleFailures, ruleFindings, summary } from './report.ts';
+import { abandonedLine, coverageSummary, leftOutLine, ruleFailures, ruleFindings, summary } from './report.ts';
 import { findingAnnotation } from '../lib/finding.ts';
 import { RULES } from './judge.ts';
 
@@ -74,7 +74,9 @@ for (const op of OPERATIONS) {
       const run = await operationRun(api, op, testInfo.project.outputDir);
       testInfo.annotations.push({ type: 'evidence', description: `budget ${SETTINGS.budget} requests (${SETTINGS.budgetBasis})` });
       testInfo.annotations.push({ type: 'evidence', description: coverageSummary(run) });
-      if (run.coverage.leftOut.length) markNotCertified(testInfo, leftOutLine(run));
+      if (run.coverage.leftOut.length || run.coverage.abandoned.length) {
+        markNotCertified(testInfo, [run.coverage.leftOut.length ? leftOutLine(run) : '', run.coverage.abandoned.length ? abandonedLine(run) : ''].filter(Boolean).join('; '));
+      }
       const sent = Object.values(run.coverage.sent).reduce((a, b) => a + b, 0);
       expect(sent, `GEN-01 ${op.id}: coverage cases sent, expected all ${COVERAGE[op.id]!.length}`).toBe(COVERAGE[op.id]!.length);
     });

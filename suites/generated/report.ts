@@ -5,6 +5,7 @@
 import { formatFinding, type Finding } from '../lib/finding.ts';
 import type { OperationRun } from './run-cases.ts';
 import { shellQuote } from './replay.ts';
+import { MAX_UNANSWERED } from './run-coverage.ts';
 
 /**
  * The command that replays a token (certify's phase; `cli replay <token>` sets the same variable)
@@ -73,7 +74,13 @@ export function coverageSummary(run: OperationRun): string {
   const sent = Object.values(c.sent).reduce((a, b) => a + b, 0);
   const all = sent + c.leftOut.length;
   const per = (Object.keys(c.planned) as Array<keyof typeof c.planned>).map((l) => `${l} ${c.sent[l]}`).join(', ');
-  return `coverage ${run.op}: ${sent} of ${all} cases sent (${per}); ${c.failures.length} failing${c.leftOut.length ? `; ${c.leftOut.length} left out by the budget` : ''}`;
+  return `coverage ${run.op}: ${sent} of ${all + c.abandoned.length} cases sent (${per}); ${c.failures.length} failing${c.leftOut.length ? `; ${c.leftOut.length} left out by the budget` : ''}${c.abandoned.length ? `; ${c.abandoned.length} not sent after ${MAX_UNANSWERED} requests got no response` : ''}`;
+}
+
+/** The cases not sent because the target stopped answering, by name, with their number. */
+export function abandonedLine(run: OperationRun): string {
+  const n = run.coverage.abandoned.length;
+  return `${n} coverage case${n === 1 ? '' : 's'} of ${run.op} not sent: ${MAX_UNANSWERED} of its requests got no response within REQUEST_TIMEOUT_MS, and each further one would wait as long: ${run.coverage.abandoned.join('; ')}`;
 }
 
 /** The cases the budget left out, by name, with their number. */

@@ -34,23 +34,34 @@ export interface CoverageRun {
   failures: CaseFailure[];
   /** Some case got a 2xx to a state-changing request (the item may need restoring). */
   changed: boolean;
+  /** Cases not sent because the target stopped answering this operation (`MAX_UNANSWERED` requests got no response). */
+  abandoned: string[];
 }
+
+/** Requests of one operation that may go unanswered before its remaining cases are no longer sent (each costs REQUEST_TIMEOUT_MS). */
+export const MAX_UNANSWERED = 3;
 
 /** A run that sent nothing. */
 export function emptyCoverageRun(): CoverageRun {
-  return { planned: countByLocation([]), sent: countByLocation([]), leftOut: [], failures: [], changed: false };
+  return { planned: countByLocation([]), sent: countByLocation([]), leftOut: [], failures: [], changed: false, abandoned: [] };
 }
 
 /** Runs `cases` in order while `budget` lasts; `leftOut` are the names the plan did not fit. */
 export async function runCoverage(api: ApiClient, op: Operation, cases: readonly CoverageCase[], leftOut: string[], values: Record<string, string>, listed: boolean, budget: Budget): Promise<CoverageRun> {
-  const run: CoverageRun = { planned: countByLocation(cases), sent: countByLocation([]), leftOut: [...leftOut], failures: [], changed: false };
+  const run: CoverageRun = { planned: countByLocation(cases), sent: countByLocation([]), leftOut: [...leftOut], failures: [], changed: false, abandoned: [] };
+  let unanswered = 0;
   for (const c of cases) {
+    if (unanswered >= MAX_UNANSWERED) {
+      run.abandoned.push(c.name);
+      continue;
+    }
     if (!budget.take()) {
       run.leftOut.push(c.name);
       continue;
     }
     run.sent[c.location]++;
     const { outcome, options } = await sendGenerated(api, op, c.request, values);
+    if (outcome.kind === 'no-response') unanswered++;
     if (outcome.kind === 'response' && outcome.response.status < 300 && !['GET', 'HEAD', 'OPTIONS', 'TRACE', 'PROPFIND', 'SEARCH'].includes(c.request.method)) run.changed = true;
     const findings = judge(op, c.request, outcome, listed).filter((f) => f.level === 'fail');
     if (!findings.length) continue;
