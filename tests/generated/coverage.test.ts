@@ -113,11 +113,11 @@ test('the budget takes the cases in a fixed priority order: a prefix of one orde
 
 test('the default budget is two windows of the plan less the other phases, at least one window; unknown plans count as free', () => {
   expect(defaultBudget('free').budget).toBe(60);
-  expect(defaultBudget('pro').budget).toBe(420);
-  expect(defaultBudget('business').budget).toBe(1820);
+  expect(defaultBudget('pro').budget).toBe(400);
+  expect(defaultBudget('business').budget).toBe(1800);
   expect(defaultBudget(undefined).budget).toBe(60);
   expect(defaultBudget('enterprise').budget).toBe(60);
-  expect(readGeneratedSettings({ API_PLAN: 'pro' }).budget).toBe(420);
+  expect(readGeneratedSettings({ API_PLAN: 'pro' }).budget).toBe(400);
   expect(readGeneratedSettings({ API_PLAN: 'pro', GENERATED_BUDGET: '80' })).toMatchObject({ budget: 80, budgetBasis: 'GENERATED_BUDGET' });
 });
 
@@ -125,13 +125,13 @@ test('on a business key every coverage case fits; on a free key the rest is left
   const cases = all();
   const needs = ops.map((op) => ({ id: op.id, classes: classesOf(op, ops).length, overhead: op.pathParameters.length ? 1 : 0 }));
   const listing = Object.fromEntries(ops.map((op) => [op.id, op.pathParameters.length ? 1 : 0]));
-  const business = planGenerated(1820, needs, listing, cases, 3);
+  const business = planGenerated(1800, needs, listing, cases, 3);
   expect(business.coverage.used).toBe(business.coverage.total);
   const free = planGenerated(60, needs, listing, cases, 3);
   expect(free.coverage.used).toBeGreaterThan(0);
   expect(Object.values(free.coverage.left).flat().length).toBe(free.coverage.total - free.coverage.used);
   for (const plan of [business, free]) {
-    expect(Object.values(plan.operations).reduce((a, b) => a + b, 0) + plan.stateful + plan.concurrency).toBe(plan === business ? 1820 : 60);
+    expect(Object.values(plan.operations).reduce((a, b) => a + b, 0) + plan.stateful + plan.concurrency).toBe(plan === business ? 1800 : 60);
   }
 });
 
