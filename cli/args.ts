@@ -17,6 +17,7 @@ export const ALIASES: Record<string, string> = { '--plan': 'API_PLAN' };
 export const OWN_FLAGS: Record<string, { value: boolean; help: string; commands: readonly Command[] }> = {
   '--json': { value: false, help: 'print only the verdict document (JSON) on stdout; progress goes to stderr', commands: ['certify', 'replay', 'verify'] },
   '--dry-run': { value: false, help: 'print every setting with its value and where it came from (keys: given or not), then stop; nothing is sent', commands: ['certify'] },
+  '--list-cases': { value: false, help: 'print the coverage cases of the generated phase per operation and location (and which the budget leaves out), then stop; nothing is sent', commands: ['certify'] },
   '--write-baseline': { value: true, help: "write the run's failed requirements as a baseline file (then pass it with --baseline)", commands: ['certify'] },
   '--public-key': { value: true, help: 'verify: PEM public key that must have signed the certificate (an unsigned one then fails)', commands: ['verify'] },
   '--help': { value: false, help: 'this help', commands: ['certify', 'serve', 'replay', 'verify', 'help'] },

@@ -184,6 +184,11 @@ async function certify(io: Io, args: ReturnType<typeof parseArgs>, extraEnv: Rec
     const problems = readSettings(env).problems.map((p) => p.message);
     return problems.length ? usageError(io, problems, 'certify') : EXIT.pass;
   }
+  if (args.own['--list-cases'] === 'true') {
+    const { listCoverageCases } = await import('../suites/generated/list-cases.ts');
+    io.stdout(listCoverageCases(env));
+    return EXIT.pass;
+  }
   const reportsDir = path.resolve(io.cwd, env.REPORTS_DIR?.trim() || 'reports');
   // The phases run in the harness's folder (an installed package's, inside node_modules): they get the folder absolute.
   env.REPORTS_DIR = reportsDir;

@@ -14,6 +14,7 @@ export type Outcome = 'passed' | 'failed' | 'flaky' | 'skipped' | 'interrupted';
  * - `warning`: a should-level deviation, or a choice the spec leaves open, seen;
  * - `evidence`: one redacted exchange line;
  * - `finding`: one typed `Finding` as JSON;
+ * - `unrestored`: one `Unrestored` as JSON: a pet the test changed and could not put back;
  * - `requests`: how many requests the test sent;
  * - `exchange`: one redacted HTTP exchange as JSON (suites/lib/exchange.ts), for reports/evidence.har.
  */
@@ -23,6 +24,7 @@ export const ANNOTATION = {
   warning: 'warning',
   evidence: 'evidence',
   finding: 'finding',
+  unrestored: 'unrestored',
   requests: 'requests',
   exchange: 'exchange',
 } as const;
@@ -31,6 +33,21 @@ export type AnnotationKind = (typeof ANNOTATION)[keyof typeof ANNOTATION];
 export interface Annotation {
   type: string;
   description?: string;
+}
+
+/** A pet a test changed and could not restore, or could not verify as restored (spec, Inventory: updateInventory sets the quantity). */
+export interface Unrestored {
+  /** The pet id, exact (int64 as decimal digits). */
+  petId: string;
+  /** The count as the run first read it (exact text, e.g. `5`). */
+  original: string;
+  /** The count read last (exact text), or null when the pet was missing from the list. */
+  current: string | null;
+}
+
+/** Every `unrestored` record among a test's annotations. */
+export function unrestoredOf(annotations: readonly Annotation[]): Unrestored[] {
+  return annotations.filter((a) => a.type === ANNOTATION.unrestored && a.description).map((a) => JSON.parse(a.description!) as Unrestored);
 }
 
 /** One test of one project, normalised from Playwright's JSON report. */

@@ -12,8 +12,15 @@ export const pathOf = (req: ProxyRequest) => req.path.split('?')[0]!.replace(/\/
 export const isList = (req: ProxyRequest) => req.method === 'GET' && pathOf(req).endsWith('/inventory');
 export const isPatch = (req: ProxyRequest) => req.method === 'PATCH' && /\/inventory\/[^/]+$/.test(pathOf(req));
 export const isMessages = (req: ProxyRequest) => req.method === 'POST' && pathOf(req).endsWith('/messages');
-/** The raw `{petId}` segment of an update request (kept as text: it may exceed 2^53). */
-export const petIdOf = (req: ProxyRequest) => decodeURIComponent(pathOf(req).split('/').pop() ?? '');
+/** The `{petId}` segment of an update request, decoded (kept as text: it may exceed 2^53); a segment with broken percent-encoding stays as sent. */
+export const petIdOf = (req: ProxyRequest) => {
+  const raw = pathOf(req).split('/').pop() ?? '';
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    return raw;
+  }
+};
 
 export const isError = (res: ProxyResponse) => res.status >= 400;
 export const isJson = (hs: HeaderList) => /^application\/([\w.+-]*\+)?json\b/i.test(headers.get(hs, 'content-type') ?? '');

@@ -39,7 +39,60 @@ function idSegment(req: ProxyRequest): string | undefined {
   return m?.[1];
 }
 
+/** The path of a request without its query. */
+const rawPath = (req: ProxyRequest) => req.path.split('?')[0]!;
+
 export const faults: FaultDefinition[] = [
+  {
+    name: 'gen-boolean-quantity-accepted',
+    description: 'The update handler reads the quantity with `Number(body.quantity)`: `true` and `false` become 1 and 0 and are stored (200) instead of refused with 400.',
+    expect: ['GEN-03'],
+    proxy: () => ({
+      request(req) {
+        if (!isPatch(req)) return req;
+        const body = text(req).replace(/("quantity"\s*:\s*)(true|false)/, (_m, k: string, b: string) => `${k}${b === 'true' ? 1 : 0}`);
+        return body === text(req) ? req : { ...req, body: Buffer.from(body), headers: headers.set(req.headers, 'Content-Length', String(Buffer.byteLength(body))) };
+      },
+    }),
+  },
+  {
+    name: 'gen-500-message-null-or-long',
+    description: 'Messages go into a NOT NULL varchar(1000) column without validation: `"message": null` or a message over 1,000 characters makes the insert fail (500 instead of 400 or 2xx).',
+    expect: ['GEN-01'],
+    proxy: () => crashWhen('ER_BAD_NULL_ERROR: Column message cannot be null', (req) => {
+      if (!isMessages(req)) return false;
+      const m = (readJson(req.body) as { message?: unknown } | undefined)?.message;
+      return m === null || (typeof m === 'string' && m.length > 1_000);
+    }),
+  },
+  {
+    name: 'gen-500-long-bearer-token',
+    description: 'The key lookup copies the bearer token into a 256-byte buffer: a token of a few hundred characters throws (500 instead of 401).',
+    expect: ['GEN-01'],
+    proxy: () => ({
+      request: (req) => req,
+      ...respond((_res, req) => (/^\s*bearer\s+(\S+)/i.exec(headers.get(req.headers, 'authorization') ?? '')?.[1]?.length ?? 0) > 256, (res) => crash('RangeError: token longer than 256 bytes', res.headers)),
+    }),
+  },
+  {
+    name: 'gen-500-broken-percent-path',
+    description: 'The router calls `decodeURIComponent` on the path without a guard: a segment with a truncated or non-hex escape, or one that decodes to invalid UTF-8, throws URIError (500 instead of 400 or 404).',
+    expect: ['GEN-01'],
+    proxy: () => crashWhen('URIError: URI malformed', (req) => {
+      try {
+        decodeURIComponent(rawPath(req));
+        return false;
+      } catch {
+        return true;
+      }
+    }),
+  },
+  {
+    name: 'gen-500-head',
+    description: 'HEAD is routed to the GET handlers, which then write a body on a response that may not have one and throw (500 on every HEAD, although RFC 9110 §9.1 requires GET and HEAD).',
+    expect: ['GEN-01'],
+    proxy: () => crashWhen('Error [ERR_HTTP_BODY_NOT_ALLOWED]', (req) => req.method === 'HEAD'),
+  },
   {
     name: 'gen-500-odd-path-id',
     extended: true,

@@ -1,10 +1,15 @@
 /**
- * The generated phase's request budget (setting GENERATED_BUDGET, default 60: what one free-plan
- * key allows in a minute, shrinking included) and how it is shared between the checks: each
- * operation's request classes, the stateful sequences and the consistency check. Every test
- * derives the same shares from the document and the settings, so no state is shared between
- * tests. Pure, apart from `Budget`, which counts one check's requests.
+ * The generated phase's request budget and how it is shared between the checks. The default
+ * budget is what API_KEY's plan allows in two windows, less what the other phases send on it
+ * (`defaultBudget`); GENERATED_BUDGET overrides it. The stateful sequences and the consistency
+ * check get a fixed part; of the rest, the coverage cases come first in their fixed priority
+ * order (`planCoverage`), and the random classes share what is left. Every test derives the same
+ * shares from the document and the settings, so no state is shared between tests. Pure, apart
+ * from `Budget`, which counts one check's requests.
  */
+import { planCoverage, type CoverageCase, type CoveragePlan } from './coverage.ts';
+
+export { defaultBudget, OTHER_PHASES_API_KEY_REQUESTS } from '../../settings/generated.ts';
 
 /** Counts the requests of one check against its share. */
 export class Budget {
@@ -64,4 +69,32 @@ export function runsPerClass(share: number, overhead: number, classes: number): 
   const forCases = share - overhead;
   if (classes === 0 || forCases <= 0) return 0;
   return Math.max(1, Math.floor((forCases * 0.75) / classes));
+}
+
+/** The whole phase's plan: the fixed parts, the coverage cases within the budget, each operation's share. */
+export interface GeneratedPlan extends Allocation {
+  coverage: CoveragePlan;
+}
+
+/**
+ * Shares `total`: stateful and concurrency as `allocate` gives them; each operation's listing
+ * requests; then the coverage cases in priority order; the rest to the random classes in
+ * proportion to their number. `listing[op]` are the requests an operation sends before its cases.
+ */
+export function planGenerated(total: number, needs: OperationNeeds[], listing: Record<string, number>, coverage: Record<string, CoverageCase[]>, writers: number): GeneratedPlan {
+  const base = allocate(total, needs, writers);
+  const opsTotal = Object.values(base.operations).reduce((a, b) => a + b, 0);
+  const listed = needs.reduce((a, n) => a + (listing[n.id] ?? 0), 0);
+  const plan = planCoverage(coverage, opsTotal - listed);
+  const rest = Math.max(0, opsTotal - listed - plan.used);
+  const weight = needs.reduce((a, n) => a + n.classes, 0) || 1;
+  const operations: Record<string, number> = {};
+  let given = 0;
+  for (const n of needs) {
+    const random = Math.floor((rest * n.classes) / weight);
+    given += random;
+    operations[n.id] = (listing[n.id] ?? 0) + (plan.selected[n.id]?.length ?? 0) + random;
+  }
+  for (let i = 0; given < rest && needs.length; i = (i + 1) % needs.length, given++) operations[needs[i]!.id]!++;
+  return { operations, stateful: base.stateful, concurrency: base.concurrency, coverage: plan };
 }

@@ -12,11 +12,13 @@ import { markNotCertified } from '../fixtures/verdicts.ts';
 import { openapi } from '../../schemas/index.ts';
 import { readGeneratedSettings } from '../../settings/generated.ts';
 import { operationsOf, type Operation } from './document.ts';
-import { allocate } from './budget.ts';
+import { planGenerated } from './budget.ts';
+import { coverageCases } from './coverage.ts';
+import { unrestoredAnnotation } from '../lib/unrestored.ts';
 import { classesOf } from './classes.ts';
 import { runOperation, type OperationRun } from './run-cases.ts';
 import { decodeToken } from './replay.ts';
-import { ruleFailures, ruleFindings, summary } from './report.ts';
+import { abandonedLine, coverageSummary, leftOutLine, ruleFailures, ruleFindings, summary } from './report.ts';
 import { findingAnnotation } from '../lib/finding.ts';
 import { RULES } from './judge.ts';
 
@@ -27,9 +29,14 @@ const REPLAY = SETTINGS.replay ? decodeToken(SETTINGS.replay) : undefined;
 
 const mutates = (op: Operation) => !['GET', 'HEAD'].includes(op.method);
 const overheadOf = (op: Operation) => (op.pathParameters.length ? 1 : 0) + (op.pathParameters.length && mutates(op) ? 2 : 0);
-const ALLOCATION = allocate(
+const OPTIONS = { safeMethodsOnly: READONLY };
+/** Under readonly, the operations that change state are left out, and so are their cases. */
+const COVERAGE = Object.fromEntries(OPERATIONS.map((op) => [op.id, READONLY && mutates(op) ? [] : coverageCases(op, OPERATIONS, OPTIONS)]));
+const PLAN = planGenerated(
   SETTINGS.budget,
-  OPERATIONS.map((op) => ({ id: op.id, classes: classesOf(op, OPERATIONS, { safeMethodsOnly: READONLY }).length, overhead: overheadOf(op) })),
+  OPERATIONS.map((op) => ({ id: op.id, classes: classesOf(op, OPERATIONS, OPTIONS).length, overhead: overheadOf(op) })),
+  Object.fromEntries(OPERATIONS.map((op) => [op.id, op.pathParameters.length ? 1 : 0])),
+  COVERAGE,
   SETTINGS.writers,
 );
 
@@ -49,8 +56,9 @@ async function operationRun(api: ApiClient, op: Operation, folder: string): Prom
   if (fs.existsSync(file)) return JSON.parse(fs.readFileSync(file, 'utf8')) as OperationRun;
   const run = await runOperation(api, op, OPERATIONS, {
     seed: SETTINGS.seed,
-    share: REPLAY ? 50 : ALLOCATION.operations[op.id]!,
+    share: REPLAY ? 50 : PLAN.operations[op.id]!,
     safeMethodsOnly: READONLY,
+    coverage: REPLAY ? { cases: COVERAGE[op.id]!, leftOut: [] } : { cases: PLAN.coverage.selected[op.id]!, leftOut: PLAN.coverage.left[op.id]!.map((c) => c.name) },
     ...(REPLAY ? { replay: REPLAY } : {}),
   });
   fs.mkdirSync(path.dirname(file), { recursive: true });
@@ -60,14 +68,28 @@ async function operationRun(api: ApiClient, op: Operation, folder: string): Prom
 
 for (const op of OPERATIONS) {
   test.describe(`generated ${op.id}`, () => {
+    test(`GEN-01 ${op.id}: every coverage case of the operation is sent within the budget`, { tag: mutates(op) ? ['@mutates', '@generated'] : ['@generated'] }, async ({ api }, testInfo) => {
+      expect(SETTINGS.problems, 'generated settings').toEqual([]);
+      if (REPLAY) markNotCertified(testInfo, 'CONFORMANCE_REPLAY runs one saved case only');
+      const run = await operationRun(api, op, testInfo.project.outputDir);
+      testInfo.annotations.push({ type: 'evidence', description: `budget ${SETTINGS.budget} requests (${SETTINGS.budgetBasis})` });
+      testInfo.annotations.push({ type: 'evidence', description: coverageSummary(run) });
+      if (run.coverage.leftOut.length || run.coverage.abandoned.length) {
+        markNotCertified(testInfo, [run.coverage.leftOut.length ? leftOutLine(run) : '', run.coverage.abandoned.length ? abandonedLine(run) : ''].filter(Boolean).join('; '));
+      }
+      const sent = Object.values(run.coverage.sent).reduce((a, b) => a + b, 0);
+      expect(sent, `GEN-01 ${op.id}: coverage cases sent, expected all ${COVERAGE[op.id]!.length}`).toBe(COVERAGE[op.id]!.length);
+    });
     for (const rule of RULE_TESTS.filter((r) => !r.when || r.when(op))) {
       test(`${rule.id} ${op.id}: ${rule.fact}`, { tag: mutates(op) ? ['@mutates', '@generated'] : ['@generated'] }, async ({ api }, testInfo) => {
         expect(SETTINGS.problems, 'generated settings').toEqual([]);
-        if (REPLAY && (REPLAY.check !== 'cases' || REPLAY.op !== op.id)) {
+        if (REPLAY && (!['cases', 'coverage'].includes(REPLAY.check) || REPLAY.op !== op.id)) {
           markNotCertified(testInfo, 'CONFORMANCE_REPLAY runs one saved case only');
         }
         const run = await operationRun(api, op, testInfo.project.outputDir);
         testInfo.annotations.push({ type: 'evidence', description: summary(run) });
+        testInfo.annotations.push({ type: 'evidence', description: coverageSummary(run) });
+        for (const u of run.unrestored) testInfo.annotations.push(unrestoredAnnotation(u));
         for (const note of run.notes) testInfo.annotations.push({ type: 'evidence', description: note });
         const failures = ruleFailures(run, rule.id, api.env);
         for (const f of ruleFindings(run, rule.id)) testInfo.annotations.push(findingAnnotation(f));

@@ -14,7 +14,7 @@
  */
 import fc from 'fast-check';
 import { type Operation, type Schema, methodsByPath } from './document.ts';
-import { integerBoundaries, integerPaths, stringPaths, validObject, validValue, violations } from './keywords.ts';
+import { integerBoundaries, integerPaths, segmentMayBeValid, stringPaths, validObject, validValue, violations } from './keywords.ts';
 import { INTEGER_FORMS, PLAIN_STYLE, writeJson, type JsonStyle } from './json-text.ts';
 
 export type Expectation = 'negative' | 'positive' | 'odd';
@@ -34,6 +34,14 @@ export interface GeneratedRequest {
   expect: Expectation;
   /** What this request varies, for messages: `/quantity: type`, `Accept: application/xml`. */
   note: string;
+  /** `latin1`: each character of `body` is one byte on the wire (bytes that are not UTF-8). */
+  bodyEncoding?: 'latin1';
+  /** The Authorization value built from API_KEY: `{key}` stands for it (e.g. `bearer {key}`). */
+  authTemplate?: string;
+  /** No key is sent: `headers.authorization`, when given, holds none. */
+  noKey?: boolean;
+  /** 5xx statuses HTTP makes the right refusal here (501 for a method the server does not implement, RFC 9110 §15.6.2). */
+  allowedServerErrors?: number[];
 }
 
 /** A class of generated requests of one operation (the unit of coverage, budget and replay). */
@@ -138,6 +146,24 @@ export function encodeSegment(value: string, form: string): string {
       return `${enc(value)}%2Fx`;
     case 'letters-appended':
       return `${enc(value)}abc`;
+    case 'truncated-percent':
+      return `${enc(value)}%4`;
+    case 'lone-percent':
+      return `${enc(value)}%`;
+    case 'not-hex-percent':
+      return `%G1${enc(value)}`;
+    case 'invalid-utf8-percent':
+      return `${enc(value)}%C3%28`;
+    case 'overlong-utf8-percent':
+      return `${enc(value)}%C0%AF`;
+    case 'surrogate-utf8-percent':
+      return `${enc(value)}%ED%A0%80`;
+    case 'trailing-slash':
+      return `${enc(value)}/`;
+    case 'empty':
+      return '';
+    case 'very-long':
+      return `${enc(value)}${'9'.repeat(4_000)}`;
     default:
       return enc(value);
   }
@@ -153,7 +179,7 @@ export function fillPath(path: string, values: Record<string, string>): string {
 }
 
 /** The structural mutations of a valid body's text, with the answer each allows. */
-function structuralMutations(op: Operation): Array<{ name: string; expect: Expectation; mutate: (text: string, value: unknown) => string }> {
+export function structuralMutations(op: Operation): Array<{ name: string; expect: Expectation; mutate: (text: string, value: unknown) => string }> {
   const schema = op.requestBody!.schema;
   const hasRequired = Array.isArray(schema.required) && (schema.required as unknown[]).length > 0;
   const closed = schema.additionalProperties === false;
@@ -191,7 +217,7 @@ function structuralMutations(op: Operation): Array<{ name: string; expect: Expec
 }
 
 /** Valid strings that are awkward to encode, and the answer each allows. */
-const AWKWARD_STRINGS: Array<{ name: string; value?: string; raw?: string; expect: Expectation }> = [
+export const AWKWARD_STRINGS: Array<{ name: string; value?: string; raw?: string; expect: Expectation }> = [
   { name: 'an emoji (astral plane)', value: 'stock 😀 🐈‍⬛', expect: 'positive' },
   { name: 'combining characters', value: 'e\u0301 n\u0303', expect: 'positive' },
   { name: 'right-to-left text', value: 'مرحبا بالعالم', expect: 'positive' },
@@ -206,7 +232,7 @@ const AWKWARD_STRINGS: Array<{ name: string; value?: string; raw?: string; expec
   { name: 'the empty string', value: '', expect: 'positive' },
 ];
 
-const CONTENT_TYPES: Array<{ value: string | null; expect: Expectation }> = [
+export const CONTENT_TYPES: Array<{ value: string | null; expect: Expectation }> = [
   { value: 'application/json; charset=utf-8', expect: 'positive' },
   { value: 'Application/JSON', expect: 'positive' },
   { value: 'application/json;charset=UTF-8', expect: 'positive' },
@@ -222,7 +248,7 @@ const CONTENT_TYPES: Array<{ value: string | null; expect: Expectation }> = [
 ];
 
 /** Header variations of a valid request (values node's client can send: visible ASCII and Latin-1). */
-const HEADER_VARIATIONS: Array<{ name: string; headers?: Record<string, string>; scheme?: string; expect: Expectation }> = [
+export const HEADER_VARIATIONS: Array<{ name: string; headers?: Record<string, string>; scheme?: string; expect: Expectation }> = [
   { name: 'Authorization scheme in lower case', scheme: 'bearer', expect: 'positive' },
   { name: 'Authorization scheme in upper case', scheme: 'BEARER', expect: 'positive' },
   { name: 'Accept: application/xml', headers: { accept: 'application/xml' }, expect: 'odd' },
@@ -275,7 +301,7 @@ export function classesOf(op: Operation, operations: Operation[], options: Class
   // Each keyword of each path parameter violated in turn (the rest of the request valid).
   for (const p of op.pathParameters) {
     for (const v of violations(p.schema)) {
-      const arb = fc.tuple(v.arbitrary.map(segmentText).filter((t) => t !== '' && t !== '.' && t !== '..'), plainBody);
+      const arb = fc.tuple(v.arbitrary.map(segmentText).filter((t) => t !== '' && t !== '.' && t !== '..' && !segmentMayBeValid(p.schema, t)), plainBody);
       add('path-keyword', `${p.name} ${v.keyword.replace('(root): ', '')}`, arb.map(([text, b]) => ({
         ...base(b, 'negative', `${p.name} = ${JSON.stringify(text)} (${v.keyword.replace('(root): ', '')})`),
         path: withParam(template(op), p.name, text),

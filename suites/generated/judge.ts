@@ -69,13 +69,14 @@ export function judge(op: Operation, req: GeneratedRequest, outcome: Outcome, li
   }
   const res = outcome.response;
   const out: Finding[] = [];
-  if (res.status >= 500) {
+  const serverError = res.status >= 500 && !(req.allowedServerErrors ?? []).includes(res.status);
+  if (serverError) {
     out.push(finding(RULES.noServerError, req.expect, 'fail', `${what}: a server error`, 'a 2xx or 4xx (never a 5xx)', `${res.status}${shortBody(res)}`));
   }
   if (res.missingRateLimit.length) {
     out.push(finding(RULES.rateLimitHeaders, req.expect, 'fail', `${what}: X-RateLimit headers missing on a ${res.status}`, 'X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset', `missing ${res.missingRateLimit.join(', ')}`));
   }
-  if (res.status >= 500) return out;
+  if (serverError) return out;
   const errorBody = () => (res.method === 'HEAD' ? [] : errorBodyProblems(res));
   if (req.expect === 'negative') {
     if (res.status < 400) {

@@ -229,3 +229,22 @@ export function integerPaths(schema: Schema, path: string[] = []): string[][] {
   }
   return [];
 }
+
+/**
+ * Whether a path segment's text can denote a valid value of a path parameter's schema: a path
+ * carries text, so `5` is the integer 5 however the generator made it (a string "5" breaking
+ * `type` is no violation once written in a path). Strings accept any text.
+ */
+export function segmentMayBeValid(schema: Schema, text: string): boolean {
+  const types = typesOf(schema);
+  if (!types.length || types.includes('string')) return true;
+  if (Array.isArray(schema.enum)) return (schema.enum as unknown[]).some((e) => String(e) === text);
+  if (types.includes('boolean') && (text === 'true' || text === 'false')) return true;
+  if (types.includes('number') && text.trim() !== '' && Number.isFinite(Number(text))) return true;
+  if (types.includes('integer') && /^[+-]?\d+$/.test(text)) {
+    const { min, max } = integerBounds(schema);
+    const v = BigInt(text);
+    return (min === undefined || v >= min) && (max === undefined || v <= max);
+  }
+  return false;
+}

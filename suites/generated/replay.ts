@@ -7,8 +7,8 @@
 
 /** What a replay token holds. */
 export interface ReplayToken {
-  /** `cases` (a request class), `stateful` (a sequence) or `concurrency`. */
-  check: 'cases' | 'stateful' | 'concurrency';
+  /** `coverage` (one coverage case, named by `cls`), `cases` (a request class), `stateful` (a sequence) or `concurrency`. */
+  check: 'coverage' | 'cases' | 'stateful' | 'concurrency';
   /** The operation id, for `cases`. */
   op?: string;
   /** The class name, for `cases`. */
@@ -38,7 +38,7 @@ export function decodeToken(text: string): ReplayToken {
     throw new Error('CONFORMANCE_REPLAY: the token is damaged (not base64url JSON)');
   }
   const p = parsed as Partial<ReplayToken>;
-  if (!p || !['cases', 'stateful', 'concurrency'].includes(p.check as string) || typeof p.seed !== 'number') {
+  if (!p || !['coverage', 'cases', 'stateful', 'concurrency'].includes(p.check as string) || typeof p.seed !== 'number') {
     throw new Error('CONFORMANCE_REPLAY: the token lacks its check or seed');
   }
   return p as ReplayToken;
@@ -50,9 +50,9 @@ export function shellQuote(s: string): string {
 }
 
 /** Escapes a body for `printf` (octal for every byte outside printable ASCII, `%` and `\` doubled). */
-function printfEscape(body: string): string {
+function printfEscape(body: string | Buffer): string {
   let out = '';
-  for (const byte of Buffer.from(body, 'utf8')) {
+  for (const byte of typeof body === 'string' ? Buffer.from(body, 'utf8') : body) {
     const c = String.fromCharCode(byte);
     if (c === '%') out += '%%';
     else if (c === '\\') out += '\\\\';
@@ -68,11 +68,14 @@ export interface CurlInput {
   /** Full URL (no key in it). */
   url: string;
   headers: Record<string, string>;
-  /** Authorization scheme; undefined: no Authorization header. */
+  /** Authorization scheme; undefined: no Authorization header (unless `authTemplate`). */
   scheme?: string;
+  /** Authorization value with `{key}` for the key (written `$API_KEY`); wins over `scheme`. */
+  authTemplate?: string;
   /** Content-Type to send; null/undefined: none. */
   contentType?: string | null;
-  body?: string;
+  /** The body; a Buffer is sent byte for byte. */
+  body?: string | Buffer;
 }
 
 /**
@@ -81,11 +84,12 @@ export interface CurlInput {
  */
 export function curlCommand(c: CurlInput): string {
   const parts = ['curl', '-sS', '-i', '--path-as-is', '-X', c.method, shellQuote(c.url)];
-  if (c.scheme !== undefined) parts.push('-H', `"Authorization: ${c.scheme} $API_KEY"`);
+  const template = c.authTemplate ?? (c.scheme !== undefined ? `${c.scheme} {key}` : undefined);
+  if (template !== undefined) parts.push('-H', `"Authorization: ${template.replace(/["\\$`]/g, '\\$&').split('{key}').join('$API_KEY')}"`);
   for (const [k, v] of Object.entries(c.headers)) parts.push('-H', shellQuote(v === '' ? `${k};` : `${k}: ${v}`));
   if (c.contentType !== undefined && c.contentType !== null) parts.push('-H', shellQuote(c.contentType === '' ? 'Content-Type;' : `Content-Type: ${c.contentType}`));
   else if (c.body !== undefined) parts.push('-H', shellQuote('Content-Type:'));
   if (c.body === undefined) return parts.join(' ');
-  if (/^[\x20-\x7e]*$/.test(c.body) && c.body.length <= 2000) return [...parts, '--data-binary', shellQuote(c.body)].join(' ');
+  if (typeof c.body === 'string' && /^[\x20-\x7e]*$/.test(c.body) && c.body.length <= 2000) return [...parts, '--data-binary', shellQuote(c.body)].join(' ');
   return `printf '${printfEscape(c.body)}' | ${[...parts, '--data-binary', '@-'].join(' ')}`;
 }

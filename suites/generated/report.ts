@@ -5,6 +5,7 @@
 import { formatFinding, type Finding } from '../lib/finding.ts';
 import type { OperationRun } from './run-cases.ts';
 import { shellQuote } from './replay.ts';
+import { MAX_UNANSWERED } from './run-coverage.ts';
 
 /**
  * The command that replays a token (certify's phase; `cli replay <token>` sets the same variable)
@@ -19,6 +20,9 @@ export function replayCommand(token: string, target: { baseUrl?: string; apiUrl?
 /** The findings of rule `id` in a run, each with the curl reproduction of its shrunk case. */
 export function ruleFindings(run: OperationRun, id: string): Finding[] {
   const out: Finding[] = [];
+  for (const f of run.coverage.failures) {
+    for (const x of f.findings.filter((y) => y.id === id)) out.push({ ...x, message: `coverage ${run.op} ${f.name} (value ${f.value}): ${x.message}`, curl: f.curl });
+  }
   for (const c of run.classes) {
     for (const x of c.failure?.findings.filter((f) => f.id === id) ?? []) out.push({ ...x, message: `${c.name}: ${x.message}`, curl: c.failure!.curl });
   }
@@ -44,7 +48,45 @@ export function ruleFailures(run: OperationRun, id: string, target: { baseUrl?: 
     );
   }
   for (const f of run.findings.filter((x: Finding) => x.id === id)) out.push(`- ${formatFinding(f)}`);
+  return [...coverageFailures(run, id, target), ...out];
+}
+
+/** Most coverage failures printed per rule and operation; the rest are counted. */
+const MAX_PRINTED = 12;
+
+/** The failing coverage cases for a rule: class (location and case), value, finding, request, curl, replay. */
+export function coverageFailures(run: OperationRun, id: string, target: { baseUrl?: string; apiUrl?: string } = {}): string[] {
+  const hits = run.coverage.failures.filter((f) => f.findings.some((x) => x.id === id));
+  const out = hits.slice(0, MAX_PRINTED).map((f) =>
+    [
+      `- coverage ${run.op} ${f.name} (value ${f.value}): ${f.findings.filter((x) => x.id === id).map(formatFinding).join('; ')}`,
+      `  request: ${f.request}`,
+      `  replay: ${replayCommand(f.token, target)}`,
+      `  curl: ${f.curl}`,
+    ].join('\n'));
+  if (hits.length > MAX_PRINTED) out.push(`- and ${hits.length - MAX_PRINTED} more coverage case(s) of ${run.op} break ${id}: ${hits.slice(MAX_PRINTED).map((f) => f.name).join('; ')}`);
   return out;
+}
+
+/** Coverage cases per location: `coverage updateInventory: 120 of 130 sent — body 40/40, string 0/0, …`. */
+export function coverageSummary(run: OperationRun): string {
+  const c = run.coverage;
+  const sent = Object.values(c.sent).reduce((a, b) => a + b, 0);
+  const all = sent + c.leftOut.length;
+  const per = (Object.keys(c.planned) as Array<keyof typeof c.planned>).map((l) => `${l} ${c.sent[l]}`).join(', ');
+  return `coverage ${run.op}: ${sent} of ${all + c.abandoned.length} cases sent (${per}); ${c.failures.length} failing${c.leftOut.length ? `; ${c.leftOut.length} left out by the budget` : ''}${c.abandoned.length ? `; ${c.abandoned.length} not sent after ${MAX_UNANSWERED} requests got no response` : ''}`;
+}
+
+/** The cases not sent because the target stopped answering, by name, with their number. */
+export function abandonedLine(run: OperationRun): string {
+  const n = run.coverage.abandoned.length;
+  return `${n} coverage case${n === 1 ? '' : 's'} of ${run.op} not sent: ${MAX_UNANSWERED} of its requests got no response within REQUEST_TIMEOUT_MS, and each further one would wait as long: ${run.coverage.abandoned.join('; ')}`;
+}
+
+/** The cases the budget left out, by name, with their number. */
+export function leftOutLine(run: OperationRun): string {
+  const n = run.coverage.leftOut.length;
+  return `${n} coverage case${n === 1 ? '' : 's'} of ${run.op} did not fit the generated budget (GENERATED_BUDGET, or two windows of API_PLAN): ${run.coverage.leftOut.join('; ')}`;
 }
 
 /** A one-line summary of an operation's run, for the `evidence` annotation. */

@@ -6,16 +6,19 @@
  * back and verified through the list afterwards.
  */
 import fc from 'fast-check';
-import type { ApiClient, ApiResponse, SendOptions } from '../fixtures.ts';
+import type { ApiClient, SendOptions } from '../fixtures.ts';
 import type { Finding } from '../lib/finding.ts';
-import { abbreviate } from '../lib/error-body.ts';
 import { type Operation, type Schema } from './document.ts';
 import { classesOf, fillPath, type CaseClass, type GeneratedRequest } from './classes.ts';
-import { judge, type JudgedResponse, type Outcome } from './judge.ts';
+import { judge } from './judge.ts';
 import { Budget, runsPerClass } from './budget.ts';
-import { curlCommand, encodeToken, type ReplayToken } from './replay.ts';
+import { encodeToken, type ReplayToken } from './replay.ts';
+import { curlOf, describeRequest, sendGenerated } from './send.ts';
 import { validValue } from './keywords.ts';
 import { writeJson } from './json-text.ts';
+import { countText, describeUnrestored, restorable, sameCount, type Unrestored } from '../lib/unrestored.ts';
+import { emptyCoverageRun, runCoverage, type CoverageRun } from './run-coverage.ts';
+import type { CoverageCase } from './coverage.ts';
 
 /** A failure of one class, shrunk. */
 export interface ClassFailure {
@@ -47,6 +50,10 @@ export interface OperationRun {
   /** Problems outside the cases (restoration), as findings. */
   findings: Finding[];
   notes: string[];
+  /** The coverage cases of the operation (run before the random classes). */
+  coverage: CoverageRun;
+  /** Items the run changed and could not put back. */
+  unrestored: Unrestored[];
 }
 
 export interface RunOptions {
@@ -55,6 +62,8 @@ export interface RunOptions {
   safeMethodsOnly: boolean;
   /** Run only this case (a replay). */
   replay?: ReplayToken;
+  /** The coverage cases within the budget, in order, and the names of those left out. */
+  coverage?: { cases: CoverageCase[]; leftOut: string[] };
 }
 
 /** Stable 31-bit hash of a class name: each class gets its own seed derived from the run's. */
@@ -75,39 +84,6 @@ export function sourceOf(name: string, operations: Operation[]): Operation | und
 /** True for an integer id beyond 2^53, the values a double would round (listed first: the precision class). */
 export function isUnsafeInteger(text: string): boolean {
   return /^-?\d+$/.test(text) && !Number.isSafeInteger(Number(text));
-}
-
-/** Sends one generated request; a transport failure is an outcome, not an exception. */
-export async function sendGenerated(api: ApiClient, op: Operation, req: GeneratedRequest, values: Record<string, string>): Promise<{ outcome: Outcome; options: SendOptions }> {
-  const headers = { ...req.headers };
-  let contentType: string | null | undefined = req.contentType;
-  if (req.body !== undefined && contentType === undefined) contentType = 'application/json';
-  if (contentType === '') {
-    headers['content-type'] = '';
-    contentType = null;
-  }
-  const options: SendOptions = {
-    method: req.method,
-    base: op.base,
-    path: fillPath(req.path, values),
-    credential: req.scheme ? { key: 'api', format: (k) => `${req.scheme} ${k}` } : 'api',
-    ...(req.body !== undefined ? { body: req.body } : {}),
-    contentType: contentType ?? null,
-    headers,
-    evidence: false,
-  };
-  try {
-    const res = await api.send(options);
-    return { outcome: { kind: 'response', response: judged(res) }, options };
-  } catch (e) {
-    const message = (e as Error).message;
-    if (/request failed:/.test(message)) return { outcome: { kind: 'no-response', error: message.replace(/^.*request failed: /, '') }, options };
-    throw e;
-  }
-}
-
-function judged(res: ApiResponse): JudgedResponse {
-  return { method: res.method, status: res.status, headers: res.headers, json: res.json, jsonError: res.jsonError, text: res.text, missingRateLimit: res.rateLimit.missing };
 }
 
 /** The listed values of an operation's path parameters (one list request per source), unsafe integers first. */
@@ -132,14 +108,6 @@ export async function listedValues(api: ApiClient, op: Operation, operations: Op
     values[p.name] = String(fc.sample(validValue(p.schema), { seed, numRuns: 1 })[0]);
   }
   return { values, item, listed };
-}
-
-/** A request as one line for messages (method, path, headers of note, body abbreviated). */
-function describeRequest(o: SendOptions, req: GeneratedRequest): string {
-  const extra = Object.entries(o.headers ?? {}).map(([k, v]) => `${k}: ${abbreviate(v, 40)}`);
-  if (req.scheme) extra.push(`Authorization: ${req.scheme} <API_KEY>`);
-  if (o.contentType) extra.push(`Content-Type: ${o.contentType}`);
-  return `${o.method} ${abbreviate(o.path, 120)}${extra.length ? ` [${extra.join('; ')}]` : ''}${o.body !== undefined ? ` body ${abbreviate(JSON.stringify(o.body), 160)}` : ''}`;
 }
 
 /** Runs one class: `runs` cases, the first failure shrunk while the budget lasts. */
@@ -169,15 +137,11 @@ async function runClass(api: ApiClient, op: Operation, cls: CaseClass, values: R
   const run: ClassRun = { name: cls.name, sent, unsent };
   if (details.failed && last) {
     const token: ReplayToken = { check: 'cases', op: op.id, cls: cls.name, seed: classSeedValue, ...(details.counterexamplePath ? { path: details.counterexamplePath } : {}) };
-    const url = `${op.base === 'inventory' ? api.env.baseUrl : api.env.apiUrl}${last.options.path}`;
     run.failure = {
       findings: last.findings.map((f) => ({ ...f, message: api.redact(f.message), observed: api.redact(f.observed) })),
       request: api.redact(describeRequest(last.options, last.req)),
       token: encodeToken(token),
-      curl: api.redact(curlCommand({
-        method: last.options.method, url, headers: last.options.headers ?? {}, scheme: last.req.scheme ?? 'Bearer',
-        contentType: last.options.contentType, body: last.options.body,
-      })),
+      curl: curlOf(api, op, last.options, last.req),
       shrinks: details.numShrinks,
       shrinkCut: cut,
     };
@@ -187,54 +151,78 @@ async function runClass(api: ApiClient, op: Operation, cls: CaseClass, values: R
   return run;
 }
 
-/** The body that puts an item back: the request schema's properties, taken from the item as listed. */
+/** The body that puts an item back: the request schema's properties, taken from the item as listed (a count as the integer it denotes). */
 function restoreBody(op: Operation, item: Record<string, unknown>): string | undefined {
   const props = Object.keys((op.requestBody?.schema.properties as Record<string, unknown> | undefined) ?? {});
   if (!props.length) return undefined;
-  return writeJson(Object.fromEntries(props.filter((p) => p in item).map((p) => [p, item[p]])));
+  return writeJson(Object.fromEntries(props.filter((p) => p in item).map((p) => [p, restorable(item[p]) ?? item[p]])));
 }
 
-/** Puts a listed item back when the run changed it, and verifies through the list. */
-async function restore(api: ApiClient, op: Operation, operations: Operation[], values: Record<string, string>, item: Record<string, unknown>): Promise<Finding[]> {
+/** Reads of the list that verify a restore (a list may lag behind updates), a pause between them. */
+const VERIFY_READS = 5;
+const VERIFY_PAUSE_MS = 300;
+
+/**
+ * Puts a listed item back, and verifies through the list. When the run changed it (`changed`),
+ * it is written back whatever the list shows (a lagging list may show the original); counts are
+ * compared by value (`5.0` is 5). An item it cannot put back is a GEN-06 finding and a typed record.
+ */
+async function restore(api: ApiClient, op: Operation, operations: Operation[], values: Record<string, string>, item: Record<string, unknown>, changed: boolean): Promise<{ findings: Finding[]; unrestored: Unrestored[] }> {
   const name = op.pathParameters[0]!.name;
   const source = sourceOf(name, operations)!;
   const read = async () => {
     const res = await api.send({ method: source.method, base: source.base, path: source.path, evidence: false });
     return (Array.isArray(res.json) ? (res.json as Record<string, unknown>[]) : []).find((i) => String(i?.[name]) === values[name]);
   };
-  const same = (a?: Record<string, unknown>) => !!a && Object.keys(item).every((k) => String(a[k]) === String(item[k]));
-  let now = await read();
-  if (same(now)) return [];
+  const same = (a?: Record<string, unknown>) => !!a && Object.keys(item).every((k) => sameCount(a[k], item[k]));
+  let now = changed ? undefined : await read();
+  if (same(now)) return { findings: [], unrestored: [] };
   const body = restoreBody(op, item);
-  if (body !== undefined) {
-    await api.send({ method: op.method, base: op.base, path: fillPath(op.path, values), body, contentType: 'application/json', evidence: false });
+  if (body !== undefined) await api.send({ method: op.method, base: op.base, path: fillPath(op.path, values), body, contentType: 'application/json', evidence: false });
+  now = await read();
+  for (let i = 1; i < VERIFY_READS && !same(now); i++) {
+    await new Promise((r) => setTimeout(r, VERIFY_PAUSE_MS));
     now = await read();
   }
-  if (same(now)) return [];
-  return [{ id: 'GEN-06', part: 'restore', level: 'fail', message: `${op.id}: item ${values[name]} was not restored after the generated cases`, expected: writeJson(item), observed: now ? writeJson(now) : 'missing from the list' }];
+  if (same(now)) return { findings: [], unrestored: [] };
+  const field = Object.keys((op.requestBody?.schema.properties as Record<string, unknown> | undefined) ?? {})[0] ?? name;
+  const u: Unrestored = { petId: values[name]!, original: countText(item[field]), current: now ? countText(now[field]) : null };
+  return {
+    findings: [{ id: 'GEN-06', part: 'restore', level: 'fail', message: `${op.id}: ${describeUnrestored(u)}`, expected: writeJson(item), observed: now ? writeJson(now) : 'missing from the list' }],
+    unrestored: [u],
+  };
 }
 
 /**
- * Every class of `op` (or just the replayed one), within `options.share` requests. Restoration
- * requests are not counted against the share (they are the price of changing nothing).
+ * The coverage cases of `op` first (in their fixed order), then every random class (or just the
+ * replayed case), within `options.share` requests. Restoration requests are not counted against
+ * the share (they are the price of changing nothing).
  */
 export async function runOperation(api: ApiClient, op: Operation, operations: Operation[], options: RunOptions): Promise<OperationRun> {
   const budget = new Budget(options.share);
   const start = api.requests;
-  let classes = classesOf(op, operations, { safeMethodsOnly: options.safeMethodsOnly });
-  if (options.replay) classes = classes.filter((c) => c.name === options.replay!.cls);
+  const replay = options.replay;
+  let classes = replay?.check === 'coverage' ? [] : classesOf(op, operations, { safeMethodsOnly: options.safeMethodsOnly });
+  if (replay?.check === 'cases') classes = classes.filter((c) => c.name === replay.cls);
+  let cases = options.coverage?.cases ?? [];
+  if (replay) cases = cases.filter((c) => replay.check === 'coverage' && c.name === replay.cls);
   const { values, item, listed } = await listedValues(api, op, operations, options.seed, budget);
   const mutating = !['GET', 'HEAD'].includes(op.method) && listed && item !== undefined;
-  const overhead = budget.used;
-  const runs = options.replay ? 1 : runsPerClass(options.share, overhead, classes.length);
-  const run: OperationRun = { op: op.id, seed: options.seed, classes: [], requests: 0, findings: [], notes: [] };
+  const run: OperationRun = { op: op.id, seed: options.seed, classes: [], requests: 0, findings: [], notes: [], coverage: emptyCoverageRun(), unrestored: [] };
   try {
-    for (const cls of classes) run.classes.push(await runClass(api, op, cls, values, listed, options.seed, runs, budget, options.replay));
+    run.coverage = await runCoverage(api, op, cases, replay ? [] : options.coverage?.leftOut ?? [], values, listed, budget);
+    const runs = replay ? 1 : runsPerClass(options.share, budget.used, classes.length);
+    for (const cls of classes) run.classes.push(await runClass(api, op, cls, values, listed, options.seed, runs, budget, replay));
   } finally {
-    if (mutating) run.findings.push(...(await restore(api, op, operations, values, item!)));
+    if (mutating) {
+      const changed = run.coverage.changed || run.classes.some((c) => c.sent > 0);
+      const restored = await restore(api, op, operations, values, item!, changed);
+      run.findings.push(...restored.findings);
+      run.unrestored.push(...restored.unrestored);
+    }
   }
   run.requests = api.requests - start;
   const unsent = run.classes.filter((c) => c.sent === 0).map((c) => c.name);
-  if (unsent.length) run.notes.push(`not sent (GENERATED_BUDGET share of ${options.share} used up): ${unsent.join('; ')}`);
+  if (unsent.length) run.notes.push(`random classes not sent (GENERATED_BUDGET share of ${options.share} used up by the coverage cases first): ${unsent.join('; ')}`);
   return run;
 }

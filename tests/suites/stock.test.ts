@@ -14,11 +14,23 @@ import { readEnv } from '../../suites/lib/env.ts';
 
 const KEY = 'stock-test-key-0123456789abcdef';
 
+interface StoreOptions {
+  /** A restore is written as 0. */
+  breakRestore?: boolean;
+  /** After each update, this many list reads still show the list as it was before it. */
+  lagReads?: number;
+  /** The list writes quantities as strings (`"11"`) or with a fraction (`11.0`). */
+  quantityAs?: 'string' | 'fraction';
+}
+
 /** An inventory of `size` pets (quantity 10 + id) with list and update; counts lists and logs updates. */
-async function startStore(size: number, options: { breakRestore?: boolean } = {}) {
+async function startStore(size: number, options: StoreOptions = {}) {
   const quantities = new Map<string, number>();
   for (let i = 1; i <= size; i++) quantities.set(String(i), 10 + i);
   const stats = { lists: 0, updates: [] as { id: string; quantity: number }[] };
+  const written = (q: number) => (options.quantityAs === 'string' ? `"${q}"` : options.quantityAs === 'fraction' ? `${q}.0` : String(q));
+  const listText = () => `[${[...quantities].map(([id, q]) => `{"petId":${id},"quantity":${written(q)},"status":"available"}`).join(',')}]`;
+  const lag = { reads: 0, snapshot: '' };
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -26,13 +38,15 @@ async function startStore(size: number, options: { breakRestore?: boolean } = {}
       const headers = { 'content-type': 'application/json', 'x-ratelimit-limit': '100000', 'x-ratelimit-remaining': '99999', 'x-ratelimit-reset': String(Math.ceil(Date.now() / 1000) + 60), date: new Date().toUTCString() };
       if (req.method === 'GET' && req.url === '/v1/inventory') {
         stats.lists++;
-        res.writeHead(200, headers).end(JSON.stringify([...quantities].map(([id, quantity]) => ({ petId: Number(id), quantity, status: 'available' }))));
+        const body = lag.reads > 0 ? (lag.reads--, lag.snapshot) : listText();
+        res.writeHead(200, headers).end(body);
         return;
       }
       const m = /^\/v1\/inventory\/(\d+)$/.exec(req.url ?? '');
       if (req.method === 'PATCH' && m && quantities.has(m[1])) {
         const { quantity } = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { quantity: number };
         stats.updates.push({ id: m[1], quantity });
+        if (options.lagReads) lag.reads === 0 && (lag.snapshot = listText()), (lag.reads = options.lagReads);
         // A store that "forgets" restores: a quantity back at its original is written as 0.
         quantities.set(m[1], options.breakRestore && quantity === 10 + Number(m[1]) ? 0 : quantity);
         res.writeHead(200, headers).end(JSON.stringify({ petId: Number(m[1]), quantity: quantities.get(m[1]), status: 'available' }));
@@ -50,7 +64,7 @@ async function startStore(size: number, options: { breakRestore?: boolean } = {}
   };
 }
 
-async function setup(size: number, options: { breakRestore?: boolean } = {}) {
+async function setup(size: number, options: StoreOptions = {}) {
   const store = await startStore(size, options);
   const coordinator = await startPacerCoordinator();
   const env = readEnv({ BASE_URL: store.url, API_URL: store.url, API_KEY: KEY });
@@ -121,9 +135,57 @@ test('a restore the store does not keep fails naming the pet, and the pet is nev
     const stock = createStock(api, 'a', 60_000, 'UPD-02');
     const pet = await stock.claim();
     await api.updateInventory(pet.id, { quantity: 500 });
-    await expect(stock.end()).rejects.toThrow(/UPD-02: state not restored: pet 1 not restored: expected quantity 11, observed 0/);
+    await expect(stock.end()).rejects.toThrow(/UPD-02: state not restored: pet 1 could not be restored: original quantity 11, now 0/);
     expect(s.coordinator.report().pets.retired).toBe(1);
     await expect(createStock(s.api(), 'b', 60_000, 'UPD-02').claim()).rejects.toThrow(/every listed pet is retired/);
+  } finally {
+    await s.close();
+  }
+});
+
+test('a list that lags behind updates: the changed pet is still written back and verified once the list catches up', async () => {
+  const s = await setup(2, { lagReads: 2 });
+  try {
+    const api = s.api();
+    const recorded: unknown[] = [];
+    const stock = createStock(api, 'lag', 60_000, 'UPD-02', (u) => recorded.push(u));
+    const pet = await stock.claim();
+    await api.updateInventory(pet.id, { quantity: 500 });
+    await stock.end();
+    expect(s.store.quantities.get(pet.id)).toBe(10 + Number(pet.id));
+    expect(recorded).toEqual([]);
+  } finally {
+    await s.close();
+  }
+});
+
+for (const quantityAs of ['string', 'fraction'] as const) {
+  test(`quantities listed as ${quantityAs === 'string' ? 'strings ("11")' : 'fractions (11.0)'} are restored as the integers they denote`, async () => {
+    const s = await setup(1, { quantityAs });
+    try {
+      const api = s.api();
+      const stock = createStock(api, 'q', 60_000, 'UPD-02');
+      const pet = await stock.claim();
+      await api.updateInventory(pet.id, { quantity: 500 });
+      await stock.end();
+      expect(s.store.quantities.get('1')).toBe(11);
+      expect(s.store.stats.updates.at(-1)).toEqual({ id: '1', quantity: 11 });
+    } finally {
+      await s.close();
+    }
+  });
+}
+
+test('a pet that cannot be put back is recorded as typed data: its id, original and current quantity', async () => {
+  const s = await setup(1, { breakRestore: true });
+  try {
+    const api = s.api();
+    const recorded: unknown[] = [];
+    const stock = createStock(api, 'typed', 60_000, 'UPD-02', (u) => recorded.push(u));
+    const pet = await stock.claim();
+    await api.updateInventory(pet.id, { quantity: 500 });
+    await expect(stock.end()).rejects.toThrow(/pet 1 could not be restored/);
+    expect(recorded).toEqual([{ petId: '1', original: '11', current: '0' }]);
   } finally {
     await s.close();
   }

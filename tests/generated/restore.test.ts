@@ -1,0 +1,110 @@
+/**
+ * Restoration after the generated cases of a state-changing operation (suites/generated/run-cases.ts)
+ * on a broken server: a list that lags behind updates, quantities that do not read back as
+ * integers, a store that does not keep the restore. The count is put back, or the run names the
+ * pet and its original count as typed data ({petId, original, current}) and fails GEN-06.
+ */
+import { test, expect } from '@playwright/test';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { startPacerCoordinator } from '../../suites/pacing/coordinator.ts';
+import { pacingClient } from '../../suites/pacing/client.ts';
+import { createApi } from '../../suites/fixtures.ts';
+import { readEnv } from '../../suites/lib/env.ts';
+import { openapi } from '../../schemas/index.ts';
+import { operationsOf } from '../../suites/generated/document.ts';
+import { coverageCases } from '../../suites/generated/coverage.ts';
+import { runOperation } from '../../suites/generated/run-cases.ts';
+
+const KEY = 'restore-test-key-0123456789abcdef';
+const OPS = operationsOf(openapi);
+const UPDATE = OPS.find((o) => o.id === 'updateInventory')!;
+/** Two valid updates that change the pet: the coverage cases the test sends. */
+const CASES = coverageCases(UPDATE, OPS).filter((c) => ['body /quantity: boundary 0', 'body /quantity: boundary -1'].includes(c.name));
+
+interface Broken {
+  /** After each update, this many list reads still show the list as it was before it. */
+  lagReads?: number;
+  /** How the list writes quantities. */
+  quantityAs?: 'string' | 'fraction';
+  /** The restore (a write of the original) is stored as 0. */
+  dropRestore?: boolean;
+}
+
+async function startStore(broken: Broken) {
+  let quantity = 11;
+  const lag = { reads: 0, snapshot: '' };
+  const written = () => (broken.quantityAs === 'string' ? `"${quantity}"` : broken.quantityAs === 'fraction' ? `${quantity}.0` : String(quantity));
+  const list = () => `[{"petId":1,"quantity":${written()},"status":"available"}]`;
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const headers = { 'content-type': 'application/json', 'x-ratelimit-limit': '100000', 'x-ratelimit-remaining': '99999', 'x-ratelimit-reset': String(Math.ceil(Date.now() / 1000) + 60), date: new Date().toUTCString() };
+      if (req.method === 'GET' && req.url === '/v1/inventory') {
+        res.writeHead(200, headers).end(lag.reads > 0 ? (lag.reads--, lag.snapshot) : list());
+        return;
+      }
+      if (req.method === 'PATCH' && req.url === '/v1/inventory/1') {
+        const q = (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { quantity: unknown }).quantity;
+        if (typeof q !== 'number' || !Number.isInteger(q)) {
+          res.writeHead(400, headers).end('{"code":"invalid","message":"quantity","status":400}');
+          return;
+        }
+        if (broken.lagReads && lag.reads === 0) lag.snapshot = list();
+        if (broken.lagReads) lag.reads = broken.lagReads;
+        quantity = broken.dropRestore && q === 11 ? 0 : q;
+        res.writeHead(200, headers).end(`{"petId":1,"quantity":${quantity},"status":"available"}`);
+        return;
+      }
+      res.writeHead(404, headers).end('{"code":"not_found","message":"no","status":404}');
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
+    quantity: () => quantity,
+    close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }),
+  };
+}
+
+async function run(broken: Broken) {
+  const store = await startStore(broken);
+  const coordinator = await startPacerCoordinator();
+  try {
+    const env = readEnv({ BASE_URL: store.url, API_URL: store.url, API_KEY: KEY });
+    const api = createApi({ env, pacing: pacingClient(coordinator.url), annotate: () => undefined });
+    const out = await runOperation(api, UPDATE, OPS, { seed: 1, share: 1 + CASES.length, safeMethodsOnly: false, coverage: { cases: CASES, leftOut: [] } });
+    return { out, quantity: store.quantity() };
+  } finally {
+    await coordinator.close();
+    await store.close();
+  }
+}
+
+test('two coverage cases change the pet; the run needs exactly them', () => {
+  expect(CASES.map((c) => c.name)).toEqual(['body /quantity: boundary 0', 'body /quantity: boundary -1']);
+});
+
+const BROKEN: Array<{ name: string; broken: Broken }> = [
+  { name: 'a list that lags two reads behind updates', broken: { lagReads: 2 } },
+  { name: 'quantities listed as strings ("11")', broken: { quantityAs: 'string' } },
+  { name: 'quantities listed as fractions (11.0)', broken: { quantityAs: 'fraction' } },
+  { name: 'a lagging list with quantities as fractions', broken: { lagReads: 1, quantityAs: 'fraction' } },
+];
+
+for (const { name, broken } of BROKEN) {
+  test(`GEN-06 restoration on ${name}: the count is back at its original and nothing is reported unrestored`, async () => {
+    const { out, quantity } = await run(broken);
+    expect(quantity).toBe(11);
+    expect(out.unrestored).toEqual([]);
+    expect(out.findings).toEqual([]);
+  });
+}
+
+test('GEN-06 a store that does not keep the restore: the run names the pet, its original and its current count', async () => {
+  const { out, quantity } = await run({ dropRestore: true });
+  expect(quantity).toBe(0);
+  expect(out.unrestored).toEqual([{ petId: '1', original: '11', current: '0' }]);
+  expect(out.findings.map((f) => [f.id, f.message])).toEqual([['GEN-06', 'updateInventory: pet 1 could not be restored: original quantity 11, now 0']]);
+});
