@@ -25,6 +25,7 @@ import { listLeftOut } from './steps/left-out.ts';
 import { mergeLoadReports, mergeResults, readRedactions } from './steps/merge.ts';
 import { startRunPacer, type RunPacer } from './steps/pacer.ts';
 import { preflight, PREFLIGHT_EXIT } from './steps/preflight.ts';
+import { EXIT } from '../core/exit-codes.ts';
 import { printSummary } from './steps/print.ts';
 import { resolveTarget, type ResolvedTarget } from './steps/resolve-target.ts';
 import { runPhases } from './steps/run-phases.ts';
@@ -119,7 +120,7 @@ export async function runCertify(options: RunOptions): Promise<number> {
     write(`certify: could not start the bundled reference server: ${(error as Error).message}\n`);
     fs.rmSync(workDir, { recursive: true, force: true });
     folder.finish();
-    return 1;
+    return EXIT.harness;
   }
   const secrets = secretsFromEnv(target.env);
   const redact = redactorFor(secrets);
@@ -164,7 +165,6 @@ export async function runCertify(options: RunOptions): Promise<number> {
       CONFORMANCE_PROFILE: config.profile,
       REPORTS_DIR: reportsDir,
       CERTIFY_REDACTIONS_FILE: redactionsFile,
-      CERTIFY_PHASE: undefined,
     };
 
     // Step: list what the profile leaves out.
@@ -181,7 +181,7 @@ export async function runCertify(options: RunOptions): Promise<number> {
           {
             phase,
             configFile,
-            env: { ...childEnv, CERTIFY_PHASE: phase },
+            env: childEnv,
             blobFile: path.join(blobDir, `${phase}.zip`),
             outputDir: path.join(reportsDir, 'test-results'),
             ...(config.workers ? { workers: config.workers } : {}),

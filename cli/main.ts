@@ -189,7 +189,7 @@ async function certify(io: Io, args: ReturnType<typeof parseArgs>, extraEnv: Rec
     io.stdout(listCoverageCases(env));
     return EXIT.pass;
   }
-  const reportsDir = path.resolve(io.cwd, env.REPORTS_DIR?.trim() || 'reports');
+  const reportsDir = path.resolve(io.cwd, readSettings(env).values.REPORTS_DIR);
   // The phases run in the harness's folder (an installed package's, inside node_modules): they get the folder absolute.
   env.REPORTS_DIR = reportsDir;
 
@@ -275,7 +275,7 @@ async function replay(io: Io, args: ReturnType<typeof parseArgs>): Promise<numbe
   // The target the token came from (the last run's conformance.json holds it): another one only if named.
   const assembled = runEnv(io, args.env);
   if ('errors' in assembled) return usageError(io, assembled.errors, 'replay');
-  const reportsDir = path.resolve(io.cwd, assembled.env.REPORTS_DIR?.trim() || 'reports');
+  const reportsDir = path.resolve(io.cwd, readSettings(assembled.env).values.REPORTS_DIR);
   const origin = tokenOrigin(path.join(reportsDir, 'conformance.json'), token);
   const baseUrl = assembled.env.BASE_URL?.trim();
   const resolved: TargetRef = baseUrl ? { kind: 'external', baseUrl } : { kind: 'reference' };

@@ -11,6 +11,7 @@ import { test, expect, type ApiClient } from '../fixtures.ts';
 import { markNotCertified } from '../fixtures/verdicts.ts';
 import { openapi } from '../../schemas/index.ts';
 import { readGeneratedSettings } from '../../settings/generated.ts';
+import { readSettings } from '../../settings/index.ts';
 import { operationsOf, type Operation } from './document.ts';
 import { planGenerated } from './budget.ts';
 import { coverageCases } from './coverage.ts';
@@ -24,7 +25,7 @@ import { RULES } from './judge.ts';
 
 const OPERATIONS = operationsOf(openapi);
 const SETTINGS = readGeneratedSettings(process.env);
-const READONLY = (process.env.CONFORMANCE_PROFILE ?? '').trim().toLowerCase() === 'readonly';
+const READONLY = readSettings(process.env).values.CONFORMANCE_PROFILE === 'readonly';
 const REPLAY = SETTINGS.replay ? decodeToken(SETTINGS.replay) : undefined;
 
 const mutates = (op: Operation) => !['GET', 'HEAD'].includes(op.method);

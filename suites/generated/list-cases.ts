@@ -4,6 +4,7 @@
  */
 import { openapi } from '../../schemas/index.ts';
 import { readGeneratedSettings } from '../../settings/generated.ts';
+import { readSettings } from '../../settings/index.ts';
 import { operationsOf } from './document.ts';
 import { classesOf } from './classes.ts';
 import { coverageCases, listCases } from './coverage.ts';
@@ -12,7 +13,7 @@ import { planGenerated } from './budget.ts';
 /** The listing for a run's variables (`CONFORMANCE_PROFILE=readonly` leaves out the operations that change state). */
 export function listCoverageCases(env: Record<string, string | undefined>): string {
   const settings = readGeneratedSettings(env);
-  const readonly = (env.CONFORMANCE_PROFILE ?? '').trim().toLowerCase() === 'readonly';
+  const readonly = readSettings(env).values.CONFORMANCE_PROFILE === 'readonly';
   const all = operationsOf(openapi);
   const operations = readonly ? all.filter((op) => ['GET', 'HEAD'].includes(op.method)) : all;
   const options = { safeMethodsOnly: readonly };

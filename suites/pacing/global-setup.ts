@@ -7,6 +7,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { startPacerCoordinator } from './coordinator.ts';
+import { readSettings } from '../../settings/index.ts';
 
 export default async function globalSetup(): Promise<(() => Promise<void>) | undefined> {
   if (process.env.CONFORMANCE_PACER_URL) return undefined;
@@ -14,7 +15,7 @@ export default async function globalSetup(): Promise<(() => Promise<void>) | und
   // Workers inherit the runner's environment.
   process.env.CONFORMANCE_PACER_URL = coordinator.url;
   return async () => {
-    const reportsDir = process.env.REPORTS_DIR || 'reports';
+    const reportsDir = readSettings(process.env).values.REPORTS_DIR;
     try {
       fs.mkdirSync(reportsDir, { recursive: true });
       fs.writeFileSync(path.join(reportsDir, 'pacing.json'), `${JSON.stringify(coordinator.report(), null, 2)}\n`);
