@@ -68,7 +68,7 @@ test('ERR-01 not JSON: an error answered with plain text is reported as Error-bo
   nock(ORIGIN).patch('/v1/inventory/1').reply(400, 'Bad Request', { 'Content-Type': 'text/plain', ...RL });
   const res = await api.updateInventory(1, { quantity: 'x' });
   expectStatus(res, 400);
-  expect(() => expectErrorBody(res)).toThrow(/ERR-01: Error body of PATCH \/v1\/inventory\/1 → 400/);
+  expect(() => expectErrorBody(res)).toThrow(/ERR-01 Error body of PATCH \/v1\/inventory\/1 → 400: expected an Error body/);
   try {
     expectErrorBody(res);
   } catch (e) {
