@@ -73,7 +73,7 @@ test('ERR-01 not JSON: an error answered with plain text is reported as Error-bo
     expectErrorBody(res);
   } catch (e) {
     const msg = (e as Error).message;
-    expect(msg).toContain('Content-Type is \\"text/plain\\", expected application/json');
+    expect(msg).toContain('Content-Type is "text/plain", expected application/json');
     expect(msg).toContain('body is not JSON');
   }
 });
