@@ -4,6 +4,7 @@
  * that report in the harness.
  */
 import type { Annotation, Outcome, TestRecord } from './results.ts';
+import { ANNOTATION } from './results.ts';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 type Json = any;
@@ -148,6 +149,6 @@ export function toNotRun(t: TestRecord, reason: string): TestRecord {
     outcome: 'skipped',
     errors: [],
     requests: 0,
-    annotations: [...t.annotations.filter((a) => a.type === 'requirement'), { type: 'not-certified', description: reason }],
+    annotations: [...t.annotations.filter((a) => a.type === ANNOTATION.requirement), { type: ANNOTATION.notCertified, description: reason }],
   };
 }

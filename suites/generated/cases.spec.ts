@@ -22,6 +22,7 @@ import { decodeToken } from './replay.ts';
 import { abandonedLine, coverageSummary, leftOutLine, ruleFailures, ruleFindings, summary } from './report.ts';
 import { findingAnnotation } from '../lib/finding.ts';
 import { RULES } from './judge.ts';
+import { ANNOTATION } from '../../core/results.ts';
 
 const OPERATIONS = operationsOf(openapi);
 const SETTINGS = readGeneratedSettings(process.env);
@@ -73,8 +74,8 @@ for (const op of OPERATIONS) {
       expect(SETTINGS.problems, 'generated settings').toEqual([]);
       if (REPLAY) markNotCertified(testInfo, 'CONFORMANCE_REPLAY runs one saved case only');
       const run = await operationRun(api, op, testInfo.project.outputDir);
-      testInfo.annotations.push({ type: 'evidence', description: `budget ${SETTINGS.budget} requests (${SETTINGS.budgetBasis})` });
-      testInfo.annotations.push({ type: 'evidence', description: coverageSummary(run) });
+      testInfo.annotations.push({ type: ANNOTATION.evidence, description: `budget ${SETTINGS.budget} requests (${SETTINGS.budgetBasis})` });
+      testInfo.annotations.push({ type: ANNOTATION.evidence, description: coverageSummary(run) });
       if (run.coverage.leftOut.length || run.coverage.abandoned.length) {
         markNotCertified(testInfo, [run.coverage.leftOut.length ? leftOutLine(run) : '', run.coverage.abandoned.length ? abandonedLine(run) : ''].filter(Boolean).join('; '));
       }
@@ -88,10 +89,10 @@ for (const op of OPERATIONS) {
           markNotCertified(testInfo, 'CONFORMANCE_REPLAY runs one saved case only');
         }
         const run = await operationRun(api, op, testInfo.project.outputDir);
-        testInfo.annotations.push({ type: 'evidence', description: summary(run) });
-        testInfo.annotations.push({ type: 'evidence', description: coverageSummary(run) });
+        testInfo.annotations.push({ type: ANNOTATION.evidence, description: summary(run) });
+        testInfo.annotations.push({ type: ANNOTATION.evidence, description: coverageSummary(run) });
         for (const u of run.unrestored) testInfo.annotations.push(unrestoredAnnotation(u));
-        for (const note of run.notes) testInfo.annotations.push({ type: 'evidence', description: note });
+        for (const note of run.notes) testInfo.annotations.push({ type: ANNOTATION.evidence, description: note });
         const failures = ruleFailures(run, rule.id, api.env);
         for (const f of ruleFindings(run, rule.id)) testInfo.annotations.push(findingAnnotation(f));
         if (failures.length) throw new Error(`${rule.id} ${op.id}: expected no deviation; observed ${failures.length} shrunk case${failures.length === 1 ? '' : 's'}:\n${failures.join('\n')}`);

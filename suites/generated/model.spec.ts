@@ -15,6 +15,7 @@ import { decodeToken, encodeToken } from './replay.ts';
 import { replayCommand } from './report.ts';
 import { runStateful } from './stateful.ts';
 import { runConsistency } from './consistency.ts';
+import { ANNOTATION } from '../../core/results.ts';
 
 const SETTINGS = readGeneratedSettings(process.env);
 const REPLAY = SETTINGS.replay ? decodeToken(SETTINGS.replay) : undefined;
@@ -36,7 +37,7 @@ test('GEN-06 generated sequences of list, update and send message agree with a m
   expect(SETTINGS.problems, 'generated settings').toEqual([]);
   replayOnly('stateful', testInfo);
   const run = await runStateful(api, REPLAY ? 40 : ALLOCATION.stateful, SETTINGS.seed, REPLAY);
-  testInfo.annotations.push({ type: 'evidence', description: `${run.sequences} sequence(s), ${run.requests} requests (seed ${SETTINGS.seed})` });
+  testInfo.annotations.push({ type: ANNOTATION.evidence, description: `${run.sequences} sequence(s), ${run.requests} requests (seed ${SETTINGS.seed})` });
   const lines = run.findings.map(formatFinding);
   if (run.failure) lines.push(`  sequence (shrunk in ${run.failure.shrinks} steps${run.failure.shrinkCut ? ', shrinking stopped at the budget' : ''}): ${run.failure.sequence}`, `  replay: ${replayCommand(run.failure.token, api.env)}`);
   for (const f of run.findings) testInfo.annotations.push(findingAnnotation(f));
@@ -47,7 +48,7 @@ test('GEN-07 concurrent updates of one pet are linearizable', TAGS, async ({ api
   expect(SETTINGS.problems, 'generated settings').toEqual([]);
   replayOnly('concurrency', testInfo);
   const run = await runConsistency(api, SETTINGS.writers, REPLAY?.seed ?? SETTINGS.seed);
-  testInfo.annotations.push({ type: 'evidence', description: `pet ${run.petId}: writes ${run.writes.join(', ')}; ${run.history.length} operations, ${run.requests} requests` });
+  testInfo.annotations.push({ type: ANNOTATION.evidence, description: `pet ${run.petId}: writes ${run.writes.join(', ')}; ${run.history.length} operations, ${run.requests} requests` });
   const token = replayCommand(encodeToken({ check: 'concurrency', seed: REPLAY?.seed ?? SETTINGS.seed }), api.env);
   const lines = run.findings.map(formatFinding);
   for (const f of run.findings) testInfo.annotations.push(findingAnnotation(f));

@@ -15,6 +15,7 @@ import type { PacingClient } from '../pacing/client.ts';
 import { CAPACITY, runCapacityCheck, type CapacityFigures } from './capacity-check.ts';
 import { annotateRecord, judgeFindings, loadTarget, runOnce, type CheckRecord, type VerdictFixtures } from './step.ts';
 import { usesReferenceKeys } from './target.ts';
+import { ANNOTATION } from '../../core/results.ts';
 
 type Mode = 'list' | 'mix';
 
@@ -75,7 +76,7 @@ test.describe('capacity under load', () => {
         const record = await capacity(mode, testInfo, v, oncePerRun, pacing);
         const t = record.figures.thresholds;
         if (t.LOAD_P99_MS === null && t.LOAD_MAX_ERROR_RATE === null) {
-          testInfo.annotations.push({ type: 'evidence', description: 'no threshold set: the spec sets no latency or error rate, so there is no gate to judge' });
+          testInfo.annotations.push({ type: ANNOTATION.evidence, description: 'no threshold set: the spec sets no latency or error rate, so there is no gate to judge' });
         }
         judgeFindings(record, testInfo, v, CAPACITY.gateId, undefined, record.figures.load !== null);
       },

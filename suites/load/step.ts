@@ -18,6 +18,7 @@ import type { OncePerRun } from '../fixtures/run.ts';
 import { problemsOf, readSettings, type SettingValues } from '../../settings/index.ts';
 import { LOAD_SETTINGS } from '../../settings/load.ts';
 import { describeTarget } from './target.ts';
+import { ANNOTATION } from '../../core/results.ts';
 
 /** What a step's core returns. */
 export interface CheckOutcome<F> {
@@ -128,8 +129,8 @@ export interface VerdictFixtures {
 
 /** Evidence and request count of a record, on the test that reports it. */
 export function annotateRecord(record: CheckRecord<unknown>, ranHere: boolean, testInfo: TestInfo): void {
-  for (const line of record.evidence) testInfo.annotations.push({ type: 'evidence', description: line });
-  if (ranHere) testInfo.annotations.push({ type: 'requests', description: String(record.requests) });
+  for (const line of record.evidence) testInfo.annotations.push({ type: ANNOTATION.evidence, description: line });
+  if (ranHere) testInfo.annotations.push({ type: ANNOTATION.requests, description: String(record.requests) });
 }
 
 /** One request of the step's load as curl, on its first key (written `$RATE_LIMIT_KEY`, never the key). */
@@ -157,7 +158,7 @@ export function judgeFindings(
   const findings = record.findings;
   // A finding without a part (e.g. unverified TLS) belongs to every part of its requirement.
   const mine = part === undefined ? findingsOf(findings, id) : findings.filter((f) => f.id === id && (f.part === part || f.part === undefined));
-  for (const f of mine.filter((x) => x.level === 'note')) testInfo.annotations.push({ type: 'evidence', description: formatFinding(f) });
+  for (const f of mine.filter((x) => x.level === 'note')) testInfo.annotations.push({ type: ANNOTATION.evidence, description: formatFinding(f) });
   for (const f of mine.filter((x) => x.level === 'warn')) v.warn(formatFinding(f));
   const failing = mine.filter((x) => x.level === 'fail' || x.level === 'gate');
   for (const f of [...mine.filter((x) => x.level === 'warn'), ...failing]) testInfo.annotations.push(findingAnnotation({ ...f, curl: f.curl ?? loadCurl(record) }));

@@ -7,16 +7,17 @@
 import { test } from '../fixtures.ts';
 import { parseHttpDate } from '../lib/http-date.ts';
 import { rateLimitFieldWarnings } from './ratelimit-fields.ts';
+import { ANNOTATION } from '../../core/results.ts';
 
 test('RL-17 RateLimit and RateLimit-Policy, when sent, parse and agree with X-RateLimit-*', async ({ api, warn }, testInfo) => {
   const res = await api.listInventory();
   const date = parseHttpDate(res.header('date') ?? '');
   const fields = { rateLimit: res.header('ratelimit'), policy: res.header('ratelimit-policy') };
   if (fields.rateLimit === undefined && fields.policy === undefined) {
-    testInfo.annotations.push({ type: 'evidence', description: `${res.label}: no RateLimit or RateLimit-Policy field (not required; nothing to judge)` });
+    testInfo.annotations.push({ type: ANNOTATION.evidence, description: `${res.label}: no RateLimit or RateLimit-Policy field (not required; nothing to judge)` });
     return;
   }
-  testInfo.annotations.push({ type: 'evidence', description: `${res.label}: RateLimit ${fields.rateLimit ?? '(none)'}; RateLimit-Policy ${fields.policy ?? '(none)'}` });
+  testInfo.annotations.push({ type: ANNOTATION.evidence, description: `${res.label}: RateLimit ${fields.rateLimit ?? '(none)'}; RateLimit-Policy ${fields.policy ?? '(none)'}` });
   const warnings = rateLimitFieldWarnings(fields, {
     limit: res.rateLimit.limit,
     remaining: res.rateLimit.remaining,

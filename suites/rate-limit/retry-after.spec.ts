@@ -13,6 +13,7 @@
 import { test as base, expect, expectNoDeviation } from '../fixtures.ts';
 import { rateLimitOf, type ExhaustRecord } from './exhaust.ts';
 import { runSequence, type Sequence } from './sequence.ts';
+import { ANNOTATION } from '../../core/results.ts';
 
 const test = base.extend<{ sequence: Sequence }>({
   sequence: async ({ conformance, apiFactory, oncePerRun }, use) => {
@@ -40,7 +41,7 @@ function report(
     for (const a of seq.annotations) annotate(a);
     for (const w of seq.warnings) warn(`RL-05: ${w}`);
   } else if (r.refused) {
-    annotate({ type: 'evidence', description: `429 seen: ${r.refused.label}, Retry-After: ${r.refused.headers['retry-after'] ?? '(none)'}` });
+    annotate({ type: ANNOTATION.evidence, description: `429 seen: ${r.refused.label}, Retry-After: ${r.refused.headers['retry-after'] ?? '(none)'}` });
   }
   if (r.notCertified) notCertified(r.notCertified);
   if (r.aborted) throw new Error(`${id}: the 429 sequence could not be completed: ${r.aborted}`);

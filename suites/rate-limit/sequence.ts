@@ -6,6 +6,7 @@
  */
 import { NotCertified, missingPrerequisiteReason, type ApiClient, type ConformanceEnv, type KeyName } from '../fixtures.ts';
 import { exhaust, type ExhaustRecord, type Snapshot } from './exhaust.ts';
+import { ANNOTATION } from '../../core/results.ts';
 
 export interface Sequence {
   record: ExhaustRecord;
@@ -63,7 +64,7 @@ export async function runSequence(
     });
     api.finish();
     annotations.push({
-      type: 'evidence',
+      type: ANNOTATION.evidence,
       description:
         `${record.sent} requests sent on ${placeholder} in ${record.bursts ?? 0} bursts of at most ${record.largestBurst ?? 0} ` +
         `(${record.restarts} window restarts; ${record.inFlightAtRefusal ?? 0} in flight when the 429 arrived)`,
