@@ -128,7 +128,8 @@ export function leftChangedMarkdown(report: ConformanceReport): string[] {
   return lines;
 }
 
-export function renderMarkdown(report: ConformanceReport): string {
+/** The report's head: the gate, the target, profile, requests, phases, when, the requirement counts, and any pet left changed. */
+function headMarkdown(report: ConformanceReport): string[] {
   const lines: string[] = [];
   lines.push('# Inventory Service conformance report', '');
   lines.push(...gateMarkdown(report));
@@ -144,28 +145,37 @@ export function renderMarkdown(report: ConformanceReport): string {
   const s = report.summary;
   lines.push(`- Requirements: ${s.pass} pass, ${s.warn} warn, ${s.fail} fail, ${s.skipped} skipped`, '');
   lines.push(...leftChangedMarkdown(report));
+  return lines;
+}
 
-  if (report.notCertified.length) {
-    lines.push('## Not certified by this run', '');
-    lines.push(
-      `The checks below were not judged: the profile \`${report.profile}\` left them out, or the harness reached one of its own ` +
-        'limits (a cap, a `Retry-After` beyond `MAX_RETRY_AFTER_S`, a shared key, a missing prerequisite), never a failure of the server. ' +
-        'These requirements are **not certified**, whatever the verdict says about the rest.',
-      '',
-    );
-    const byReason = new Map<string, typeof report.notCertified>();
-    for (const n of report.notCertified) {
-      const list = byReason.get(n.reason) ?? [];
-      list.push(n);
-      byReason.set(n.reason, list);
-    }
-    for (const [reason, list] of byReason) {
-      lines.push(`${reason}:`, '');
-      for (const n of list) lines.push(`- **${n.id}** (${n.level}) ${quoteSentence(n.title)}${n.partial ? ' — _partly: its other checks ran_' : ''}`);
-      lines.push('');
-    }
+/** What was not certified, grouped by reason, stated plainly near the top: never the server's failure. */
+function notCertifiedMarkdown(report: ConformanceReport): string[] {
+  const lines: string[] = [];
+  if (!report.notCertified.length) return lines;
+  lines.push('## Not certified by this run', '');
+  lines.push(
+    `The checks below were not judged: the profile \`${report.profile}\` left them out, or the harness reached one of its own ` +
+      'limits (a cap, a `Retry-After` beyond `MAX_RETRY_AFTER_S`, a shared key, a missing prerequisite), never a failure of the server. ' +
+      'These requirements are **not certified**, whatever the verdict says about the rest.',
+    '',
+  );
+  const byReason = new Map<string, typeof report.notCertified>();
+  for (const n of report.notCertified) {
+    const list = byReason.get(n.reason) ?? [];
+    list.push(n);
+    byReason.set(n.reason, list);
   }
+  for (const [reason, list] of byReason) {
+    lines.push(`${reason}:`, '');
+    for (const n of list) lines.push(`- **${n.id}** (${n.level}) ${quoteSentence(n.title)}${n.partial ? ' — _partly: its other checks ran_' : ''}`);
+    lines.push('');
+  }
+  return lines;
+}
 
+/** What the run-wide pacer saw on each key (by label). */
+function pacingMarkdown(report: ConformanceReport): string[] {
+  const lines: string[] = [];
   if (report.pacing?.length) {
     lines.push('## Pacing', '', 'What the run-wide pacer saw on each key (by label): nothing is sent on a key while a 429 on it is pending.', '');
     lines.push('| Key | Requests | Waits | Longest wait | 429s | Early requests | Ban suspected |', '|---|---|---|---|---|---|---|');
@@ -176,14 +186,24 @@ export function renderMarkdown(report: ConformanceReport): string {
     const notes = report.pacing.flatMap((k) => (k.notes ?? []).map((n) => `- \`${k.key}\`: ${n}`));
     if (notes.length) lines.push(...notes, '');
   }
+  return lines;
+}
 
+/** Run problems (the target left changed aside: the head states it): each fails the run on its own. */
+function problemsMarkdown(report: ConformanceReport): string[] {
+  const lines: string[] = [];
   const problems = report.problems.filter((p) => p.kind !== 'target-left-changed');
   if (problems.length) {
     lines.push('## Run problems', '', 'Each of these fails the run on its own:', '');
     for (const p of problems) lines.push(`- ${p.reason.replace(/\n/g, ' ')}`);
     lines.push('');
   }
+  return lines;
+}
 
+/** Each failed requirement with its evidence; a known failure (the baseline's) says so. */
+function failuresMarkdown(report: ConformanceReport): string[] {
+  const lines: string[] = [];
   const failed = report.requirements.filter((r) => r.status === 'fail');
   if (failed.length) {
     lines.push(`## Failures (${failed.length})`, '');
@@ -197,7 +217,12 @@ export function renderMarkdown(report: ConformanceReport): string {
       lines.push('');
     }
   }
+  return lines;
+}
 
+/** Should-level findings and leniency notes, with the evidence that warned. */
+function warningsMarkdown(report: ConformanceReport): string[] {
+  const lines: string[] = [];
   const warned = report.requirements.filter((r) => r.status === 'warn');
   if (warned.length) {
     lines.push(`## Warnings (${warned.length})`, '', 'Should-level findings and leniency notes; they do not fail the run.', '');
@@ -208,7 +233,12 @@ export function renderMarkdown(report: ConformanceReport): string {
       lines.push('');
     }
   }
+  return lines;
+}
 
+/** The load phase's checks, each once, with its first figures (the rest are in `load.json`). */
+function loadMarkdown(report: ConformanceReport): string[] {
+  const lines: string[] = [];
   const load = report.requirements.filter((r) => r.evidence.some((e) => e.project === 'load' && e.outcome !== 'skipped'));
   if (load.length) {
     lines.push('## Load and limiter figures', '', 'From the `load` phase; the full figures are in `load.json`.', '');
@@ -223,7 +253,12 @@ export function renderMarkdown(report: ConformanceReport): string {
     }
     lines.push('');
   }
+  return lines;
+}
 
+/** The requirements of operations the spec marks experimental. */
+function experimentalMarkdown(report: ConformanceReport): string[] {
+  const lines: string[] = [];
   if (report.experimental.length) {
     lines.push(
       '## Experimental operations',
@@ -232,7 +267,12 @@ export function renderMarkdown(report: ConformanceReport): string {
       '',
     );
   }
+  return lines;
+}
 
+/** The table of every requirement, by spec section: clause, level, status, statement, tests passed. */
+function requirementsMarkdown(report: ConformanceReport): string[] {
+  const lines: string[] = [];
   lines.push('## All requirements by spec section', '');
   for (const [section, list] of sectionGroups(report.requirements)) {
     lines.push(`### ${section}`, '', '| Requirement | Clause | Level | Status | Statement | Tests |', '|---|---|---|---|---|---|');
@@ -244,20 +284,35 @@ export function renderMarkdown(report: ConformanceReport): string {
     }
     lines.push('');
   }
+  return lines;
+}
 
+/** The requirements the ledger excludes from certification, with its reason. */
+function excludedMarkdown(report: ConformanceReport): string[] {
+  const lines: string[] = [];
   const excluded = report.requirements.filter((r) => r.status === 'skipped' && r.reason?.startsWith('excluded'));
   if (excluded.length) {
     lines.push('## Excluded from certification', '', 'The ledger excludes these: they cannot be observed from outside, or the spec does not show them.', '');
     for (const r of excluded) lines.push(`- **${r.id}** (${r.level}) ${quoteSentence(r.title)} — ${r.reason!.replace(/^excluded:\s*/, '').replace(/\n/g, ' ')}`);
     lines.push('');
   }
+  return lines;
+}
 
+/** Tests that name no requirement of the ledger. */
+function unmappedMarkdown(report: ConformanceReport): string[] {
+  const lines: string[] = [];
   if (report.unmapped.length) {
     lines.push('## Tests naming no ledger requirement', '');
     for (const u of report.unmapped) lines.push(`- \`${u.test}\` [${u.project}] → ${u.outcome}`);
     lines.push('');
   }
+  return lines;
+}
 
+/** The files beside the report. */
+function footerMarkdown(): string[] {
+  const lines: string[] = [];
   lines.push(
     '---',
     '',
@@ -265,7 +320,25 @@ export function renderMarkdown(report: ConformanceReport): string {
       '`junit.xml`, `results.json` (Playwright JSON), `load.json` (load figures, when the load phase ran), `evidence.har` (the exchanges behind each requirement, for any HAR viewer). See reports/README.md.',
     '',
   );
-  return lines.join('\n');
+  return lines;
+}
+
+/** The whole report, section by section in the order the file's comment gives. */
+export function renderMarkdown(report: ConformanceReport): string {
+  return [
+    ...headMarkdown(report),
+    ...notCertifiedMarkdown(report),
+    ...pacingMarkdown(report),
+    ...problemsMarkdown(report),
+    ...failuresMarkdown(report),
+    ...warningsMarkdown(report),
+    ...loadMarkdown(report),
+    ...experimentalMarkdown(report),
+    ...requirementsMarkdown(report),
+    ...excludedMarkdown(report),
+    ...unmappedMarkdown(report),
+    ...footerMarkdown(),
+  ].join('\n');
 }
 
 /**

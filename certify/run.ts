@@ -12,33 +12,30 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { loadLedger } from '../core/ledger.ts';
-import { readSettings } from '../settings/index.ts';
-import { inputRedactor, parseEnv, PHASES, type Phase } from './env.ts';
-import { listPhases, mergeReports, runPhase } from './phases.ts';
-import { LEDGER_FILE, REPO_ROOT, ROOT_CONFIG } from '../core/paths.ts';
-import { MIN_SAFE_SECRET_LENGTH, redactorFor, secretsFromEnv, SECRET_VARIABLES } from '../core/secrets.ts';
-import { gateJunitFile, judge, phaseSummaries, readGateInputs } from './steps/judge.ts';
+import { inputRedactor, PHASES, type Phase } from './env.ts';
+import { LEDGER_FILE, ROOT_CONFIG } from '../core/paths.ts';
+import { redactorFor, secretsFromEnv } from '../core/secrets.ts';
+import { gateJunitFile, judge, verdictInputFor } from './steps/judge.ts';
 import { writeEvidenceHar } from './evidence-har.ts';
-import { requirementIds } from '../core/results.ts';
-import { listLeftOut } from './steps/left-out.ts';
-import { mergeLoadReports, mergeResults, readRedactions } from './steps/merge.ts';
-import { startRunPacer, type RunPacer } from './steps/pacer.ts';
-import { preflight, PREFLIGHT_EXIT } from './steps/preflight.ts';
+import { exerciseTarget, type RunVoice } from './steps/exercise.ts';
+import { mergeLoadReports, mergeRun } from './steps/merge.ts';
+import { interruptedExit } from './steps/preflight.ts';
+import { abandonRun, prepareRun, type PreparedRun } from './steps/prepare.ts';
 import { EXIT } from '../core/exit-codes.ts';
 import { printSummary } from './steps/print.ts';
 import { resolveTarget, type ResolvedTarget } from './steps/resolve-target.ts';
-import { runPhases } from './steps/run-phases.ts';
 import { scanSecrets } from './steps/scan-secrets.ts';
-import { prepareReportsDir, reportsDirProblem, REPLAY_DIR, REPORT_ENTRIES, type PreparedReportsDir } from './steps/reports-dir.ts';
+import { REPLAY_DIR, REPORT_ENTRIES, type PreparedReportsDir } from './steps/reports-dir.ts';
 import { certificateStep, type Certificate, type WrittenCertificate } from './certificate/index.ts';
-import type { LedgerRequirement, PacingSummary, VerdictInput } from './verdict.ts';
+import type { VerdictInput } from './verdict.ts';
 
 export { mergeLoadReports, REPORT_ENTRIES };
 
 export { LEDGER_FILE, ROOT_CONFIG };
 
 export { REPLAY_DIR };
+
+export { interruptedExit };
 
 export interface RunOptions {
   env: Record<string, string | undefined>;
@@ -64,64 +61,62 @@ function usage(write: Out, errors: string[], env: Record<string, string | undefi
   return 2;
 }
 
-/** The exit status of a run stopped by a signal before anything was judged: 128 + the signal's number (130 SIGINT, 143 SIGTERM). */
-export function interruptedExit(signal?: AbortSignal): number {
-  return signal?.reason === 'SIGTERM' ? 143 : 130;
-}
-
 /** Deletes certify's own entries in the reports folder (nothing else): for tools whose folder is their own temporary one. */
 export function cleanReports(dir: string): void {
   for (const entry of REPORT_ENTRIES) fs.rmSync(path.join(dir, entry), { recursive: true, force: true });
 }
 
+/** Runs certify's steps in order and returns the gate's exit code (or the exit code of the step that stopped the run). */
 export async function runCertify(options: RunOptions): Promise<number> {
   const started = Date.now();
   const { env, write } = options;
-  const parsed = parseEnv(env);
-  if (!parsed.ok) return usage(write, parsed.errors, env);
-  const config = parsed.config;
-  const settings = readSettings(env).values;
-  const wanted = (p: Phase) => !options.onlyPhases || options.onlyPhases.includes(p);
-  const phases = config.phases.filter(wanted);
-  /** Phases the profile leaves out: listed, never run. */
-  const leftOutPhases = PHASES.filter((p) => !config.phases.includes(p) && wanted(p));
-
-  // Step: the reports folder, the run's own (refused before any file is touched otherwise). A
-  // replay writes into its own folder inside it, so the last run's reports stay as they are.
-  const replaying = !!env.CONFORMANCE_REPLAY?.trim();
-  const parentProblem = replaying ? reportsDirProblem(config.reportsDir) : undefined;
-  if (parentProblem) return usage(write, [parentProblem], env);
-  const folder = prepareReportsDir(replaying ? path.join(config.reportsDir, REPLAY_DIR) : config.reportsDir);
-  if (!folder.ok) return usage(write, [folder.problem], env);
-  const reportsDir = folder.dir;
-  const gateRead = readGateInputs(env);
-  if (gateRead.errors.length) return usage(write, gateRead.errors, env);
-  const configFile = options.configFile ?? ROOT_CONFIG;
-  const ledgerFile = options.ledgerFile ?? LEDGER_FILE;
-
-  const workDir = path.join(reportsDir, '.certify');
-  const blobDir = path.join(reportsDir, 'blob');
-  const redactionsFile = path.join(workDir, 'redactions.jsonl');
-  fs.mkdirSync(workDir, { recursive: true });
-
-  const runErrors: string[] = [];
-  let ledger: LedgerRequirement[] = [];
-  try {
-    ledger = loadLedger(ledgerFile);
-  } catch (error) {
-    runErrors.push(`requirements ledger ${path.relative(REPO_ROOT, ledgerFile)}: ${(error as Error).message}`);
-  }
+  // Step: prepare (the variables, the reports folder, the gate's inputs, the ledger).
+  const prepared = prepareRun({ env, onlyPhases: options.onlyPhases, configFile: options.configFile, ledgerFile: options.ledgerFile });
+  if (!prepared.ok) return usage(write, prepared.errors, env);
+  const run = prepared.run;
 
   // Step: resolve the target.
-  let target: ResolvedTarget;
+  const target = await startTarget(run, env, write);
+  if (!target) return EXIT.harness;
+  const voice = voiceOf(target, write);
+
+  // Steps: preflight, pacer, left-out list, phases.
+  const exercised = await exerciseTarget(run, target, voice, options.signal);
+  if (!exercised.ok) return exercised.exit;
+
+  // Step: merge the phases' blobs into the HTML report, junit.xml and results.json.
+  const merged = await mergeRun(run, env, voice.redact, voice.say);
+
+  // Step: judge (a replay: only the requirements its case evidences).
+  const verdictInput = verdictInputFor({
+    allPhases: PHASES, phases: run.phases, leftOutPhases: run.leftOutPhases, results: exercised.results, notRun: exercised.notRun,
+    tests: merged.tests, ledger: run.ledger, gate: run.gate, replaying: run.replaying, profile: run.config.profile,
+    target: target.description, generatedAt: merged.generatedAt,
+    runErrors: [...run.runErrors, ...exercised.runErrors, ...merged.runErrors], redact: voice.redact,
+  });
+  return finishRun({
+    verdictInput, leaks: merged.redactions.leaks, extra: exercised.pacing ? { pacing: exercised.pacing } : {}, reportsDir: run.reportsDir, folder: run.folder,
+    redact: voice.redact, secrets: voice.secrets, say: voice.say, env, replaying: run.replaying,
+    ...(run.gate.previous ? { previous: run.gate.previous } : {}),
+    ...(options.onCertificate ? { onCertificate: options.onCertificate } : {}),
+    otherReports: ['conformance.json', 'html/index.html', 'junit.xml', 'results.json', 'evidence.har', ...(merged.loadWritten ? ['load.json'] : [])],
+    started,
+  });
+}
+
+/** Resolves the target (starting the bundled reference server if none is given); one that does not start is harness trouble and gives the run up. */
+async function startTarget(run: PreparedRun, env: Record<string, string | undefined>, write: Out): Promise<ResolvedTarget | undefined> {
   try {
-    target = await resolveTarget(config, env);
+    return await resolveTarget(run.config, env);
   } catch (error) {
     write(`certify: could not start the bundled reference server: ${(error as Error).message}\n`);
-    fs.rmSync(workDir, { recursive: true, force: true });
-    folder.finish();
-    return EXIT.harness;
+    abandonRun(run);
+    return undefined;
   }
+}
+
+/** The run's voice: the target's keys, the redaction of all of them, and a `say` that redacts; it first names the target. */
+function voiceOf(target: ResolvedTarget, write: Out): RunVoice {
   const secrets = secretsFromEnv(target.env);
   const redact = redactorFor(secrets);
   const say = (text: string) => write(redact(text));
@@ -130,110 +125,7 @@ export async function runCertify(options: RunOptions): Promise<number> {
     `certify: target ${target.env.BASE_URL}${target.env.API_URL ? ` (messages: ${target.env.API_URL})` : ''}` +
       (ref ? ` — bundled reference server, minute window ${ref.settings.minuteWindowMs / 1000} s, ban ${ref.settings.banMs / 1000} s\n` : '\n'),
   );
-
-  let pacer: RunPacer | undefined;
-  let pacing: PacingSummary[] | undefined;
-  const phaseRun: { results: Awaited<ReturnType<typeof runPhases>>['results']; notRun: VerdictInput['tests'] } = { results: [], notRun: [] };
-  try {
-    // Step: preflight, before any key leaves the machine.
-    const pre = await preflight(
-      { baseUrl: target.env.BASE_URL!, ...(target.env.API_URL ? { apiUrl: target.env.API_URL } : {}) },
-      { timeoutMs: Math.min(settings.REQUEST_TIMEOUT_MS, 10_000), insecure: settings.INSECURE_TLS, ...(options.signal ? { signal: options.signal } : {}) },
-    );
-    if (!pre.ok) {
-      say(`certify: ${pre.interrupted ? '' : 'preflight failed: '}${pre.line}\n`);
-      fs.rmSync(workDir, { recursive: true, force: true });
-      folder.finish();
-      return pre.interrupted ? interruptedExit(options.signal) : PREFLIGHT_EXIT;
-    }
-    for (const line of pre.lines) say(`certify: ${line}\n`);
-
-    say(
-      `certify: profile ${config.profile}; phases ${phases.join(' → ')}; keys given: ` +
-        `${SECRET_VARIABLES.filter((n) => target.env[n]).join(', ') || 'none'}; reports in ${reportsDir}\n`,
-    );
-    for (const note of config.notes) say(`certify: note: ${note}\n`);
-    for (const s of secrets) {
-      if (s.value.length < MIN_SAFE_SECRET_LENGTH) say(`certify: note: ${s.name} is shorter than ${MIN_SAFE_SECRET_LENGTH} characters; the secret scan may report coincidences\n`);
-    }
-
-    // Step: one run-wide pacer for every phase.
-    pacer = await startRunPacer({ maxRetryAfterS: settings.MAX_RETRY_AFTER_S, workers: settings.WORKERS });
-    const childEnv: Record<string, string | undefined> = {
-      ...target.env,
-      ...pacer.env,
-      CONFORMANCE_PROFILE: config.profile,
-      REPORTS_DIR: reportsDir,
-      CERTIFY_REDACTIONS_FILE: redactionsFile,
-    };
-
-    // Step: list what the profile leaves out.
-    const leftOut = await listLeftOut(leftOutPhases, config.profile, (ps) => listPhases([...ps], configFile, childEnv, redact, path.join(workDir, 'list.json')));
-    for (const line of leftOut.lines) say(line);
-    phaseRun.notRun = leftOut.notRun;
-    runErrors.push(...leftOut.runErrors);
-
-    // Step: run the phases.
-    const ran = await runPhases(
-      phases,
-      (phase) =>
-        runPhase(
-          {
-            phase,
-            configFile,
-            env: childEnv,
-            blobFile: path.join(blobDir, `${phase}.zip`),
-            outputDir: path.join(reportsDir, 'test-results'),
-            ...(config.workers ? { workers: config.workers } : {}),
-            timeoutS: config.phaseTimeoutS,
-            write: say,
-            ...(options.signal ? { signal: options.signal } : {}),
-          },
-          redact,
-        ),
-      say,
-      { phaseTimeoutS: config.phaseTimeoutS, ...(options.signal ? { signal: options.signal } : {}), progress: () => pacer!.progress() },
-    );
-    phaseRun.results = ran.results;
-    runErrors.push(...ran.runErrors);
-  } finally {
-    if (pacer) pacing = await pacer.close();
-    await target.close();
-  }
-
-  // Step: merge the phases' blobs into the HTML report, junit.xml and results.json.
-  const mergeStart = Date.now();
-  const mergeEnv: Record<string, string | undefined> = { ...env };
-  for (const n of SECRET_VARIABLES) delete mergeEnv[n];
-  const merged = await mergeResults(blobDir, reportsDir, phases.length, () => mergeReports(blobDir, reportsDir, mergeEnv, redact), redact);
-  runErrors.push(...merged.runErrors);
-  if (merged.tests.length) say(`certify: merged reports in ${((Date.now() - mergeStart) / 1000).toFixed(1)} s\n`);
-  const generatedAt = new Date().toISOString();
-  const load = mergeLoadReports(reportsDir, generatedAt);
-  if (load) fs.writeFileSync(path.join(reportsDir, 'load.json'), `${redact(JSON.stringify(load.document, null, 2))}\n`);
-  const redactions = readRedactions(redactionsFile);
-  if (redactions.inMemory) say(`certify: note: ${redactions.inMemory} key occurrence(s) in test errors were scrubbed before any report was written\n`);
-  fs.rmSync(workDir, { recursive: true, force: true });
-
-  // Step: judge (a replay: only the requirements its case evidences).
-  const replayed = new Set(merged.tests.filter((t) => t.outcome !== 'skipped').flatMap((t) => requirementIds(t)));
-  const verdictInput: VerdictInput = {
-    phases: phaseSummaries(PHASES, phases, leftOutPhases, phaseRun.results, config.profile),
-    ledger: replaying ? ledger.filter((r) => replayed.has(r.id)) : ledger,
-    gate: replaying ? {} : gateRead.inputs.options,
-    tests: replaying ? merged.tests.filter((t) => t.outcome !== 'skipped') : [...merged.tests, ...phaseRun.notRun],
-    profile: config.profile,
-    target: target.description,
-    generatedAt,
-    runErrors: runErrors.map(redact),
-  };
-  return finishRun({
-    verdictInput, leaks: redactions.leaks, extra: pacing ? { pacing } : {}, reportsDir, folder, redact, secrets, say, env, replaying,
-    ...(gateRead.inputs.previous ? { previous: gateRead.inputs.previous } : {}),
-    ...(options.onCertificate ? { onCertificate: options.onCertificate } : {}),
-    otherReports: ['conformance.json', 'html/index.html', 'junit.xml', 'results.json', 'evidence.har', ...(load ? ['load.json'] : [])],
-    started,
-  });
+  return { secrets, redact, say };
 }
 
 /** What the last steps need: the verdict's input, the run's redaction, and where the reports go. */

@@ -137,18 +137,10 @@ function requirementDetails(r: CertifiedRequirement): string {
   ].join('');
 }
 
-export function renderCertificateHtml(cert: Certificate): string {
-  const res = cert.results;
-  const h = headline(cert);
-  const failing = res.requirements.filter((r) => r.status === 'fail' && !r.knownFailure);
-  const known = res.requirements.filter((r) => r.status === 'fail' && r.knownFailure);
-  const warned = res.requirements.filter((r) => r.status === 'warn');
-  const s = res.summary;
+/** The verdict's header: badge, headline, target, profile, date, suite and spec. */
+function headerHtml(cert: Certificate, h: ReturnType<typeof headline>): string {
   const out: string[] = [];
-  out.push('<!doctype html><html lang="en"><head><meta charset="utf-8">');
-  out.push('<meta name="viewport" content="width=device-width,initial-scale=1">');
-  out.push(`<title>Conformance certificate — ${esc(h.badge)} — ${esc(targetText(cert.target))}</title><style>${CSS}</style></head><body><main>`);
-
+  const res = cert.results;
   out.push(`<header class="verdict ${h.cls}" id="verdict"><div class="badge" data-testid="verdict">${esc(h.badge)}</div><div>`);
   out.push(`<div style="font-weight:600;margin-bottom:4px">Inventory Service conformance certificate. ${esc(h.line)}</div><div class="meta">`);
   out.push(`<b>Target</b><span><code>${esc(targetText(cert.target))}</code></span>`);
@@ -157,23 +149,35 @@ export function renderCertificateHtml(cert: Certificate): string {
   out.push(`<b>Suite</b><span>${esc(cert.suite.name)} ${esc(cert.suite.version)}${cert.suite.commit ? ` @ <code>${esc(cert.suite.commit.slice(0, 12))}</code>${cert.suite.modified ? ' (modified)' : ''}` : ''}</span>`);
   out.push(`<b>Spec</b><span>${esc(cert.spec.title)}, SHA-256 <code>${esc(cert.digests.spec.slice(0, 16))}…</code></span>`);
   out.push('</div></div></header>');
+  return out.join('');
+}
 
+/** The counts by status, not certified and requests, and the gate's reasons. */
+function summaryHtml(res: Certificate['results']): string {
+  const out: string[] = [];
+  const s = res.summary;
   out.push('<section class="summary" id="summary">');
   out.push(`<span><b>${s.pass}</b> pass</span><span><b>${s.warn}</b> warn</span><span class="s-fail"><b>${s.fail}</b> fail</span><span><b>${s.skipped}</b> skipped</span>`);
   out.push(`<span><b>${res.notCertified.length}</b> not certified</span><span><b>${res.requests}</b> requests sent</span>`);
   if (res.gate.reasons.length) out.push(`<ul class="tight">${res.gate.reasons.map((r) => `<li>${esc(r)}</li>`).join('')}</ul>`);
   out.push('</section>');
+  return out.join('');
+}
 
+/** The failing requirements not in the baseline, each with its first failure and a curl to reproduce it. */
+function failingHtml(failing: readonly CertifiedRequirement[]): string {
+  const out: string[] = [];
   if (failing.length) {
     out.push(`<section class="failing" id="failing"><h2>Failing requirements (${failing.length})</h2><ul class="tight">`);
     for (const r of failing) out.push(`<li data-testid="failing-requirement"><a href="#req-${esc(r.id)}" class="id">${esc(r.id)}</a> (${esc(r.level)}) ${esc(quoteLine(r, 160))}<br><span class="muted">${esc(firstFailure(r) ? failureLine(firstFailure(r)!) : r.reason ?? '')}</span>${firstFailure(r)?.curl ? `<pre class="curl">${esc(firstFailure(r)!.curl!)}</pre>` : ''}</li>`);
     out.push('</ul></section>');
   }
-  if (res.problems.length) {
-    out.push(`<section id="problems"><h2>Run problems (${res.problems.length})</h2><ul class="tight">${res.problems.map((p) => `<li>${esc(p.reason)}</li>`).join('')}</ul></section>`);
-  }
-  out.push(leftChangedHtml(cert), comparedWithHtml(cert));
+  return out.join('');
+}
 
+/** What this run did not certify, grouped by reason. */
+function notCertifiedHtml(res: Certificate['results']): string {
+  const out: string[] = [];
   if (res.notCertified.length) {
     out.push(`<section id="not-certified"><h2>Not certified by this run (${res.notCertified.length})</h2>`);
     out.push('<p class="muted">These requirements were not judged, whatever the verdict says about the rest. Give the missing key or choose the profile that runs them.</p>');
@@ -183,7 +187,12 @@ export function renderCertificateHtml(cert: Certificate): string {
     for (const [reason, ids] of byReason) out.push(`<li><b>${esc(ids.join(', '))}</b>: ${esc(reason)}</li>`);
     out.push('</ul></section>');
   }
+  return out.join('');
+}
 
+/** The baseline's part: known failures, fixed ones, and the ones this run did not judge. */
+function baselineHtml(res: Certificate['results'], known: readonly CertifiedRequirement[]): string {
+  const out: string[] = [];
   const b = res.baseline;
   if (b) {
     out.push(`<section id="baseline"><h2>Baseline <span class="muted">(${esc(b.file)})</span></h2>`);
@@ -193,7 +202,12 @@ export function renderCertificateHtml(cert: Certificate): string {
     if (b.unjudged.length) out.push(`<h3>Not judged by this run</h3><ul class="tight">${b.unjudged.map((u) => `<li><b>${esc(u.id)}</b>: ${esc(u.why)}</li>`).join('')}</ul>`);
     out.push('</section>');
   }
+  return out.join('');
+}
 
+/** Should-level findings and recorded decisions. */
+function warningsHtml(warned: readonly CertifiedRequirement[]): string {
+  const out: string[] = [];
   if (warned.length) {
     out.push(`<section id="warnings"><h2>Warnings and decisions (${warned.length})</h2><p class="muted">Should-level findings and choices the spec leaves open; they do not fail the gate.</p><ul class="tight">`);
     for (const r of warned) {
@@ -202,7 +216,12 @@ export function renderCertificateHtml(cert: Certificate): string {
     }
     out.push('</ul></section>');
   }
+  return out.join('');
+}
 
+/** The load checks' latency and window charts, with their figures. */
+function loadHtml(res: Certificate['results']): string {
+  const out: string[] = [];
   const charts = res.load.filter((c) => c.latency.length || c.windows.length);
   if (charts.length) {
     out.push('<section id="load"><h2>Load and limiter figures</h2><div class="charts">');
@@ -213,7 +232,12 @@ export function renderCertificateHtml(cert: Certificate): string {
     }
     out.push('</div></section>');
   }
+  return out.join('');
+}
 
+/** Every requirement by spec section: clause, level, status, the quote, decision and evidence. */
+function matrixHtml(res: Certificate['results']): string {
+  const out: string[] = [];
   out.push('<section id="matrix"><h2>Requirements by spec section</h2>');
   for (const [section, list] of sectionGroups(res.requirements)) {
     out.push(`<h3>${esc(section)}</h3><table><thead><tr><th>Requirement</th><th>Level</th><th>Status</th><th>Statement, decision and evidence</th></tr></thead><tbody>`);
@@ -227,7 +251,12 @@ export function renderCertificateHtml(cert: Certificate): string {
     out.push('</tbody></table>');
   }
   out.push('</section>');
+  return out.join('');
+}
 
+/** The digests, the signature and where the run's other reports are. */
+function footerHtml(cert: Certificate): string {
+  const out: string[] = [];
   out.push('<footer><h2>Digests (SHA-256)</h2><ul class="tight">');
   for (const [k, v] of Object.entries(cert.digests)) out.push(`<li>${esc(k)}: <code>${esc(v)}</code></li>`);
   out.push('</ul>');
@@ -236,5 +265,25 @@ export function renderCertificateHtml(cert: Certificate): string {
     'Playwright’s report of the same run is in <code>html/index.html</code>; the machine-readable verdict in <code>conformance.json</code>; ' +
     'the exchanges behind each failing or warned requirement, and one passing exchange per requirement, in <code>evidence.har</code> (opens in any HAR viewer).</p>');
   out.push('</footer></main></body></html>\n');
+  return out.join('');
+}
+
+/** The certificate as one self-contained HTML page, section by section. */
+export function renderCertificateHtml(cert: Certificate): string {
+  const res = cert.results;
+  const h = headline(cert);
+  const failing = res.requirements.filter((r) => r.status === 'fail' && !r.knownFailure);
+  const known = res.requirements.filter((r) => r.status === 'fail' && r.knownFailure);
+  const warned = res.requirements.filter((r) => r.status === 'warn');
+  const out: string[] = [];
+  out.push('<!doctype html><html lang="en"><head><meta charset="utf-8">');
+  out.push('<meta name="viewport" content="width=device-width,initial-scale=1">');
+  out.push(`<title>Conformance certificate — ${esc(h.badge)} — ${esc(targetText(cert.target))}</title><style>${CSS}</style></head><body><main>`);
+  out.push(headerHtml(cert, h), summaryHtml(res), failingHtml(failing));
+  if (res.problems.length) {
+    out.push(`<section id="problems"><h2>Run problems (${res.problems.length})</h2><ul class="tight">${res.problems.map((p) => `<li>${esc(p.reason)}</li>`).join('')}</ul></section>`);
+  }
+  out.push(leftChangedHtml(cert), comparedWithHtml(cert));
+  out.push(notCertifiedHtml(res), baselineHtml(res, known), warningsHtml(warned), loadHtml(res), matrixHtml(res), footerHtml(cert));
   return out.join('');
 }

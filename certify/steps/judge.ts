@@ -11,6 +11,7 @@ import { gateLine, type PreviousRun } from '../certificate/gate.ts';
 import type { Certificate } from '../certificate/types.ts';
 import { gateJunit } from '../junit.ts';
 import { renderMarkdown } from '../markdown.ts';
+import { requirementIds } from '../../core/results.ts';
 import type { PhaseResult } from '../phases.ts';
 import { computeVerdict, type ConformanceReport, type PhaseSummary, type VerdictGateOptions, type VerdictInput } from '../verdict.ts';
 
@@ -95,6 +96,42 @@ export function previousRun(c: Certificate, file: string): PreviousRun {
     digest: c.digests?.certificate ?? '',
     generatedAt: c.generatedAt,
     statuses: Object.fromEntries(c.results.requirements.map((r) => [r.id, r.status])),
+  };
+}
+
+/** What the verdict's input is made of: the phases' outcome, the merged tests, the ledger and the gate's inputs. */
+export interface VerdictParts {
+  allPhases: readonly string[];
+  phases: readonly string[];
+  leftOutPhases: readonly string[];
+  results: readonly PhaseResult[];
+  /** The tests of the phases the profile leaves out (not run). */
+  notRun: VerdictInput['tests'];
+  /** The tests the merge read back. */
+  tests: VerdictInput['tests'];
+  ledger: VerdictInput['ledger'];
+  gate: GateInputs;
+  replaying: boolean;
+  profile: string;
+  target: VerdictInput['target'];
+  generatedAt: string;
+  runErrors: readonly string[];
+  redact: (s: string) => string;
+}
+
+/** The verdict's input; a replay judges only the requirements its case evidences, without the gate's inputs. */
+export function verdictInputFor(p: VerdictParts): VerdictInput {
+  const ran = p.tests.filter((t) => t.outcome !== 'skipped');
+  const replayed = new Set(ran.flatMap((t) => requirementIds(t)));
+  return {
+    phases: phaseSummaries(p.allPhases, p.phases, p.leftOutPhases, p.results, p.profile),
+    ledger: p.replaying ? p.ledger.filter((r) => replayed.has(r.id)) : p.ledger,
+    gate: p.replaying ? {} : p.gate.options,
+    tests: p.replaying ? ran : [...p.tests, ...p.notRun],
+    profile: p.profile,
+    target: p.target,
+    generatedAt: p.generatedAt,
+    runErrors: p.runErrors.map(p.redact),
   };
 }
 

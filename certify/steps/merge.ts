@@ -6,7 +6,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { runErrorsFromJsonReport, testsFromJsonReport } from '../../core/playwright-report.ts';
+import { SECRET_VARIABLES } from '../../core/secrets.ts';
+import { mergeReports } from '../phases.ts';
 import type { TestRecord } from '../verdict.ts';
+import type { PreparedRun } from './prepare.ts';
 
 export interface Merged {
   tests: TestRecord[];
@@ -94,4 +97,32 @@ export function readRedactions(file: string): { leaks: string[]; inMemory: numbe
       .map((r) => `${r.file} (attachment "${r.attachment}" of "${r.test}"): a key was written there by the Playwright worker; certify scrubbed it afterwards`),
     inMemory: records.filter((r) => r.kind === 'in-memory').reduce((n, r) => n + (r.count ?? 0), 0),
   };
+}
+
+/** What the merge step leaves for the verdict: the tests, the merge's problems, when it ended, whether `load.json` was written, what the redacting reporter logged. */
+export interface MergedRun extends Merged {
+  generatedAt: string;
+  loadWritten: boolean;
+  redactions: { leaks: string[]; inMemory: number };
+}
+
+/**
+ * Merges the phases' blobs (keys withheld from the merge's environment) into the HTML report,
+ * `junit.xml` and `results.json`, writes `load.json`, reads the redaction log, and removes the
+ * run's scratch folder.
+ */
+export async function mergeRun(run: PreparedRun, env: Record<string, string | undefined>, redact: (s: string) => string, say: (text: string) => void): Promise<MergedRun> {
+  const { blobDir, reportsDir } = run;
+  const mergeStart = Date.now();
+  const mergeEnv: Record<string, string | undefined> = { ...env };
+  for (const n of SECRET_VARIABLES) delete mergeEnv[n];
+  const merged = await mergeResults(blobDir, reportsDir, run.phases.length, () => mergeReports(blobDir, reportsDir, mergeEnv, redact), redact);
+  if (merged.tests.length) say(`certify: merged reports in ${((Date.now() - mergeStart) / 1000).toFixed(1)} s\n`);
+  const generatedAt = new Date().toISOString();
+  const load = mergeLoadReports(reportsDir, generatedAt);
+  if (load) fs.writeFileSync(path.join(reportsDir, 'load.json'), `${redact(JSON.stringify(load.document, null, 2))}\n`);
+  const redactions = readRedactions(run.redactionsFile);
+  if (redactions.inMemory) say(`certify: note: ${redactions.inMemory} key occurrence(s) in test errors were scrubbed before any report was written\n`);
+  fs.rmSync(run.workDir, { recursive: true, force: true });
+  return { ...merged, generatedAt, loadWritten: !!load, redactions };
 }

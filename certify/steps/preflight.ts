@@ -13,6 +13,11 @@ import https from 'node:https';
 /** The exit status of a run stopped by the preflight (the CLI's `unreachable`, core/exit-codes.ts). */
 export const PREFLIGHT_EXIT = 3;
 
+/** The exit status of a run stopped by a signal before anything was judged: 128 + the signal's number (130 SIGINT, 143 SIGTERM). */
+export function interruptedExit(signal?: AbortSignal): number {
+  return signal?.reason === 'SIGTERM' ? 143 : 130;
+}
+
 /** `interrupted`: a signal (SIGINT, SIGTERM) stopped it; nothing was judged. */
 export type PreflightResult = { ok: true; lines: string[] } | { ok: false; line: string; interrupted?: true };
 

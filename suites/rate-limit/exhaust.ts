@@ -112,14 +112,26 @@ export class WindowCounter {
   }
 }
 
-export async function exhaust(o: ExhaustOptions): Promise<ExhaustRecord> {
-  const log = o.log ?? (() => {});
-  const maxRestarts = o.maxWindowRestarts ?? 3;
-  const maxConcurrency = Math.max(1, o.maxConcurrency ?? 32);
-  /** Bursts in a row that did not bring Remaining down before the sequence gives up (not certified). */
-  const maxStalls = 8;
-  let stalls = 0;
-  const rec: ExhaustRecord = { key: o.key, sent: 0, restarts: 0, bursts: 0, largestBurst: 0 };
+/** Bursts in a row that did not bring Remaining down before the sequence gives up (not certified). */
+const MAX_STALLS = 8;
+
+/** One run of the sequence: its options, its record, and where the count stands. */
+interface Sequence {
+  o: ExhaustOptions;
+  rec: ExhaustRecord;
+  log: (line: string) => void;
+  maxRestarts: number;
+  maxConcurrency: number;
+  /** Sends a burst and counts its admissions (over-admission is recorded in `rec`). */
+  burst: (count: number, evidence?: boolean) => Promise<Snapshot[]>;
+  /** Bursts in a row that did not bring Remaining down. */
+  stalls: number;
+  /** The response the count goes by (the tightest of the last burst). */
+  res: Snapshot;
+}
+
+/** The burst sender of a sequence: sends, counts what was sent and the largest burst, and records the first over-admission of any window. */
+function burster(o: ExhaustOptions, rec: ExhaustRecord): Sequence['burst'] {
   const windows = new WindowCounter();
   const sendBurst =
     o.sendBurst ??
@@ -127,8 +139,7 @@ export async function exhaust(o: ExhaustOptions): Promise<ExhaustRecord> {
       if (!o.send) throw new Error('exhaust: give sendBurst or send');
       return [await o.send(evidence)];
     });
-  /** Sends a burst and counts its admissions; returns undefined once over-admission is recorded (nothing more is sent). */
-  const burst = async (count: number, evidence = false): Promise<Snapshot[]> => {
+  return async (count: number, evidence = false): Promise<Snapshot[]> => {
     const batch = await sendBurst(count, evidence);
     rec.sent += batch.length;
     rec.bursts!++;
@@ -139,117 +150,153 @@ export async function exhaust(o: ExhaustOptions): Promise<ExhaustRecord> {
     }
     return batch;
   };
+}
 
-  let [res] = await burst(1, true);
+/** Remaining at the start of a count, when the limit can be approached by count within MAX_EXHAUST_REQUESTS; undefined (recorded why) otherwise. */
+function remainingAtStart(q: Sequence): number | undefined {
+  const { o, rec, res } = q;
+  const remaining = rateLimitOf(res).remaining;
+  if (remaining === undefined) {
+    rec.aborted = `${res.label}: no integer X-RateLimit-Remaining (${rateLimitOf(res).raw.remaining ?? 'none'}); the limit cannot be approached by count`;
+    return undefined;
+  }
+  if (remaining + 1 > o.maxRequests - rec.sent) {
+    rec.notCertified = `X-RateLimit-Remaining is ${remaining} on ${o.key}, more than MAX_EXHAUST_REQUESTS=${o.maxRequests} allows; use a RATE_LIMIT_KEY on a smaller plan or raise MAX_EXHAUST_REQUESTS`;
+    return undefined;
+  }
+  return remaining;
+}
+
+/**
+ * Spends Remaining in bursts bounded by it and by `maxConcurrency`: `done` when Remaining is 0
+ * (nothing in flight) or a 429 came early; `stop` when the record is final.
+ */
+async function countToZero(q: Sequence, start: number): Promise<'done' | 'stop'> {
+  const { o, rec } = q;
+  let remaining = start;
+  while (remaining > 0) {
+    const before = remaining;
+    const batch = await q.burst(Math.min(remaining, q.maxConcurrency));
+    if (rec.overAdmission) return 'stop';
+    const refused = batch.find((s) => s.status === 429);
+    if (refused) {
+      rec.earlyRefusal = `${refused.label}: refused with 429 while X-RateLimit-Remaining said ${before} left (a burst of ${batch.length})`;
+      rec.refused = refused;
+      rec.inFlightAtRefusal = batch.filter((s) => s.receivedAtMs > refused.receivedAtMs).length;
+      return 'done';
+    }
+    const bad = batch.find((s) => !ok(s));
+    if (bad) {
+      rec.aborted = `${bad.label}: expected a 2xx while Remaining was ${before}, observed ${bad.status}`;
+      return 'stop';
+    }
+    q.res = tightest(batch);
+    const next = rateLimitOf(q.res).remaining;
+    if (next === undefined) {
+      rec.aborted = `${q.res.label}: X-RateLimit-Remaining missing mid-way`;
+      return 'stop';
+    }
+    if (!countOn(q, before, next)) return 'stop';
+    remaining = next;
+    const limit = rateLimitOf(q.res).limit;
+    if (limit !== undefined && rec.sent > 2 * limit + q.maxConcurrency) {
+      rec.notCertified =
+        `sent ${rec.sent} requests on ${o.key}, more than twice X-RateLimit-Limit ${limit}, without reaching the limit: ` +
+        'the key refills (or a new window begins) as fast as the suite can send';
+      return 'stop';
+    }
+    if (rec.sent + remaining + 1 > o.maxRequests) {
+      rec.notCertified = `sent ${rec.sent} requests without reaching the limit (MAX_EXHAUST_REQUESTS=${o.maxRequests})`;
+      return 'stop';
+    }
+  }
+  return 'done';
+}
+
+/** Whether the count goes on after a burst took Remaining from `before` to `next`; false (recorded why) when it stalled too often. */
+function countOn(q: Sequence, before: number, next: number): boolean {
+  if (next < before) {
+    q.stalls = 0;
+    return true;
+  }
+  // A new window, or a sliding window / token bucket refilling: legitimate, count on. When
+  // it refills as fast as the suite can send, the limit is out of the suite's reach: not certified.
+  q.rec.restarts++;
+  if (++q.stalls > MAX_STALLS) {
+    q.rec.notCertified =
+      `X-RateLimit-Remaining on ${q.o.key} did not go down over ${q.stalls} bursts of up to ${q.maxConcurrency} (last ${before} → ${next}): ` +
+      'the key refills (or a new window begins) as fast as the suite can send, so its limit was not reached';
+    return false;
+  }
+  q.log(`[rate-limit] Remaining went from ${before} to ${next} (a new window or a refill); counting on`);
+  return true;
+}
+
+/**
+ * Remaining is 0 and nothing is in flight: the request past the limit, alone. `refused` on its
+ * 429; `again` when the window moved (count again); `stop` when the record is final.
+ */
+async function pastTheLimit(q: Sequence, startReset: number | undefined): Promise<'refused' | 'again' | 'stop'> {
+  const { o, rec } = q;
+  const last = q.res;
+  [q.res] = await q.burst(1, true);
+  const res = q.res;
+  if (rec.overAdmission) return 'stop';
   if (res.status === 429) {
-    rec.alreadyLimited = true;
     rec.refused = res;
     rec.inFlightAtRefusal = 0;
-  } else if (!ok(res)) {
-    rec.aborted = `${res.label}: expected a 2xx before the limit, observed ${res.status}`;
-    return rec;
+    return 'refused';
   }
+  if (!ok(res)) {
+    rec.aborted = `${res.label}: expected 429 past the limit, observed ${res.status}`;
+    return 'stop';
+  }
+  const a = rateLimitOf(last);
+  const b = rateLimitOf(res);
+  // Only a window whose Reset held still through the count can be judged: a new Reset is a new
+  // window, and a Reset that moved during the count is a sliding window or a token bucket, which
+  // may let one more in as soon as it refills (Remaining is rounded down). Legitimate: count again.
+  const windowMoved =
+    b.reset !== a.reset ||
+    a.reset !== startReset ||
+    ((b.remaining ?? 0) > 0 && (b.dateMs ?? 0) / 1000 >= (a.reset ?? Infinity) - 1);
+  if (windowMoved) {
+    if (++rec.restarts > q.maxRestarts) {
+      rec.notCertified =
+        `a new window began (or the key refilled) each time Remaining reached 0 on ${o.key} (${rec.restarts} times); ` +
+        'the limit was not reached inside one window';
+      return 'stop';
+    }
+    q.log('[rate-limit] a new window began (or the key refilled) just as Remaining reached 0; counting again');
+    return 'again';
+  }
+  rec.overAdmission =
+    `${res.label}: admitted after X-RateLimit-Remaining reached 0 (Remaining now ${b.raw.remaining ?? 'missing'}, ` +
+    `Reset ${a.raw.reset ?? '-'} → ${b.raw.reset ?? '-'})`;
+  return 'stop';
+}
 
-  while (!rec.refused) {
-    if (rec.overAdmission) return rec;
+/** Drives the key until a 429 (true) or until the record is final without one (false). */
+async function driveToLimit(q: Sequence): Promise<boolean> {
+  while (!q.rec.refused) {
+    if (q.rec.overAdmission) return false;
     /** Reset at the start of this count: unchanged through it means a fixed window (or a sliding one before any expiry). */
-    const startReset = rateLimitOf(res).reset;
-    let remaining = rateLimitOf(res).remaining;
-    if (remaining === undefined) {
-      rec.aborted = `${res.label}: no integer X-RateLimit-Remaining (${rateLimitOf(res).raw.remaining ?? 'none'}); the limit cannot be approached by count`;
-      return rec;
-    }
-    if (remaining + 1 > o.maxRequests - rec.sent) {
-      rec.notCertified = `X-RateLimit-Remaining is ${remaining} on ${o.key}, more than MAX_EXHAUST_REQUESTS=${o.maxRequests} allows; use a RATE_LIMIT_KEY on a smaller plan or raise MAX_EXHAUST_REQUESTS`;
-      return rec;
-    }
-    log(`[rate-limit] driving ${o.key} to its limit: ${remaining} requests left in this window, at most ${maxConcurrency} at once`);
-    while (remaining > 0) {
-      const before = remaining;
-      const batch = await burst(Math.min(remaining, maxConcurrency));
-      if (rec.overAdmission) return rec;
-      const refused = batch.find((s) => s.status === 429);
-      if (refused) {
-        rec.earlyRefusal = `${refused.label}: refused with 429 while X-RateLimit-Remaining said ${before} left (a burst of ${batch.length})`;
-        rec.refused = refused;
-        rec.inFlightAtRefusal = batch.filter((s) => s.receivedAtMs > refused.receivedAtMs).length;
-        break;
-      }
-      const bad = batch.find((s) => !ok(s));
-      if (bad) {
-        rec.aborted = `${bad.label}: expected a 2xx while Remaining was ${before}, observed ${bad.status}`;
-        return rec;
-      }
-      res = tightest(batch);
-      const next = rateLimitOf(res).remaining;
-      if (next === undefined) {
-        rec.aborted = `${res.label}: X-RateLimit-Remaining missing mid-way`;
-        return rec;
-      }
-      if (next >= before) {
-        // A new window, or a sliding window / token bucket refilling: legitimate, count on. When
-        // it refills as fast as the suite can send, the limit is out of the suite's reach: not certified.
-        rec.restarts++;
-        if (++stalls > maxStalls) {
-          rec.notCertified =
-            `X-RateLimit-Remaining on ${o.key} did not go down over ${stalls} bursts of up to ${maxConcurrency} (last ${before} → ${next}): ` +
-            'the key refills (or a new window begins) as fast as the suite can send, so its limit was not reached';
-          return rec;
-        }
-        log(`[rate-limit] Remaining went from ${before} to ${next} (a new window or a refill); counting on`);
-      } else stalls = 0;
-      remaining = next;
-      const limit = rateLimitOf(res).limit;
-      if (limit !== undefined && rec.sent > 2 * limit + maxConcurrency) {
-        rec.notCertified =
-          `sent ${rec.sent} requests on ${o.key}, more than twice X-RateLimit-Limit ${limit}, without reaching the limit: ` +
-          'the key refills (or a new window begins) as fast as the suite can send';
-        return rec;
-      }
-      if (rec.sent + remaining + 1 > o.maxRequests) {
-        rec.notCertified = `sent ${rec.sent} requests without reaching the limit (MAX_EXHAUST_REQUESTS=${o.maxRequests})`;
-        return rec;
-      }
-    }
-    if (rec.refused) break;
-    // Remaining is 0 and nothing is in flight: the request past the limit, alone.
-    const last = res;
-    [res] = await burst(1, true);
-    if (rec.overAdmission) return rec;
-    if (res.status === 429) {
-      rec.refused = res;
-      rec.inFlightAtRefusal = 0;
-      break;
-    }
-    if (!ok(res)) {
-      rec.aborted = `${res.label}: expected 429 past the limit, observed ${res.status}`;
-      return rec;
-    }
-    const a = rateLimitOf(last);
-    const b = rateLimitOf(res);
-    // Only a window whose Reset held still through the count can be judged: a new Reset is a new
-    // window, and a Reset that moved during the count is a sliding window or a token bucket, which
-    // may let one more in as soon as it refills (Remaining is rounded down). Legitimate: count again.
-    const windowMoved =
-      b.reset !== a.reset ||
-      a.reset !== startReset ||
-      ((b.remaining ?? 0) > 0 && (b.dateMs ?? 0) / 1000 >= (a.reset ?? Infinity) - 1);
-    if (windowMoved) {
-      if (++rec.restarts > maxRestarts) {
-        rec.notCertified =
-          `a new window began (or the key refilled) each time Remaining reached 0 on ${o.key} (${rec.restarts} times); ` +
-          'the limit was not reached inside one window';
-        return rec;
-      }
-      log('[rate-limit] a new window began (or the key refilled) just as Remaining reached 0; counting again');
-      continue;
-    }
-    rec.overAdmission =
-      `${res.label}: admitted after X-RateLimit-Remaining reached 0 (Remaining now ${b.raw.remaining ?? 'missing'}, ` +
-      `Reset ${a.raw.reset ?? '-'} → ${b.raw.reset ?? '-'})`;
-    return rec;
+    const startReset = rateLimitOf(q.res).reset;
+    const remaining = remainingAtStart(q);
+    if (remaining === undefined) return false;
+    q.log(`[rate-limit] driving ${q.o.key} to its limit: ${remaining} requests left in this window, at most ${q.maxConcurrency} at once`);
+    if ((await countToZero(q, remaining)) === 'stop') return false;
+    if (q.rec.refused) break;
+    const past = await pastTheLimit(q, startReset);
+    if (past === 'stop') return false;
+    if (past === 'refused') break;
   }
+  return true;
+}
 
+/** After the 429: a valid Retry-After within MAX_RETRY_AFTER_S is waited out (the pacer holds the key), then exactly one request. */
+async function retryAfterRefusal(q: Sequence): Promise<void> {
+  const { o, rec } = q;
   const r = rec.refused!;
   const info = rateLimitOf(r);
   rec.retryAfter = parseRetryAfter(getHeader(r.headers, 'retry-after'), getHeader(r.headers, 'date'), {
@@ -258,14 +305,36 @@ export async function exhaust(o: ExhaustOptions): Promise<ExhaustRecord> {
   });
   if (!rec.retryAfter.ok) {
     rec.notRetried = `no valid Retry-After (${rec.retryAfter.reason}); nothing more was sent on ${o.key}`;
-    return rec;
+    return;
   }
   if (rec.retryAfter.seconds > o.maxRetryAfterS) {
     rec.retryNotCertified = `Retry-After asks for ${Math.ceil(rec.retryAfter.seconds)} s, longer than MAX_RETRY_AFTER_S=${o.maxRetryAfterS}; raise MAX_RETRY_AFTER_S to wait it out. Nothing more was sent on ${o.key}`;
+    return;
+  }
+  q.log(`[rate-limit] 429 received; the pacer holds ${o.key} for Retry-After ${Math.ceil(rec.retryAfter.seconds)} s, then one request`);
+  [rec.after] = await q.burst(1, true);
+  rec.waitedMs = rec.after.receivedAtMs - r.receivedAtMs;
+}
+
+/** Runs the 429 sequence on one key and returns its record (see the file's comment). */
+export async function exhaust(o: ExhaustOptions): Promise<ExhaustRecord> {
+  const rec: ExhaustRecord = { key: o.key, sent: 0, restarts: 0, bursts: 0, largestBurst: 0 };
+  const burst = burster(o, rec);
+  const [res] = await burst(1, true);
+  const q: Sequence = {
+    o, rec, burst, res, stalls: 0,
+    log: o.log ?? (() => {}),
+    maxRestarts: o.maxWindowRestarts ?? 3,
+    maxConcurrency: Math.max(1, o.maxConcurrency ?? 32),
+  };
+  if (res.status === 429) {
+    rec.alreadyLimited = true;
+    rec.refused = res;
+    rec.inFlightAtRefusal = 0;
+  } else if (!ok(res)) {
+    rec.aborted = `${res.label}: expected a 2xx before the limit, observed ${res.status}`;
     return rec;
   }
-  log(`[rate-limit] 429 received; the pacer holds ${o.key} for Retry-After ${Math.ceil(rec.retryAfter.seconds)} s, then one request`);
-  [rec.after] = await burst(1, true);
-  rec.waitedMs = rec.after.receivedAtMs - r.receivedAtMs;
+  if (await driveToLimit(q)) await retryAfterRefusal(q);
   return rec;
 }

@@ -4,7 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import AdmZip from 'adm-zip';
 import type { PhaseResult } from '../../certify/phases.ts';
-import { judge, phaseSummaries } from '../../certify/steps/judge.ts';
+import { judge, phaseSummaries, verdictInputFor } from '../../certify/steps/judge.ts';
+import { abandonRun, prepareRun } from '../../certify/steps/prepare.ts';
 import { listLeftOut } from '../../certify/steps/left-out.ts';
 import { mergeResults, readRedactions } from '../../certify/steps/merge.ts';
 import { pacingSummary, startRunPacer } from '../../certify/steps/pacer.ts';
@@ -135,6 +136,53 @@ test('merge: the merged results.json becomes test records; no blob, a failed mer
 });
 
 const ledger: LedgerRequirement[] = [{ id: 'AUTH-02', section: 'Authentication', title: 'AUTH-02 title', level: 'must', source: 'spec' }];
+
+test('prepare: a usage problem is returned and no folder is made; an unreadable ledger is a run problem', () => {
+  const dir = tempDir();
+  try {
+    const reportsDir = path.join(dir, 'reports');
+    const refused = prepareRun({ env: { RATE_LIMIT_PLAN: 'basic', REPORTS_DIR: reportsDir } });
+    expect(refused).toEqual({ ok: false, errors: ['RATE_LIMIT_PLAN="basic" must be one of free, pro, business, enterprise'] });
+    expect(fs.existsSync(reportsDir), 'nothing is written for a usage error').toBe(false);
+
+    const prepared = prepareRun({ env: { REPORTS_DIR: reportsDir }, onlyPhases: ['functional'], ledgerFile: path.join(dir, 'missing.yaml') });
+    if (!prepared.ok) throw new Error(`prepareRun refused: ${prepared.errors.join('; ')}`);
+    const { run } = prepared;
+    expect(run.phases).toEqual(['functional']);
+    expect(run.leftOutPhases).toEqual([]);
+    expect(run.replaying).toBe(false);
+    expect(fs.existsSync(run.workDir), 'the scratch folder is made').toBe(true);
+    expect(run.ledger).toEqual([]);
+    expect(run.runErrors).toHaveLength(1);
+    expect(run.runErrors[0]).toContain('requirements ledger');
+    abandonRun(run);
+    expect(fs.existsSync(run.workDir), 'abandoning the run removes the scratch folder').toBe(false);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('judge: the verdict input holds every test and the gate; a replay only the requirements its case evidences, without the gate', () => {
+  const test = (title: string, outcome: 'passed' | 'skipped') => ({ title, project: 'functional', tags: [], outcome, errors: [], annotations: [], requests: 1 });
+  const ledger2: LedgerRequirement[] = [...ledger, { id: 'INV-01', section: 'Endpoints', title: 'INV-01 title', level: 'must', source: 'spec' }];
+  const notRun = [test('INV-01 left out', 'skipped')];
+  const parts = {
+    allPhases: ['functional', 'load'], phases: ['functional'], leftOutPhases: ['load'], results: [phaseResult('functional')], notRun,
+    tests: [test('AUTH-02 a missing key gets 401', 'passed'), test('INV-01 skipped here', 'skipped')], ledger: ledger2,
+    gate: { options: { strict: true } }, profile: 'full', target: 't', generatedAt: 'g', runErrors: [`a problem naming ${KEY}`],
+    redact: (s: string) => s.split(KEY).join('<API_KEY>'),
+  };
+  const full = verdictInputFor({ ...parts, replaying: false });
+  expect(full.tests.map((t) => t.title)).toEqual(['AUTH-02 a missing key gets 401', 'INV-01 skipped here', 'INV-01 left out']);
+  expect(full.ledger.map((r) => r.id)).toEqual(['AUTH-02', 'INV-01']);
+  expect(full.gate).toEqual({ strict: true });
+  expect(full.runErrors).toEqual(['a problem naming <API_KEY>']);
+  expect(full.phases?.map((p) => p.name)).toEqual(['functional', 'load']);
+  const replay = verdictInputFor({ ...parts, replaying: true });
+  expect(replay.tests.map((t) => t.title)).toEqual(['AUTH-02 a missing key gets 401']);
+  expect(replay.ledger.map((r) => r.id)).toEqual(['AUTH-02']);
+  expect(replay.gate).toEqual({});
+});
 
 test('judge: phase summaries in run order; the verdict written as conformance.json and .md, redacted', () => {
   const dir = tempDir();

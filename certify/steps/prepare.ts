@@ -1,0 +1,107 @@
+/**
+ * Step "prepare": before anything is sent, read the run's variables, choose its phases, claim its
+ * reports folder (refused before any file is touched otherwise; a replay writes into its own folder
+ * inside it, so the last run's reports stay as they are), read the gate's inputs and the
+ * requirements ledger. A usage problem is returned, never thrown; nothing is written for it.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { loadLedger } from '../../core/ledger.ts';
+import { LEDGER_FILE, REPO_ROOT, ROOT_CONFIG } from '../../core/paths.ts';
+import { readSettings, type SettingValues } from '../../settings/index.ts';
+import { parseEnv, PHASES, type CertifyConfig, type Phase } from '../env.ts';
+import type { LedgerRequirement } from '../verdict.ts';
+import { readGateInputs, type GateInputs } from './judge.ts';
+import { prepareReportsDir, reportsDirProblem, REPLAY_DIR, type PreparedReportsDir } from './reports-dir.ts';
+
+type Env = Record<string, string | undefined>;
+
+/** What `prepareRun` reads besides the environment (the options of `runCertify`). */
+export interface PrepareOptions {
+  env: Env;
+  /** Run only these of the profile's phases (the others are neither run nor listed). */
+  onlyPhases?: Phase[];
+  /** Playwright config of the phases (default: the root `playwright.config.ts`). */
+  configFile?: string;
+  /** The requirements ledger (default: `suites/requirements.yaml`). */
+  ledgerFile?: string;
+}
+
+/** A run ready to start: its configuration, its phases, its folders and what the gate and the verdict read. */
+export interface PreparedRun {
+  config: CertifyConfig;
+  settings: SettingValues;
+  /** The profile's phases this run runs, in order. */
+  phases: Phase[];
+  /** Phases the profile leaves out: listed, never run. */
+  leftOutPhases: Phase[];
+  /** A replay (`CONFORMANCE_REPLAY`): judges only the requirements its one case evidences. */
+  replaying: boolean;
+  /** The reports folder the run owns: only its files are rewritten or removed. */
+  folder: Extract<PreparedReportsDir, { ok: true }>;
+  reportsDir: string;
+  /** certify's scratch folder inside the reports folder (removed before the verdict). */
+  workDir: string;
+  /** Where each phase writes its blob report. */
+  blobDir: string;
+  /** The redacting reporter's log (`CERTIFY_REDACTIONS_FILE`). */
+  redactionsFile: string;
+  configFile: string;
+  gate: GateInputs;
+  ledger: LedgerRequirement[];
+  /** Problems of the run so far (an unreadable ledger): the verdict reports them. */
+  runErrors: string[];
+}
+
+export type Prepared = { ok: true; run: PreparedRun } | { ok: false; errors: string[] };
+
+/** Reads the variables, claims the reports folder, reads the gate's inputs and the ledger; creates the scratch folder. */
+export function prepareRun(options: PrepareOptions): Prepared {
+  const { env } = options;
+  const parsed = parseEnv(env);
+  if (!parsed.ok) return { ok: false, errors: parsed.errors };
+  const config = parsed.config;
+  const settings = readSettings(env).values;
+  const wanted = (p: Phase) => !options.onlyPhases || options.onlyPhases.includes(p);
+  const phases = config.phases.filter(wanted);
+  const leftOutPhases = PHASES.filter((p) => !config.phases.includes(p) && wanted(p));
+
+  const replaying = !!env.CONFORMANCE_REPLAY?.trim();
+  const parentProblem = replaying ? reportsDirProblem(config.reportsDir) : undefined;
+  if (parentProblem) return { ok: false, errors: [parentProblem] };
+  const folder = prepareReportsDir(replaying ? path.join(config.reportsDir, REPLAY_DIR) : config.reportsDir);
+  if (!folder.ok) return { ok: false, errors: [folder.problem] };
+  const reportsDir = folder.dir;
+  const gateRead = readGateInputs(env);
+  if (gateRead.errors.length) return { ok: false, errors: gateRead.errors };
+  const configFile = options.configFile ?? ROOT_CONFIG;
+  const ledgerFile = options.ledgerFile ?? LEDGER_FILE;
+
+  const workDir = path.join(reportsDir, '.certify');
+  fs.mkdirSync(workDir, { recursive: true });
+  const { ledger, runErrors } = readLedger(ledgerFile);
+  return {
+    ok: true,
+    run: {
+      config, settings, phases, leftOutPhases, replaying, folder, reportsDir, workDir,
+      blobDir: path.join(reportsDir, 'blob'),
+      redactionsFile: path.join(workDir, 'redactions.jsonl'),
+      configFile, gate: gateRead.inputs, ledger, runErrors,
+    },
+  };
+}
+
+/** The requirements ledger; an unreadable one is a problem of the run (the verdict reports it), not a crash. */
+function readLedger(ledgerFile: string): { ledger: LedgerRequirement[]; runErrors: string[] } {
+  try {
+    return { ledger: loadLedger(ledgerFile), runErrors: [] };
+  } catch (error) {
+    return { ledger: [], runErrors: [`requirements ledger ${path.relative(REPO_ROOT, ledgerFile)}: ${(error as Error).message}`] };
+  }
+}
+
+/** Gives up a prepared run before anything is judged: its scratch folder goes, its reports folder records what it wrote. */
+export function abandonRun(run: PreparedRun): void {
+  fs.rmSync(run.workDir, { recursive: true, force: true });
+  run.folder.finish();
+}
