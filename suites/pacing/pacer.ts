@@ -246,6 +246,14 @@ export class KeyPacer {
     this.stats.released += n;
   }
 
+  /** Closes the key for the rest of the run: every later ask is not certified, with `reason`. */
+  close(reason: string): void {
+    if (this.closedReason !== undefined) return;
+    this.closedReason = `${reason}; nothing more is sent on ${this.options.label} for the rest of the run`;
+    this.stats.closed = this.closedReason;
+    this.stats.notCertified.push(reason);
+  }
+
   /**
    * Holds every request on this key until `untilMs` (local clock), for `reason`: a run-wide hold
    * after another key's unpredicted 429. A hold beyond `maxWaitMs` closes the key at its next ask.

@@ -45,6 +45,8 @@ interface Waiter {
   leaseTtlMs: number;
   resolve: (answer: object) => void;
   gone: boolean;
+  /** When it asked (local clock): no waiter waits longer than `maxWaitMs` for a grant. */
+  since: number;
 }
 
 interface Lease {
@@ -66,8 +68,9 @@ const LABEL = /^<[A-Z_a-z]{1,40}>$/;
 /** The longest `setTimeout` node honours (a longer one fires at once). */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
-function waiterOf(b: Record<string, unknown>, defaultTtl: number, resolve: (a: object) => void): Waiter {
+function waiterOf(b: Record<string, unknown>, defaultTtl: number, resolve: (a: object) => void, since: number): Waiter {
   return {
+    since,
     mode: b.mode === 'exhaust' ? 'exhaust' : 'paced',
     count: Number(b.count) > 0 ? Math.floor(Number(b.count)) : 1,
     nominalPerMinute: Number(b.nominalPerMinute) > 0 ? Number(b.nominalPerMinute) : undefined,
@@ -80,9 +83,11 @@ function waiterOf(b: Record<string, unknown>, defaultTtl: number, resolve: (a: o
 
 /**
  * Grants to the head of a key's queue for as long as its pacer allows, else arms a timer that
- * calls `again`; `lease` records a grant and names its lease.
+ * calls `again`; `lease` records a grant and names its lease. A waiter that got no grant within
+ * `maxWaitMs` (whatever held it: a budget that never frees, requests in flight that never end)
+ * closes the key: not certified, with the reason, and nothing more is sent on it.
  */
-function pumpKey(k: KeyState, now: () => number, again: () => void, lease: (w: Waiter, count: number, t: number) => string): void {
+function pumpKey(k: KeyState, now: () => number, again: () => void, lease: (w: Waiter, count: number, t: number) => string, maxWaitMs: number): void {
   if (k.timer) clearTimeout(k.timer);
   k.timer = undefined;
   while (k.queue.length) {
@@ -94,7 +99,12 @@ function pumpKey(k: KeyState, now: () => number, again: () => void, lease: (w: W
     const t = now();
     const d = k.pacer.decide(t, { mode: w.mode, count: w.count, nominalPerMinute: w.nominalPerMinute, withinRemaining: w.withinRemaining });
     if (d.kind === 'wait') {
-      if (d.waitMs !== undefined) k.timer = setTimeout(again, Math.min(MAX_TIMER_MS, Math.max(1, d.waitMs)));
+      const deadline = w.since + maxWaitMs - t;
+      if (deadline <= 0) {
+        k.pacer.close(`${d.reason}: no grant within ${Math.round(maxWaitMs / 1000)} s (MAX_RETRY_AFTER_S)`);
+        continue;
+      }
+      k.timer = setTimeout(again, Math.min(MAX_TIMER_MS, Math.max(1, d.waitMs === undefined ? deadline : Math.min(d.waitMs, deadline))));
       return;
     }
     k.queue.shift();
@@ -126,11 +136,17 @@ export function pacingService(o: PacingServiceOptions): Service<PacingServiceRep
   };
 
   const pump = (label: string): void =>
-    pumpKey(keyOf(label), o.now, () => pump(label), (w, count, t) => {
-      const id = `L${++leaseSeq}`;
-      leases.set(id, { label, mode: w.mode, open: count, expires: t + w.leaseTtlMs });
-      return id;
-    });
+    pumpKey(
+      keyOf(label),
+      o.now,
+      () => pump(label),
+      (w, count, t) => {
+        const id = `L${++leaseSeq}`;
+        leases.set(id, { label, mode: w.mode, open: count, expires: t + w.leaseTtlMs });
+        return id;
+      },
+      o.maxWaitMs,
+    );
 
   const endLease = (id: string) => {
     const lease = leases.get(id);
@@ -154,7 +170,7 @@ export function pacingService(o: PacingServiceOptions): Service<PacingServiceRep
     '/acquire': (b, answer, onGone) => {
       const label = String(b.label);
       if (!LABEL.test(label)) throw new Error(`not a key label: ${label.slice(0, 20)}`);
-      const w = waiterOf(b, o.leaseTtlMs, answer);
+      const w = waiterOf(b, o.leaseTtlMs, answer, o.now());
       onGone(() => {
         w.gone = true;
       });

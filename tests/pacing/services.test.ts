@@ -5,6 +5,7 @@
 import { test, expect } from '@playwright/test';
 import { petLeases } from '../../suites/pacing/pet-leases.ts';
 import { oncePerRun } from '../../suites/pacing/once-per-run.ts';
+import { pacingService } from '../../suites/pacing/pacing-service.ts';
 import type { Route } from '../../suites/pacing/service.ts';
 
 /** Calls a route; the answer (if any yet) lands in the returned box. */
@@ -50,4 +51,22 @@ test('once per run: one computes, the others wait for its value; an abandoned or
   call(once.routes['/once/put'], { name: 'seq', token: third.answer!.compute, value: { n: 7 } });
   expect(call(once.routes['/once/claim'], { name: 'seq' }).answer).toEqual({ value: { n: 7 } });
   expect(once.report()).toEqual({ values: 1 });
+});
+
+test('pacing: a waiter that gets no grant within MAX_RETRY_AFTER_S closes its key (not certified), whatever held it; nothing more is granted on it', async () => {
+  // The first request stays in flight (its answer never comes) and no headers were learnt: the
+  // pacer sends one request at a time, so the second waits on something that never comes.
+  const pacing = pacingService({ maxWaitMs: 150, leaseTtlMs: 60_000, reserve: 0, now: () => Date.now() });
+  try {
+    const first = call(pacing.routes['/acquire'], { label: '<API_KEY>' });
+    expect(first.answer).toMatchObject({ granted: 1 });
+    const second = call(pacing.routes['/acquire'], { label: '<API_KEY>' });
+    expect(second.answer, 'one request at a time until the headers are known').toBeUndefined();
+    await new Promise((r) => setTimeout(r, 400));
+    expect(second.answer?.notCertified, 'the waiter is answered at its deadline, as not certified').toMatch(/no grant within 0 s \(MAX_RETRY_AFTER_S\); nothing more is sent on <API_KEY>/);
+    expect(call(pacing.routes['/acquire'], { label: '<API_KEY>' }).answer?.notCertified, 'the key stays closed').toMatch(/nothing more is sent/);
+    expect(call(pacing.routes['/acquire'], { label: '<LOAD_KEY>' }).answer, 'another key is not affected').toMatchObject({ granted: 1 });
+  } finally {
+    pacing.close();
+  }
 });
