@@ -77,16 +77,22 @@ export interface GeneratedPlan extends Allocation {
 }
 
 /**
- * Shares `total`: stateful and concurrency as `allocate` gives them; each operation's listing
- * requests; then the coverage cases in priority order; the rest to the random classes in
- * proportion to their number. `listing[op]` are the requests an operation sends before its cases.
+ * Shares `total`, most telling first: each operation's listing requests and the smallest useful
+ * stateful and concurrency checks (one short sequence; one round of `writers` concurrent updates
+ * with restoration); then the coverage cases in their priority order; then, of what is left, the
+ * stateful and concurrency checks up to their usual share (`allocate`), the rest to the random
+ * classes in proportion to their number. The shares add up to `total`.
  */
 export function planGenerated(total: number, needs: OperationNeeds[], listing: Record<string, number>, coverage: Record<string, CoverageCase[]>, writers: number): GeneratedPlan {
-  const base = allocate(total, needs, writers);
-  const opsTotal = Object.values(base.operations).reduce((a, b) => a + b, 0);
+  const usual = allocate(total, needs, writers);
+  const least = { stateful: 8, concurrency: writers + 5 };
   const listed = needs.reduce((a, n) => a + (listing[n.id] ?? 0), 0);
-  const plan = planCoverage(coverage, opsTotal - listed);
-  const rest = Math.max(0, opsTotal - listed - plan.used);
+  const plan = planCoverage(coverage, total - least.stateful - least.concurrency - listed);
+  let rest = Math.max(0, total - least.stateful - least.concurrency - listed - plan.used);
+  const stateful = least.stateful + Math.min(Math.max(0, usual.stateful - least.stateful), Math.floor(rest / 3));
+  rest -= stateful - least.stateful;
+  const concurrency = least.concurrency + Math.min(Math.max(0, usual.concurrency - least.concurrency), Math.floor(rest / 2));
+  rest -= concurrency - least.concurrency;
   const weight = needs.reduce((a, n) => a + n.classes, 0) || 1;
   const operations: Record<string, number> = {};
   let given = 0;
@@ -96,5 +102,5 @@ export function planGenerated(total: number, needs: OperationNeeds[], listing: R
     operations[n.id] = (listing[n.id] ?? 0) + (plan.selected[n.id]?.length ?? 0) + random;
   }
   for (let i = 0; given < rest && needs.length; i = (i + 1) % needs.length, given++) operations[needs[i]!.id]!++;
-  return { operations, stateful: base.stateful, concurrency: base.concurrency, coverage: plan };
+  return { operations, stateful, concurrency, coverage: plan };
 }

@@ -9,14 +9,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { test, expect, type ApiClient } from '../fixtures.ts';
 import { markNotCertified } from '../fixtures/verdicts.ts';
-import { openapi } from '../../schemas/index.ts';
-import { readGeneratedSettings } from '../../settings/generated.ts';
-import { readSettings } from '../../settings/index.ts';
-import { operationsOf, type Operation } from './document.ts';
-import { planGenerated } from './budget.ts';
-import { coverageCases } from './coverage.ts';
+import type { Operation } from './document.ts';
+import { mutates, phasePlan } from './phase-plan.ts';
 import { unrestoredAnnotation } from '../lib/unrestored.ts';
-import { classesOf } from './classes.ts';
 import { runOperation, type OperationRun } from './run-cases.ts';
 import { decodeToken } from './replay.ts';
 import { abandonedLine, coverageSummary, leftOutLine, ruleFailures, ruleFindings, summary } from './report.ts';
@@ -24,23 +19,8 @@ import { findingAnnotation } from '../lib/finding.ts';
 import { RULES } from './judge.ts';
 import { ANNOTATION } from '../../core/results.ts';
 
-const OPERATIONS = operationsOf(openapi);
-const SETTINGS = readGeneratedSettings(process.env);
-const READONLY = readSettings(process.env).values.CONFORMANCE_PROFILE === 'readonly';
+const { settings: SETTINGS, readonly: READONLY, operations: OPERATIONS, coverage: COVERAGE, plan: PLAN } = phasePlan(process.env);
 const REPLAY = SETTINGS.replay ? decodeToken(SETTINGS.replay) : undefined;
-
-const mutates = (op: Operation) => !['GET', 'HEAD'].includes(op.method);
-const overheadOf = (op: Operation) => (op.pathParameters.length ? 1 : 0) + (op.pathParameters.length && mutates(op) ? 2 : 0);
-const OPTIONS = { safeMethodsOnly: READONLY };
-/** Under readonly, the operations that change state are left out, and so are their cases. */
-const COVERAGE = Object.fromEntries(OPERATIONS.map((op) => [op.id, READONLY && mutates(op) ? [] : coverageCases(op, OPERATIONS, OPTIONS)]));
-const PLAN = planGenerated(
-  SETTINGS.budget,
-  OPERATIONS.map((op) => ({ id: op.id, classes: classesOf(op, OPERATIONS, OPTIONS).length, overhead: overheadOf(op) })),
-  Object.fromEntries(OPERATIONS.map((op) => [op.id, op.pathParameters.length ? 1 : 0])),
-  COVERAGE,
-  SETTINGS.writers,
-);
 
 const RULE_TESTS: Array<{ id: string; fact: string; when?: (op: Operation) => boolean }> = [
   { id: RULES.noServerError, fact: 'no generated request gets a 5xx' },

@@ -6,25 +6,16 @@ import type { TestInfo } from '@playwright/test';
 import { test, expect } from '../fixtures.ts';
 import { markNotCertified } from '../fixtures/verdicts.ts';
 import { findingAnnotation, formatFinding } from '../lib/finding.ts';
-import { openapi } from '../../schemas/index.ts';
-import { readGeneratedSettings } from '../../settings/generated.ts';
-import { operationsOf } from './document.ts';
-import { allocate } from './budget.ts';
-import { classesOf } from './classes.ts';
 import { decodeToken, encodeToken } from './replay.ts';
+import { phasePlan } from './phase-plan.ts';
 import { replayCommand } from './report.ts';
 import { runStateful } from './stateful.ts';
 import { runConsistency } from './consistency.ts';
 import { ANNOTATION } from '../../core/results.ts';
 
-const SETTINGS = readGeneratedSettings(process.env);
+// The same plan as the generated cases: their shares and these add up to the budget.
+const { settings: SETTINGS, plan: ALLOCATION } = phasePlan(process.env);
 const REPLAY = SETTINGS.replay ? decodeToken(SETTINGS.replay) : undefined;
-const OPERATIONS = operationsOf(openapi);
-const ALLOCATION = allocate(
-  SETTINGS.budget,
-  OPERATIONS.map((op) => ({ id: op.id, classes: classesOf(op, OPERATIONS).length, overhead: 0 })),
-  SETTINGS.writers,
-);
 const TAGS = { tag: ['@mutates', '@generated'] };
 
 function replayOnly(check: string, testInfo: TestInfo) {

@@ -121,17 +121,22 @@ test('the default budget is two windows of the plan less the other phases, at le
   expect(readGeneratedSettings({ API_PLAN: 'pro', GENERATED_BUDGET: '80' })).toMatchObject({ budget: 80, budgetBasis: 'GENERATED_BUDGET' });
 });
 
-test('on a business key every coverage case fits; on a free key the rest is left out by name, and shares add up to the budget', () => {
+test('on a pro or business key every coverage case fits; on a free key the rest is left out by name, and shares add up to the budget', () => {
   const cases = all();
   const needs = ops.map((op) => ({ id: op.id, classes: classesOf(op, ops).length, overhead: op.pathParameters.length ? 1 : 0 }));
   const listing = Object.fromEntries(ops.map((op) => [op.id, op.pathParameters.length ? 1 : 0]));
   const business = planGenerated(1800, needs, listing, cases, 3);
   expect(business.coverage.used).toBe(business.coverage.total);
+  // A pro key's budget (two windows less the other phases): the coverage cases come before the larger stateful and concurrency shares.
+  const pro = planGenerated(400, needs, listing, cases, 3);
+  expect(pro.coverage.used, 'every coverage case fits a pro key').toBe(pro.coverage.total);
+  expect(pro.stateful).toBeGreaterThanOrEqual(8);
+  expect(pro.concurrency).toBeGreaterThanOrEqual(8);
   const free = planGenerated(60, needs, listing, cases, 3);
   expect(free.coverage.used).toBeGreaterThan(0);
   expect(Object.values(free.coverage.left).flat().length).toBe(free.coverage.total - free.coverage.used);
-  for (const plan of [business, free]) {
-    expect(Object.values(plan.operations).reduce((a, b) => a + b, 0) + plan.stateful + plan.concurrency).toBe(plan === business ? 1800 : 60);
+  for (const [plan, total] of [[business, 1800], [pro, 400], [free, 60]] as const) {
+    expect(Object.values(plan.operations).reduce((a, b) => a + b, 0) + plan.stateful + plan.concurrency).toBe(total);
   }
 });
 
