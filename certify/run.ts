@@ -93,6 +93,7 @@ export async function runCertify(options: RunOptions): Promise<number> {
     tests: merged.tests, ledger: run.ledger, gate: run.gate, replaying: run.replaying, profile: run.config.profile,
     target: target.description, generatedAt: merged.generatedAt,
     runErrors: [...run.runErrors, ...exercised.runErrors, ...merged.runErrors], redact: voice.redact,
+    ...(options.signal?.aborted ? { interrupted: { signal: String(options.signal.reason ?? 'SIGINT'), exitCode: interruptedExit(options.signal) } } : {}),
   });
   return finishRun({
     verdictInput, leaks: merged.redactions.leaks, extra: exercised.pacing ? { pacing: exercised.pacing } : {}, reportsDir: run.reportsDir, folder: run.folder,

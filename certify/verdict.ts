@@ -94,6 +94,12 @@ export interface VerdictInput {
   phases?: PhaseSummary[];
   /** How the gate judges the run (default: not strict, no baseline, no previous certificate). */
   gate?: VerdictGateOptions;
+  /**
+   * A signal stopped the run (SIGINT, SIGTERM): every check that did not end, and every
+   * requirement no check judged, is not certified (never the target's failure), and the gate is
+   * `interrupted` with the signal's exit code.
+   */
+  interrupted?: { signal: string; exitCode: number };
 }
 
 export interface VerdictGateOptions {
@@ -126,7 +132,7 @@ export interface PacingSummary {
 
 export interface ConformanceReport {
   /** The gate's result: the same as `gate.result`. */
-  verdict: 'pass' | 'fail' | 'not-certified' | 'harness';
+  verdict: 'pass' | 'fail' | 'not-certified' | 'harness' | 'interrupted';
   /** The gate: result, exit code, known, fixed and new failures (the CLI exits with `gate.exitCode`). */
   gate: GateResult;
   /** With `--baseline`: the known failures, the new ones, the fixed ones. */
@@ -263,8 +269,25 @@ export function leftChangedProblem(tests: readonly TestRecord[]): RunProblem | u
   };
 }
 
+/** A requirement no check judged because a signal stopped the run first: not certified. */
+function stoppedBeforeJudged(req: LedgerRequirement, signal: string): { status: RequirementStatus; reason: string; notCertified: NotCertified } {
+  const reason = `the run was stopped by ${signal} before any check of it ended`;
+  return { status: 'skipped', reason: `not certified: ${reason}`, notCertified: { id: req.id, title: req.title, level: req.level, reason, partial: false } };
+}
+
+/** The checks a signal cut short (interrupted, or skipped without a reason of their own) as not certified, with the signal. */
+function stoppedAsNotCertified(tests: TestRecord[], signal: string): TestRecord[] {
+  const reason = `the run was stopped by ${signal} before this check ended`;
+  return tests.map((t) =>
+    t.outcome === 'interrupted' || (t.outcome === 'skipped' && notCertifiedReason(t) === undefined)
+      ? { ...t, outcome: 'skipped', errors: [], annotations: [...t.annotations.filter((a) => a.type === ANNOTATION.requirement), { type: ANNOTATION.notCertified, description: reason }] }
+      : t,
+  );
+}
+
 /** Computes the conformance report, with its gate. */
-export function computeVerdict(input: VerdictInput): ConformanceReport {
+export function computeVerdict(raw: VerdictInput): ConformanceReport {
+  const input = raw.interrupted ? { ...raw, tests: stoppedAsNotCertified(raw.tests, raw.interrupted.signal) } : raw;
   const known = new Set(input.ledger.map((r) => r.id));
   const byId = new Map<string, TestRecord[]>();
   const unmapped: ConformanceReport['unmapped'] = [];
@@ -295,7 +318,9 @@ export function computeVerdict(input: VerdictInput): ConformanceReport {
   const notCertified: NotCertified[] = [];
   for (const req of input.ledger) {
     const tests = byId.get(req.id) ?? [];
-    const { status, reason, notCertified: nc } = requirementStatus(req, tests);
+    const { status, reason, notCertified: nc } = input.interrupted && tests.length === 0 && !req.excluded
+      ? stoppedBeforeJudged(req, input.interrupted.signal)
+      : requirementStatus(req, tests);
     const result: RequirementResult = {
       id: req.id,
       title: req.title,
@@ -323,7 +348,10 @@ export function computeVerdict(input: VerdictInput): ConformanceReport {
   const judged = { requirements, problems, notCertified };
   const g = input.gate ?? {};
   const baseline = g.baseline ? { ...applyBaseline(judged, g.baseline.baseline), file: g.baseline.file, digest: g.baseline.digest } : undefined;
-  const gate = decideGate(judged, { strict: g.strict ?? false, ...(baseline ? { baseline } : {}), ...(g.previous ? { previous: g.previous } : {}) });
+  const decided = decideGate(judged, { strict: g.strict ?? false, ...(baseline ? { baseline } : {}), ...(g.previous ? { previous: g.previous } : {}) });
+  const gate: GateResult = input.interrupted
+    ? { ...decided, result: 'interrupted', exitCode: input.interrupted.exitCode, reasons: [`stopped by ${input.interrupted.signal}: what ran is reported; what did not end is not certified`, ...decided.reasons] }
+    : decided;
   return {
     verdict: gate.result as ConformanceReport['verdict'],
     gate,

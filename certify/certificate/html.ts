@@ -64,6 +64,8 @@ function headline(cert: Certificate): { cls: string; badge: string; line: string
       return { cls: 'not-certified', badge: 'NOT CERTIFIED', line: 'Strict mode: what ran passed, but part of the spec was not certified (see why below).' };
     case 'unreachable':
       return { cls: 'unreachable', badge: 'UNREACHABLE', line: 'The target did not answer; nothing was judged.' };
+    case 'interrupted':
+      return { cls: 'harness', badge: 'INTERRUPTED', line: 'A signal stopped the run: what ran is reported below; what did not end is not certified.' };
     default:
       return { cls: 'harness', badge: 'NO VERDICT (harness trouble)', line: 'The run itself had trouble; its results are incomplete. See the run problems.' };
   }

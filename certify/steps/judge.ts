@@ -117,6 +117,8 @@ export interface VerdictParts {
   generatedAt: string;
   runErrors: readonly string[];
   redact: (s: string) => string;
+  /** A signal stopped the run: what did not end is not certified, and the gate says so. */
+  interrupted?: VerdictInput['interrupted'];
 }
 
 /** The verdict's input; a replay judges only the requirements its case evidences, without the gate's inputs. */
@@ -132,6 +134,7 @@ export function verdictInputFor(p: VerdictParts): VerdictInput {
     target: p.target,
     generatedAt: p.generatedAt,
     runErrors: p.runErrors.map(p.redact),
+    ...(p.interrupted ? { interrupted: p.interrupted } : {}),
   };
 }
 

@@ -322,3 +322,26 @@ test('markdown: a run the user opted out of TLS verification for says so next to
   const verified = computeVerdict({ ledger: [], tests: [], profile: 'full', target: { kind: 'external', baseUrl: 'https://h/v1', tls: 'verified' }, generatedAt: 't' });
   expect(renderMarkdown(verified)).not.toContain('TLS certificate');
 });
+
+test('verdict: a run stopped by a signal reports what ran; what did not end is not certified, never failed; the gate is interrupted with the signal\'s exit code', () => {
+  const ledger = [must('AUTH-02'), must('UPD-01'), must('MSG-01'), must('INV-01')];
+  const tests = [
+    rec('AUTH-02 passes', 'passed'),
+    rec('UPD-01 cut short', 'interrupted', { errors: ['Test was interrupted.'] }),
+    rec('INV-01 fails', 'failed', { errors: ['INV-01: expected 200, observed 500'] }),
+    rec('MSG-01 never started', 'skipped'),
+  ];
+  const stopped = computeVerdict({ ledger: [...ledger, must('RL-05')], tests, profile: 'full', target: {}, generatedAt: 't', interrupted: { signal: 'SIGINT', exitCode: 130 } });
+  expect(stopped.requirements.map((r) => [r.id, r.status])).toEqual([['AUTH-02', 'pass'], ['UPD-01', 'skipped'], ['MSG-01', 'skipped'], ['INV-01', 'fail'], ['RL-05', 'skipped']]);
+  expect(stopped.notCertified.map((n) => [n.id, n.reason])).toEqual([
+    ['UPD-01', 'the run was stopped by SIGINT before this check ended'],
+    ['MSG-01', 'the run was stopped by SIGINT before this check ended'],
+    ['RL-05', 'the run was stopped by SIGINT before any check of it ended'],
+  ]);
+  expect(stopped.gate).toMatchObject({ result: 'interrupted', exitCode: 130 });
+  expect(stopped.verdict).toBe('interrupted');
+  expect(stopped.problems).toEqual([]);
+  // The same tests without the signal: the cut-short and unstarted checks are failures, as a check must not silently skip.
+  const plain = computeVerdict({ ledger, tests, profile: 'full', target: {}, generatedAt: 't' });
+  expect(plain.requirements.filter((r) => r.status === 'fail').map((r) => r.id)).toEqual(['UPD-01', 'MSG-01', 'INV-01']);
+});

@@ -129,15 +129,15 @@ const CLI_CASES: CliCase[] = [
     maxRequests: 1,
   },
   {
-    name: 'SIGTERM while a keyed request hangs in a phase stops the run, writes the reports of what ran, and leaves no child',
+    name: 'SIGTERM while a keyed request hangs in a phase stops the run (exit 143), writes the reports of what ran, what did not end not certified, and leaves no child',
     server: { keyed: 'trickle-headers' },
     env: { REQUEST_TIMEOUT_MS: '60000', WORKERS: '1' },
     sigtermAfterMs: 200,
     sigtermOnKeyed: true,
     sigtermWithinMs: 20_000,
-    code: EXIT.harness,
+    code: 143,
     withinMs: 50_000,
-    says: [/SIGTERM/, /run interrupted/],
+    says: [/SIGTERM/, /verdict INTERRUPTED, exit 143/, /the run was stopped by SIGTERM before/],
     maxRequests: 100,
   },
 ];
