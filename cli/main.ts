@@ -297,11 +297,13 @@ function verify(io: Io, args: ReturnType<typeof parseArgs>): number {
       return usageError(io, [`--public-key: cannot read ${args.own['--public-key']}`], 'verify');
     }
   }
+  if (!fs.existsSync(path.resolve(io.cwd, file))) return usageError(io, [`verify: no such file: ${file}`], 'verify');
   const result = verifyCertificate(path.resolve(io.cwd, file), { root: REPO_ROOT, ...(publicKeyPem ? { publicKeyPem } : {}) });
+  const unsigned = result.checks.some((c) => c.name === 'signature' && c.ok && c.detail.startsWith('the certificate is not signed'));
   if (args.own['--json'] === 'true') io.stdout(`${JSON.stringify(result, null, 2)}\n`);
   else {
     for (const c of result.checks) io.stdout(`${c.ok ? '✓' : '✗'} ${c.name}: ${c.detail}\n`);
-    io.stdout(result.ok ? `verify: ${file} is intact\n` : `verify: ${file} FAILED: ${result.checks.filter((c) => !c.ok).map((c) => c.name).join(', ')}\n`);
+    io.stdout(result.ok ? `verify: ${file} is intact${unsigned ? ' (unsigned: self-consistent, its origin is not proven)' : ''}\n` : `verify: ${file} FAILED: ${result.checks.filter((c) => !c.ok).map((c) => c.name).join(', ')}\n`);
   }
   return result.ok ? EXIT.pass : EXIT.fail;
 }

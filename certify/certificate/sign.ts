@@ -52,7 +52,12 @@ export function signCertificate(certificate: object, privateKey: KeyObject): Sig
 /** Checks the certificate's signature; `expectedPublicKey` (PEM) pins the signer. */
 export function checkSignature(certificate: { signature?: Signature }, expectedPublicKey?: string): { ok: boolean; detail: string } {
   const sig = certificate.signature;
-  if (!sig) return { ok: expectedPublicKey === undefined, detail: 'the certificate is not signed' };
+  if (!sig) {
+    return {
+      ok: expectedPublicKey === undefined,
+      detail: 'the certificate is not signed: its digests prove it is self-consistent, not who made it (anyone can recompute them); sign with --sign-key and verify with --public-key to prove its origin',
+    };
+  }
   if (sig.algorithm !== 'Ed25519') return { ok: false, detail: `unknown signature algorithm ${JSON.stringify(sig.algorithm)}` };
   let embedded: KeyObject;
   try {
