@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const DIST = path.join(ROOT, 'dist');
@@ -46,6 +46,10 @@ for (const dir of DATA_DIRS) copyData(dir);
 const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
 const manifest = { name: pkg.name, version: pkg.version, description: pkg.description, type: pkg.type, private: true, dependencies: pkg.dependencies, engines: pkg.engines };
 fs.writeFileSync(path.join(DIST, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
+// The sources this tree was compiled from, and what was compiled: a certificate written by the
+// package names the same suite as one written by a clone of the same sources (certify/certificate/digest.ts).
+const { sourceManifest, SUITE_SOURCE_FILE } = await import(pathToFileURL(path.join(DIST, 'certify', 'certificate', 'digest.js')).href);
+fs.writeFileSync(path.join(DIST, SUITE_SOURCE_FILE), `${JSON.stringify({ source: sourceManifest(ROOT), compiled: sourceManifest(DIST) }, null, 2)}\n`);
 const files = [];
 const count = (d) => {
   for (const e of fs.readdirSync(d, { withFileTypes: true })) (e.isDirectory() ? count(path.join(d, e.name)) : files.push(e.name));

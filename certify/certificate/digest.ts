@@ -71,6 +71,33 @@ export function sourceManifest(root: string, entries: readonly string[] = SUITE_
   return manifest;
 }
 
+/** Written by the build into the compiled tree: the sources it was compiled from, and what it compiled. */
+export const SUITE_SOURCE_FILE = 'suite-source.json';
+
+interface BuiltSuite {
+  source: Record<string, string>;
+  compiled: Record<string, string>;
+}
+
+/**
+ * The suite's source manifest at `root`, the same for a clone and for the package built from it.
+ * In a clone: the files themselves. In the installed package (compiled at pack time): the sources
+ * it was compiled from, as the build recorded them, provided the compiled files are still the ones
+ * it built; otherwise the compiled files' own manifest, which matches no certificate.
+ */
+export function suiteManifest(root: string): Record<string, string> {
+  const file = path.join(root, SUITE_SOURCE_FILE);
+  if (!fs.existsSync(file)) return sourceManifest(root);
+  const compiled = sourceManifest(root);
+  let built: BuiltSuite | undefined;
+  try {
+    built = JSON.parse(fs.readFileSync(file, 'utf8')) as BuiltSuite;
+  } catch {
+    return compiled;
+  }
+  return built?.source && built.compiled && manifestDigest(compiled) === manifestDigest(built.compiled) ? built.source : compiled;
+}
+
 /** One digest for a manifest: SHA-256 of `sha256sum`-style lines (`<digest>  <path>\n`). */
 export function manifestDigest(manifest: Record<string, string>): string {
   return sha256(

@@ -10,7 +10,7 @@ import path from 'node:path';
 import type { ConformanceReport } from '../verdict.ts';
 import { buildCertificate, readLedgerDetails, type ParsedLedger } from './build.ts';
 import { tableHeaderOf } from './quotes.ts';
-import { sha256, sha256File, sourceManifest, SUITE_SOURCE } from './digest.ts';
+import { sha256, sha256File, suiteManifest, SUITE_SOURCE } from './digest.ts';
 import { renderCertificateHtml } from './html.ts';
 import { loadPrivateKey, signCertificate } from './sign.ts';
 import type { Certificate, GateResult } from './types.ts';
@@ -101,7 +101,7 @@ export function writeCertificate(options: WriteCertificateOptions): WrittenCerti
     suite: suiteInfo(root),
     ledgerDigest: sha256(ledgerText),
     interfaceDigest: sha256File(path.join(root, 'schemas', 'openapi.yaml')),
-    sourceManifest: sourceManifest(root),
+    sourceManifest: suiteManifest(root),
     artifacts,
   });
   if (keyFile) {

@@ -9,7 +9,7 @@ import path from 'node:path';
 import type { BaselineOutcome } from '../baseline.ts';
 import type { ConformanceReport, RequirementStatus } from '../verdict.ts';
 import { certificateDigest, readLedgerDetails } from './build.ts';
-import { digestOf, manifestChanges, manifestDigest, sha256, sha256File, sourceManifest } from './digest.ts';
+import { digestOf, manifestChanges, manifestDigest, sha256, sha256File, suiteManifest } from './digest.ts';
 import { decideGate } from './gate.ts';
 import { renderCertificateHtml } from './html.ts';
 import { checkSignature } from './sign.ts';
@@ -83,7 +83,7 @@ export function verifyCertificate(file: string, options: VerifyOptions): { ok: b
   const recordedSpec = readLedgerDetails(ledgerText).specDigest;
   checks.push(same('spec', cert.digests.spec, recordedSpec ?? interfaceDigest, recordedSpec ? "the spec's digest recorded in the ledger" : "the spec's digest (the interface file's)"));
 
-  const manifest = sourceManifest(root);
+  const manifest = suiteManifest(root);
   const suiteOk = manifestDigest(manifest) === cert.digests.suite && manifestDigest(cert.sourceManifest ?? {}) === cert.digests.suite;
   const changes = manifestChanges(cert.sourceManifest ?? {}, manifest);
   checks.push({

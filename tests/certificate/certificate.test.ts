@@ -1,9 +1,10 @@
 import { generateKeyPairSync } from 'node:crypto';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { test, expect } from './scratch.ts';
 import { loadCharts } from '../../certify/certificate/build.ts';
-import { digestOf } from '../../certify/certificate/digest.ts';
+import { digestOf, sourceManifest, suiteManifest, SUITE_SOURCE_FILE } from '../../certify/certificate/digest.ts';
 import { verifyCertificate, writeCertificate } from '../../certify/certificate/index.ts';
 import type { Certificate } from '../../certify/certificate/types.ts';
 import { baselineOf, conformantReport, failingReport } from './reports.ts';
@@ -130,4 +131,20 @@ test('certificate: one that would hold a key is not written', async ({ scratch }
   const report = failingReport({ baseline: baselineOf(`knownFailures:\n  - { id: AUTH-02, reason: "fails with ${key}" }\n`) });
   expect(() => writeCertificate({ report, reportsDir: dir, env: {}, redact })).toThrow('a key would be written into the certificate');
   expect(fs.readdirSync(dir)).toEqual([]);
+});
+
+test('certificate: the installed package names the suite by the sources it was compiled from, only while its compiled files are the ones built', () => {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'suite-'));
+  try {
+    fs.mkdirSync(path.join(root, 'suites'));
+    fs.writeFileSync(path.join(root, 'suites', 'a.js'), 'export const a = 1;\n');
+    const source = { 'suites/a.ts': 'f'.repeat(64) };
+    fs.writeFileSync(path.join(root, SUITE_SOURCE_FILE), JSON.stringify({ source, compiled: sourceManifest(root) }));
+    expect(suiteManifest(root)).toEqual(source);
+    fs.writeFileSync(path.join(root, 'suites', 'a.js'), 'export const a = 2;\n');
+    expect(suiteManifest(root), 'a changed compiled file is not the built suite').toEqual(sourceManifest(root));
+    expect(suiteManifest(root)).not.toEqual(source);
+  } finally {
+    fs.rmSync(root, { recursive: true, force: true });
+  }
 });

@@ -152,6 +152,11 @@ test('package: the packed tarball installed into an empty project with --omit=de
     expect(verified.code, verified.output).toBe(EXIT.pass);
     expect(verified.output).toContain('verify: reports/certificate.json is intact');
 
+    // The package names the suite by the sources it was compiled from: a clone of the same sources verifies its certificate.
+    const byClone = await run(process.execPath, [path.join(ROOT, 'cli', 'bin.mjs'), 'verify', certificate], ROOT, env, 60_000);
+    expect(byClone.code, byClone.output).toBe(EXIT.pass);
+    expect(byClone.output).toMatch(/✓ suite: /);
+
     // replay loads its machinery from the compiled tree too, and refuses a token that is none.
     const replayed = await run(NPX, ['--no', 'inventory-conformance', 'replay', 'not-a-token'], project, env, 60_000);
     expect(replayed.code, replayed.output).toBe(EXIT.usage);
