@@ -7,6 +7,7 @@ import { startFaultProxy, throughProxy, type FaultHooks } from './proxy.ts';
 import type { RetryStats } from './retry-watch.ts';
 import type { RateLimitStore } from '../reference-server/rate-limit/store.ts';
 import { REPO_ROOT } from '../core/paths.ts';
+import type { RunProblem } from '../core/results.ts';
 
 /**
  * Runs one case of the fault matrix: the bundled reference server (optionally with a limiter
@@ -70,7 +71,7 @@ export interface RunCaseOptions {
 
 interface ConformanceJson {
   verdict?: string;
-  problems?: string[];
+  problems?: RunProblem[];
   requirements?: Array<{ id: string; status: string; reason?: string; evidence?: Array<{ errors?: string[] }> }>;
 }
 
@@ -101,7 +102,7 @@ export async function runCase(c: MatrixCase, options: RunCaseOptions = {}): Prom
     if (fs.existsSync(file)) {
       const report = JSON.parse(fs.readFileSync(file, 'utf8')) as ConformanceJson;
       outcome.verdict = report.verdict === 'pass' ? 'pass' : 'fail';
-      outcome.problems = report.problems ?? [];
+      outcome.problems = (report.problems ?? []).map((p) => `${p.kind}: ${p.reason}`);
       for (const r of report.requirements ?? []) {
         if (r.status !== 'fail') continue;
         const reason = (r.reason ?? r.evidence?.find((e) => e.errors?.length)?.errors?.[0] ?? '').split('\n')[0]!.slice(0, 300);
