@@ -61,10 +61,6 @@ function usage(write: Out, errors: string[], env: Record<string, string | undefi
   return 2;
 }
 
-/** Deletes certify's own entries in the reports folder (nothing else): for tools whose folder is their own temporary one. */
-export function cleanReports(dir: string): void {
-  for (const entry of REPORT_ENTRIES) fs.rmSync(path.join(dir, entry), { recursive: true, force: true });
-}
 
 /** Runs certify's steps in order and returns the gate's exit code (or the exit code of the step that stopped the run). */
 export async function runCertify(options: RunOptions): Promise<number> {

@@ -7,7 +7,7 @@ import { test, expect } from '@playwright/test';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { OWNER_FILE, prepareReportsDir } from '../../certify/steps/reports-dir.ts';
+import { OWNER_FILE, prepareReportsDir, REPLAY_DIR } from '../../certify/steps/reports-dir.ts';
 
 function sandbox(): { root: string; home: string; repo: string; repoRoot: string } {
   const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'reports-dir-')));
@@ -119,6 +119,36 @@ test('reports folder: an unmarked folder holding only the run\'s own names (an e
     fs.writeFileSync(path.join(dir, 'pacing.json'), '{}');
     expect(prepareReportsDir(dir, s).ok).toBe(true);
     expect(fs.readdirSync(dir)).toEqual([OWNER_FILE]);
+  } finally {
+    fs.rmSync(s.root, { recursive: true, force: true });
+  }
+});
+
+test('reports folder: a replay folder inside a finished run\'s folder is judged by its own manifest; a user file in it still refuses the folder', () => {
+  const s = sandbox();
+  try {
+    const dir = path.join(s.root, 'reports');
+    const run = prepareReportsDir(dir, s);
+    if (!run.ok) throw new Error(run.problem);
+    fs.writeFileSync(path.join(dir, 'conformance.json'), '{}');
+    run.finish();
+    // A replay after the run: its own folder, its own manifest, unknown to the run's.
+    const replay = prepareReportsDir(path.join(dir, REPLAY_DIR), s);
+    if (!replay.ok) throw new Error(replay.problem);
+    fs.writeFileSync(path.join(dir, REPLAY_DIR, 'conformance.json'), '{}');
+    replay.finish();
+    const next = prepareReportsDir(dir, s);
+    expect(next.ok, next.ok ? '' : next.problem).toBe(true);
+    expect(fs.existsSync(path.join(dir, REPLAY_DIR, 'conformance.json')), 'the replay\'s file is the run\'s to delete').toBe(false);
+    // The same, with a file of the user's inside the replay folder: refused, nothing touched.
+    const again = prepareReportsDir(path.join(dir, REPLAY_DIR), s);
+    if (!again.ok) throw new Error(again.problem);
+    again.finish();
+    fs.writeFileSync(path.join(dir, REPLAY_DIR, 'mine.txt'), 'user');
+    const refused = prepareReportsDir(dir, s);
+    expect(refused.ok).toBe(false);
+    expect(refused.ok ? '' : refused.problem).toMatch(/did not write \(replay\/mine\.txt\)/);
+    expect(fs.readFileSync(path.join(dir, REPLAY_DIR, 'mine.txt'), 'utf8')).toBe('user');
   } finally {
     fs.rmSync(s.root, { recursive: true, force: true });
   }

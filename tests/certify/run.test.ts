@@ -3,28 +3,12 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { lineFilter } from '../../certify/phases.ts';
-import { cleanReports, mergeLoadReports, REPORT_ENTRIES, runCertify } from '../../certify/run.ts';
+import { mergeLoadReports, runCertify } from '../../certify/run.ts';
 import { redactorFor } from '../../core/secrets.ts';
 
 function tempDir(): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), 'certify-run-'));
 }
-
-test('stale reports: certify deletes its own entries and nothing else', () => {
-  const dir = tempDir();
-  try {
-    for (const entry of REPORT_ENTRIES) {
-      if (entry.includes('.') && !entry.startsWith('.')) fs.writeFileSync(path.join(dir, entry), 'stale');
-      else fs.mkdirSync(path.join(dir, entry, 'sub'), { recursive: true });
-    }
-    fs.writeFileSync(path.join(dir, 'README.md'), 'keep');
-    fs.writeFileSync(path.join(dir, 'my-notes.txt'), 'keep');
-    cleanReports(dir);
-    expect(fs.readdirSync(dir).sort()).toEqual(['README.md', 'my-notes.txt']);
-  } finally {
-    fs.rmSync(dir, { recursive: true, force: true });
-  }
-});
 
 test('load.json merges every load/<check>.json by check name; no load folder, no load.json', () => {
   const dir = tempDir();
