@@ -10,7 +10,6 @@
  * A replay (`CONFORMANCE_REPLAY`) writes into `<REPORTS_DIR>/replay/` and judges only the
  * requirements its one case evidences: the last run's reports and certificate stay as they are.
  */
-import fs from 'node:fs';
 import path from 'node:path';
 import { inputRedactor, PHASES, type Phase } from './env.ts';
 import { LEDGER_FILE, ROOT_CONFIG } from '../core/paths.ts';
