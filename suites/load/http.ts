@@ -20,10 +20,11 @@ export interface LeaseResponse {
  * A lease whose observations are sent as the responses arrive and awaited on `release`, so the
  * pacer has learnt every response before the lease ends.
  */
-export function observing(lease: Lease): { granted: number; observe(r: LeaseResponse): void; release(): Promise<void> } {
+export function observing(lease: Lease): { granted: number; limitedBy?: string; observe(r: LeaseResponse): void; release(): Promise<void> } {
   const pending: Promise<unknown>[] = [];
   return {
     granted: lease.granted,
+    limitedBy: lease.limitedBy,
     observe(r) {
       pending.push(lease.observe({ status: r.status, headers: r.headers, receivedAtMs: r.receivedAt }).catch(() => undefined));
     },

@@ -454,7 +454,8 @@ async function burst(ctx: Ctx, n: number, remaining: number): Promise<void> {
   const lease = observing(await config.pacer.acquire(KEY, { mode: 'exhaust', count: size }));
   if (lease.granted < size) {
     await lease.release();
-    throw new Stop(finding(OVERLOAD.id, OVERLOAD.admission, 'not-certified', 'the run-wide pacer did not grant the whole burst at once', `Remaining + 1 = ${size} requests granted together`, `${lease.granted} granted`));
+    const why = lease.limitedBy ? `the run-wide pacer did not grant the whole burst at once: ${lease.limitedBy}` : 'the run-wide pacer did not grant the whole burst at once';
+    throw new Stop(finding(OVERLOAD.id, OVERLOAD.admission, 'not-certified', why, `Remaining + 1 = ${size} requests granted together`, `${lease.granted} granted`));
   }
   const run = runLoad({
     label: `overload burst ${n}/${config.windows}`,

@@ -33,6 +33,8 @@ export interface PacingResponse {
 export interface Lease {
   /** Requests this lease allows (1 ≤ granted ≤ count). */
   readonly granted: number;
+  /** Why fewer than asked were granted, when the reason is not simply Remaining (see `Decision`). */
+  readonly limitedBy?: string;
   /** Reports one response; call once per request sent under this lease. */
   observe(response: PacingResponse): Promise<ObserveResult>;
   /** Ends the lease: its requests not yet observed were not sent, or got no answer. */
@@ -125,7 +127,7 @@ export function pacingClient(url: string | undefined = process.env.CONFORMANCE_P
   return {
     url,
     async acquire(label, options = {}) {
-      const answer = await post<{ lease?: string; granted?: number; notCertified?: string }>(url, '/acquire', {
+      const answer = await post<{ lease?: string; granted?: number; limitedBy?: string; notCertified?: string }>(url, '/acquire', {
         label,
         mode: options.mode ?? 'paced',
         count: options.count ?? 1,
@@ -138,6 +140,7 @@ export function pacingClient(url: string | undefined = process.env.CONFORMANCE_P
       let ended = false;
       return {
         granted: answer.granted ?? 1,
+        limitedBy: answer.limitedBy,
         observe: (r) =>
           post<ObserveResult>(url, '/observe', { lease: id, status: r.status, headers: pacingHeaders(r.headers), receivedAtMs: r.receivedAtMs }),
         async release() {

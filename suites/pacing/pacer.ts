@@ -10,7 +10,10 @@
  *   in flight, an `exhaust` grant may add the single request past the limit: a caller asking
  *   `count > Remaining` gets the burst of `Remaining + 1` (sent together, nothing follows until
  *   the answers are in); a caller asking `count ≤ Remaining` drives the key to 0 and then gets
- *   the request past the limit alone.
+ *   the request past the limit alone. Once a 429 on the key came that its Remaining did not
+ *   predict, the request past the limit is only ever granted alone: a burst past the announced
+ *   limit on a server that refuses early would meet two refusals, and the second request could
+ *   reach the server after the first 429 was sent.
  * - With missing or malformed headers it never stops pacing: one request at a time, spaced at
  *   the nominal rate (X-RateLimit-Limit, else the plan, else the smallest plan) per minute.
  * - A wait longer than `maxWaitMs` is answered `not-certified` with the reason. When that wait is
@@ -63,7 +66,8 @@ export interface GrantRequest {
 }
 
 export type Decision =
-  | { kind: 'grant'; count: number }
+  /** `limitedBy`: why fewer than asked were granted, when the reason is not simply Remaining. */
+  | { kind: 'grant'; count: number; limitedBy?: string }
   /** `waitMs` undefined: wait for a response or a release on this key. */
   | { kind: 'wait'; waitMs?: number; reason: string }
   | { kind: 'not-certified'; reason: string };
@@ -136,6 +140,12 @@ export class KeyPacer {
   private lastGrantMs = -Infinity;
   private fallbackRemaining?: { value: number; atMs: number };
   private inflight = 0;
+  /**
+   * Set by the first 429 this key's known Remaining did not predict: its headers announce more than the
+   * server admits, so no burst goes past the announced limit on it again (a second refusal in the
+   * same burst could reach the server after the first 429 was sent).
+   */
+  private unpredictedSince?: string;
   private stats: KeyReport;
 
   constructor(options: PacerOptions) {
@@ -186,8 +196,7 @@ export class KeyPacer {
     }
     const left = this.remaining - this.inflight;
     if (req.mode === 'exhaust') {
-      // Nothing in flight: the request past the limit may join them (a burst of Remaining + 1 at once).
-      if (left >= 1) return { kind: 'grant', count: Math.min(count, this.inflight === 0 && !req.withinRemaining ? left + 1 : left) };
+      if (left >= 1) return this.exhaustGrant(count, left, req.withinRemaining === true);
       if (this.inflight > 0) return { kind: 'wait', reason: `${label}: the requests in flight spend what Remaining allows` };
       return { kind: 'grant', count: 1 }; // the request past the limit, sent alone
     }
@@ -199,6 +208,23 @@ export class KeyPacer {
       untilReset,
       `X-RateLimit-Remaining ${this.remaining} on ${label} is at the reserve of ${this.options.reserve}; waiting for X-RateLimit-Reset`,
     );
+  }
+
+  /**
+   * An `exhaust` grant with `left` ≥ 1: nothing in flight, the request past the limit may join
+   * them (a burst of Remaining + 1 at once), unless the caller keeps within Remaining or this
+   * key's Remaining has already failed to predict a 429.
+   */
+  private exhaustGrant(count: number, left: number, withinRemaining: boolean): Decision {
+    const joinPast = this.inflight === 0 && !withinRemaining;
+    if (joinPast && this.unpredictedSince === undefined) return { kind: 'grant', count: Math.min(count, left + 1) };
+    const granted = Math.min(count, left);
+    if (!joinPast || count <= left) return { kind: 'grant', count: granted };
+    return {
+      kind: 'grant',
+      count: granted,
+      limitedBy: `${this.unpredictedSince}; so no burst goes past the announced limit on ${this.options.label} (a second early refusal in it could reach the server after the first 429)`,
+    };
   }
 
   private decideFallback(nowMs: number, mode: PaceMode): Decision {
@@ -330,6 +356,8 @@ export class KeyPacer {
     this.resetServerMs = undefined;
     if (predicted) return { blockedForMs, retryAfterProblem };
     this.stats.unpredicted429 = (this.stats.unpredicted429 ?? 0) + 1;
+    // Only a Remaining that said there was room is contradicted; an unknown one predicts nothing.
+    if (known !== undefined) this.unpredictedSince ??= `a 429 on ${label} came while its X-RateLimit-Remaining said ${known} with ${this.inflight + 1} in flight`;
     const reason =
       `a 429 on ${label} that its own X-RateLimit-Remaining (${known ?? 'unknown'}) did not predict: the limit may be ` +
       `shared by several keys, so every key of the run waits its Retry-After`;

@@ -113,7 +113,7 @@ function pumpKey(k: KeyState, now: () => number, again: () => void, lease: (w: W
       continue;
     }
     k.pacer.granted(t, d.count);
-    w.resolve({ lease: lease(w, d.count, t), granted: d.count });
+    w.resolve({ lease: lease(w, d.count, t), granted: d.count, ...(d.limitedBy ? { limitedBy: d.limitedBy } : {}) });
   }
 }
 

@@ -81,6 +81,22 @@ test('exhaust: with nothing in flight a grant asked beyond Remaining is Remainin
   expect(p.decide(T0, { mode: 'paced' }).kind).toBe('wait');
 });
 
+test('exhaust: after a 429 its Remaining did not predict, the key gets no burst past the announced limit, and the grant says why', () => {
+  const p = pacer();
+  answer(p, 200, h(2, reset(30)));
+  p.granted(T0, 2);
+  p.observe({ status: 200, headers: h(1, reset(30)), receivedAtMs: T0, mode: 'exhaust' });
+  // Remaining said 1 with one in flight: the server refused one early.
+  p.observe({ status: 429, headers: h(0, reset(30), T0, { 'Retry-After': '2' }), receivedAtMs: T0, mode: 'exhaust' });
+  const later = T0 + 31_000;
+  answer(p, 200, h(5, reset(90), later), later);
+  const d = p.decide(later, { mode: 'exhaust', count: 50 });
+  expect(d).toMatchObject({ kind: 'grant', count: 5 });
+  expect(d.kind === 'grant' && d.limitedBy).toMatch(/<API_KEY>.*X-RateLimit-Remaining said 1.*no burst goes past the announced limit/);
+  // Within Remaining nothing is withheld, so nothing needs saying.
+  expect(p.decide(later, { mode: 'exhaust', count: 3 })).toEqual({ kind: 'grant', count: 3 });
+});
+
 test('answers out of order: the lowest Remaining of one Reset is kept, a newer Reset replaces it, an older one is ignored', () => {
   const p = pacer(0);
   answer(p, 200, h(5, reset(30)));
