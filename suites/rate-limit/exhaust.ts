@@ -9,7 +9,9 @@
  * Fixed windows, sliding windows and token buckets are all legitimate: a Remaining that goes back
  * up is a refill or a new window, never a failure. Over-admission is counted over the whole window
  * from its first request, probes included: more 2xx with one X-RateLimit-Reset than its Limit, or
- * a 2xx past Remaining 0 in the same window.
+ * a 2xx past Remaining 0 in the same window, once the window is known to be fixed (its Reset held
+ * still while the server's clock moved on a second: a sliding window's Reset moves every second,
+ * and it may let a request in past Remaining 0 whenever an old one leaves it).
  * It records what it saw; the checks of `retry-after.spec.ts` judge the record, one requirement
  * each. The sender is injected, so the logic is testable without a server.
  */
@@ -112,6 +114,21 @@ export class WindowCounter {
   }
 }
 
+/**
+ * Whether `later` shows that the Reset of `first` held still while the server's clock moved on:
+ * their Date headers name different seconds (without Date, more than 1.5 s passed here). A Reset
+ * computed from the time of the newest request (a sliding window) changes every second, so only
+ * a fixed window's Reset passes this; Date and Reset have one-second resolution, and within one
+ * second the two cannot be told apart.
+ */
+export function resetHeldStill(first: Snapshot | undefined, later: Snapshot): boolean {
+  if (!first) return false;
+  const a = rateLimitOf(first).dateMs;
+  const b = rateLimitOf(later).dateMs;
+  if (a !== undefined && b !== undefined) return Math.floor(b / 1000) > Math.floor(a / 1000);
+  return later.receivedAtMs - first.receivedAtMs > 1500;
+}
+
 /** Bursts in a row that did not bring Remaining down before the sequence gives up (not certified). */
 const MAX_STALLS = 8;
 
@@ -128,10 +145,14 @@ interface Sequence {
   stalls: number;
   /** The response the count goes by (the tightest of the last burst). */
   res: Snapshot;
+  /** The first response that carried each X-RateLimit-Reset value. */
+  firstWithReset: Map<number, Snapshot>;
+  /** Requests let in past Remaining 0 before their Reset was seen to hold still over a second. */
+  withinSecond: number;
 }
 
 /** The burst sender of a sequence: sends, counts what was sent and the largest burst, and records the first over-admission of any window. */
-function burster(o: ExhaustOptions, rec: ExhaustRecord): Sequence['burst'] {
+function burster(o: ExhaustOptions, rec: ExhaustRecord, firstWithReset: Map<number, Snapshot>): Sequence['burst'] {
   const windows = new WindowCounter();
   const sendBurst =
     o.sendBurst ??
@@ -145,6 +166,8 @@ function burster(o: ExhaustOptions, rec: ExhaustRecord): Sequence['burst'] {
     rec.bursts!++;
     rec.largestBurst = Math.max(rec.largestBurst!, batch.length);
     for (const s of batch) {
+      const reset = rateLimitOf(s).reset;
+      if (reset !== undefined && !firstWithReset.has(reset)) firstWithReset.set(reset, s);
       const over = windows.add(s);
       if (over && !rec.overAdmission) rec.overAdmission = over;
     }
@@ -251,11 +274,20 @@ async function pastTheLimit(q: Sequence, startReset: number | undefined): Promis
     rec.aborted = `${res.label}: expected 429 past the limit, observed ${res.status}`;
     return 'stop';
   }
+  return admittedPastZero(q, last, res, startReset);
+}
+
+/**
+ * A request was let in past Remaining 0 (`last` said 0, `res` is the 2xx). Over-admission only
+ * when the window is known fixed; otherwise the count goes on (`again`), within bounds.
+ */
+function admittedPastZero(q: Sequence, last: Snapshot, res: Snapshot, startReset: number | undefined): 'again' | 'stop' {
+  const { o, rec } = q;
   const a = rateLimitOf(last);
   const b = rateLimitOf(res);
   // Only a window whose Reset held still through the count can be judged: a new Reset is a new
   // window, and a Reset that moved during the count is a sliding window or a token bucket, which
-  // may let one more in as soon as it refills (Remaining is rounded down). Legitimate: count again.
+  // may let one more in as soon as it refills (Remaining is rounded down).
   const windowMoved =
     b.reset !== a.reset ||
     a.reset !== startReset ||
@@ -268,6 +300,13 @@ async function pastTheLimit(q: Sequence, startReset: number | undefined): Promis
       return 'stop';
     }
     q.log('[rate-limit] a new window began (or the key refilled) just as Remaining reached 0; counting again');
+    return 'again';
+  }
+  // A Reset not yet seen to hold still over a second may be a sliding window letting in one
+  // request per old one that leaves it. Probed again, at most Limit times: a fixed window that
+  // keeps admitting is then over its Limit under one Reset, which the window count records.
+  if (!resetHeldStill(q.firstWithReset.get(startReset!), res) && q.withinSecond++ < (b.limit ?? a.limit ?? 0)) {
+    q.log('[rate-limit] one more was let in past Remaining 0 within the second its Reset was first seen (a sliding window frees a request as an old one leaves); probing again');
     return 'again';
   }
   rec.overAdmission =
@@ -319,10 +358,11 @@ async function retryAfterRefusal(q: Sequence): Promise<void> {
 /** Runs the 429 sequence on one key and returns its record (see the file's comment). */
 export async function exhaust(o: ExhaustOptions): Promise<ExhaustRecord> {
   const rec: ExhaustRecord = { key: o.key, sent: 0, restarts: 0, bursts: 0, largestBurst: 0 };
-  const burst = burster(o, rec);
+  const firstWithReset = new Map<number, Snapshot>();
+  const burst = burster(o, rec, firstWithReset);
   const [res] = await burst(1, true);
   const q: Sequence = {
-    o, rec, burst, res, stalls: 0,
+    o, rec, burst, res, stalls: 0, firstWithReset, withinSecond: 0,
     log: o.log ?? (() => {}),
     maxRestarts: o.maxWindowRestarts ?? 3,
     maxConcurrency: Math.max(1, o.maxConcurrency ?? 32),

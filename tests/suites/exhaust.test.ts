@@ -4,7 +4,7 @@
  * never send after a 429 unless Retry-After allows it.
  */
 import { test, expect } from '@playwright/test';
-import { exhaust, type Snapshot } from '../../suites/rate-limit/exhaust.ts';
+import { exhaust, resetHeldStill, type Snapshot } from '../../suites/rate-limit/exhaust.ts';
 
 interface Limiter {
   limit: number;
@@ -32,12 +32,13 @@ function snapshot(l: Limiter, status: number, extra: Record<string, string> = {}
 }
 
 /** A fixed-window limiter; `admitExtra` admits that many requests past the limit, `refuseEarly` refuses at Remaining 1. */
-function limiter(opts: { limit?: number; admitExtra?: number; refuseEarly?: boolean; retryAfter?: string; resetAfter?: number } = {}) {
-  const l: Limiter = { limit: opts.limit ?? 5, used: 0, reset: 1_800_000_060, now: 1_800_000_000 };
+function limiter(opts: { limit?: number; admitExtra?: number; refuseEarly?: boolean; retryAfter?: string; resetAfter?: number; usedBefore?: number; secondsPerRequest?: number } = {}) {
+  const l: Limiter = { limit: opts.limit ?? 5, used: opts.usedBefore ?? 0, reset: 1_800_000_060, now: 1_800_000_000 };
   let calls = 0;
   const log: number[] = [];
   const send = async (): Promise<Snapshot> => {
     calls++;
+    l.now += opts.secondsPerRequest ?? 0;
     if (opts.resetAfter !== undefined && calls === opts.resetAfter) {
       l.used = 0;
       l.reset += 60;
@@ -81,6 +82,79 @@ test('over-admission: a request admitted after Remaining reached 0 is recorded a
   expect(r.refused).toBeUndefined();
   expect(log).toEqual([200, 200, 200, 200, 200, 200]);
 });
+
+test('over-admission past Remaining 0 on a key used before the sequence: a fixed window (Reset held still over seconds) is recorded', async () => {
+  // Two requests of the window were spent before the sequence, so its own count stays within Limit.
+  const { send, log } = limiter({ admitExtra: 1, usedBefore: 2, secondsPerRequest: 1 });
+  const r = await run(send);
+  expect(r.overAdmission).toContain('admitted after X-RateLimit-Remaining reached 0');
+  expect(r.refused).toBeUndefined();
+  expect(log).toEqual([200, 200, 200, 200]);
+});
+
+/**
+ * A sliding-log limiter on a millisecond clock: Reset is when the window is fully free (newest
+ * request + window), so it moves every second. Requests admitted before the sequence leave the
+ * window one by one just as the sequence reaches Remaining 0, within one second.
+ */
+function slidingLimiter(o: { limit: number; windowMs: number; before: number[]; startMs: number; msPerRequest: number }) {
+  const log = [...o.before];
+  let now = o.startMs;
+  const statuses: number[] = [];
+  const send = async (): Promise<Snapshot> => {
+    now += o.msPerRequest;
+    while (log.length && log[0]! + o.windowMs <= now) log.shift();
+    const admitted = log.length < o.limit;
+    if (admitted) log.push(now);
+    statuses.push(admitted ? 200 : 429);
+    return {
+      label: `GET /v1/inventory → ${admitted ? 200 : 429}`,
+      status: admitted ? 200 : 429,
+      headers: {
+        'x-ratelimit-limit': String(o.limit),
+        'x-ratelimit-remaining': String(o.limit - log.length),
+        'x-ratelimit-reset': String(Math.ceil(((admitted ? now : log.at(-1)!) + o.windowMs) / 1000)),
+        date: new Date(now).toUTCString(),
+        ...(admitted ? {} : { 'retry-after': String(Math.ceil((log[0]! + o.windowMs - now) / 1000)) }),
+      },
+      text: '',
+      receivedAtMs: now,
+    };
+  };
+  return { send, statuses };
+}
+
+test('a sliding window that lets one in past Remaining 0 as an old request leaves it, within one second, is no over-admission', async () => {
+  const start = 1_800_000_000_000;
+  // Five requests admitted just under 5 s before the sequence: they leave the 5 s window one per
+  // request, from the first request after the count reached Remaining 0 (at 70 ms).
+  const before = [0, 1, 2, 3, 4].map((i) => start - 4_928 + 2 * i);
+  const { send, statuses } = slidingLimiter({ limit: 10, windowMs: 5_000, before, startMs: start + 60, msPerRequest: 2 });
+  const r = await run(send);
+  expect(r.overAdmission).toBeUndefined();
+  expect(r.earlyRefusal).toBeUndefined();
+  expect(r.refused?.status).toBe(429);
+  // The count reached 0 before the old requests left; the probes past it were let in as they left.
+  expect(statuses.filter((s) => s === 200).length).toBeGreaterThan(5);
+});
+
+for (const [name, first, later, held] of [
+  ['Date one second on', { date: 0, at: 0 }, { date: 1_000, at: 10 }, true],
+  ['Date the same second', { date: 0, at: 0 }, { date: 999, at: 999 }, false],
+  ['no Date, 2 s here', { at: 0 }, { at: 2_000 }, true],
+  ['no Date, 1 s here', { at: 0 }, { at: 1_000 }, false],
+] as const) {
+  test(`resetHeldStill: ${name} → ${held}`, () => {
+    const snap = (x: { date?: number; at: number }): Snapshot => ({
+      label: 'GET /v1/inventory → 200',
+      status: 200,
+      headers: x.date === undefined ? {} : { date: new Date(1_800_000_000_000 + x.date).toUTCString() },
+      text: '',
+      receivedAtMs: 1_800_000_000_000 + x.at,
+    });
+    expect(resetHeldStill(snap(first), snap(later))).toBe(held);
+  });
+}
 
 test('off by one: a 429 while Remaining said one was left is recorded', async () => {
   const { send } = limiter({ refuseEarly: true });
