@@ -105,8 +105,10 @@ export async function runCase(c: MatrixCase, options: RunCaseOptions = {}): Prom
       outcome.problems = (report.problems ?? []).map((p) => `${p.kind}: ${p.reason}`);
       for (const r of report.requirements ?? []) {
         if (r.status !== 'fail') continue;
-        const reason = (r.reason ?? r.evidence?.find((e) => e.errors?.length)?.errors?.[0] ?? '').split('\n')[0]!.slice(0, 300);
-        if (/^no test result\b/.test(reason)) {
+        // The verdict's reason names the failing test; its first error says what was observed.
+        const error = r.evidence?.find((e) => e.errors?.length)?.errors?.[0]?.split('\n').find((l) => l.trim());
+        const reason = [(r.reason ?? '').split('\n')[0], error?.trim().slice(0, 400)].filter(Boolean).join(' — ').slice(0, 600);
+        if (/^no test result\b/.test(r.reason ?? '')) {
           outcome.unevidenced.push(r.id);
           continue;
         }
