@@ -91,14 +91,22 @@ export function tightest(batch: readonly Snapshot[]): Snapshot {
 
 /**
  * Counts 2xx per window (same X-RateLimit-Reset, epoch seconds) from the sequence's first
- * request; returns the over-admission found, if any.
+ * request; returns the over-admission found, if any. Remembers the first response that carried
+ * each Reset value.
  */
 export class WindowCounter {
   private admitted = new Map<number, { count: number; limit: number }>();
+  private first = new Map<number, Snapshot>();
+
+  /** The first response of the sequence that carried X-RateLimit-Reset `reset`. */
+  firstWith(reset: number | undefined): Snapshot | undefined {
+    return reset === undefined ? undefined : this.first.get(reset);
+  }
 
   add(s: Snapshot): string | undefined {
-    if (!ok(s)) return undefined;
     const info = rateLimitOf(s);
+    if (info.reset !== undefined && !this.first.has(info.reset)) this.first.set(info.reset, s);
+    if (!ok(s)) return undefined;
     if (info.reset === undefined || info.reset < 1e9 || info.reset > 1e12 || info.limit === undefined) return undefined;
     // In the last second before Reset (Date and Reset have one-second resolution) a sliding
     // window may already have let its oldest request go while Reset still reads the same: not counted.
@@ -145,15 +153,14 @@ interface Sequence {
   stalls: number;
   /** The response the count goes by (the tightest of the last burst). */
   res: Snapshot;
-  /** The first response that carried each X-RateLimit-Reset value. */
-  firstWithReset: Map<number, Snapshot>;
+  /** The sequence's count per X-RateLimit-Reset (over-admission, first response with each). */
+  windows: WindowCounter;
   /** Requests let in past Remaining 0 before their Reset was seen to hold still over a second. */
   withinSecond: number;
 }
 
 /** The burst sender of a sequence: sends, counts what was sent and the largest burst, and records the first over-admission of any window. */
-function burster(o: ExhaustOptions, rec: ExhaustRecord, firstWithReset: Map<number, Snapshot>): Sequence['burst'] {
-  const windows = new WindowCounter();
+function burster(o: ExhaustOptions, rec: ExhaustRecord, windows: WindowCounter): Sequence['burst'] {
   const sendBurst =
     o.sendBurst ??
     (async (_count: number, evidence: boolean) => {
@@ -166,8 +173,6 @@ function burster(o: ExhaustOptions, rec: ExhaustRecord, firstWithReset: Map<numb
     rec.bursts!++;
     rec.largestBurst = Math.max(rec.largestBurst!, batch.length);
     for (const s of batch) {
-      const reset = rateLimitOf(s).reset;
-      if (reset !== undefined && !firstWithReset.has(reset)) firstWithReset.set(reset, s);
       const over = windows.add(s);
       if (over && !rec.overAdmission) rec.overAdmission = over;
     }
@@ -305,7 +310,7 @@ function admittedPastZero(q: Sequence, last: Snapshot, res: Snapshot, startReset
   // A Reset not yet seen to hold still over a second may be a sliding window letting in one
   // request per old one that leaves it. Probed again, at most Limit times: a fixed window that
   // keeps admitting is then over its Limit under one Reset, which the window count records.
-  if (!resetHeldStill(q.firstWithReset.get(startReset!), res) && q.withinSecond++ < (b.limit ?? a.limit ?? 0)) {
+  if (!resetHeldStill(q.windows.firstWith(startReset), res) && q.withinSecond++ < (b.limit ?? a.limit ?? 0)) {
     q.log('[rate-limit] one more was let in past Remaining 0 within the second its Reset was first seen (a sliding window frees a request as an old one leaves); probing again');
     return 'again';
   }
@@ -358,11 +363,11 @@ async function retryAfterRefusal(q: Sequence): Promise<void> {
 /** Runs the 429 sequence on one key and returns its record (see the file's comment). */
 export async function exhaust(o: ExhaustOptions): Promise<ExhaustRecord> {
   const rec: ExhaustRecord = { key: o.key, sent: 0, restarts: 0, bursts: 0, largestBurst: 0 };
-  const firstWithReset = new Map<number, Snapshot>();
-  const burst = burster(o, rec, firstWithReset);
+  const windows = new WindowCounter();
+  const burst = burster(o, rec, windows);
   const [res] = await burst(1, true);
   const q: Sequence = {
-    o, rec, burst, res, stalls: 0, firstWithReset, withinSecond: 0,
+    o, rec, burst, res, stalls: 0, windows, withinSecond: 0,
     log: o.log ?? (() => {}),
     maxRestarts: o.maxWindowRestarts ?? 3,
     maxConcurrency: Math.max(1, o.maxConcurrency ?? 32),
