@@ -1,5 +1,5 @@
 import { defineConfig } from '@playwright/test';
-import { CODE_EXT } from './core/paths.ts';
+import { CODE_EXT, phaseOutputDir } from './core/paths.ts';
 import { readSettings } from './settings/index.ts';
 
 /**
@@ -33,7 +33,8 @@ export interface PhaseMetadata {
 export default defineConfig({
   testDir: 'suites',
   testMatch: `**/*.spec${ext}`,
-  outputDir: `${values.REPORTS_DIR}/test-results`,
+  // Each project (phase) has its own output folder (`phaseOutputDir`): phases overlap, and
+  // Playwright empties a project's output folder when it starts.
   // The run-wide pacer (suites/pacing): started here unless certify passes CONFORMANCE_PACER_URL.
   globalSetup: `./suites/pacing/global-setup${ext}`,
   // A pacing wait or a Retry-After wait may take up to MAX_RETRY_AFTER_S; the 429 check sets its own.
@@ -55,12 +56,14 @@ export default defineConfig({
     {
       // API_KEY (and a few plain requests on RATE_LIMIT_KEY: its headers and plan).
       name: 'functional',
+      outputDir: phaseOutputDir(values.REPORTS_DIR, 'functional'),
       testIgnore: [`rate-limit/retry-after.spec${ext}`, 'load/**', 'generated/**'],
       metadata: { readonly: true } satisfies PhaseMetadata,
     },
     {
       // RATE_LIMIT_KEY: the 429 sequence, then the overload bursts (its recovery window is the first burst window).
       name: 'rate-limit',
+      outputDir: phaseOutputDir(values.REPORTS_DIR, 'rate-limit'),
       testMatch: [`rate-limit/retry-after.spec${ext}`, `load/overload.spec${ext}`],
       fullyParallel: false,
       metadata: { readonly: false, after: ['functional'] } satisfies PhaseMetadata,
@@ -68,6 +71,7 @@ export default defineConfig({
     {
       // LOAD_KEY: the capacity run that lists (it changes nothing), while the other phases run on their own keys.
       name: 'load',
+      outputDir: phaseOutputDir(values.REPORTS_DIR, 'load'),
       testMatch: `load/capacity.spec${ext}`,
       grepInvert: /@mutates/,
       fullyParallel: false,
@@ -78,6 +82,7 @@ export default defineConfig({
       // stateful and concurrent generated checks (suites/generated), then the capacity mix on
       // LOAD_KEY (it updates a pet the generated model judges); @mutates left out in readonly.
       name: 'generated',
+      outputDir: phaseOutputDir(values.REPORTS_DIR, 'generated'),
       testMatch: [`generated/**/*.spec${ext}`, `load/capacity.spec${ext}`],
       grep: /@generated|@mutates/,
       fullyParallel: false,

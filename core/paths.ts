@@ -58,3 +58,12 @@ export const ROOT_CONFIG = codeFile('playwright.config');
 
 /** The reports folder when `REPORTS_DIR` is not set, relative to the working directory. */
 export const DEFAULT_REPORTS_DIR = 'reports';
+
+/**
+ * The Playwright output folder of one phase inside the reports folder. Each phase has its own:
+ * Playwright empties its output folder when a run starts, and phases run at the same time, so a
+ * shared folder would be emptied under a phase that is writing into it.
+ */
+export function phaseOutputDir(reportsDir: string, phase: string): string {
+  return path.join(reportsDir, 'test-results', phase);
+}

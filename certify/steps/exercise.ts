@@ -11,7 +11,7 @@ import type { PacingSummary, VerdictInput } from '../verdict.ts';
 import { listLeftOut } from './left-out.ts';
 import { startRunPacer, type RunPacer } from './pacer.ts';
 import { interruptedExit, preflight, PREFLIGHT_EXIT } from './preflight.ts';
-import { abandonRun, type PreparedRun } from './prepare.ts';
+import { abandonRun, phaseFiles, type PreparedRun } from './prepare.ts';
 import type { ResolvedTarget } from './resolve-target.ts';
 import { runPhases } from './run-phases.ts';
 
@@ -56,7 +56,6 @@ export async function exerciseTarget(run: PreparedRun, target: ResolvedTarget, v
       ...pacer.env,
       CONFORMANCE_PROFILE: config.profile,
       REPORTS_DIR: run.reportsDir,
-      CERTIFY_REDACTIONS_FILE: run.redactionsFile,
     };
 
     const leftOut = await listLeftOut(run.leftOutPhases, config.profile, (ps) => listPhases([...ps], run.configFile, childEnv, voice.redact, path.join(run.workDir, 'list.json')));
@@ -87,9 +86,12 @@ function announceRun(run: PreparedRun, target: ResolvedTarget, { secrets, say }:
   }
 }
 
-/** Runs the profile's phases, each a Playwright run with the pacer's environment, writing its blob report. */
-function runAllPhases(
-  run: PreparedRun,
+/**
+ * Runs the profile's phases, each a Playwright run with the pacer's environment, writing into files
+ * of its own (`phaseFiles`): its output folder, its blob report, its redaction log.
+ */
+export function runAllPhases(
+  run: Pick<PreparedRun, 'config' | 'phases' | 'configFile' | 'reportsDir' | 'blobDir' | 'redactionsDir'>,
   childEnv: Record<string, string | undefined>,
   { redact, say }: RunVoice,
   progress: () => { requests: number; refused: number; waits: number },
@@ -98,21 +100,23 @@ function runAllPhases(
   const { config } = run;
   return runPhases(
     run.phases,
-    (phase) =>
-      runPhase(
+    (phase) => {
+      const files = phaseFiles(run, phase);
+      return runPhase(
         {
           phase,
           configFile: run.configFile,
-          env: childEnv,
-          blobFile: path.join(run.blobDir, `${phase}.zip`),
-          outputDir: path.join(run.reportsDir, 'test-results'),
+          env: { ...childEnv, CERTIFY_REDACTIONS_FILE: files.redactionsFile },
+          blobFile: files.blobFile,
+          outputDir: files.outputDir,
           ...(config.workers ? { workers: config.workers } : {}),
           timeoutS: config.phaseTimeoutS,
           write: say,
           ...(signal ? { signal } : {}),
         },
         redact,
-      ),
+      );
+    },
     say,
     { phaseTimeoutS: config.phaseTimeoutS, ...(signal ? { signal } : {}), progress },
   );

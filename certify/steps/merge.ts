@@ -73,16 +73,20 @@ interface RedactionRecord {
   count?: number;
 }
 
+/** The redaction logs in `dir` (one per phase), their lines in file-name order; none when the folder is absent. */
+function redactionLines(dir: string): string[] {
+  if (!fs.existsSync(dir)) return [];
+  const files = fs.readdirSync(dir).filter((f) => f.endsWith('.jsonl')).sort();
+  return files.flatMap((f) => fs.readFileSync(path.join(dir, f), 'utf8').split('\n'));
+}
+
 /**
- * What the redacting reporter logged (`CERTIFY_REDACTIONS_FILE`): attachment files a worker wrote
- * a key into (scrubbed afterwards, still a failure of the run) and how many key occurrences in
- * test errors were scrubbed in memory.
+ * What the redacting reporter logged (`CERTIFY_REDACTIONS_FILE`, one log per phase in `dir`):
+ * attachment files a worker wrote a key into (scrubbed afterwards, still a failure of the run) and
+ * how many key occurrences in test errors were scrubbed in memory.
  */
-export function readRedactions(file: string): { leaks: string[]; inMemory: number } {
-  if (!fs.existsSync(file)) return { leaks: [], inMemory: 0 };
-  const records = fs
-    .readFileSync(file, 'utf8')
-    .split('\n')
+export function readRedactions(dir: string): { leaks: string[]; inMemory: number } {
+  const records = redactionLines(dir)
     .filter(Boolean)
     .map((l) => {
       try {
@@ -121,7 +125,7 @@ export async function mergeRun(run: PreparedRun, env: Record<string, string | un
   const generatedAt = new Date().toISOString();
   const load = mergeLoadReports(reportsDir, generatedAt);
   if (load) fs.writeFileSync(path.join(reportsDir, 'load.json'), `${redact(JSON.stringify(load.document, null, 2))}\n`);
-  const redactions = readRedactions(run.redactionsFile);
+  const redactions = readRedactions(run.redactionsDir);
   if (redactions.inMemory) say(`certify: note: ${redactions.inMemory} key occurrence(s) in test errors were scrubbed before any report was written\n`);
   fs.rmSync(run.workDir, { recursive: true, force: true });
   return { ...merged, generatedAt, loadWritten: !!load, redactions };

@@ -7,7 +7,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { loadLedger } from '../../core/ledger.ts';
-import { LEDGER_FILE, REPO_ROOT, ROOT_CONFIG } from '../../core/paths.ts';
+import { LEDGER_FILE, phaseOutputDir, REPO_ROOT, ROOT_CONFIG } from '../../core/paths.ts';
 import { readSettings, type SettingValues } from '../../settings/index.ts';
 import { parseEnv, PHASES, type CertifyConfig, type Phase } from '../env.ts';
 import type { LedgerRequirement } from '../verdict.ts';
@@ -44,8 +44,8 @@ export interface PreparedRun {
   workDir: string;
   /** Where each phase writes its blob report. */
   blobDir: string;
-  /** The redacting reporter's log (`CERTIFY_REDACTIONS_FILE`). */
-  redactionsFile: string;
+  /** The redacting reporter's logs (`CERTIFY_REDACTIONS_FILE`), one file per phase. */
+  redactionsDir: string;
   configFile: string;
   gate: GateInputs;
   ledger: LedgerRequirement[];
@@ -85,10 +85,35 @@ export function prepareRun(options: PrepareOptions): Prepared {
     run: {
       config, settings, phases, leftOutPhases, replaying, folder, reportsDir, workDir,
       blobDir: path.join(reportsDir, 'blob'),
-      redactionsFile: path.join(workDir, 'redactions.jsonl'),
+      redactionsDir: path.join(workDir, 'redactions'),
       configFile, gate: gateRead.inputs, ledger, runErrors,
     },
   };
+}
+
+/** What one phase writes: files and folders of its own, never shared with a phase that may run at the same time. */
+export interface PhaseFiles {
+  /** Playwright's output folder (`--output`), emptied by Playwright when the phase starts. */
+  outputDir: string;
+  /** The phase's blob report, merged with the others after every phase has ended. */
+  blobFile: string;
+  /** The redacting reporter's log of this phase. */
+  redactionsFile: string;
+}
+
+/**
+ * The files of `phase` in `run`: each phase has its own output folder, blob and redaction log, so
+ * overlapping phases never empty or interleave what another writes. The folders are created here,
+ * before the phase starts, inside the reports folder the run owns (its manifest lists them).
+ */
+export function phaseFiles(run: Pick<PreparedRun, 'reportsDir' | 'blobDir' | 'redactionsDir'>, phase: Phase): PhaseFiles {
+  const files: PhaseFiles = {
+    outputDir: phaseOutputDir(run.reportsDir, phase),
+    blobFile: path.join(run.blobDir, `${phase}.zip`),
+    redactionsFile: path.join(run.redactionsDir, `${phase}.jsonl`),
+  };
+  for (const dir of [files.outputDir, path.dirname(files.blobFile), path.dirname(files.redactionsFile)]) fs.mkdirSync(dir, { recursive: true });
+  return files;
 }
 
 /** The requirements ledger; an unreadable one is a problem of the run (the verdict reports it), not a crash. */

@@ -126,10 +126,14 @@ test('merge: the merged results.json becomes test records; no blob, a failed mer
     expect(ok.tests.map((t) => [t.title, t.project, t.outcome, t.file])).toEqual([['AUTH-02 x', 'functional', 'passed', 'a.spec.ts']]);
     expect(ok.runErrors).toEqual(['global']);
 
-    const redactions = path.join(dir, 'redactions.jsonl');
-    fs.writeFileSync(redactions, [JSON.stringify({ kind: 'attachment-file', file: 'f.md', attachment: 'a', test: 't' }), JSON.stringify({ kind: 'in-memory', count: 2 }), 'not json'].join('\n'));
+    // One log per phase: the phases run at the same time and never append to one file.
+    const redactions = path.join(dir, 'redactions');
+    fs.mkdirSync(redactions);
+    fs.writeFileSync(path.join(redactions, 'functional.jsonl'), [JSON.stringify({ kind: 'attachment-file', file: 'f.md', attachment: 'a', test: 't' }), JSON.stringify({ kind: 'in-memory', count: 2 }), 'not json'].join('\n'));
+    fs.writeFileSync(path.join(redactions, 'load.jsonl'), `${JSON.stringify({ kind: 'in-memory', count: 1 })}\n`);
+    expect(readRedactions(path.join(dir, 'absent'))).toEqual({ leaks: [], inMemory: 0 });
     const r = readRedactions(redactions);
-    expect(r.inMemory).toBe(2);
+    expect(r.inMemory).toBe(3);
     expect(r.leaks).toEqual(['f.md (attachment "a" of "t"): a key was written there by the Playwright worker; certify scrubbed it afterwards']);
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });

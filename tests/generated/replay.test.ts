@@ -11,6 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { startReferenceTarget } from '../../certify/reference-target.ts';
+import { phaseOutputDir } from '../../core/paths.ts';
 import { startFaultProxy, throughProxy } from '../../faults/proxy.ts';
 import { faultByName } from '../../faults/catalogue/index.ts';
 import type { OperationRun } from '../../suites/generated/run-cases.ts';
@@ -31,7 +32,7 @@ function phase(env: Record<string, string | undefined>, reportsDir: string): Pro
   });
 }
 
-const runOf = (dir: string) => JSON.parse(fs.readFileSync(path.join(dir, 'test-results', '.generated', 'updateInventory-1.json'), 'utf8')) as OperationRun;
+const runOf = (dir: string) => JSON.parse(fs.readFileSync(path.join(phaseOutputDir(dir, 'generated'), '.generated', 'updateInventory-1.json'), 'utf8')) as OperationRun;
 
 test('a saved failure replays against the faulty server and passes against the fixed one', async () => {
   test.setTimeout(240_000);
