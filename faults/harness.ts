@@ -77,51 +77,71 @@ interface ConformanceJson {
 
 /** Runs one case to the end and cleans up the servers (not the reports directory). */
 export async function runCase(c: MatrixCase, options: RunCaseOptions = {}): Promise<CaseOutcome> {
+  return (await runCaseTogether(c, 1, options))[0]!;
+}
+
+/**
+ * Runs `count` certify runs of one case at the same time, with the same keys, against one target
+ * behind one proxy (two pipelines certifying one staging), and cleans up the servers (not the
+ * reports directories). What the proxy counted is the target's view of both runs together.
+ */
+export async function runCaseTogether(c: MatrixCase, count: number, options: RunCaseOptions = {}): Promise<CaseOutcome[]> {
   const started = Date.now();
-  const reportsDir = fs.mkdtempSync(path.join(options.workDir ?? os.tmpdir(), `matrix-${c.id.replace(/[^\w-]+/g, '_')}-`));
   const target = c.upstream ? await c.upstream() : await startReferenceTarget(c.store ? { server: { store: c.store() } } : {});
   const proxy = await startFaultProxy({ upstream: target.server.baseUrl.replace(/\/v1\/?$/, ''), fault: c.proxy?.(), env: target.env });
   try {
-    const env: Record<string, string | undefined> = {
-      ...inheritedEnv(),
-      ...throughProxy(target.env, proxy.url),
-      ...(c.basePath ? { BASE_URL: proxy.url.replace(/\/$/, '') + c.basePath } : {}),
-      CONFORMANCE_PROFILE: c.profile ?? 'full',
-      REPORTS_DIR: reportsDir,
-      ...options.env,
-      ...c.env,
+    const one = async (): Promise<CaseOutcome> => {
+      const reportsDir = fs.mkdtempSync(path.join(options.workDir ?? os.tmpdir(), `matrix-${c.id.replace(/[^\w-]+/g, '_')}-`));
+      const env: Record<string, string | undefined> = {
+        ...inheritedEnv(),
+        ...throughProxy(target.env, proxy.url),
+        ...(c.basePath ? { BASE_URL: proxy.url.replace(/\/$/, '') + c.basePath } : {}),
+        CONFORMANCE_PROFILE: c.profile ?? 'full',
+        REPORTS_DIR: reportsDir,
+        ...options.env,
+        ...c.env,
+      };
+      if (c.phases) env.MATRIX_PHASES = c.phases.join(',');
+      const argv = c.phases ? [TSX_CLI, path.join(REPO_ROOT, 'faults', 'certify-phases.ts')] : CERTIFY_CLI;
+      const { code, output } = await spawnCertify(argv, env, options.timeoutMs ?? 240_000);
+      const outcome = readOutcome(c.id, reportsDir, code, output, proxy.stats());
+      outcome.durationMs = Date.now() - started;
+      return outcome;
     };
-    if (c.phases) env.MATRIX_PHASES = c.phases.join(',');
-    const argv = c.phases ? [TSX_CLI, path.join(REPO_ROOT, 'faults', 'certify-phases.ts')] : CERTIFY_CLI;
-    const { code, output } = await spawnCertify(argv, env, options.timeoutMs ?? 240_000);
-    const outcome: CaseOutcome = {
-      id: c.id, verdict: 'missing', failing: [], reasons: {}, unevidenced: [], exitCode: code, durationMs: 0, reportsDir,
-      tail: output.split('\n').slice(-40).join('\n'), problems: [], retry: proxy.stats(),
-    };
-    const file = path.join(reportsDir, 'conformance.json');
-    if (fs.existsSync(file)) {
-      const report = JSON.parse(fs.readFileSync(file, 'utf8')) as ConformanceJson;
-      outcome.verdict = report.verdict === 'pass' ? 'pass' : 'fail';
-      outcome.problems = (report.problems ?? []).map((p) => `${p.kind}: ${p.reason}`);
-      for (const r of report.requirements ?? []) {
-        if (r.status !== 'fail') continue;
-        // The verdict's reason names the failing test; its first error says what was observed.
-        const error = r.evidence?.find((e) => e.errors?.length)?.errors?.[0]?.split('\n').find((l) => l.trim());
-        const reason = [(r.reason ?? '').split('\n')[0], error?.trim().slice(0, 400)].filter(Boolean).join(' — ').slice(0, 600);
-        if (/^no test result\b/.test(r.reason ?? '')) {
-          outcome.unevidenced.push(r.id);
-          continue;
-        }
-        outcome.failing.push(r.id);
-        outcome.reasons[r.id] = reason;
-      }
-    }
-    outcome.durationMs = Date.now() - started;
-    return outcome;
+    return await Promise.all(Array.from({ length: count }, one));
   } finally {
     await proxy.close();
     await target.close();
   }
+}
+
+/**
+ * The outcome of one certify run from what it wrote (`conformance.json` in `reportsDir`), its exit
+ * code, its output and what the proxy counted; `missing` when it wrote no verdict.
+ */
+export function readOutcome(id: string, reportsDir: string, code: number | null, output: string, retry: RetryStats): CaseOutcome {
+  const outcome: CaseOutcome = {
+    id, verdict: 'missing', failing: [], reasons: {}, unevidenced: [], exitCode: code, durationMs: 0, reportsDir,
+    tail: output.split('\n').slice(-40).join('\n'), problems: [], retry,
+  };
+  const file = path.join(reportsDir, 'conformance.json');
+  if (!fs.existsSync(file)) return outcome;
+  const report = JSON.parse(fs.readFileSync(file, 'utf8')) as ConformanceJson;
+  outcome.verdict = report.verdict === 'pass' ? 'pass' : 'fail';
+  outcome.problems = (report.problems ?? []).map((p) => `${p.kind}: ${p.reason}`);
+  for (const r of report.requirements ?? []) {
+    if (r.status !== 'fail') continue;
+    // The verdict's reason names the failing test; its first error says what was observed.
+    const error = r.evidence?.find((e) => e.errors?.length)?.errors?.[0]?.split('\n').find((l) => l.trim());
+    const reason = [(r.reason ?? '').split('\n')[0], error?.trim().slice(0, 400)].filter(Boolean).join(' — ').slice(0, 600);
+    if (/^no test result\b/.test(r.reason ?? '')) {
+      outcome.unevidenced.push(r.id);
+      continue;
+    }
+    outcome.failing.push(r.id);
+    outcome.reasons[r.id] = reason;
+  }
+  return outcome;
 }
 
 /** Variables of the conformance run or of an enclosing Playwright run are never inherited (`inheritedEnv`). */
