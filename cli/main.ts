@@ -11,7 +11,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { baselineFromReport, parseBaseline } from '../certify/baseline.ts';
-import { verifyCertificate, type GateResult, type WrittenCertificate } from '../certify/certificate/index.ts';
+import type { GateResult, WrittenCertificate } from '../certify/certificate/index.ts';
 import { isHarnessProblem } from '../core/results.ts';
 import { loadPrivateKey } from '../certify/certificate/sign.ts';
 import { redactorFor, secretsFromEnv } from '../core/secrets.ts';
@@ -24,6 +24,7 @@ import { configFile, crossTargetConflict, loadConfig } from './config.ts';
 import { EXIT, EXIT_DESCRIPTIONS } from '../core/exit-codes.ts';
 import { writerFor } from './output.ts';
 import { diffCommand } from './diff.ts';
+import { verifyCommand } from './verify.ts';
 import { decideReplayTarget, targetName, tokenOrigin, type TargetRef } from './replay-origin.ts';
 import { codeFile, nodeArgsFor, REPO_ROOT } from '../core/paths.ts';
 
@@ -287,25 +288,7 @@ async function replay(io: Io, args: ReturnType<typeof parseArgs>): Promise<numbe
 }
 
 function verify(io: Io, args: ReturnType<typeof parseArgs>): number {
-  const [file, ...more] = args.positionals;
-  if (!file || more.length) return usageError(io, ['verify needs exactly one certificate file'], 'verify');
-  let publicKeyPem: string | undefined;
-  if (args.own['--public-key']) {
-    try {
-      publicKeyPem = fs.readFileSync(path.resolve(io.cwd, args.own['--public-key']), 'utf8');
-    } catch {
-      return usageError(io, [`--public-key: cannot read ${args.own['--public-key']}`], 'verify');
-    }
-  }
-  if (!fs.existsSync(path.resolve(io.cwd, file))) return usageError(io, [`verify: no such file: ${file}`], 'verify');
-  const result = verifyCertificate(path.resolve(io.cwd, file), { root: REPO_ROOT, ...(publicKeyPem ? { publicKeyPem } : {}) });
-  const unsigned = result.checks.some((c) => c.name === 'signature' && c.ok && c.detail.startsWith('the certificate is not signed'));
-  if (args.own['--json'] === 'true') io.stdout(`${JSON.stringify(result, null, 2)}\n`);
-  else {
-    for (const c of result.checks) io.stdout(`${c.ok ? '✓' : '✗'} ${c.name}: ${c.detail}\n`);
-    io.stdout(result.ok ? `verify: ${file} is intact${unsigned ? ' (unsigned: self-consistent, its origin is not proven)' : ''}\n` : `verify: ${file} FAILED: ${result.checks.filter((c) => !c.ok).map((c) => c.name).join(', ')}\n`);
-  }
-  return result.ok ? EXIT.pass : EXIT.fail;
+  return verifyCommand(io, args, (errors) => usageError(io, errors, 'verify'));
 }
 
 function serve(io: Io, args: ReturnType<typeof parseArgs>): Promise<number> {
