@@ -25,6 +25,7 @@ import { EXIT, EXIT_DESCRIPTIONS } from '../core/exit-codes.ts';
 import { writerFor } from './output.ts';
 import { diffCommand } from './diff.ts';
 import { verifyCommand } from './verify.ts';
+import { submitCommand } from './submit.ts';
 import { decideReplayTarget, targetName, tokenOrigin, type TargetRef } from './replay-origin.ts';
 import { codeFile, nodeArgsFor, REPO_ROOT } from '../core/paths.ts';
 
@@ -71,6 +72,7 @@ export function help(command?: Command): string {
     lines.push(`Usage: ${BIN} <command> [flags]`, '', 'Commands:');
     for (const [c, s] of Object.entries(SUMMARY)) lines.push(`  ${c.padEnd(9)}${s}`);
     lines.push(`  ${'diff'.padEnd(9)}the requirement-level difference between two certificates (diff --help)`);
+    lines.push(`  ${'submit'.padEnd(9)}write a submission folder anyone can check from a strict, signed run (submit --help)`);
     lines.push('', 'Examples:', ...Object.values(EXAMPLES).flat().map((e) => `  ${e}`));
     lines.push('', `Run \`${BIN} <command> --help\` for its flags.`, '', 'Exit codes:', ...exitCodeLines(), '');
     return lines.join('\n');
@@ -312,6 +314,7 @@ function serve(io: Io, args: ReturnType<typeof parseArgs>): Promise<number> {
  */
 export async function main(argv: readonly string[], io: Io): Promise<number> {
   if (argv[0] === 'diff') return diffCommand(argv.slice(1), io);
+  if (argv[0] === 'submit') return submitCommand(argv.slice(1), io);
   if (!argv.includes('--json')) return dispatch(argv, io);
   let wrote = false;
   const errors: string[] = [];
