@@ -24,7 +24,7 @@ import { configFile, crossTargetConflict, loadConfig } from './config.ts';
 import { EXIT, EXIT_DESCRIPTIONS } from '../core/exit-codes.ts';
 import { writerFor } from './output.ts';
 import { diffCommand } from './diff.ts';
-import { verifyCommand } from './verify.ts';
+import { verifyCommand, VERIFY_NOTES } from './verify.ts';
 import { submitCommand } from './submit.ts';
 import { decideReplayTarget, targetName, tokenOrigin, type TargetRef } from './replay-origin.ts';
 import { codeFile, nodeArgsFor, REPO_ROOT } from '../core/paths.ts';
@@ -51,7 +51,11 @@ const EXAMPLES: Record<Command, string[]> = {
   ],
   serve: [`npx ${BIN} serve`, `npx ${BIN} serve --port 9000`, `npx ${BIN} serve --help`],
   replay: [`npx ${BIN} replay <token>                           # the token printed by a failing generated check`],
-  verify: [`npx ${BIN} verify reports/certificate.json`, `npx ${BIN} verify reports/certificate.json --public-key signer.pub.pem`],
+  verify: [
+    `npx ${BIN} verify reports/certificate.json`,
+    `npx ${BIN} verify reports/certificate.json --public-key signer.pub.pem`,
+    `npx ${BIN} verify submission/acme-acme-inventory-2.4.1 --public-key acme.pub.pem --json   # a submission folder (submit --help)`,
+  ],
   help: [],
 };
 
@@ -59,7 +63,7 @@ const SUMMARY: Record<Exclude<Command, 'help'>, string> = {
   certify: 'certify a deployment (no --base-url: the bundled reference server); writes reports/ and the certificate',
   serve: 'run the reference server (flags: serve --help)',
   replay: 'run the generated phase on one case only (CONFORMANCE_REPLAY=<token>)',
-  verify: "recompute a certificate's digests against this checkout and check its signature",
+  verify: "recompute a certificate's digests against this installed harness, check its signature and that it has not expired; or check a submission folder whole",
 };
 
 function exitCodeLines(): string[] {
@@ -77,8 +81,9 @@ export function help(command?: Command): string {
     lines.push('', `Run \`${BIN} <command> --help\` for its flags.`, '', 'Exit codes:', ...exitCodeLines(), '');
     return lines.join('\n');
   }
-  const positional = command === 'replay' ? ' <token>' : command === 'verify' ? ' <certificate.json>' : '';
+  const positional = command === 'replay' ? ' <token>' : command === 'verify' ? ' <certificate.json | submission folder>' : '';
   lines.push(`Usage: ${BIN} ${command}${positional} [flags]`, '', SUMMARY[command as Exclude<Command, 'help'>], '', 'Examples:', ...EXAMPLES[command].map((e) => `  ${e}`), '');
+  if (command === 'verify') lines.push(...VERIFY_NOTES);
   const own = Object.entries(OWN_FLAGS).filter(([, f]) => f.commands.includes(command));
   lines.push('Flags:', ...own.map(([flag, f]) => `  ${`${flag}${f.value ? ' <value>' : ''}`.padEnd(26)}${f.help}`), '');
   if (command === 'certify' || command === 'replay') {

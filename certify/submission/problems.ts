@@ -10,6 +10,8 @@ export type SubmissionProblemKind =
   | 'product'
   /** A file the submission must hold is missing (or the reports folder lacks one). */
   | 'missing-file'
+  /** A file the submission must not hold (anything but its six files and submit's marker). */
+  | 'unexpected-file'
   /** A recorded digest does not match (results, certificate, artifacts, the HTML page, the README). */
   | 'digest'
   /** The spec, ledger or interface digest is not the installed harness's. */

@@ -90,3 +90,21 @@ export function writeRun(dir: string, o: RunOptions = {}): Certificate {
   fs.writeFileSync(path.join(dir, 'certificate.html'), renderCertificateHtml(cert));
   return cert;
 }
+
+/**
+ * A submission folder assembled by hand from any run (as someone bypassing `submit` would):
+ * the files copied, product.yaml as given, the README as submit renders it. `verify` must judge
+ * it on its own.
+ */
+export async function assembleSubmission(reportsDir: string, dir: string, productYaml = PRODUCT_YAML): Promise<void> {
+  const { parseProduct } = await import('../../certify/submission/product.ts');
+  const { renderSubmissionReadme } = await import('../../certify/submission/readme.ts');
+  fs.mkdirSync(dir, { recursive: true });
+  for (const f of ['certificate.json', 'certificate.html', 'junit.xml', 'evidence.har']) fs.copyFileSync(path.join(reportsDir, f), path.join(dir, f));
+  fs.writeFileSync(path.join(dir, 'product.yaml'), productYaml);
+  const parsed = parseProduct(productYaml);
+  if (!parsed.ok) throw new Error(parsed.problems.join('; '));
+  const digests = Object.fromEntries(['certificate.html', 'certificate.json', 'evidence.har', 'junit.xml', 'product.yaml'].map((f) => [f, sha256File(path.join(dir, f))]));
+  const cert = JSON.parse(fs.readFileSync(path.join(dir, 'certificate.json'), 'utf8')) as Certificate;
+  fs.writeFileSync(path.join(dir, 'README.md'), renderSubmissionReadme(path.basename(dir), parsed.product, cert, digests));
+}
