@@ -15,7 +15,7 @@ import type { VerifyCheck } from '../certificate/verify.ts';
 import { SUBMISSION_FILES, SUBMISSION_OWNER_FILE } from './folder.ts';
 import { certificateIntegrity, installedHarness } from './integrity.ts';
 import type { SubmissionProblem } from './problems.ts';
-import { parseProduct, type Product } from './product.ts';
+import { parseProduct, submissionName, type Product } from './product.ts';
 import { renderSubmissionReadme } from './readme.ts';
 import { eligibilityProblems } from './rules.ts';
 
@@ -72,6 +72,9 @@ export function verifySubmission(dir: string, o: VerifySubmissionOptions): Submi
   const problems = fileProblems(dir);
   const { product, problems: productProblems } = readProduct(dir);
   problems.push(...productProblems);
+  if (product && path.basename(dir) !== submissionName(product)) {
+    problems.push({ kind: 'product', id: 'folder', expected: submissionName(product), observed: path.basename(dir), reason: `the folder is named ${path.basename(dir)}, but product.yaml makes it ${submissionName(product)}` });
+  }
   const certFile = path.join(dir, 'certificate.json');
   if (!fs.existsSync(certFile)) return { ok: false, checks: [], problems };
   const integrity = certificateIntegrity(certFile, { root: o.root, now: o.now, ...(o.acceptExpired ? { acceptExpired: true } : {}), ...(o.publicKeyPem ? { publicKeyPem: o.publicKeyPem } : {}) });

@@ -54,7 +54,8 @@ const edit = (file: string, change: (text: string) => string) => fs.writeFileSyn
 
 // Broken submissions: [what, break it, the problems (kind id) verify names].
 const BROKEN: [string, (dir: string, cwd: string) => void, string[], string[]?][] = [
-  ['the vendor renamed in product.yaml', (d) => edit(path.join(d, 'product.yaml'), (t) => t.replace('Acme Corp', 'Other Corp')), ['digest README.md']],
+  ['the vendor respelt in product.yaml', (d) => edit(path.join(d, 'product.yaml'), (t) => t.replace('Acme Corp', 'ACME Corp')), ['digest README.md']],
+  ['the vendor renamed in product.yaml', (d) => edit(path.join(d, 'product.yaml'), (t) => t.replace('Acme Corp', 'Other Corp')), ['product folder', 'digest README.md']],
   ['product.yaml without its contact', (d) => edit(path.join(d, 'product.yaml'), (t) => t.replace(/contact: .*\n/, '')), ['product product.yaml']],
   ['product.yaml naming another deployment', (d) => edit(path.join(d, 'product.yaml'), (t) => t.replace('inventory.acme.example', 'other.example')), ['product url', 'digest README.md']],
   ['junit.xml edited', (d) => fs.appendFileSync(path.join(d, 'junit.xml'), '<!-- -->'), ['digest artifact junit.xml', 'digest README.md']],
@@ -120,6 +121,16 @@ test('verify: a submission past its validUntil fails as expired, and passes with
   const spec = verifySubmission(dir, { root: ROOT, publicKeyPem: signer.publicKeyPem, now: new Date() });
   expect(spec.problems.map((p) => `${p.kind} ${p.id}`)).toEqual(['spec spec', 'digest README.md']);
   expect(spec.problems[0]!.reason).toMatch(/^the spec's digest recorded in the ledger differs: recorded ffffffffffffffff…, now [0-9a-f]{16}…$/);
+});
+
+test('verify: a submission folder renamed away from its product fails, naming the folder', async ({ scratch }) => {
+  const signer = newSigner();
+  const { dir } = await submitted(scratch, signer);
+  const renamed = path.join(path.dirname(dir), 'acme-inventory-2.4.1');
+  fs.renameSync(dir, renamed);
+  const r = verifySubmission(renamed, { root: ROOT, publicKeyPem: signer.publicKeyPem, now: new Date() });
+  expect(r.problems.map((p) => `${p.kind} ${p.id}`)).toEqual(['product folder', 'digest README.md']);
+  expect(r.problems[0]!.reason).toBe(`the folder is named acme-inventory-2.4.1, but product.yaml makes it ${NAME}`);
 });
 
 test('verify: --help names the submission folder; a missing folder is a usage error', async ({ scratch }) => {
