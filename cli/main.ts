@@ -318,6 +318,8 @@ function serve(io: Io, args: ReturnType<typeof parseArgs>): Promise<number> {
  * naming the result (`usage`, `unreachable`, `harness`), the exit code and the reasons.
  */
 export async function main(argv: readonly string[], io: Io): Promise<number> {
+  // The commands with their own parser: `help <command>` is their --help.
+  if (argv[0] === 'help' && (argv[1] === 'diff' || argv[1] === 'submit')) return main([argv[1], '--help'], io);
   if (argv[0] === 'diff') return diffCommand(argv.slice(1), io);
   if (argv[0] === 'submit') return submitCommand(argv.slice(1), io);
   if (!argv.includes('--json')) return dispatch(argv, io);

@@ -139,4 +139,6 @@ test('submit: usage errors name the flag; --help lists the product keys and the 
   expect(help.code).toBe(0);
   for (const word of ['vendor:', 'product:', 'version:', 'contact:', 'url:', '--reports', '--out', 'released version']) expect(help.out).toContain(word);
   expect((await cli(['--help'], cwd)).out).toMatch(/^ {2}submit {3}write a submission folder/m);
+  expect((await cli(['help', 'submit'], cwd)).out).toBe(help.out);
+  expect((await cli(['help', 'diff'], cwd)).out).toMatch(/^Usage: inventory-conformance diff/);
 });
