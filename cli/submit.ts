@@ -19,6 +19,7 @@ interface SubmitIo {
   cwd: string;
 }
 
+/** `submit --help`. */
 export const SUBMIT_HELP = [
   'Usage: inventory-conformance submit --product product.yaml [--reports DIR] [--out DIR] [--json]',
   '',

@@ -5,6 +5,7 @@
 import { EXIT } from '../../core/exit-codes.ts';
 import type { Level } from '../../core/ledger.ts';
 
+/** What kind of problem it is; a registry's bot can act on each. */
 export type SubmissionProblemKind =
   /** product.yaml is missing, not YAML, breaks schemas/product.schema.json, or names another deployment than the certificate. */
   | 'product'

@@ -13,6 +13,7 @@ import { REPO_ROOT } from '../../core/paths.ts';
 /** The product's JSON Schema, in the harness (a clone's `schemas/`, the package's `dist/schemas/`). */
 export const PRODUCT_SCHEMA_FILE = path.join(REPO_ROOT, 'schemas', 'product.schema.json');
 
+/** A product.yaml, once it passed the schema. */
 export interface Product {
   vendor: string;
   product: string;

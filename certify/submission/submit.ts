@@ -20,6 +20,7 @@ import { parseProduct, productYaml, submissionName, type Product } from './produ
 import { renderSubmissionReadme } from './readme.ts';
 import { eligibilityProblems } from './rules.ts';
 
+/** What `submit` reads, where it writes, and the keys it must keep out of what it writes. */
 export interface SubmitOptions {
   productFile: string;
   /** The run's reports folder (certificate.json, certificate.html, junit.xml, evidence.har). */
@@ -34,6 +35,7 @@ export interface SubmitOptions {
   now?: Date;
 }
 
+/** The folder written, or every reason it was not (nothing written then). */
 export type SubmitResult = { ok: true; dir: string; files: string[] } | { ok: false; problems: SubmissionProblem[] };
 
 /** The files copied from the reports folder as they are. */

@@ -19,6 +19,7 @@ import { parseProduct, submissionName, type Product } from './product.ts';
 import { renderSubmissionReadme } from './readme.ts';
 import { eligibilityProblems } from './rules.ts';
 
+/** What a submission is judged against: the installed harness, the vendor's key, the clock. */
 export interface VerifySubmissionOptions {
   /** The installed harness the submission is judged against. */
   root: string;
@@ -28,6 +29,7 @@ export interface VerifySubmissionOptions {
   acceptExpired?: boolean;
 }
 
+/** `ok` iff there is no problem. */
 export interface SubmissionVerdict {
   ok: boolean;
   /** The certificate's checks (verifyCertificate), when it could be read. */
