@@ -87,6 +87,15 @@ function scanWritten(dir: string, files: readonly string[], secrets: readonly Se
   return lines.map((l) => ({ kind: 'secret', id: l.split(':')[0], expected: 'no key in any encoding', observed: l, reason: `${l}: the submission was removed` }));
 }
 
+/** Writes the six files and the marker into `dir` (already submit's). */
+function writeFiles(dir: string, name: string, reportsDir: string, product: Product, cert: Certificate): void {
+  for (const f of COPIED) fs.copyFileSync(path.join(reportsDir, f), path.join(dir, f));
+  fs.writeFileSync(path.join(dir, 'product.yaml'), productYaml(product));
+  const digests = Object.fromEntries(SUBMISSION_FILES.filter((f) => f !== 'README.md').map((f) => [f, sha256File(path.join(dir, f))]));
+  fs.writeFileSync(path.join(dir, 'README.md'), renderSubmissionReadme(name, product, cert, digests));
+  fs.writeFileSync(path.join(dir, SUBMISSION_OWNER_FILE), ownerFileText(SUBMISSION_FILES));
+}
+
 /** Writes the submission, or returns why not (nothing written then). */
 export function submit(o: SubmitOptions): SubmitResult {
   const root = o.root ?? REPO_ROOT;
@@ -96,13 +105,21 @@ export function submit(o: SubmitOptions): SubmitResult {
   if (problems.length || !read.product || !cert) return { ok: false, problems };
   const name = submissionName(read.product);
   const dir = path.resolve(o.outDir, name);
-  const claimed = claimSubmissionDir(dir);
-  if (claimed) return { ok: false, problems: [{ kind: 'output-folder', id: name, expected: 'a fresh folder, or one submit wrote', observed: claimed, reason: claimed }] };
-  for (const f of COPIED) fs.copyFileSync(path.join(o.reportsDir, f), path.join(dir, f));
-  fs.writeFileSync(path.join(dir, 'product.yaml'), productYaml(read.product));
-  const digests = Object.fromEntries(SUBMISSION_FILES.filter((f) => f !== 'README.md').map((f) => [f, sha256File(path.join(dir, f))]));
-  fs.writeFileSync(path.join(dir, 'README.md'), renderSubmissionReadme(name, read.product, cert, digests));
-  fs.writeFileSync(path.join(dir, SUBMISSION_OWNER_FILE), ownerFileText(SUBMISSION_FILES));
+  const folderProblem = (why: string): SubmitResult => ({ ok: false, problems: [{ kind: 'output-folder', id: name, expected: 'a fresh folder, or one submit wrote', observed: why, reason: why }] });
+  let claimed: string | undefined;
+  try {
+    claimed = claimSubmissionDir(dir);
+  } catch (error) {
+    claimed = `${dir}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`;
+  }
+  if (claimed) return folderProblem(claimed);
+  try {
+    writeFiles(dir, name, o.reportsDir, read.product, cert);
+  } catch (error) {
+    // A disk full or a permission refused half-way: what was written goes, nothing else.
+    for (const f of [...SUBMISSION_FILES, SUBMISSION_OWNER_FILE]) fs.rmSync(path.join(dir, f), { force: true });
+    return folderProblem(`${dir}: could not be written (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}); what was written was removed`);
+  }
   const leaks = scanWritten(dir, SUBMISSION_FILES, o.secrets);
   if (leaks.length) return { ok: false, problems: leaks };
   return { ok: true, dir, files: [...SUBMISSION_FILES] };

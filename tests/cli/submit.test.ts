@@ -118,6 +118,15 @@ test('submit: never writes into a folder it did not write, and leaves its files 
   expect(fs.readFileSync(path.join(dir, 'extra.md'), 'utf8')).toBe('mine\n');
 });
 
+test('submit: an output folder it cannot create is refused in one line, not a crash', async ({ scratch }) => {
+  const cwd = workspace(scratch);
+  fs.writeFileSync(path.join(cwd, 'occupied'), 'a file, not a folder\n');
+  const r = await cli(['submit', '--product', 'product.yaml', '--out', 'occupied'], cwd);
+  expect(r.code).toBe(2);
+  expect(r.err).toMatch(/^submit: refused: output-folder acme-corp-acme-inventory-2\.4\.1: .*occupied\/acme-corp-acme-inventory-2\.4\.1: ENOTDIR$/m);
+  expect(fs.readFileSync(path.join(cwd, 'occupied'), 'utf8')).toBe('a file, not a folder\n');
+});
+
 test('submit: a key of the environment found in what it wrote removes the submission and exits 5, never printing the key', async ({ scratch }) => {
   const key = 'sk_live_submission_0123456789';
   const cwd = workspace(scratch, { evidence: `leaked ${Buffer.from(`Bearer ${key}`).toString('base64')}` });
