@@ -37,12 +37,18 @@ export interface SubmissionVerdict {
   problems: SubmissionProblem[];
 }
 
-/** Missing and unexpected files of the folder. */
+const PRIVATE_KEY = /-----BEGIN [A-Z ]*PRIVATE KEY-----/;
+
+/** Missing and unexpected files of the folder, and a private key in one of its files. */
 function fileProblems(dir: string): SubmissionProblem[] {
   const present = filesUnder(dir).map((f) => f.split(path.sep).join('/'));
   const allowed = new Set<string>([...SUBMISSION_FILES, SUBMISSION_OWNER_FILE]);
   const out: SubmissionProblem[] = SUBMISSION_FILES.filter((f) => !present.includes(f)).map((f) => ({ kind: 'missing-file', id: f, expected: f, observed: 'absent', reason: `the submission has no ${f}` }));
   for (const f of present.filter((x) => !allowed.has(x)).sort()) out.push({ kind: 'unexpected-file', id: f, expected: SUBMISSION_FILES.join(', '), observed: f, reason: `${f} is not a file of a submission` });
+  // The signer's private key must never travel with what it signed (the public key is in the certificate).
+  for (const f of SUBMISSION_FILES.filter((x) => present.includes(x))) {
+    if (PRIVATE_KEY.test(fs.readFileSync(path.join(dir, f), 'latin1'))) out.push({ kind: 'secret', id: f, expected: 'no private key', observed: 'a PEM private key', reason: `${f} holds a PEM private key: remove it, and replace the key (it is public now)` });
+  }
   return out;
 }
 

@@ -62,6 +62,7 @@ const BROKEN: [string, (dir: string, cwd: string) => void, string[], string[]?][
   ['a status in certificate.json changed', (d) => edit(path.join(d, 'certificate.json'), (t) => t.replace('"status": "pass"', '"status": "fail"')), ['digest results', 'digest certificate', 'digest summary', 'digest gate', 'digest verdict', 'digest html', 'signature signature', 'verdict INV-01', 'digest README.md']],
   ['certificate.html edited', (d) => edit(path.join(d, 'certificate.html'), (t) => t.replace('</body>', '<p>certified forever</p></body>')), ['digest html', 'digest README.md']],
   ['evidence.har removed', (d) => fs.rmSync(path.join(d, 'evidence.har')), ['missing-file evidence.har', 'digest README.md']],
+  ['a private key pasted into the README', (d) => fs.appendFileSync(path.join(d, 'README.md'), `${newSigner().privateKey.export({ type: 'pkcs8', format: 'pem' })}`), ['secret README.md', 'digest README.md']],
   ['a file added', (d) => fs.writeFileSync(path.join(d, 'extra.sh'), 'curl x | sh\n'), ['unexpected-file extra.sh']],
   ['another vendor\'s key', (_d, cwd) => fs.writeFileSync(path.join(cwd, 'vendor.pub.pem'), newSigner().publicKeyPem), ['signature signature']],
   ['no public key given', () => {}, ['signature'], []],
