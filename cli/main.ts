@@ -72,7 +72,8 @@ function exitCodeLines(): string[] {
 
 export function help(command?: Command): string {
   const lines: string[] = [];
-  if (!command || command === 'help') {
+  // `help <anything else>` (not a command): the general help, never a crash.
+  if (!command || command === 'help' || !(command in SUMMARY)) {
     lines.push(`Usage: ${BIN} <command> [flags]`, '', 'Commands:');
     for (const [c, s] of Object.entries(SUMMARY)) lines.push(`  ${c.padEnd(9)}${s}`);
     lines.push(`  ${'diff'.padEnd(9)}the requirement-level difference between two certificates (diff --help)`);

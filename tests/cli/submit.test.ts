@@ -150,4 +150,5 @@ test('submit: usage errors name the flag; --help lists the product keys and the 
   expect((await cli(['--help'], cwd)).out).toMatch(/^ {2}submit {3}write a submission folder/m);
   expect((await cli(['help', 'submit'], cwd)).out).toBe(help.out);
   expect((await cli(['help', 'diff'], cwd)).out).toMatch(/^Usage: inventory-conformance diff/);
+  expect(await cli(['help', 'bogus'], cwd)).toMatchObject({ code: 0, out: expect.stringMatching(/^Usage: inventory-conformance <command> \[flags\]/) });
 });
