@@ -20,6 +20,7 @@ export const OWN_FLAGS: Record<string, { value: boolean; help: string; commands:
   '--list-cases': { value: false, help: 'print the coverage cases of the generated phase per operation and location (and which the budget leaves out), then stop; nothing is sent', commands: ['certify'] },
   '--write-baseline': { value: true, help: "write the run's failed requirements as a baseline file (then pass it with --baseline)", commands: ['certify'] },
   '--public-key': { value: true, help: 'verify: PEM public key that must have signed the certificate (an unsigned one then fails)', commands: ['verify'] },
+  '--accept-expired': { value: false, help: 'verify: report a certificate past its validUntil without failing on it', commands: ['verify'] },
   '--help': { value: false, help: 'this help', commands: ['certify', 'serve', 'replay', 'verify', 'help'] },
 };
 

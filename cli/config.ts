@@ -33,6 +33,7 @@ export const TOP_FIELDS: Record<string, string> = {
   baseline: 'CONFORMANCE_BASELINE',
   reportsDir: 'REPORTS_DIR',
   signingKeyFile: 'CONFORMANCE_SIGNING_KEY_FILE',
+  validDays: 'CONFORMANCE_VALID_DAYS',
 };
 /** Settings the file does not hold: the file itself, the target chosen in it, a replay token, the certificate a run is compared with (one per release). */
 export const NOT_IN_FILE = ['CONFORMANCE_CONFIG', 'CONFORMANCE_TARGET', 'CONFORMANCE_REPLAY', 'CONFORMANCE_NO_REGRESSION_FROM'] as const;

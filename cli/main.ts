@@ -11,7 +11,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { baselineFromReport, parseBaseline } from '../certify/baseline.ts';
-import { verifyCertificate, type GateResult, type WrittenCertificate } from '../certify/certificate/index.ts';
+import type { GateResult, WrittenCertificate } from '../certify/certificate/index.ts';
 import { isHarnessProblem } from '../core/results.ts';
 import { loadPrivateKey } from '../certify/certificate/sign.ts';
 import { redactorFor, secretsFromEnv } from '../core/secrets.ts';
@@ -24,6 +24,8 @@ import { configFile, crossTargetConflict, loadConfig } from './config.ts';
 import { EXIT, EXIT_DESCRIPTIONS } from '../core/exit-codes.ts';
 import { writerFor } from './output.ts';
 import { diffCommand } from './diff.ts';
+import { verifyCommand, VERIFY_NOTES } from './verify.ts';
+import { submitCommand } from './submit.ts';
 import { decideReplayTarget, targetName, tokenOrigin, type TargetRef } from './replay-origin.ts';
 import { codeFile, nodeArgsFor, REPO_ROOT } from '../core/paths.ts';
 
@@ -49,7 +51,11 @@ const EXAMPLES: Record<Command, string[]> = {
   ],
   serve: [`npx ${BIN} serve`, `npx ${BIN} serve --port 9000`, `npx ${BIN} serve --help`],
   replay: [`npx ${BIN} replay <token>                           # the token printed by a failing generated check`],
-  verify: [`npx ${BIN} verify reports/certificate.json`, `npx ${BIN} verify reports/certificate.json --public-key signer.pub.pem`],
+  verify: [
+    `npx ${BIN} verify reports/certificate.json`,
+    `npx ${BIN} verify reports/certificate.json --public-key signer.pub.pem`,
+    `npx ${BIN} verify submission/acme-acme-inventory-2.4.1 --public-key acme.pub.pem --json   # a submission folder (submit --help)`,
+  ],
   help: [],
 };
 
@@ -57,7 +63,7 @@ const SUMMARY: Record<Exclude<Command, 'help'>, string> = {
   certify: 'certify a deployment (no --base-url: the bundled reference server); writes reports/ and the certificate',
   serve: 'run the reference server (flags: serve --help)',
   replay: 'run the generated phase on one case only (CONFORMANCE_REPLAY=<token>)',
-  verify: "recompute a certificate's digests against this checkout and check its signature",
+  verify: "recompute a certificate's digests against this installed harness, check its signature and that it has not expired; or check a submission folder whole",
 };
 
 function exitCodeLines(): string[] {
@@ -66,16 +72,19 @@ function exitCodeLines(): string[] {
 
 export function help(command?: Command): string {
   const lines: string[] = [];
-  if (!command || command === 'help') {
+  // `help <anything else>` (not a command): the general help, never a crash.
+  if (!command || command === 'help' || !(command in SUMMARY)) {
     lines.push(`Usage: ${BIN} <command> [flags]`, '', 'Commands:');
     for (const [c, s] of Object.entries(SUMMARY)) lines.push(`  ${c.padEnd(9)}${s}`);
     lines.push(`  ${'diff'.padEnd(9)}the requirement-level difference between two certificates (diff --help)`);
+    lines.push(`  ${'submit'.padEnd(9)}write a submission folder anyone can check from a strict, signed run (submit --help)`);
     lines.push('', 'Examples:', ...Object.values(EXAMPLES).flat().map((e) => `  ${e}`));
     lines.push('', `Run \`${BIN} <command> --help\` for its flags.`, '', 'Exit codes:', ...exitCodeLines(), '');
     return lines.join('\n');
   }
-  const positional = command === 'replay' ? ' <token>' : command === 'verify' ? ' <certificate.json>' : '';
+  const positional = command === 'replay' ? ' <token>' : command === 'verify' ? ' <certificate.json | submission folder>' : '';
   lines.push(`Usage: ${BIN} ${command}${positional} [flags]`, '', SUMMARY[command as Exclude<Command, 'help'>], '', 'Examples:', ...EXAMPLES[command].map((e) => `  ${e}`), '');
+  if (command === 'verify') lines.push(...VERIFY_NOTES);
   const own = Object.entries(OWN_FLAGS).filter(([, f]) => f.commands.includes(command));
   lines.push('Flags:', ...own.map(([flag, f]) => `  ${`${flag}${f.value ? ' <value>' : ''}`.padEnd(26)}${f.help}`), '');
   if (command === 'certify' || command === 'replay') {
@@ -287,25 +296,7 @@ async function replay(io: Io, args: ReturnType<typeof parseArgs>): Promise<numbe
 }
 
 function verify(io: Io, args: ReturnType<typeof parseArgs>): number {
-  const [file, ...more] = args.positionals;
-  if (!file || more.length) return usageError(io, ['verify needs exactly one certificate file'], 'verify');
-  let publicKeyPem: string | undefined;
-  if (args.own['--public-key']) {
-    try {
-      publicKeyPem = fs.readFileSync(path.resolve(io.cwd, args.own['--public-key']), 'utf8');
-    } catch {
-      return usageError(io, [`--public-key: cannot read ${args.own['--public-key']}`], 'verify');
-    }
-  }
-  if (!fs.existsSync(path.resolve(io.cwd, file))) return usageError(io, [`verify: no such file: ${file}`], 'verify');
-  const result = verifyCertificate(path.resolve(io.cwd, file), { root: REPO_ROOT, ...(publicKeyPem ? { publicKeyPem } : {}) });
-  const unsigned = result.checks.some((c) => c.name === 'signature' && c.ok && c.detail.startsWith('the certificate is not signed'));
-  if (args.own['--json'] === 'true') io.stdout(`${JSON.stringify(result, null, 2)}\n`);
-  else {
-    for (const c of result.checks) io.stdout(`${c.ok ? '✓' : '✗'} ${c.name}: ${c.detail}\n`);
-    io.stdout(result.ok ? `verify: ${file} is intact${unsigned ? ' (unsigned: self-consistent, its origin is not proven)' : ''}\n` : `verify: ${file} FAILED: ${result.checks.filter((c) => !c.ok).map((c) => c.name).join(', ')}\n`);
-  }
-  return result.ok ? EXIT.pass : EXIT.fail;
+  return verifyCommand(io, args, (errors) => usageError(io, errors, 'verify'));
 }
 
 function serve(io: Io, args: ReturnType<typeof parseArgs>): Promise<number> {
@@ -328,7 +319,10 @@ function serve(io: Io, args: ReturnType<typeof parseArgs>): Promise<number> {
  * naming the result (`usage`, `unreachable`, `harness`), the exit code and the reasons.
  */
 export async function main(argv: readonly string[], io: Io): Promise<number> {
+  // The commands with their own parser: `help <command>` is their --help.
+  if (argv[0] === 'help' && (argv[1] === 'diff' || argv[1] === 'submit')) return main([argv[1], '--help'], io);
   if (argv[0] === 'diff') return diffCommand(argv.slice(1), io);
+  if (argv[0] === 'submit') return submitCommand(argv.slice(1), io);
   if (!argv.includes('--json')) return dispatch(argv, io);
   let wrote = false;
   const errors: string[] = [];

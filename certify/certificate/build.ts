@@ -129,6 +129,15 @@ export interface BuildInput {
   interfaceDigest: string;
   sourceManifest: Record<string, string>;
   artifacts: Record<string, string>;
+  /** The certificate's validity period (ISO 8601 UTC), see `validityPeriod`. */
+  validity: { issuedAt: string; validUntil: string };
+}
+
+const DAY_MS = 86_400_000;
+
+/** The validity period of a certificate issued at `now`, valid for `days` days. */
+export function validityPeriod(now: Date, days: number): { issuedAt: string; validUntil: string } {
+  return { issuedAt: now.toISOString(), validUntil: new Date(now.getTime() + days * DAY_MS).toISOString() };
 }
 
 /** The results part: the report's statuses with each requirement's quote, source and decision. */
@@ -189,6 +198,8 @@ export function buildCertificate(input: BuildInput): Certificate {
   const body: Omit<Certificate, 'digests'> & { digests: Omit<Certificate['digests'], 'certificate'> } = {
     format: CERTIFICATE_FORMAT,
     generatedAt: input.report.generatedAt,
+    issuedAt: input.validity.issuedAt,
+    validUntil: input.validity.validUntil,
     target: input.report.target,
     profile: input.report.profile,
     suite: input.suite,

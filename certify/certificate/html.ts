@@ -148,6 +148,7 @@ function headerHtml(cert: Certificate, h: ReturnType<typeof headline>): string {
   out.push(`<b>Target</b><span><code>${esc(targetText(cert.target))}</code></span>`);
   out.push(`<b>Profile</b><span>${esc(cert.profile)}${res.gate.strict ? ' (strict gate)' : ''}</span>`);
   out.push(`<b>Date</b><span>${esc(cert.generatedAt)}</span>`);
+  out.push(`<b>Valid</b><span>issued ${esc(cert.issuedAt ?? '(not recorded)')}, valid until ${esc(cert.validUntil ?? '(not recorded)')}</span>`);
   out.push(`<b>Suite</b><span>${esc(cert.suite.name)} ${esc(cert.suite.version)}${cert.suite.commit ? ` @ <code>${esc(cert.suite.commit.slice(0, 12))}</code>${cert.suite.modified ? ' (modified)' : ''}` : ''}</span>`);
   out.push(`<b>Spec</b><span>${esc(cert.spec.title)}, SHA-256 <code>${esc(cert.digests.spec.slice(0, 16))}…</code></span>`);
   out.push('</div></div></header>');

@@ -8,13 +8,14 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { ConformanceReport } from '../verdict.ts';
-import { buildCertificate, readLedgerDetails, type ParsedLedger } from './build.ts';
+import { buildCertificate, readLedgerDetails, validityPeriod, type ParsedLedger } from './build.ts';
 import { tableHeaderOf } from './quotes.ts';
 import { sha256, sha256File, suiteManifest, SUITE_SOURCE } from './digest.ts';
 import { renderCertificateHtml } from './html.ts';
 import { loadPrivateKey, signCertificate } from './sign.ts';
 import type { Certificate, GateResult } from './types.ts';
 import { REPO_ROOT } from '../../core/paths.ts';
+import { readSettings } from '../../settings/index.ts';
 
 export { REPO_ROOT };
 export const CERTIFICATE_JSON = 'certificate.json';
@@ -35,6 +36,8 @@ export interface WriteCertificateOptions {
   ledgerFile?: string;
   /** The run's key redactor: a certificate it would change holds a key, and is not written. */
   redact?: (text: string) => string;
+  /** The clock that dates the certificate (`issuedAt`; `validUntil` adds CONFORMANCE_VALID_DAYS from `env`). */
+  now?: () => Date;
 }
 
 export interface WrittenCertificate {
@@ -103,6 +106,7 @@ export function writeCertificate(options: WriteCertificateOptions): WrittenCerti
     interfaceDigest: sha256File(path.join(root, 'schemas', 'openapi.yaml')),
     sourceManifest: suiteManifest(root),
     artifacts,
+    validity: validityPeriod(options.now?.() ?? new Date(), readSettings(env).values.CONFORMANCE_VALID_DAYS),
   });
   if (keyFile) {
     const key = loadPrivateKey(fs.readFileSync(keyFile, 'utf8'), `CONFORMANCE_SIGNING_KEY_FILE (${keyFile})`);

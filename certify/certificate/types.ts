@@ -69,6 +69,10 @@ export interface CertificateResults {
 export interface Certificate {
   format: typeof CERTIFICATE_FORMAT;
   generatedAt: string;
+  /** When the certificate was written (ISO 8601 UTC). Covered by its digest and signature. */
+  issuedAt: string;
+  /** When it stops being valid: `issuedAt` + CONFORMANCE_VALID_DAYS; `verify` refuses it afterwards. */
+  validUntil: string;
   target: unknown;
   profile: string;
   suite: { name: string; version: string; commit?: string; modified?: boolean };

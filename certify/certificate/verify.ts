@@ -26,6 +26,31 @@ export interface VerifyOptions {
   root: string;
   /** PEM of the public key that must have signed it; with it an unsigned certificate fails. */
   publicKeyPem?: string;
+  /** The clock expiry is judged by (default: now). */
+  now?: Date;
+  /** `--accept-expired`: an expired certificate (or one recording no validity) is reported, not refused. */
+  acceptExpired?: boolean;
+}
+
+/**
+ * The certificate's validity at `now`: issued no later than `now` and not past `validUntil`.
+ * `acceptExpired` turns a refusal into a note (the check passes, its detail still says so).
+ */
+export function checkExpiry(cert: { issuedAt?: unknown; validUntil?: unknown }, now: Date, acceptExpired = false): VerifyCheck {
+  const issued = typeof cert.issuedAt === 'string' ? Date.parse(cert.issuedAt) : NaN;
+  const until = typeof cert.validUntil === 'string' ? Date.parse(cert.validUntil) : NaN;
+  const accepted = acceptExpired ? ' (accepted: --accept-expired)' : '; pass --accept-expired to accept it';
+  if (!Number.isFinite(issued) || !Number.isFinite(until)) {
+    return { name: 'expiry', ok: acceptExpired, detail: `the certificate records no valid issuedAt and validUntil, so it cannot be shown to be still valid${accepted}` };
+  }
+  if (until <= issued) return { name: 'expiry', ok: false, detail: `validUntil ${cert.validUntil} is not after issuedAt ${cert.issuedAt}` };
+  if (issued > now.getTime()) return { name: 'expiry', ok: false, detail: `issued at ${cert.issuedAt}, after now (${now.toISOString()}): the issuer's clock or the certificate is wrong` };
+  if (until <= now.getTime()) {
+    const days = Math.floor((now.getTime() - until) / 86_400_000);
+    return { name: 'expiry', ok: acceptExpired, detail: `expired: valid until ${cert.validUntil} (${days} day(s) ago), issued ${cert.issuedAt}${accepted}` };
+  }
+  const left = Math.floor((until - now.getTime()) / 86_400_000);
+  return { name: 'expiry', ok: true, detail: `valid until ${cert.validUntil} (${left} day(s) left), issued ${cert.issuedAt}` };
 }
 
 function same(name: string, recorded: string | undefined, actual: string, what: string): VerifyCheck {
@@ -108,5 +133,6 @@ export function verifyCertificate(file: string, options: VerifyOptions): { ok: b
 
   const sig = checkSignature(cert, options.publicKeyPem);
   checks.push({ name: 'signature', ok: sig.ok, detail: sig.detail });
+  checks.push(checkExpiry(cert, options.now ?? new Date(), options.acceptExpired));
   return { ok: checks.every((c) => c.ok), checks };
 }
