@@ -16,7 +16,7 @@ export type Outcome = 'passed' | 'failed' | 'flaky' | 'skipped' | 'interrupted';
  * - `finding`: one typed `Finding` as JSON;
  * - `unrestored`: one `Unrestored` as JSON: a pet the test changed and could not put back;
  * - `requests`: how many requests the test sent;
- * - `exchange`: one redacted HTTP exchange as JSON (suites/lib/exchange.ts), for reports/evidence.har.
+ * - `exchange`: one `RecordedExchange` as JSON (written by core/transport.ts's recording hook), for reports/evidence.har.
  */
 export const ANNOTATION = {
   requirement: 'requirement',
@@ -49,6 +49,28 @@ export interface Unrestored {
 export function unrestoredOf(annotations: readonly Annotation[]): Unrestored[] {
   return annotations.filter((a) => a.type === ANNOTATION.unrestored && a.description).map((a) => JSON.parse(a.description!) as Unrestored);
 }
+
+export interface RecordedHeader {
+  name: string;
+  value: string;
+}
+
+/**
+ * One HTTP exchange as recorded (the `exchange` annotation, JSON): the request and the response
+ * with their headers and bodies, every key already replaced by its placeholder (`<API_KEY>`).
+ * core/transport.ts writes it; `reports/evidence.har` and a failure's curl line are built from it.
+ */
+export interface RecordedExchange {
+  /** ISO 8601 time the request was sent. */
+  startedDateTime: string;
+  /** Milliseconds from sending to the whole response read. */
+  timeMs: number;
+  request: { method: string; url: string; headers: RecordedHeader[]; body?: string };
+  response: { status: number; statusText: string; headers: RecordedHeader[]; body: string; bodyTruncated?: boolean };
+}
+
+/** Bodies longer than this are cut in the record (the HAR says so in a comment). */
+export const MAX_RECORDED_BODY = 64 * 1024;
 
 /** One test of one project, normalised from Playwright's JSON report. */
 export interface TestRecord {
