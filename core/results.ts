@@ -45,9 +45,24 @@ export interface Unrestored {
   current: string | null;
 }
 
-/** Every `unrestored` record among a test's annotations. */
+/**
+ * Every `unrestored` record among a test's annotations, the one reader of the annotation: one that
+ * is not JSON or lacks its pet or original count is skipped; ids and counts are read as text.
+ */
 export function unrestoredOf(annotations: readonly Annotation[]): Unrestored[] {
-  return annotations.filter((a) => a.type === ANNOTATION.unrestored && a.description).map((a) => JSON.parse(a.description!) as Unrestored);
+  const out: Unrestored[] = [];
+  for (const a of annotations) {
+    if (a.type !== ANNOTATION.unrestored || !a.description) continue;
+    let v: Partial<Record<keyof Unrestored, unknown>> | undefined;
+    try {
+      v = JSON.parse(a.description) as Partial<Record<keyof Unrestored, unknown>>;
+    } catch {
+      continue;
+    }
+    if (v?.petId === undefined || v.original === undefined) continue;
+    out.push({ petId: String(v.petId), original: String(v.original), current: v.current === null || v.current === undefined ? null : String(v.current) });
+  }
+  return out;
 }
 
 export interface RecordedHeader {
@@ -134,14 +149,7 @@ export interface RunProblem {
   expected?: string;
   observed?: string;
   /** `target-left-changed`: each pet the run could not put back, its original and its current count (exact JSON text; null: missing from the list). */
-  pets?: LeftChangedPet[];
-}
-
-/** A pet the run changed and could not restore. */
-export interface LeftChangedPet {
-  petId: string;
-  original: string;
-  current: string | null;
+  pets?: Unrestored[];
 }
 
 const HARNESS_KINDS: ReadonlySet<RunProblemKind> = new Set(['run-error', 'secret-in-artifact', 'unmapped-failure']);

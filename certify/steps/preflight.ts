@@ -7,7 +7,7 @@
  * target), or it does not answer like this API: a missing key must yield 401 with an Error body
  * (spec, Authentication rule 3: "A missing or invalid key yields 401 with an Error body").
  */
-import { EXIT } from '../../core/exit-codes.ts';
+import { EXIT, signalExit } from '../../core/exit-codes.ts';
 import { send, TransportError } from '../../core/transport.ts';
 
 /** The exit status of a run stopped by the preflight (the CLI's `unreachable`, core/exit-codes.ts). */
@@ -15,7 +15,7 @@ export const PREFLIGHT_EXIT = EXIT.unreachable;
 
 /** The exit status of a run stopped by a signal before anything was judged: 128 + the signal's number (130 SIGINT, 143 SIGTERM). */
 export function interruptedExit(signal?: AbortSignal): number {
-  return signal?.reason === 'SIGTERM' ? 143 : 130;
+  return signalExit(signal?.reason === 'SIGTERM' ? 'SIGTERM' : 'SIGINT');
 }
 
 /** `interrupted`: a signal (SIGINT, SIGTERM) stopped it; nothing was judged. */
