@@ -230,9 +230,7 @@ export function send(request: OutboundRequest, options: SendOptions): Promise<Ou
       const response: OutboundResponse = {
         status: res.statusCode ?? 0,
         rawHeaders: res.rawHeaders,
-        get headers() {
-          return res.headers;
-        },
+        headers: res.headers,
         body: Buffer.concat(chunks).toString('utf8'),
         truncated,
         sentAt,

@@ -279,7 +279,7 @@ function failureOf(error: unknown, timeoutS: number): Extract<OneResult, { ok: f
  * within `timeoutS`), a connection error and a refused certificate are results. Never retried: a
  * request the server dropped is a lost request, whatever the connection.
  */
-export async function sendOne(request: OneRequest): Promise<OneResult> {
+export function sendOne(request: OneRequest): Promise<OneResult> {
   const agent = request.agent ?? agentFor(request.url, request.tls);
   const headers: Record<string, string> = { Accept: 'application/json' };
   if (request.authorization !== undefined) headers.Authorization = request.authorization;
@@ -287,17 +287,19 @@ export async function sendOne(request: OneRequest): Promise<OneResult> {
     headers['Content-Type'] = request.contentType ?? 'application/json';
     headers['Content-Length'] = String(Buffer.byteLength(request.body));
   }
-  try {
-    const r = await send(
-      { url: new URL(request.url), method: request.method ?? 'GET', headers, body: request.body },
-      { deadlineMs: request.timeoutS * 1000, agent, tls: request.tls },
-    );
-    return { ok: true, status: r.status, headers: lowerCaseHeaders(r.headers), body: r.body, sentAt: r.sentAt, receivedAt: r.receivedAt, latencyMs: r.latencyMs, newConnection: r.newConnection };
-  } catch (error) {
-    return failureOf(error, request.timeoutS);
-  } finally {
+  const done = () => {
     if (request.agent === undefined) agent.destroy();
-  }
+  };
+  return send({ url: new URL(request.url), method: request.method ?? 'GET', headers, body: request.body }, { deadlineMs: request.timeoutS * 1000, agent, tls: request.tls }).then(
+    (r): OneResult => {
+      done();
+      return { ok: true, status: r.status, headers: lowerCaseHeaders(r.headers), body: r.body, sentAt: r.sentAt, receivedAt: r.receivedAt, latencyMs: r.latencyMs, newConnection: r.newConnection };
+    },
+    (error: unknown) => {
+      done();
+      return failureOf(error, request.timeoutS);
+    },
+  );
 }
 
 /** The counters of one run while it runs. */
