@@ -249,8 +249,10 @@ export function send(request: OutboundRequest, options: SendOptions): Promise<Ou
         path: `${url.pathname}${url.search}`,
         method: request.method,
         headers: request.headers,
-        ...(options.agent !== undefined ? { agent: options.agent } : {}),
-        ...(secure ? tlsOf(options.tls) : {}),
+        agent: options.agent,
+        // Set on every request (an http one ignores them): one object shape for Node's agent.
+        rejectUnauthorized: options.tls?.insecure !== true,
+        ca: secure && options.tls?.ca !== undefined ? withDefaultRoots(options.tls.ca) : undefined,
       },
       (res) => {
         const chunks: Buffer[] = [];
