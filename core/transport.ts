@@ -238,7 +238,11 @@ export function send(request: OutboundRequest, options: SendOptions): Promise<Ou
         latencyMs: elapsed(),
         newConnection,
       };
-      if (options.record) options.record.onExchange(recordOf(request, response, options.record.secrets));
+      try {
+        if (options.record) options.record.onExchange(recordOf(request, response, options.record.secrets));
+      } catch (error) {
+        return reject(error);
+      }
       resolve(response);
     };
     const req = (secure ? https : http).request(
