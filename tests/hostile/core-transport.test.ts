@@ -183,3 +183,13 @@ test('the record reaches the hook redacted: the key in the URL, a request header
     await s.close();
   }
 });
+
+test('a recording hook that throws fails the request instead of leaving it pending', async () => {
+  const s = await serve((_req, res) => res.writeHead(200).end('{}'));
+  try {
+    const failing = send(get(s.origin), { deadlineMs: 2000, record: { secrets: SECRETS, onExchange: () => { throw new Error('disk full'); } } });
+    await expect(failing).rejects.toThrow('disk full');
+  } finally {
+    await s.close();
+  }
+});
