@@ -57,7 +57,7 @@ function usage(write: Out, errors: string[], env: Record<string, string | undefi
   write('certify: usage error:\n');
   for (const e of errors) write(redact(`  - ${e}\n`));
   write('Run `npx inventory-conformance certify --help` for the variables (`npm run certify -- --help` in a clone).\n');
-  return 2;
+  return EXIT.usage;
 }
 
 

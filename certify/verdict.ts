@@ -19,11 +19,10 @@
  * target was left changed.
  */
 
-import { ANNOTATION, requirementIds, type Annotation, type Outcome, type RequirementStatus, type RunProblem, type TestRecord } from '../core/results.ts';
+import { ANNOTATION, requirementIds, unrestoredOf, type Annotation, type Outcome, type RequirementStatus, type RunProblem, type TestRecord, type Unrestored } from '../core/results.ts';
 import type { Level, LedgerRequirement, Source } from '../core/ledger.ts';
 import { parseFinding, type Finding } from '../suites/lib/finding.ts';
 import { curlOf, parseExchange } from '../suites/lib/exchange.ts';
-import type { LeftChangedPet } from '../core/results.ts';
 import { applyBaseline, type Baseline, type BaselineOutcome } from './baseline.ts';
 import { decideGate, type GateResult, type PreviousRun } from './certificate/gate.ts';
 
@@ -234,29 +233,14 @@ export function requirementStatus(
   };
 }
 
-/** The annotation a test's stock fixture writes for each pet it could not restore (JSON `{ petId, original, current }`). */
-export const UNRESTORED_ANNOTATION = 'unrestored';
-
 /**
  * The one reader of what the run left changed on the target: every `unrestored` annotation of
- * every test, deduplicated by pet (the last reading wins). One run-level problem naming each pet,
- * or undefined when every change was restored.
+ * every test (`unrestoredOf`, core/results.ts), deduplicated by pet (the last reading wins). One
+ * run-level problem naming each pet, or undefined when every change was restored.
  */
 export function leftChangedProblem(tests: readonly TestRecord[]): RunProblem | undefined {
-  const byPet = new Map<string, LeftChangedPet>();
-  for (const t of tests) {
-    for (const a of t.annotations) {
-      if (a.type !== UNRESTORED_ANNOTATION || !a.description) continue;
-      let v: Partial<LeftChangedPet> | undefined;
-      try {
-        v = JSON.parse(a.description) as Partial<LeftChangedPet>;
-      } catch {
-        continue;
-      }
-      if (v?.petId === undefined || v.original === undefined) continue;
-      byPet.set(String(v.petId), { petId: String(v.petId), original: String(v.original), current: v.current === null || v.current === undefined ? null : String(v.current) });
-    }
-  }
+  const byPet = new Map<string, Unrestored>();
+  for (const t of tests) for (const u of unrestoredOf(t.annotations)) byPet.set(u.petId, u);
   if (!byPet.size) return undefined;
   const pets = [...byPet.values()];
   const list = pets.map((p) => `pet ${p.petId} (original ${p.original}, now ${p.current ?? 'missing'})`).join(', ');

@@ -21,7 +21,7 @@ import { CLI_SETTINGS } from '../settings/cli.ts';
 import { readSettings, renderHelp, SETTINGS, GROUPS } from '../settings/index.ts';
 import { ALIASES, mergeEnv, OWN_FLAGS, parseArgs, type Command } from './args.ts';
 import { configFile, crossTargetConflict, loadConfig } from './config.ts';
-import { EXIT, EXIT_DESCRIPTIONS } from '../core/exit-codes.ts';
+import { EXIT, EXIT_DESCRIPTIONS, SIGNAL_EXIT_BASE, signalExit } from '../core/exit-codes.ts';
 import { writerFor } from './output.ts';
 import { diffCommand } from './diff.ts';
 import { verifyCommand, VERIFY_NOTES } from './verify.ts';
@@ -214,7 +214,7 @@ async function certify(io: Io, args: ReturnType<typeof parseArgs>, extraEnv: Rec
     ...(onlyPhases ? { onlyPhases } : {}),
   });
   // Usage, unreachable, or stopped by a signal before anything was judged (128 + the signal's number).
-  if (code === EXIT.usage || code === EXIT.unreachable || code > 128) return code;
+  if (code === EXIT.usage || code === EXIT.unreachable || code > SIGNAL_EXIT_BASE) return code;
   const { REPLAY_DIR } = await import('../certify/run.ts');
   const report = readReport(path.join(reportsDir, ...(replaying ? [REPLAY_DIR] : []), 'conformance.json'));
   if (!report) {
@@ -308,7 +308,7 @@ function serve(io: Io, args: ReturnType<typeof parseArgs>): Promise<number> {
     child.on('close', (code, signal) => {
       process.off('SIGINT', forward);
       process.off('SIGTERM', forward);
-      resolve(code ?? (signal ? 128 + 2 : EXIT.harness));
+      resolve(code ?? (signal ? signalExit('SIGINT') : EXIT.harness));
     });
   });
 }
@@ -392,7 +392,7 @@ export async function run(argv: readonly string[] = process.argv.slice(2)): Prom
   if (command === 'certify' || command === 'replay') {
     const onSignal = (signal: NodeJS.Signals) => {
       if (controller.signal.aborted) {
-        if (Date.now() - firstSignalAt > 2000) process.exit(130);
+        if (Date.now() - firstSignalAt > 2000) process.exit(signalExit('SIGINT'));
         return;
       }
       firstSignalAt = Date.now();

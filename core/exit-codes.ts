@@ -19,6 +19,16 @@ export const EXIT = {
 } as const;
 
 export type ExitName = keyof typeof EXIT;
+
+/** A run stopped by a signal before anything was judged exits above this: 128 + the signal's number, as POSIX shells report it. */
+export const SIGNAL_EXIT_BASE = 128;
+
+const SIGNAL_NUMBER = { SIGINT: 2, SIGTERM: 15 } as const;
+
+/** The exit status of a run stopped by `signal`: 130 for SIGINT, 143 for SIGTERM. */
+export function signalExit(signal: keyof typeof SIGNAL_NUMBER): number {
+  return SIGNAL_EXIT_BASE + SIGNAL_NUMBER[signal];
+}
 export type ExitCode = (typeof EXIT)[ExitName];
 
 /** One line per code, for `--help` and the vendor guide. */

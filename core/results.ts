@@ -16,7 +16,7 @@ export type Outcome = 'passed' | 'failed' | 'flaky' | 'skipped' | 'interrupted';
  * - `finding`: one typed `Finding` as JSON;
  * - `unrestored`: one `Unrestored` as JSON: a pet the test changed and could not put back;
  * - `requests`: how many requests the test sent;
- * - `exchange`: one redacted HTTP exchange as JSON (suites/lib/exchange.ts), for reports/evidence.har.
+ * - `exchange`: one `RecordedExchange` as JSON (written by core/transport.ts's recording hook), for reports/evidence.har.
  */
 export const ANNOTATION = {
   requirement: 'requirement',
@@ -45,10 +45,47 @@ export interface Unrestored {
   current: string | null;
 }
 
-/** Every `unrestored` record among a test's annotations. */
+/**
+ * Every `unrestored` record among a test's annotations, the one reader of the annotation: one that
+ * is not JSON or lacks its pet or original count is skipped; ids and counts are read as text.
+ */
 export function unrestoredOf(annotations: readonly Annotation[]): Unrestored[] {
-  return annotations.filter((a) => a.type === ANNOTATION.unrestored && a.description).map((a) => JSON.parse(a.description!) as Unrestored);
+  const out: Unrestored[] = [];
+  for (const a of annotations) {
+    if (a.type !== ANNOTATION.unrestored || !a.description) continue;
+    let v: Partial<Record<keyof Unrestored, unknown>> | undefined;
+    try {
+      v = JSON.parse(a.description) as Partial<Record<keyof Unrestored, unknown>>;
+    } catch {
+      continue;
+    }
+    if (v?.petId === undefined || v.original === undefined) continue;
+    out.push({ petId: String(v.petId), original: String(v.original), current: v.current === null || v.current === undefined ? null : String(v.current) });
+  }
+  return out;
 }
+
+export interface RecordedHeader {
+  name: string;
+  value: string;
+}
+
+/**
+ * One HTTP exchange as recorded (the `exchange` annotation, JSON): the request and the response
+ * with their headers and bodies, every key already replaced by its placeholder (`<API_KEY>`).
+ * core/transport.ts writes it; `reports/evidence.har` and a failure's curl line are built from it.
+ */
+export interface RecordedExchange {
+  /** ISO 8601 time the request was sent. */
+  startedDateTime: string;
+  /** Milliseconds from sending to the whole response read. */
+  timeMs: number;
+  request: { method: string; url: string; headers: RecordedHeader[]; body?: string };
+  response: { status: number; statusText: string; headers: RecordedHeader[]; body: string; bodyTruncated?: boolean };
+}
+
+/** Bodies longer than this are cut in the record (the HAR says so in a comment). */
+export const MAX_RECORDED_BODY = 64 * 1024;
 
 /** One test of one project, normalised from Playwright's JSON report. */
 export interface TestRecord {
@@ -112,14 +149,7 @@ export interface RunProblem {
   expected?: string;
   observed?: string;
   /** `target-left-changed`: each pet the run could not put back, its original and its current count (exact JSON text; null: missing from the list). */
-  pets?: LeftChangedPet[];
-}
-
-/** A pet the run changed and could not restore. */
-export interface LeftChangedPet {
-  petId: string;
-  original: string;
-  current: string | null;
+  pets?: Unrestored[];
 }
 
 const HARNESS_KINDS: ReadonlySet<RunProblemKind> = new Set(['run-error', 'secret-in-artifact', 'unmapped-failure']);

@@ -47,11 +47,6 @@ export interface WrittenCertificate {
   htmlFile: string;
 }
 
-/** `1`, `true`, `yes`, `on` (any case) are true; empty or unset is false. */
-export function truthy(value: string | undefined): boolean {
-  return /^(1|true|yes|on)$/i.test((value ?? '').trim());
-}
-
 function suiteInfo(root: string): Certificate['suite'] {
   const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as { name?: string; version?: string };
   const suite: Certificate['suite'] = { name: pkg.name ?? 'inventory-conformance', version: pkg.version ?? '0.0.0' };

@@ -12,6 +12,7 @@ import type { Certificate } from '../certificate/types.ts';
 import { gateJunit } from '../junit.ts';
 import { renderMarkdown } from '../markdown.ts';
 import { requirementIds } from '../../core/results.ts';
+import { readSettings } from '../../settings/index.ts';
 import type { PhaseResult } from '../phases.ts';
 import { computeVerdict, type ConformanceReport, type PhaseSummary, type VerdictGateOptions, type VerdictInput } from '../verdict.ts';
 
@@ -34,15 +35,13 @@ export interface GateInputs {
   previous?: Certificate;
 }
 
-const TRUE = /^(1|true|yes|on)$/i;
-
 /**
  * Reads the gate's files before anything runs (`CONFORMANCE_STRICT`, `CONFORMANCE_BASELINE`,
  * `CONFORMANCE_NO_REGRESSION_FROM`): an unreadable one is a usage error, listed in `errors`.
  */
 export function readGateInputs(env: Record<string, string | undefined>, cwd = process.cwd()): { inputs: GateInputs; errors: string[] } {
   const errors: string[] = [];
-  const options: VerdictGateOptions = { strict: TRUE.test((env.CONFORMANCE_STRICT ?? '').trim()) };
+  const options: VerdictGateOptions = { strict: readSettings(env).values.CONFORMANCE_STRICT };
   const inputs: GateInputs = { options };
   const read = (name: string, file: string): string | undefined => {
     try {

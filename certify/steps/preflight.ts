@@ -7,15 +7,15 @@
  * target), or it does not answer like this API: a missing key must yield 401 with an Error body
  * (spec, Authentication rule 3: "A missing or invalid key yields 401 with an Error body").
  */
-import http from 'node:http';
-import https from 'node:https';
+import { EXIT, signalExit } from '../../core/exit-codes.ts';
+import { send, TransportError } from '../../core/transport.ts';
 
 /** The exit status of a run stopped by the preflight (the CLI's `unreachable`, core/exit-codes.ts). */
-export const PREFLIGHT_EXIT = 3;
+export const PREFLIGHT_EXIT = EXIT.unreachable;
 
 /** The exit status of a run stopped by a signal before anything was judged: 128 + the signal's number (130 SIGINT, 143 SIGTERM). */
 export function interruptedExit(signal?: AbortSignal): number {
-  return signal?.reason === 'SIGTERM' ? 143 : 130;
+  return signalExit(signal?.reason === 'SIGTERM' ? 'SIGTERM' : 'SIGINT');
 }
 
 /** `interrupted`: a signal (SIGINT, SIGTERM) stopped it; nothing was judged. */
@@ -26,9 +26,6 @@ interface Answer {
   location?: string;
   body: string;
 }
-
-/** TLS error codes of Node that mean "the peer's certificate was not verified". */
-const TLS_CODES = /^(CERT_|UNABLE_TO_|DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|ERR_TLS_CERT_ALTNAME_INVALID|HOSTNAME_MISMATCH|ERR_SSL_|EPROTO)/;
 
 /** An address as it may be printed: scheme, host, port and path, never userinfo or query. */
 export function printable(raw: string): string {
@@ -44,53 +41,25 @@ export function printable(raw: string): string {
 const MAX_PREFLIGHT_BODY = 65_536;
 
 /**
- * One GET without a key. `deadlineMs` is wall clock, from sending to the end of the body: a target
- * that trickles its headers or sends an endless body cannot stretch it. TLS verification is set
- * explicitly (never left to `NODE_TLS_REJECT_UNAUTHORIZED`); `insecure` is the user's opt-in.
+ * One GET without a key, through the one outbound client (core/transport.ts): `deadlineMs` is wall
+ * clock to the end of the body, TLS verification is set explicitly (`insecure` is the user's
+ * opt-in), a redirect is an answer (never followed), and a body beyond MAX_PREFLIGHT_BODY is cut
+ * (the status is known; what follows is not needed to judge it). A connection of its own.
  */
-function getOnce(url: string, deadlineMs: number, ca?: string | Buffer, insecure = false, signal?: AbortSignal): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const u = new URL(url);
-    const client = u.protocol === 'https:' ? https : http;
-    const req = client.request(
-      u,
-      { method: 'GET', headers: { Accept: 'application/json' }, ...(ca ? { ca } : {}), rejectUnauthorized: !insecure, agent: false },
-      (res) => {
-        let body = '';
-        res.setEncoding('utf8');
-        res.on('data', (c: string) => {
-          body += c;
-          // The status is known; what follows beyond the limit is not needed to judge it.
-          if (body.length >= MAX_PREFLIGHT_BODY) done(() => resolve({ status: res.statusCode ?? 0, ...(res.headers.location ? { location: res.headers.location } : {}), body: body.slice(0, MAX_PREFLIGHT_BODY) }));
-        });
-        res.on('end', () => done(() => resolve({ status: res.statusCode ?? 0, ...(res.headers.location ? { location: res.headers.location } : {}), body })));
-        res.on('error', (e) => done(() => reject(e)));
-      },
-    );
-    const fail = (message: string, code: string) => done(() => reject(Object.assign(new Error(message), { code })));
-    const timer = setTimeout(() => fail(`no complete answer within ${deadlineMs} ms`, 'ETIMEDOUT'), deadlineMs);
-    const onAbort = () => fail('stopped by a signal', 'ABORTED');
-    signal?.addEventListener('abort', onAbort, { once: true });
-    let settled = false;
-    function done(settle: () => void) {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', onAbort);
-      req.destroy();
-      settle();
-    }
-    req.on('error', (e) => done(() => reject(e)));
-    if (signal?.aborted) onAbort();
-    else req.end();
-  });
+async function getOnce(url: string, deadlineMs: number, ca?: string | Buffer, insecure = false, signal?: AbortSignal): Promise<Answer> {
+  const r = await send(
+    { url: new URL(url), method: 'GET', headers: { Accept: 'application/json' } },
+    { deadlineMs, tls: { ...(ca ? { ca } : {}), insecure }, agent: false, maxBodyBytes: MAX_PREFLIGHT_BODY, overflow: 'truncate', ...(signal ? { signal } : {}) },
+  );
+  const location = r.headers.location;
+  return { status: r.status, ...(location ? { location } : {}), body: r.body };
 }
 
 /** Why a request failed, in one phrase. */
 function failure(error: NodeJS.ErrnoException, url: string): string {
   const code = error.code ?? '';
   const where = printable(url);
-  if (TLS_CODES.test(code)) {
+  if (error instanceof TransportError && error.kind === 'tls') {
     return `TLS certificate of ${new URL(url).host} not verified (${code}); no key was sent. Trust a private CA with NODE_EXTRA_CA_CERTS=<ca.pem>`;
   }
   const what: Record<string, string> = {

@@ -1,26 +1,13 @@
 /**
- * One HTTP exchange as the suites record it (the `exchange` annotation, JSON): the request and the
- * response with their headers and bodies, every key already replaced by its placeholder
- * (`<API_KEY>`). `reports/evidence.har` is built from these, and a failure's curl reproduction
- * (`curlOf`) writes the placeholder as the shell variable `$API_KEY`. Pure.
+ * One HTTP exchange as recorded (`RecordedExchange`, core/results.ts; the transport's recording
+ * hook writes it already redacted): a failure's curl reproduction (`curlOf`) writes each
+ * placeholder as its shell variable (`$API_KEY`), and `parseExchange` reads the annotation back. Pure.
  */
 
-export interface RecordedHeader {
-  name: string;
-  value: string;
-}
+import type { RecordedExchange } from '../../core/results.ts';
 
-export interface RecordedExchange {
-  /** ISO 8601 time the request was sent. */
-  startedDateTime: string;
-  /** Milliseconds from sending to the whole response read. */
-  timeMs: number;
-  request: { method: string; url: string; headers: RecordedHeader[]; body?: string };
-  response: { status: number; statusText: string; headers: RecordedHeader[]; body: string; bodyTruncated?: boolean };
-}
-
-/** Bodies longer than this are cut in the record (the HAR says so in a comment). */
-export const MAX_RECORDED_BODY = 64 * 1024;
+export type { RecordedExchange, RecordedHeader } from '../../core/results.ts';
+export { MAX_RECORDED_BODY } from '../../core/results.ts';
 
 /** Placeholders a redacted text may hold (core/secrets.ts `placeholderOf`), and the variable each becomes in a shell. */
 const PLACEHOLDERS = ['API_KEY', 'RATE_LIMIT_KEY', 'LOAD_KEY'] as const;

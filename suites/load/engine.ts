@@ -1,12 +1,12 @@
 /**
- * The load engine of the load checks (`suites/load/`): bounded runs of HTTP requests on Node's own
- * `http`/`https` clients, one request object per request.
+ * The load engine of the load checks (`suites/load/`): bounded runs of HTTP requests through the
+ * harness's one outbound client (core/transport.ts) on a pool of kept-alive connections (`agentFor`).
  *
- * - TLS is verified on every request (Node's defaults; private CAs through `NODE_EXTRA_CA_CERTS`
- *   or the `ca` option). Only `tls.insecure` (the user's explicit opt-in) turns verification off,
- *   and the figures then say so. A certificate the client refuses stops the run at once: nothing
- *   carrying the key is ever written to that peer. (autocannon 9 forces `rejectUnauthorized: false`
- *   after the options it is given, which is why it is not used here.)
+ * - TLS is verified on every request, explicitly (private CAs through `NODE_EXTRA_CA_CERTS` or the
+ *   `ca` option). Only `tls.insecure` (the user's explicit opt-in) turns verification off, and the
+ *   figures then say so. A certificate the client refuses stops the run at once: nothing carrying
+ *   the key is ever written to that peer. (autocannon 9 forces `rejectUnauthorized: false` after
+ *   the options it is given, which is why it is not used here.)
  * - Each response is attributed to the request that caused it: its step, status, headers, body and
  *   latency travel together, so samples are validated against the schema of their own step.
  * - A connection the server closes after a complete response (`Connection: close`, HTTP/1.1
@@ -20,10 +20,10 @@
  * - The `Authorization` value is a request header and nothing else: never a figure, a sample, a
  *   progress line or an error message.
  */
-import { readFileSync } from 'node:fs';
-import http from 'node:http';
-import https from 'node:https';
-import { rootCertificates } from 'node:tls';
+import type { Agent, IncomingHttpHeaders } from 'node:http';
+import { agentFor, isTlsFailure, send, TransportError, type TlsOptions } from '../../core/transport.ts';
+
+export { agentFor, FREE_SOCKET_IDLE_MS, type TlsOptions } from '../../core/transport.ts';
 
 /** One request of the cycle the load repeats. */
 export interface LoadStep {
@@ -34,14 +34,6 @@ export interface LoadStep {
   path: string;
   body?: string;
   contentType?: string;
-}
-
-/** TLS of an https target. Verification is on unless `insecure` (the user's explicit opt-in). */
-export interface TlsOptions {
-  /** Extra trusted CA certificates (PEM), added to Node's roots and `NODE_EXTRA_CA_CERTS`. */
-  ca?: string | Buffer | Array<string | Buffer>;
-  /** Do not verify the peer's certificate (`INSECURE_TLS=1`). */
-  insecure?: boolean;
 }
 
 /** How requests arrive. */
@@ -174,16 +166,10 @@ export function isLoopback(url: string): boolean {
   return LOOPBACK.has(host) || /^127\.\d+\.\d+\.\d+$/.test(host);
 }
 
-/** Error codes of a certificate the client refused (Node's `tls` and OpenSSL). */
-const TLS_CODES = /CERT|SELF_SIGNED|UNABLE_TO_(GET|VERIFY)|ERR_TLS|DEPTH_ZERO|HOSTNAME|ALTNAME|UNTRUSTED/;
+/** True when `error` is the client refusing the peer's certificate (the one classification, core/transport.ts). */
+export const isCertificateError = isTlsFailure;
 
-/** True when `error` is the client refusing the peer's certificate. */
-export function isCertificateError(error: unknown): boolean {
-  const e = error as { code?: unknown; message?: unknown };
-  return TLS_CODES.test(String(e?.code ?? '')) || /certificate/i.test(String(e?.message ?? ''));
-}
-
-function lowerCaseHeaders(headers: http.IncomingHttpHeaders): Record<string, string> {
+function lowerCaseHeaders(headers: IncomingHttpHeaders): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers)) {
     if (value === undefined) continue;
@@ -257,40 +243,6 @@ export function assertBounded(options: LoadRunOptions): void {
   }
 }
 
-/** How long a kept-alive connection may sit idle before the client closes it. */
-export const FREE_SOCKET_IDLE_MS = 2000;
-
-/** The agent of one run: keep-alive, TLS verified unless the user opted out, never queueing. */
-export function agentFor(url: string, tlsOptions: TlsOptions = {}): http.Agent {
-  // Requests never retry, so a kept-alive connection must not be reused just as the server closes
-  // it while idle (RFC 9112 §9.6): the most recently used one is reused first (LIFO), and one idle
-  // for FREE_SOCKET_IDLE_MS is closed by the client (servers commonly wait 5 s or more).
-  const common = { keepAlive: true, maxSockets: Infinity, scheduling: 'lifo' as const, timeout: FREE_SOCKET_IDLE_MS };
-  if (new URL(url).protocol !== 'https:') return new http.Agent(common);
-  return new https.Agent({
-    ...common,
-    rejectUnauthorized: !tlsOptions.insecure,
-    ...(tlsOptions.ca !== undefined ? { ca: withDefaultRoots(tlsOptions.ca) } : {}),
-  });
-}
-
-/**
- * A `ca` option replaces Node's trusted roots: keep them beside it, with the file of
- * `NODE_EXTRA_CA_CERTS` (which Node adds to its defaults only).
- */
-function withDefaultRoots(ca: NonNullable<TlsOptions['ca']>): Array<string | Buffer> {
-  const extra: string[] = [];
-  const file = process.env.NODE_EXTRA_CA_CERTS;
-  if (file) {
-    try {
-      extra.push(readFileSync(file, 'utf8'));
-    } catch {
-      // Node itself warns about an unreadable NODE_EXTRA_CA_CERTS.
-    }
-  }
-  return [...rootCertificates, ...extra, ...(Array.isArray(ca) ? ca : [ca])];
-}
-
 /** One request of a run, as `sendOne` answers it. */
 export type OneResult =
   | { ok: true; status: number; headers: Record<string, string>; body: string; sentAt: number; receivedAt: number; latencyMs: number; newConnection: boolean }
@@ -303,7 +255,8 @@ export interface OneRequest {
   body?: string;
   contentType?: string;
   timeoutS: number;
-  agent?: http.Agent;
+  /** A pool from `agentFor`; its TLS settings govern the request. */
+  agent?: Agent;
   tls?: TlsOptions;
 }
 
@@ -313,73 +266,40 @@ function describeError(error: unknown): string {
   return [e?.code, e?.message].filter(Boolean).join(': ') || 'network error';
 }
 
+/** The engine's kind of a failure of the transport: a body beyond the cap or an abort is a socket error here. */
+function failureOf(error: unknown, timeoutS: number): Extract<OneResult, { ok: false }> {
+  if (!(error instanceof TransportError)) return { ok: false, kind: 'socket', error: describeError(error), sentAt: Date.now(), latencyMs: 0 };
+  const { sentAt, latencyMs } = error;
+  if (error.kind === 'timeout') return { ok: false, kind: 'timeout', error: `no complete response within ${timeoutS} s`, sentAt, latencyMs };
+  return { ok: false, kind: error.kind === 'tls' ? 'tls' : 'socket', error: describeError(error), sentAt, latencyMs };
+}
+
 /**
  * Sends one request and reads the whole response. Never throws: a timeout (no complete answer
- * within `timeoutS`), a connection error and a refused certificate are results.
+ * within `timeoutS`), a connection error and a refused certificate are results. Never retried: a
+ * request the server dropped is a lost request, whatever the connection.
  */
 export function sendOne(request: OneRequest): Promise<OneResult> {
-  const url = new URL(request.url);
   const agent = request.agent ?? agentFor(request.url, request.tls);
-  const ownAgent = request.agent === undefined;
-  const client = url.protocol === 'https:' ? https : http;
   const headers: Record<string, string> = { Accept: 'application/json' };
   if (request.authorization !== undefined) headers.Authorization = request.authorization;
   if (request.body !== undefined) {
     headers['Content-Type'] = request.contentType ?? 'application/json';
     headers['Content-Length'] = String(Buffer.byteLength(request.body));
   }
-  const sentAt = Date.now();
-  const started = performance.now();
-  return new Promise((resolve) => {
-    let settled = false;
-    let newConnection = false;
-    const finish = (result: OneResult) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      if (ownAgent) agent.destroy();
-      resolve(result);
-    };
-    const elapsed = () => round(performance.now() - started);
-    let current: http.ClientRequest | undefined;
-    const timer = setTimeout(() => {
-      finish({ ok: false, kind: 'timeout', error: `no complete response within ${request.timeoutS} s`, sentAt, latencyMs: elapsed() });
-      current?.destroy();
-    }, request.timeoutS * 1000);
-    const attempt = () => {
-      const req = client.request(
-        { protocol: url.protocol, hostname: url.hostname.replace(/^\[|\]$/g, ''), port: url.port, path: `${url.pathname}${url.search}`, method: request.method ?? 'GET', headers, agent },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () =>
-            finish({
-              ok: true,
-              status: res.statusCode ?? 0,
-              headers: lowerCaseHeaders(res.headers),
-              body: Buffer.concat(chunks).toString('utf8'),
-              sentAt,
-              receivedAt: Date.now(),
-              latencyMs: elapsed(),
-              newConnection,
-            }),
-          );
-          res.on('error', (error) => finish({ ok: false, kind: 'socket', error: describeError(error), sentAt, latencyMs: elapsed() }));
-        },
-      );
-      current = req;
-      req.on('socket', (socket) => {
-        // A socket that has not connected yet is a new connection (a kept-alive one is reused).
-        newConnection = (socket as { connecting?: boolean }).connecting === true;
-      });
-      req.on('error', (error) =>
-        finish({ ok: false, kind: isCertificateError(error) ? 'tls' : 'socket', error: describeError(error), sentAt, latencyMs: elapsed() }),
-      );
-      req.end(request.body);
-    };
-    // Never retried: a request the server dropped is a lost request, whatever the connection.
-    attempt();
-  });
+  const done = () => {
+    if (request.agent === undefined) agent.destroy();
+  };
+  return send({ url: new URL(request.url), method: request.method ?? 'GET', headers, body: request.body }, { deadlineMs: request.timeoutS * 1000, agent, tls: request.tls }).then(
+    (r): OneResult => {
+      done();
+      return { ok: true, status: r.status, headers: lowerCaseHeaders(r.headers), body: r.body, sentAt: r.sentAt, receivedAt: r.receivedAt, latencyMs: r.latencyMs, newConnection: r.newConnection };
+    },
+    (error: unknown) => {
+      done();
+      return failureOf(error, request.timeoutS);
+    },
+  );
 }
 
 /** The counters of one run while it runs. */
@@ -557,7 +477,7 @@ function drive(options: LoadRunOptions, state: RunState, connections: number, st
       const step = options.steps[state.stepCursor++ % options.steps.length]!;
       state.sent++;
       state.inFlight++;
-      void sendOne({ url: `${origin}${step.path}`, method: step.method ?? 'GET', authorization: options.authorization, body: step.body, contentType: step.contentType, timeoutS, agent }).then((r) => {
+      void sendOne({ url: `${origin}${step.path}`, method: step.method ?? 'GET', authorization: options.authorization, body: step.body, contentType: step.contentType, timeoutS, agent, tls: options.tls }).then((r) => {
         state.inFlight--;
         recordResult(state, options, step, r, keep, stopOn);
         if (model.kind !== 'open') pump();

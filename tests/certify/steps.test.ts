@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import AdmZip from 'adm-zip';
 import type { PhaseResult } from '../../certify/phases.ts';
-import { judge, phaseSummaries, verdictInputFor } from '../../certify/steps/judge.ts';
+import { judge, phaseSummaries, readGateInputs, verdictInputFor } from '../../certify/steps/judge.ts';
 import { abandonRun, prepareRun } from '../../certify/steps/prepare.ts';
 import { listLeftOut } from '../../certify/steps/left-out.ts';
 import { mergeResults, readRedactions } from '../../certify/steps/merge.ts';
@@ -304,4 +304,10 @@ test('pacer: the real coordinator starts on 127.0.0.1 and reports nothing for a 
   const pacer = await startRunPacer({ maxRetryAfterS: 5, workers: 1 });
   expect(pacer.env.CONFORMANCE_PACER_URL).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
   expect(await pacer.close()).toEqual([]);
+});
+
+test('judge: CONFORMANCE_STRICT is read by its setting (settings/), as --strict writes it', () => {
+  const strict = (value: string | undefined) => readGateInputs({ CONFORMANCE_STRICT: value }).inputs.options.strict;
+  expect([strict('true'), strict('1'), strict('YES'), strict(' true\n')]).toEqual([true, true, true, true]);
+  expect([strict('false'), strict('0'), strict('no'), strict(undefined), strict('')]).toEqual([false, false, false, false, false]);
 });

@@ -1,6 +1,7 @@
 import { test, expect } from '@playwright/test';
-import { computeVerdict, type LedgerRequirement, type TestRecord } from '../../certify/verdict.ts';
-import { requirementIds, titleId as primaryId } from '../../core/results.ts';
+import { computeVerdict, leftChangedProblem, type LedgerRequirement, type TestRecord } from '../../certify/verdict.ts';
+import { requirementIds, titleId as primaryId, unrestoredOf } from '../../core/results.ts';
+import { unrestoredAnnotation } from '../../suites/lib/unrestored.ts';
 import { cleanErrorMessage, notRunTests, testsFromJsonReport } from '../../core/playwright-report.ts';
 import { PROJECT_RULES, renderMarkdown, sectionOf } from '../../certify/markdown.ts';
 
@@ -344,4 +345,22 @@ test('verdict: a run stopped by a signal reports what ran; what did not end is n
   // The same tests without the signal: the cut-short and unstarted checks are failures, as a check must not silently skip.
   const plain = computeVerdict({ ledger, tests, profile: 'full', target: {}, generatedAt: 't' });
   expect(plain.requirements.filter((r) => r.status === 'fail').map((r) => r.id)).toEqual(['UPD-01', 'MSG-01', 'INV-01']);
+});
+
+test('one unrestored record: what the stock fixture writes, the verdict reads back (malformed ones skipped, the last reading of a pet wins)', () => {
+  const written = [
+    unrestoredAnnotation({ petId: '7', original: '5', current: '12' }),
+    { type: 'unrestored', description: 'not json' },
+    { type: 'unrestored', description: JSON.stringify({ original: '1' }) },
+    unrestoredAnnotation({ petId: '9007199254740993', original: '0', current: null }),
+    unrestoredAnnotation({ petId: '7', original: '5', current: '13' }),
+  ];
+  expect(unrestoredOf(written)).toEqual([
+    { petId: '7', original: '5', current: '12' },
+    { petId: '9007199254740993', original: '0', current: null },
+    { petId: '7', original: '5', current: '13' },
+  ]);
+  const problem = leftChangedProblem([rec('INV-01 a', 'passed', { annotations: written })]);
+  expect(problem?.pets).toEqual([{ petId: '7', original: '5', current: '13' }, { petId: '9007199254740993', original: '0', current: null }]);
+  expect(leftChangedProblem([rec('INV-01 a', 'passed')])).toBeUndefined();
 });

@@ -1,0 +1,288 @@
+/**
+ * The one outbound HTTP client of the harness: every request to the target (the suites' `api`
+ * fixture, the load engine, the preflight) leaves the process here, and nowhere else
+ * (tests/architecture/sockets.test.ts holds it). One policy for each thing that carries a key out:
+ *
+ * - **Deadline**: wall clock from sending to the last byte of the answer. A target that trickles
+ *   its headers or sends an endless body cannot stretch it.
+ * - **TLS**: verified explicitly (`rejectUnauthorized: true`), whatever `NODE_TLS_REJECT_UNAUTHORIZED`
+ *   says; only the user's explicit opt-in (`INSECURE_TLS`, `tls.insecure`) turns it off. A private
+ *   CA: `NODE_EXTRA_CA_CERTS`, or `tls.ca` (added to Node's roots, never replacing them). One
+ *   classification of a refused certificate or a failed handshake (`isTlsFailure`): nothing was
+ *   written to that peer.
+ * - **Body cap**: at most `maxBodyBytes` are read; beyond it the request fails, or (`overflow:
+ *   'truncate'`) ends with what was read.
+ * - **Content coding**: none is asked for and none is decoded. No `Accept-Encoding` is added, and a
+ *   body is the bytes the server sent, read as UTF-8 (RFC 9110 §8.4: a coding is the server's
+ *   choice; the checks judge what was sent).
+ * - **Redirects**: never followed. A 3xx is an answer like any other, so a key is never sent to a
+ *   `Location` the server names (RFC 9110 §15.4 leaves following to the client).
+ * - **Recording**: `record` is the one hook through which an exchange is recorded, already
+ *   redacted: every key of `record.secrets`, in every encoding, is its placeholder (`<API_KEY>`)
+ *   before the hook sees it.
+ * - Nothing is added to the request: headers and body go out exactly as given.
+ */
+import { readFileSync } from 'node:fs';
+import http from 'node:http';
+import https from 'node:https';
+import { rootCertificates } from 'node:tls';
+import { MAX_RECORDED_BODY, type RecordedExchange, type RecordedHeader } from './results.ts';
+import { redactorFor, type Secret } from './secrets.ts';
+
+/** TLS of an https target. Verification is on unless `insecure` (the user's explicit opt-in). */
+export interface TlsOptions {
+  /** Extra trusted CA certificates (PEM), added to Node's roots and `NODE_EXTRA_CA_CERTS`. */
+  ca?: string | Buffer | Array<string | Buffer>;
+  /** Do not verify the peer's certificate (`INSECURE_TLS=1`). */
+  insecure?: boolean;
+}
+
+/** One request, sent exactly as given. */
+export interface OutboundRequest {
+  url: URL;
+  method: string;
+  /** Sent as given: the transport adds none (no `Accept-Encoding`, no `Content-Type`). */
+  headers: Record<string, string>;
+  body?: string | Buffer;
+}
+
+/** The hook through which an exchange is recorded; the record reaches it redacted. */
+export interface ExchangeRecorder {
+  /** The keys of the run: each, in every encoding, becomes its placeholder in the record. */
+  secrets: readonly Secret[];
+  onExchange(exchange: RecordedExchange): void;
+}
+
+export interface SendOptions {
+  /** Wall-clock deadline of the whole exchange, to the last byte of the answer. */
+  deadlineMs: number;
+  /** The setting that sets the deadline, named in the timeout's message (e.g. `REQUEST_TIMEOUT_MS`). */
+  deadlineName?: string;
+  /** TLS of a request sent without `agent` (an agent carries its own, from `agentFor`). */
+  tls?: TlsOptions;
+  /** A pool from `agentFor` (keep-alive), `false` for a connection of this request alone; default: Node's global agent. */
+  agent?: http.Agent | false;
+  /** Most body bytes read (default `MAX_BODY_BYTES`). */
+  maxBodyBytes?: number;
+  /** A body beyond the cap: `fail` the request (default) or `truncate` it and answer with what was read. */
+  overflow?: 'fail' | 'truncate';
+  /** Stops the request at once (kind `aborted`). */
+  signal?: AbortSignal;
+  record?: ExchangeRecorder;
+}
+
+/** A complete answer. */
+export interface OutboundResponse {
+  status: number;
+  /** Name/value pairs as received (names as the server wrote them). */
+  rawHeaders: string[];
+  /** Node's parse of the headers: names lowercased. */
+  headers: http.IncomingHttpHeaders;
+  /** The body as sent (no content coding decoded), read as UTF-8. */
+  body: string;
+  /** The body was cut at the cap (`overflow: 'truncate'`). */
+  truncated: boolean;
+  /** `Date.now()` when the request was handed to the socket. */
+  sentAt: number;
+  /** `Date.now()` when the answer was complete. */
+  receivedAt: number;
+  /** Milliseconds from sending to the last byte (monotonic clock). */
+  latencyMs: number;
+  /** The request opened a new connection (a kept-alive one was not reused). */
+  newConnection: boolean;
+}
+
+/** Why a request got no complete answer. */
+export type FailureKind = 'timeout' | 'tls' | 'socket' | 'too-large' | 'aborted';
+
+/** A request without a complete answer; `code` is Node's or OpenSSL's error code when there is one. */
+export class TransportError extends Error {
+  constructor(
+    readonly kind: FailureKind,
+    message: string,
+    readonly code: string | undefined,
+    readonly sentAt: number,
+    readonly latencyMs: number,
+  ) {
+    super(message);
+    this.name = 'TransportError';
+  }
+}
+
+/** Bodies beyond this are refused: no answer of this API comes near it. */
+export const MAX_BODY_BYTES = 64 * 1024 * 1024;
+
+/** How long a kept-alive connection may sit idle before the client closes it. */
+export const FREE_SOCKET_IDLE_MS = 2000;
+
+/**
+ * Error codes of a handshake that did not establish a verified peer: a certificate refused
+ * (`CERT_*`, `UNABLE_TO_*`, self-signed, wrong name, untrusted) or the TLS protocol failing
+ * (`ERR_SSL_*`, `ERR_TLS_*`, `EPROTO`).
+ */
+const TLS_CODES = /^(CERT_|UNABLE_TO_|DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|HOSTNAME_MISMATCH|ERR_TLS_|ERR_SSL_|EPROTO$)|CERT|SELF_SIGNED|UNTRUSTED|ALTNAME/;
+
+/** The one classification: true when `error` is a TLS handshake that did not establish a verified peer. */
+export function isTlsFailure(error: unknown): boolean {
+  const e = error as { code?: unknown; message?: unknown } | undefined;
+  return TLS_CODES.test(String(e?.code ?? '')) || /certificate/i.test(String(e?.message ?? ''));
+}
+
+/**
+ * A `ca` option replaces Node's trusted roots: keep them beside it, with the file of
+ * `NODE_EXTRA_CA_CERTS` (which Node adds to its defaults only).
+ */
+function withDefaultRoots(ca: NonNullable<TlsOptions['ca']>): Array<string | Buffer> {
+  const extra: string[] = [];
+  const file = process.env.NODE_EXTRA_CA_CERTS;
+  if (file) {
+    try {
+      extra.push(readFileSync(file, 'utf8'));
+    } catch {
+      // Node itself warns about an unreadable NODE_EXTRA_CA_CERTS.
+    }
+  }
+  return [...rootCertificates, ...extra, ...(Array.isArray(ca) ? ca : [ca])];
+}
+
+/** The TLS options every https connection is made with: verification set explicitly. */
+function tlsOf(tls: TlsOptions = {}): { rejectUnauthorized: boolean; ca?: Array<string | Buffer> } {
+  return { rejectUnauthorized: tls.insecure !== true, ...(tls.ca !== undefined ? { ca: withDefaultRoots(tls.ca) } : {}) };
+}
+
+/**
+ * A pool of kept-alive connections to one origin, TLS verified unless the user opted out, never
+ * queueing. Its TLS settings govern every request sent through it (Node lets an agent's options
+ * override a request's).
+ */
+export function agentFor(url: string, tls: TlsOptions = {}): http.Agent {
+  // Requests never retry, so a kept-alive connection must not be reused just as the server closes
+  // it while idle (RFC 9112 §9.6): the most recently used one is reused first (LIFO), and one idle
+  // for FREE_SOCKET_IDLE_MS is closed by the client (servers commonly wait 5 s or more).
+  const common = { keepAlive: true, maxSockets: Infinity, scheduling: 'lifo' as const, timeout: FREE_SOCKET_IDLE_MS };
+  if (new URL(url).protocol !== 'https:') return new http.Agent(common);
+  return new https.Agent({ ...common, ...tlsOf(tls) });
+}
+
+/** The record of a complete exchange, every text redacted, the body cut at MAX_RECORDED_BODY. */
+export function recordOf(request: OutboundRequest, response: OutboundResponse, secrets: readonly Secret[]): RecordedExchange {
+  const clean = redactorFor(secrets.filter((s) => s.value.length >= 4));
+  const pairs: RecordedHeader[] = [];
+  const raw = response.rawHeaders;
+  for (let i = 0; i + 1 < raw.length; i += 2) pairs.push({ name: raw[i]!, value: clean(raw[i + 1]!) });
+  const text = clean(response.body);
+  const cut = text.length > MAX_RECORDED_BODY;
+  const body = request.body === undefined ? undefined : typeof request.body === 'string' ? request.body : request.body.toString('latin1');
+  return {
+    startedDateTime: new Date(response.sentAt).toISOString(),
+    timeMs: Math.max(0, response.receivedAt - response.sentAt),
+    request: {
+      method: request.method.toUpperCase(),
+      url: clean(request.url.href),
+      headers: Object.entries(request.headers).map(([name, value]) => ({ name, value: clean(value) })),
+      ...(body !== undefined ? { body: clean(body) } : {}),
+    },
+    response: {
+      status: response.status,
+      statusText: http.STATUS_CODES[response.status] ?? '',
+      headers: pairs,
+      body: cut ? text.slice(0, MAX_RECORDED_BODY) : text,
+      ...(cut ? { bodyTruncated: true } : {}),
+    },
+  };
+}
+
+/** The message of a deadline that passed. */
+function deadlineMessage(options: SendOptions): string {
+  return `no complete response within ${options.deadlineMs} ms${options.deadlineName ? ` (${options.deadlineName})` : ''}`;
+}
+
+/**
+ * Sends one request and reads the whole answer. Rejects with a `TransportError` (kind `timeout`,
+ * `tls`, `socket`, `too-large` or `aborted`) when no complete answer arrived within the deadline;
+ * never follows a redirect, never decodes a content coding.
+ */
+export function send(request: OutboundRequest, options: SendOptions): Promise<OutboundResponse> {
+  const { url } = request;
+  const secure = url.protocol === 'https:';
+  const maxBodyBytes = options.maxBodyBytes ?? MAX_BODY_BYTES;
+  const sentAt = Date.now();
+  const started = performance.now();
+  const elapsed = () => Math.round((performance.now() - started) * 100) / 100;
+  return new Promise((resolve, reject) => {
+    let settled = false;
+    let newConnection = false;
+    const fail = (kind: FailureKind, message: string, code?: string) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      options.signal?.removeEventListener('abort', onAbort);
+      req.destroy();
+      reject(new TransportError(kind, message, code, sentAt, elapsed()));
+    };
+    const failWith = (error: NodeJS.ErrnoException) => fail(secure && isTlsFailure(error) ? 'tls' : 'socket', error.message, error.code);
+    const finish = (res: http.IncomingMessage, chunks: Buffer[], truncated: boolean) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      options.signal?.removeEventListener('abort', onAbort);
+      if (truncated) req.destroy();
+      const response: OutboundResponse = {
+        status: res.statusCode ?? 0,
+        rawHeaders: res.rawHeaders,
+        headers: res.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+        truncated,
+        sentAt,
+        receivedAt: Date.now(),
+        latencyMs: elapsed(),
+        newConnection,
+      };
+      try {
+        if (options.record) options.record.onExchange(recordOf(request, response, options.record.secrets));
+      } catch (error) {
+        return reject(error);
+      }
+      resolve(response);
+    };
+    const req = (secure ? https : http).request(
+      {
+        protocol: url.protocol,
+        hostname: url.hostname.replace(/^\[|\]$/g, ''),
+        port: url.port,
+        path: `${url.pathname}${url.search}`,
+        method: request.method,
+        headers: request.headers,
+        agent: options.agent,
+        // Set on every request (an http one ignores them): one object shape for Node's agent.
+        rejectUnauthorized: options.tls?.insecure !== true,
+        ca: secure && options.tls?.ca !== undefined ? withDefaultRoots(options.tls.ca) : undefined,
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        res.on('data', (c: Buffer) => {
+          if (settled) return;
+          size += c.length;
+          if (size <= maxBodyBytes) chunks.push(c);
+          else if (options.overflow === 'truncate') {
+            chunks.push(c.subarray(0, c.length - (size - maxBodyBytes)));
+            finish(res, chunks, true);
+          } else fail('too-large', `response body larger than ${maxBodyBytes} bytes; reading stopped`, 'ERR_BODY_TOO_LARGE');
+        });
+        res.on('end', () => finish(res, chunks, false));
+        res.on('error', failWith);
+      },
+    );
+    const timer = setTimeout(() => fail('timeout', deadlineMessage(options), 'ETIMEDOUT'), options.deadlineMs);
+    const onAbort = () => fail('aborted', 'stopped by a signal', 'ABORTED');
+    req.on('socket', (socket) => {
+      // A socket that has not connected yet is a new connection (a kept-alive one is reused).
+      newConnection = (socket as { connecting?: boolean }).connecting === true;
+    });
+    req.on('error', failWith);
+    if (options.signal?.aborted) return onAbort();
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+    req.end(request.body);
+  });
+}
