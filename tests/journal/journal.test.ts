@@ -1,0 +1,94 @@
+/**
+ * The journal's format (core/journal.ts): records read back as written, a torn line is skipped,
+ * `done` closes its entry, the target is named without userinfo or query, and appends of several
+ * processes at once never interleave.
+ */
+import { test, expect } from '@playwright/test';
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { fileURLToPath } from 'node:url';
+import {
+  appendRecord, decodeJournal, doneRecord, encodeRecord, newEntryId, newJournalName, openEntries, readJournals, recordOf, targetIdentity,
+  type ChangeRecord, type MessageRecord,
+} from '../../core/journal.ts';
+
+const run = promisify(execFile);
+const TSX = fileURLToPath(new URL('../../node_modules/.bin/tsx', import.meta.url));
+const APPENDER = fileURLToPath(new URL('./appender.ts', import.meta.url));
+
+const change = (petId: string, original: string | null, entry = newEntryId()): ChangeRecord => ({
+  v: 1, kind: 'change', entry, at: '2026-11-25T20:00:00.000Z', by: 'functional UPD-02', target: 'http://127.0.0.1:8080/v1', petId, original,
+});
+const message = (): MessageRecord => ({ v: 1, kind: 'message', entry: newEntryId(), at: '2026-11-25T20:00:00.000Z', by: 'functional MSG-01', target: 'http://127.0.0.1:8080/v1', address: 'http://127.0.0.1:8080/quickstart' });
+
+const scratch = () => fs.mkdtempSync(path.join(os.tmpdir(), 'journal-'));
+
+test('JOURNAL records read back exactly as written, one line each', () => {
+  const records = [change('7', '5'), change('9223372036854775807', null), message()];
+  const text = records.map(encodeRecord).join('');
+  expect(text.split('\n').filter(Boolean)).toHaveLength(3);
+  expect(decodeJournal(text)).toEqual({ records, unreadable: 0 });
+});
+
+test('JOURNAL a line torn by a crash and lines that are not records are counted and skipped', () => {
+  const good = change('7', '5');
+  const text = `${encodeRecord(good)}{"v":1,"kind":"change","entry":"ab`;
+  expect(decodeJournal(text)).toEqual({ records: [good], unreadable: 1 });
+  expect(decodeJournal(`{"v":2}\n[1]\nnull\n`).unreadable).toBe(3);
+});
+
+const bad: { name: string; value: unknown }[] = [
+  { name: 'an unknown kind', value: { v: 1, kind: 'delete', entry: 'a', at: 't', by: 'b' } },
+  { name: 'a count that is a number', value: { ...change('7', '5'), original: 5 } },
+  { name: 'a text with a newline', value: { ...change('7', '5'), by: 'a\nb' } },
+  { name: 'a done record with an unknown way', value: { v: 1, kind: 'done', entry: 'a', at: 't', by: 'b', how: 'forgotten' } },
+  { name: 'another version', value: { ...change('7', '5'), v: 2 } },
+];
+for (const c of bad) {
+  test(`JOURNAL ${c.name} is not a record and cannot be encoded`, () => {
+    expect(recordOf(c.value)).toBeUndefined();
+    expect(() => encodeRecord(c.value as ChangeRecord)).toThrow(/not a journal record/);
+  });
+}
+
+test('JOURNAL an entry is open until a done record names it', () => {
+  const a = change('1', '3');
+  const b = change('2', '4');
+  const m = message();
+  expect(openEntries([a, b, m])).toEqual([a, b, m]);
+  expect(openEntries([a, b, m, doneRecord(a.entry, 'restored', 'repair'), doneRecord(m.entry, 'reported', 'certify')])).toEqual([b]);
+});
+
+test('JOURNAL the target is its origin and path: never userinfo, query or fragment', () => {
+  expect(targetIdentity('https://user:secret@staging.example.com:8443/v1/?key=secret#x')).toBe('https://staging.example.com:8443/v1');
+  expect(targetIdentity('http://127.0.0.1:8080/v1')).toBe('http://127.0.0.1:8080/v1');
+});
+
+test('JOURNAL files are found under journal/, oldest name first, each folded on its own', () => {
+  const dir = scratch();
+  const older = newJournalName(new Date('2026-11-25T10:00:00Z'));
+  const newer = newJournalName(new Date('2026-11-25T11:00:00Z'));
+  const a = change('1', '3');
+  appendRecord(path.join(dir, newer), a);
+  appendRecord(path.join(dir, older), change('2', '4'));
+  appendRecord(path.join(dir, older), doneRecord(readJournals(dir)[0]!.records[0]!.entry, 'restored', 'repair'));
+  fs.writeFileSync(path.join(dir, 'journal', 'notes.txt'), 'not a journal');
+  const files = readJournals(dir);
+  expect(files.map((f) => f.file)).toEqual([older, newer]);
+  expect(files.map((f) => f.open.length)).toEqual([0, 1]);
+  expect(readJournals(path.join(dir, 'none'))).toEqual([]);
+});
+
+test('JOURNAL appends of four processes at once never interleave: every line reads back', async () => {
+  const dir = scratch();
+  const file = path.join(dir, 'journal', 'concurrent.jsonl');
+  const per = 150;
+  await Promise.all([0, 1, 2, 3].map((p) => run(TSX, [APPENDER, file, String(p), String(per)])));
+  const { records, unreadable } = decodeJournal(fs.readFileSync(file, 'utf8'));
+  expect(unreadable).toBe(0);
+  expect(records).toHaveLength(4 * per);
+  for (const p of [0, 1, 2, 3]) expect(records.filter((r) => r.by === `process ${p}`)).toHaveLength(per);
+});
