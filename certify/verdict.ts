@@ -26,6 +26,7 @@ import { curlOf, parseExchange } from '../suites/lib/exchange.ts';
 import type { LeftChangedPet } from '../core/results.ts';
 import { applyBaseline, type Baseline, type BaselineOutcome } from './baseline.ts';
 import { decideGate, type GateResult, type PreviousRun } from './certificate/gate.ts';
+import type { JournalReport } from './steps/repair.ts';
 
 export type { Annotation, Level, LedgerRequirement, Outcome, RequirementStatus, RunProblem, Source, TestRecord };
 export interface EvidenceEntry {
@@ -91,6 +92,8 @@ export interface VerdictInput {
   secretFindings?: string[];
   /** Further run-level problems, already typed (e.g. the target left changed). */
   problems?: RunProblem[];
+  /** Pets a check reported unrestored that the run's end-of-run repair put back and verified (certify/steps/repair.ts): not left changed. */
+  restoredAfter?: string[];
   phases?: PhaseSummary[];
   /** How the gate judges the run (default: not strict, no baseline, no previous certificate). */
   gate?: VerdictGateOptions;
@@ -154,6 +157,8 @@ export interface ConformanceReport {
   requirements: RequirementResult[];
   /** Per key, what the run-wide pacer saw (when certify ran one). */
   pacing?: PacingSummary[];
+  /** The journal of changes: what an earlier run left open and this one repaired first, and what this one left changed (certify/steps/repair.ts). */
+  journal?: JournalReport;
 }
 
 function descriptions(test: TestRecord, type: string): string[] {
@@ -242,7 +247,7 @@ export const UNRESTORED_ANNOTATION = 'unrestored';
  * every test, deduplicated by pet (the last reading wins). One run-level problem naming each pet,
  * or undefined when every change was restored.
  */
-export function leftChangedProblem(tests: readonly TestRecord[]): RunProblem | undefined {
+export function leftChangedProblem(tests: readonly TestRecord[], restoredAfter: readonly string[] = []): RunProblem | undefined {
   const byPet = new Map<string, LeftChangedPet>();
   for (const t of tests) {
     for (const a of t.annotations) {
@@ -257,6 +262,7 @@ export function leftChangedProblem(tests: readonly TestRecord[]): RunProblem | u
       byPet.set(String(v.petId), { petId: String(v.petId), original: String(v.original), current: v.current === null || v.current === undefined ? null : String(v.current) });
     }
   }
+  for (const id of restoredAfter) byPet.delete(id);
   if (!byPet.size) return undefined;
   const pets = [...byPet.values()];
   const list = pets.map((p) => `pet ${p.petId} (original ${p.original}, now ${p.current ?? 'missing'})`).join(', ');
@@ -267,6 +273,21 @@ export function leftChangedProblem(tests: readonly TestRecord[]): RunProblem | u
     observed: list,
     pets,
   };
+}
+
+/**
+ * The run's problems with one "target left changed" among them: the checks' own reports and the
+ * journal's (certify/steps/repair.ts) together, each pet once (the journal's reading wins).
+ */
+function withLeftChanged(given: readonly RunProblem[], fromTests: RunProblem | undefined): RunProblem[] {
+  const journal = given.find((p) => p.kind === 'target-left-changed');
+  if (!fromTests) return [...given];
+  if (!journal) return [fromTests, ...given];
+  const seen = new Set((journal.pets ?? []).map((p) => p.petId));
+  const extra = (fromTests.pets ?? []).filter((p) => !seen.has(p.petId));
+  if (!extra.length) return [...given];
+  const merged: RunProblem = { ...journal, pets: [...(journal.pets ?? []), ...extra], reason: `${journal.reason}; ${fromTests.reason.replace(/^target left changed: /, '')}` };
+  return given.map((p) => (p === journal ? merged : p));
 }
 
 /** A requirement no check judged because a signal stopped the run first: not certified. */
@@ -338,9 +359,7 @@ export function computeVerdict(raw: VerdictInput): ConformanceReport {
 
   for (const e of input.runErrors ?? []) problems.push({ kind: 'run-error', reason: e });
   for (const f of input.secretFindings ?? []) problems.push({ kind: 'secret-in-artifact', reason: f });
-  const leftChanged = leftChangedProblem(input.tests);
-  if (leftChanged && !(input.problems ?? []).some((p) => p.kind === 'target-left-changed')) problems.push(leftChanged);
-  problems.push(...(input.problems ?? []));
+  problems.push(...withLeftChanged(input.problems ?? [], leftChangedProblem(input.tests, input.restoredAfter)));
 
   const summary: Record<RequirementStatus, number> = { pass: 0, fail: 0, warn: 0, skipped: 0 };
   for (const r of requirements) summary[r.status]++;

@@ -118,8 +118,13 @@ export interface RunProblem {
 /** A pet the run changed and could not restore. */
 export interface LeftChangedPet {
   petId: string;
+  /** The count as first read; `not listed` for a pet the run created. */
   original: string;
   current: string | null;
+  /** Not listed before a state-changing request on it, listed after: the request created it (an upsert). */
+  created?: boolean;
+  /** What to do by hand, in plain words. */
+  action?: string;
 }
 
 const HARNESS_KINDS: ReadonlySet<RunProblemKind> = new Set(['run-error', 'secret-in-artifact', 'unmapped-failure']);
