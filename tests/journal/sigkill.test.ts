@@ -16,6 +16,7 @@ import { startReferenceServer, type RunningReferenceServer } from '../../referen
 import { serializeItem, type InventoryItem, type InventoryStore } from '../../reference-server/inventory/store.ts';
 import { findNeedle, secretNeedles } from '../../core/secrets.ts';
 import { readJournals } from '../../core/journal.ts';
+import { certificateProblems, conformanceProblems } from '../certificate/report-schemas.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const TSX = path.join(ROOT, 'node_modules', '.bin', 'tsx');
@@ -51,7 +52,7 @@ interface Target {
 }
 
 /** The reference server on `store`, behind a proxy that holds every PATCH answer back for a second (the change already made). */
-async function slowPatchTarget(upsert = false): Promise<Target> {
+async function slowPatchTarget(upsert = false, delayMs = PATCH_DELAY_MS): Promise<Target> {
   const s = store(upsert);
   const server: RunningReferenceServer = await startReferenceServer({ port: 0, inventory: s, minuteWindowMs: 60_000 });
   let patches = 0;
@@ -68,7 +69,7 @@ async function slowPatchTarget(upsert = false): Promise<Target> {
       async response(res, req) {
         if (req.method !== 'PATCH') return res;
         target.onPatch(++patches);
-        await new Promise((r) => setTimeout(r, PATCH_DELAY_MS));
+        await new Promise((r) => setTimeout(r, delayMs));
         return res;
       },
     },
@@ -168,6 +169,7 @@ for (const at of [1, 3]) {
       const report = JSON.parse(fs.readFileSync(path.join(ws.reports, 'conformance.json'), 'utf8'));
       expect(report.journal.repair.restored.length).toBeGreaterThan(0);
       expect(report.journal.repair.left).toEqual([]);
+      expect(conformanceProblems(report), 'conformance.json follows its schema').toEqual([]);
       expect(readJournals(ws.reports).filter((j) => j.open.length), 'every entry is closed').toEqual([]);
       expectNoKeyInJournal(ws.reports, t.key);
     } finally {
@@ -201,3 +203,33 @@ for (const at of [2, 3]) {
     }
   });
 }
+
+test('journal: a PATCH of a missing id that creates the pet (an upsert) and the messages posted are named at run level as "target left changed", with what to do by hand', async () => {
+  test.setTimeout(120_000);
+  const t = await slowPatchTarget(true, 0);
+  const ws = workspace(['inventory/update.spec.ts', 'messages/send.spec.ts']);
+  try {
+    const run = await start([TSX, CHILD, ws.config], envOf(t, ws.reports)).done;
+    const report = JSON.parse(fs.readFileSync(path.join(ws.reports, 'conformance.json'), 'utf8'));
+    const left = report.problems.find((p: { kind: string }) => p.kind === 'target-left-changed');
+    const created = (left?.pets ?? []).filter((p: { created?: boolean }) => p.created);
+    expect(created.length, run.out.slice(-3000)).toBeGreaterThan(0);
+    expect(t.store.text()).toContain(`"petId":${created[0].petId}`);
+    expect(created[0].action).toMatch(/created it \(an upsert\).*delete it by hand/);
+    expect(run.code, 'a pet left created fails the gate').toBe(1);
+    expect(run.out).toMatch(/✗ pet \d+: created by the run .*delete it by hand/);
+    expect(report.journal.end.messages.length, 'the messages posted are named').toBeGreaterThan(0);
+    expect(run.out).toMatch(/Target left changed, by design: \d+ message\(s\) posted to .*\/quickstart\/messages/);
+    const html = fs.readFileSync(path.join(ws.reports, 'certificate.html'), 'utf8');
+    expect(html).toContain('created by the run');
+    expect(html).toMatch(/Messages posted \(\d+\)/);
+    expect(conformanceProblems(report), 'conformance.json follows its schema').toEqual([]);
+    expect(certificateProblems(JSON.parse(fs.readFileSync(path.join(ws.reports, 'certificate.json'), 'utf8'))), 'certificate.json follows its schema').toEqual([]);
+    // The created pet's entry stays open: the next run, or restore, names it again until it is deleted by hand.
+    expect(readJournals(ws.reports).flatMap((j) => j.open).some((e) => e.kind === 'change' && e.petId === created[0].petId)).toBe(true);
+    expectNoKeyInJournal(ws.reports, t.key);
+  } finally {
+    await t.close();
+    fs.rmSync(ws.dir, { recursive: true, force: true });
+  }
+});
