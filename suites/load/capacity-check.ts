@@ -293,6 +293,8 @@ async function loadRun(ctx: Ctx, steps: LoadStep[]): Promise<LoadResult | undefi
       onResponse: (r) => granted.observe(r),
       // A 429 means LOAD_KEY's limit is reached: send nothing more, never before Retry-After.
       stopOnStatus: [429],
+      // A run-wide hold of the origin (another key's 429 its Remaining did not predict) stops the load too.
+      held: granted.held,
     });
   } catch (error) {
     if (error instanceof PacingNotCertified) paceFailure(ctx, error);
@@ -340,6 +342,12 @@ function judgeRun(ctx: Ctx, run: LoadResult): number {
     findings.push(
       finding(id, prerequisite, 'not-certified', 'LOAD_KEY met its rate limit, so the load stopped at once; use a key whose limit this load does not reach, or lower LOAD_RATE or LOAD_DURATION_S',
         'no 429 on LOAD_KEY', `429 after ${f.requests} responses (Retry-After ${held.largestRetryAfterS ?? 'invalid'} s)`),
+    );
+  }
+  if (f.stoppedBy === 'held') {
+    findings.push(
+      finding(id, prerequisite, 'not-certified', 'the load stopped early: a 429 that its key\'s X-RateLimit-Remaining did not predict holds every request to the target until its Retry-After (the limit may be shared)',
+        `${Math.ceil(ctx.config.ratePerS * ctx.config.durationS)} requests over ${ctx.config.durationS} s`, `${f.sent} sent, then held`),
     );
   }
   for (const t of userThresholds(ctx.config, f)) {
