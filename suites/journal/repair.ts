@@ -142,9 +142,23 @@ export async function repairJournals(o: RepairOptions): Promise<RepairOutcome> {
   return out;
 }
 
+/**
+ * One request, sent again once after a 429: the client reported it to the run's pacer, which then
+ * grants nothing on the key before its Retry-After has passed (or, for a wait beyond
+ * MAX_RETRY_AFTER_S, refuses, and the repair stops saying so).
+ */
+async function afterRetryAfter<T>(send: () => Promise<T>): Promise<T> {
+  try {
+    return await send();
+  } catch (e) {
+    if (!/unplanned 429/.test((e as Error).message)) throw e;
+    return send();
+  }
+}
+
 /** The list as a map from pet id to its count. */
 async function listed(api: ApiClient, by: string): Promise<Map<string, InventoryEntry>> {
-  return new Map((await api.inventory(by)).map((e) => [e.id, e]));
+  return new Map((await afterRetryAfter(() => api.inventory(by))).map((e) => [e.id, e]));
 }
 
 /** Writes every changed count back, then verifies through the list (read again a bounded number of times). */
@@ -173,7 +187,7 @@ async function restorePets(
       leave(p, now ? countText(now.quantity) : null, false, `pet ${p.petId} not restored: ${why}; or set its quantity back to ${p.original} by hand`);
       continue;
     }
-    const res = await o.api.updateInventory(p.petId, { quantity: value }, { evidence: false });
+    const res = await afterRetryAfter(() => o.api.updateInventory(p.petId, { quantity: value }, { evidence: false }));
     if (res.status >= 200 && res.status < 300) written.push(p);
     else leave(p, now ? countText(now.quantity) : null, false, `PATCH back to quantity ${p.original} got ${res.status}; set it by hand`);
   }

@@ -10,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
+import { prepareReportsDir } from '../../certify/steps/reports-dir.ts';
 import {
   appendRecord, decodeJournal, doneRecord, encodeRecord, newEntryId, newJournalName, openEntries, readJournals, recordOf, targetIdentity,
   type ChangeRecord, type MessageRecord,
@@ -91,4 +92,30 @@ test('JOURNAL appends of four processes at once never interleave: every line rea
   expect(unreadable).toBe(0);
   expect(records).toHaveLength(4 * per);
   for (const p of [0, 1, 2, 3]) expect(records.filter((r) => r.by === `process ${p}`)).toHaveLength(per);
+});
+
+test('JOURNAL the reports folder keeps a journal with an open entry through the next run\'s cleanup (the next run\'s input); a closed one goes like any report', () => {
+  const dir = scratch();
+  const reports = path.join(dir, 'reports');
+  const first = prepareReportsDir(reports, { home: dir, repoRoot: path.join(dir, 'repo') });
+  expect(first.ok).toBe(true);
+  const open = newJournalName(new Date('2026-11-25T10:00:00Z'));
+  const closed = newJournalName(new Date('2026-11-25T11:00:00Z'));
+  const a = change('1', '3');
+  appendRecord(path.join(reports, open), a);
+  const b = change('2', '4');
+  appendRecord(path.join(reports, closed), b);
+  appendRecord(path.join(reports, closed), doneRecord(b.entry, 'restored', 'functional UPD-02 (restore)'));
+  fs.writeFileSync(path.join(reports, 'conformance.json'), '{}');
+  if (first.ok) first.finish();
+  const second = prepareReportsDir(reports, { home: dir, repoRoot: path.join(dir, 'repo') });
+  expect(second.ok).toBe(true);
+  expect(fs.existsSync(path.join(reports, open)), 'the open journal survives').toBe(true);
+  expect(fs.existsSync(path.join(reports, closed)), 'the closed journal is deleted').toBe(false);
+  expect(fs.existsSync(path.join(reports, 'conformance.json'))).toBe(false);
+  // A run killed before it recorded its files: its manifest lists the run's entries, journal/ among them.
+  appendRecord(path.join(reports, newJournalName()), change('3', '5'));
+  const third = prepareReportsDir(reports, { home: dir, repoRoot: path.join(dir, 'repo') });
+  expect(third.ok, 'the journal is the run\'s own file, not a user\'s').toBe(true);
+  expect(readJournals(reports).filter((j) => j.open.length)).toHaveLength(2);
 });
