@@ -91,4 +91,5 @@ export function printSummary(report: ConformanceReport, say: (text: string) => v
   const byPhase = Object.entries(report.requestsByPhase).map(([p, n]) => `${p} ${n}`).join(', ');
   if (byPhase) say(`requests by phase: ${byPhase}\n`);
   say(`requests sent: ${report.requests}\n`);
+  if (report.journal?.requests) say(`requests sent by the journal's repairs (before and after the phases): ${report.journal.requests}\n`);
 }

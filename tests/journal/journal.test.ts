@@ -11,6 +11,8 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { prepareReportsDir } from '../../certify/steps/reports-dir.ts';
+import { createRunJournal } from '../../suites/journal/writer.ts';
+import { findNeedle, secretNeedles } from '../../core/secrets.ts';
 import {
   appendRecord, decodeJournal, doneRecord, encodeRecord, newEntryId, newJournalName, openEntries, readJournals, recordOf, targetIdentity,
   type ChangeRecord, type MessageRecord,
@@ -118,4 +120,37 @@ test('JOURNAL the reports folder keeps a journal with an open entry through the 
   const third = prepareReportsDir(reports, { home: dir, repoRoot: path.join(dir, 'repo') });
   expect(third.ok, 'the journal is the run\'s own file, not a user\'s').toBe(true);
   expect(readJournals(reports).filter((j) => j.open.length)).toHaveLength(2);
+});
+
+test('JOURNAL a writer never writes a key in any encoding, even when a check name carries one; the target is written without userinfo or query', () => {
+  const key = 'ik_journal_key_4b2e9c7a1f3d5e60';
+  const dir = scratch();
+  const file = path.join(dir, 'journal', 'run.jsonl');
+  const journal = createRunJournal({ file, baseUrl: 'http://127.0.0.1:8080/v1/', apiUrl: 'http://127.0.0.1:8080/quickstart', phase: 'functional', keys: { apiKey: key } });
+  const forms = [key, ` ${key}\n`, encodeURIComponent(key), Buffer.from(key).toString('base64'), JSON.stringify(key)];
+  for (const [i, form] of forms.entries()) {
+    const entry = journal.change(String(i + 1), '5', `UPD-02 ${form}`);
+    journal.done([entry], 'restored', `UPD-02 (restore) ${form}`);
+  }
+  journal.message(`MSG-01 Bearer ${key}`);
+  const text = fs.readFileSync(file, 'utf8');
+  expect(secretNeedles([{ name: 'API_KEY', value: key }]).flatMap((n) => findNeedle(text, n)), 'no key in the journal').toEqual([]);
+  const { records, unreadable } = decodeJournal(text);
+  expect(unreadable).toBe(0);
+  expect(records.filter((r) => r.kind === 'change').map((r) => (r as ChangeRecord).target)).toEqual(Array(forms.length).fill('http://127.0.0.1:8080/v1'));
+  expect(records.every((r) => r.by.startsWith('functional '))).toBe(true);
+  expect(openEntries(records).map((r) => r.kind)).toEqual(['message']);
+});
+
+test('JOURNAL a writer keeps one open entry per pet (the oldest count stands) and opens a new one after the pet was put back', () => {
+  const dir = scratch();
+  const file = path.join(dir, 'journal', 'run.jsonl');
+  const journal = createRunJournal({ file, baseUrl: 'http://127.0.0.1:8080/v1', keys: {} });
+  const first = journal.change('7', '5', 'UPD-01');
+  expect(journal.change('7', '99', 'UPD-02'), 'the open entry stands').toBe(first);
+  expect(journal.openFor('7')).toBe(first);
+  journal.done([first], 'restored', 'UPD-01 (restore)');
+  expect(journal.openFor('7')).toBeUndefined();
+  expect(journal.change('7', '5', 'UPD-03')).not.toBe(first);
+  expect(decodeJournal(fs.readFileSync(file, 'utf8')).records.map((r) => r.kind)).toEqual(['change', 'done', 'change']);
 });
