@@ -16,7 +16,7 @@ import { readJournals } from '../core/journal.ts';
 import { EXIT } from '../core/exit-codes.ts';
 import { redactorFor, secretsFromEnv } from '../core/secrets.ts';
 import { readSettings } from '../settings/index.ts';
-import { repairLines, type RepairOutcome } from '../suites/journal/repair.ts';
+import { emptyRepair, repairLines, type RepairOutcome } from '../suites/journal/repair.ts';
 import { inputRedactor, TLS_ENV_REFUSAL } from './env.ts';
 import { interruptedExit, preflight, PREFLIGHT_EXIT } from './steps/preflight.ts';
 import { startRunPacer } from './steps/pacer.ts';
@@ -59,6 +59,7 @@ export async function runRestore(o: RestoreOptions): Promise<number> {
   const journals = fs.existsSync(reportsDir) ? readJournals(reportsDir) : [];
   const open = journals.filter((j) => j.open.length);
   if (!open.length) {
+    o.onOutcome?.(emptyRepair());
     say(`restore: no open entry in ${path.join(reportsDir, 'journal')}: nothing to restore\n`);
     return EXIT.pass;
   }

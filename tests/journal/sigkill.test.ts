@@ -170,6 +170,8 @@ for (const at of [1, 3]) {
       expect(report.journal.repair.restored.length).toBeGreaterThan(0);
       expect(report.journal.repair.left).toEqual([]);
       expect(conformanceProblems(report), 'conformance.json follows its schema').toEqual([]);
+      expect(fs.readFileSync(path.join(ws.reports, 'certificate.html'), 'utf8'), 'the certificate says so').toMatch(/<h2>Repaired first \(\d+\)<\/h2>/);
+      expect(fs.readFileSync(path.join(ws.reports, 'conformance.md'), 'utf8')).toMatch(/Repaired first: an earlier run did not finish/);
       expect(readJournals(ws.reports).filter((j) => j.open.length), 'every entry is closed').toEqual([]);
       expectNoKeyInJournal(ws.reports, t.key);
     } finally {
