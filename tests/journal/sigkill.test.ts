@@ -153,7 +153,8 @@ function expectNoKeyInJournal(reports: string, key: string): void {
   }
 }
 
-for (const at of [1, 3]) {
+// Three kill points, each judged once (the runs are costly): at a change (1, 3) and while a restore is answered (2).
+for (const at of [1, 2]) {
   test(`journal: certify killed with SIGKILL at PATCH ${at} (answers slow); the next certify run repairs first and the store is as it started`, async () => {
     test.setTimeout(150_000);
     const t = await slowPatchTarget();
@@ -181,7 +182,7 @@ for (const at of [1, 3]) {
   });
 }
 
-for (const at of [2, 3]) {
+for (const at of [3]) {
   test(`journal: certify killed with SIGKILL at PATCH ${at}; \`restore\` puts the store back as it started, then has nothing to do`, async () => {
     test.setTimeout(120_000);
     const t = await slowPatchTarget();
