@@ -44,16 +44,24 @@ export function createRunJournal(o: { file: string; baseUrl: string; apiUrl?: st
   const byOf = (by: string) => redact(`${o.phase ? `${o.phase} ` : ''}${by}`, secrets).replace(/[\r\n]+/g, ' ').slice(0, 200);
   const open = new Map<string, string>();
   const entryPet = new Map<string, string>();
+  /** Open entries journaled without a count. */
+  const countless = new Set<string>();
+  /** Per pet, the countless entry an entry with its count replaced (closed with it). */
+  const superseded = new Map<string, string>();
   const append = (r: JournalRecord) => appendRecord(o.file, r);
   return {
     file: o.file,
     change(petId, original, by) {
       const held = open.get(petId);
-      if (held) return held;
+      // An entry without a count (a request on a pet not listed) gives way to one with its count,
+      // which closes it too: a pet listed with a count was not created by that request.
+      if (held && !(original !== null && countless.has(held))) return held;
+      if (held) superseded.set(petId, held);
       const entry = newEntryId();
       append({ v: 1, kind: 'change', entry, at: new Date().toISOString(), by: byOf(by), target, petId, original });
       open.set(petId, entry);
       entryPet.set(entry, petId);
+      if (original === null) countless.add(entry);
       return entry;
     },
     openFor: (petId) => open.get(petId),
@@ -65,10 +73,15 @@ export function createRunJournal(o: { file: string; baseUrl: string; apiUrl?: st
     },
     done(entries, how, by) {
       for (const entry of entries) {
-        append(doneRecord(entry, how, byOf(by)));
         const pet = entryPet.get(entry);
-        if (pet !== undefined && open.get(pet) === entry) open.delete(pet);
+        const older = pet !== undefined && open.get(pet) === entry ? superseded.get(pet) : undefined;
+        for (const e of older ? [entry, older] : [entry]) append(doneRecord(e, how, byOf(by)));
+        if (pet !== undefined && open.get(pet) === entry) {
+          open.delete(pet);
+          superseded.delete(pet);
+        }
         entryPet.delete(entry);
+        countless.delete(entry);
       }
     },
   };

@@ -152,5 +152,14 @@ test('JOURNAL a writer keeps one open entry per pet (the oldest count stands) an
   journal.done([first], 'restored', 'UPD-01 (restore)');
   expect(journal.openFor('7')).toBeUndefined();
   expect(journal.change('7', '5', 'UPD-03')).not.toBe(first);
-  expect(decodeJournal(fs.readFileSync(file, 'utf8')).records.map((r) => r.kind)).toEqual(['change', 'done', 'change']);
+  // A request on a pet not listed journals no count; a later claim of it journals its count beside.
+  const countless = journal.change('8', null, 'UPD-04');
+  expect(journal.change('8', null, 'UPD-05')).toBe(countless);
+  const counted = journal.change('8', '3', 'UPD-02');
+  expect(counted).not.toBe(countless);
+  expect(journal.change('8', '4', 'UPD-02')).toBe(counted);
+  journal.done([counted], 'restored', 'UPD-02 (restore)');
+  const { records } = decodeJournal(fs.readFileSync(file, 'utf8'));
+  expect(records.map((r) => r.kind)).toEqual(['change', 'done', 'change', 'change', 'change', 'done', 'done']);
+  expect(openEntries(records).map((r) => (r as ChangeRecord).petId), 'the pet listed with a count was not created: both closed').toEqual(['7']);
 });
