@@ -208,9 +208,16 @@ async function restorePets(
 /** Lines for people: what was put back, what is left changed (with what to do), what was left alone. */
 export function repairLines(r: RepairOutcome, when: string): string[] {
   const lines: string[] = [];
-  if (r.restored.length) lines.push(`${when}: ${r.restored.length} pet(s) put back and verified through the list: ${r.restored.map((p) => `pet ${p.petId} (${p.how === 'absent' ? 'not created' : `quantity ${p.original}`}, ${p.how}; journaled by ${p.by})`).join(', ')}`);
+  const back = r.restored.filter((p) => p.how !== 'absent');
+  const absent = r.restored.filter((p) => p.how === 'absent');
+  if (back.length) lines.push(`${when}: ${back.length} pet(s) put back and verified through the list: ${back.map((p) => `pet ${p.petId} (quantity ${p.original}, ${p.how}; journaled by ${p.by})`).join(', ')}`);
+  if (absent.length) lines.push(`${when}: ${absent.length} request(s) on pets that were not listed created nothing: the list shows none of ${absent.map((p) => p.petId).join(', ')}`);
   for (const l of r.left) lines.push(`${when}: target left changed: ${l.reason} (journaled by ${l.by} in ${l.file})`);
-  for (const m of r.messages) lines.push(`${when}: target left changed: a message was posted to ${m.address}/messages at ${m.at} by ${m.by}; the API cannot take it back: delete it by hand if your service allows`);
+  for (const address of new Set(r.messages.map((m) => m.address))) {
+    const posted = r.messages.filter((m) => m.address === address);
+    const checks = [...new Set(posted.map((m) => m.by))].join(', ');
+    lines.push(`${when}: target left changed: ${posted.length} message(s) posted to ${address}/messages (by ${checks}; the first at ${posted[0]!.at}); the API cannot take a message back: delete them by hand if your service allows`);
+  }
   for (const x of r.otherTargets) lines.push(`${when}: ${x.file} holds ${x.open} open entr${x.open === 1 ? 'y' : 'ies'} for another target, ${x.target}: left alone (run \`inventory-conformance restore\` with BASE_URL=${x.target})`);
   if (r.stopped) lines.push(`${when}: stopped: ${r.stopped}`);
   return lines;

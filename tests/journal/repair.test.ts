@@ -92,5 +92,5 @@ test('JOURNAL repair: another target\'s entries are left alone and named; a mess
   expect(readJournals(dir)[0]!.open.map((e) => e.target)).toEqual([OTHER, OTHER]);
   const lines = repairLines(out, 'restore').join('\n');
   expect(lines).toMatch(/holds 2 open entries for another target, https:\/\/staging\.example\.com\/v1: left alone/);
-  expect(lines).toMatch(/a message was posted to http:\/\/127\.0\.0\.1:8080\/quickstart\/messages .*delete it by hand/);
+  expect(lines).toMatch(/1 message\(s\) posted to http:\/\/127\.0\.0\.1:8080\/quickstart\/messages \(by functional MSG-01;.*delete them by hand/);
 });
