@@ -137,7 +137,7 @@ async function killedRun(t: Target, ws: ReturnType<typeof workspace>, at: number
   if (at % 2 === 1) expect(t.store.text(), 'the kill left the store changed').not.toBe(initial);
   else expect(t.store.text(), 'killed while the restore was answered: the count is back').toBe(initial);
   expect(readJournals(ws.reports).some((j) => j.open.length > 0), 'the killed run left an open entry').toBe(true);
-  // Phases are process groups of their own children: wait until nothing sends any more.
+  // The whole group (certify, its phases, their workers) is gone; let the proxy see their sockets close.
   await new Promise((r) => setTimeout(r, 300));
 }
 
