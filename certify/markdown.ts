@@ -121,10 +121,21 @@ export function leftChangedMarkdown(report: ConformanceReport): string[] {
   const pets = report.problems.filter((p) => p.kind === 'target-left-changed');
   if (pets.length) {
     lines.push('## Target left changed', '', 'The run could not restore these pets; restore them by hand. This fails the gate, whatever the requirements say.', '');
-    lines.push('| Pet | Original quantity | Current quantity |', '|---|---|---|');
-    for (const p of pets.flatMap((x) => x.pets ?? [])) lines.push(`| ${cell(p.petId)} | ${cell(p.original)} | ${cell(p.current ?? 'missing from the list')} |`);
+    lines.push('| Pet | Original quantity | Current quantity | What to do |', '|---|---|---|---|');
+    for (const p of pets.flatMap((x) => x.pets ?? [])) {
+      lines.push(`| ${cell(p.petId)} | ${cell(p.created ? 'not listed (created by the run)' : p.original)} | ${cell(p.current ?? 'missing from the list')} | ${cell(p.action ?? 'set its quantity back by hand')} |`);
+    }
     lines.push('');
   }
+  const j = report.journal;
+  const messages = j ? [...j.repair.messages, ...j.end.messages] : [];
+  if (messages.length) {
+    lines.push(`Messages posted (${messages.length}; the API cannot take a message back, delete them by hand if the service allows; this does not fail the gate): ${messages.map((m) => `${cell(m.address)}/messages at ${cell(m.at)} (${cell(m.by)})`).join('; ')}`, '');
+  }
+  if (j?.repair.restored.length) {
+    lines.push(`Repaired first: an earlier run did not finish; before this run sent anything else it put back and verified ${j.repair.restored.map((p) => `pet ${cell(p.petId)} (${p.how})`).join(', ')}.`, '');
+  }
+  for (const o of j?.repair.otherTargets ?? []) lines.push(`Journal of another target left alone: ${cell(o.file)} (${o.open} open for ${cell(o.target)}).`, '');
   return lines;
 }
 

@@ -27,6 +27,7 @@ import { scanSecrets } from './steps/scan-secrets.ts';
 import { REPLAY_DIR, REPORT_ENTRIES, type PreparedReportsDir } from './steps/reports-dir.ts';
 import { certificateStep, type Certificate, type WrittenCertificate } from './certificate/index.ts';
 import type { VerdictInput } from './verdict.ts';
+import { journalProblem, type JournalReport } from './steps/repair.ts';
 
 export { mergeLoadReports, REPORT_ENTRIES };
 
@@ -90,14 +91,23 @@ export async function runCertify(options: RunOptions): Promise<number> {
     runErrors: [...run.runErrors, ...exercised.runErrors, ...merged.runErrors], redact: voice.redact,
     ...(options.signal?.aborted ? { interrupted: { signal: String(options.signal.reason ?? 'SIGINT'), exitCode: interruptedExit(options.signal) } } : {}),
   });
+  withJournal(verdictInput, exercised.journal);
   return finishRun({
-    verdictInput, leaks: merged.redactions.leaks, extra: exercised.pacing ? { pacing: exercised.pacing } : {}, reportsDir: run.reportsDir, folder: run.folder,
+    verdictInput, leaks: merged.redactions.leaks, reportsDir: run.reportsDir, folder: run.folder,
+    extra: { ...(exercised.pacing ? { pacing: exercised.pacing } : {}), ...(exercised.journal ? { journal: exercised.journal } : {}) },
     redact: voice.redact, secrets: voice.secrets, say: voice.say, env, replaying: run.replaying,
     ...(run.gate.previous ? { previous: run.gate.previous } : {}),
     ...(options.onCertificate ? { onCertificate: options.onCertificate } : {}),
     otherReports: ['conformance.json', 'html/index.html', 'junit.xml', 'results.json', 'evidence.har', ...(merged.loadWritten ? ['load.json'] : [])],
     started,
   });
+}
+
+/** The journal's findings join the verdict's input: pets left changed (a run-level problem), and pets its end-of-run repair put back. */
+function withJournal(input: VerdictInput, journal: JournalReport | undefined): void {
+  const problem = journalProblem(journal);
+  if (problem) input.problems = [...(input.problems ?? []), problem];
+  if (journal?.end.restored.length) input.restoredAfter = journal.end.restored.map((p) => p.petId);
 }
 
 /** Resolves the target (starting the bundled reference server if none is given); one that does not start is harness trouble and gives the run up. */

@@ -25,6 +25,7 @@ import { parseFinding, type Finding } from '../suites/lib/finding.ts';
 import { curlOf, parseExchange } from '../suites/lib/exchange.ts';
 import { applyBaseline, type Baseline, type BaselineOutcome } from './baseline.ts';
 import { decideGate, type GateResult, type PreviousRun } from './certificate/gate.ts';
+import type { JournalReport } from './steps/repair.ts';
 
 export type { Annotation, Level, LedgerRequirement, Outcome, RequirementStatus, RunProblem, Source, TestRecord };
 export interface EvidenceEntry {
@@ -90,6 +91,8 @@ export interface VerdictInput {
   secretFindings?: string[];
   /** Further run-level problems, already typed (e.g. the target left changed). */
   problems?: RunProblem[];
+  /** Pets a check reported unrestored that the run's end-of-run repair put back and verified (certify/steps/repair.ts): not left changed. */
+  restoredAfter?: string[];
   phases?: PhaseSummary[];
   /** How the gate judges the run (default: not strict, no baseline, no previous certificate). */
   gate?: VerdictGateOptions;
@@ -153,6 +156,8 @@ export interface ConformanceReport {
   requirements: RequirementResult[];
   /** Per key, what the run-wide pacer saw (when certify ran one). */
   pacing?: PacingSummary[];
+  /** The journal of changes: what an earlier run left open and this one repaired first, and what this one left changed (certify/steps/repair.ts). */
+  journal?: JournalReport;
 }
 
 function descriptions(test: TestRecord, type: string): string[] {
@@ -238,9 +243,10 @@ export function requirementStatus(
  * every test (`unrestoredOf`, core/results.ts), deduplicated by pet (the last reading wins). One
  * run-level problem naming each pet, or undefined when every change was restored.
  */
-export function leftChangedProblem(tests: readonly TestRecord[]): RunProblem | undefined {
+export function leftChangedProblem(tests: readonly TestRecord[], restoredAfter: readonly string[] = []): RunProblem | undefined {
   const byPet = new Map<string, Unrestored>();
   for (const t of tests) for (const u of unrestoredOf(t.annotations)) byPet.set(u.petId, u);
+  for (const id of restoredAfter) byPet.delete(id);
   if (!byPet.size) return undefined;
   const pets = [...byPet.values()];
   const list = pets.map((p) => `pet ${p.petId} (original ${p.original}, now ${p.current ?? 'missing'})`).join(', ');
@@ -251,6 +257,21 @@ export function leftChangedProblem(tests: readonly TestRecord[]): RunProblem | u
     observed: list,
     pets,
   };
+}
+
+/**
+ * The run's problems with one "target left changed" among them: the checks' own reports and the
+ * journal's (certify/steps/repair.ts) together, each pet once (the journal's reading wins).
+ */
+function withLeftChanged(given: readonly RunProblem[], fromTests: RunProblem | undefined): RunProblem[] {
+  const journal = given.find((p) => p.kind === 'target-left-changed');
+  if (!fromTests) return [...given];
+  if (!journal) return [fromTests, ...given];
+  const seen = new Set((journal.pets ?? []).map((p) => p.petId));
+  const extra = (fromTests.pets ?? []).filter((p) => !seen.has(p.petId));
+  if (!extra.length) return [...given];
+  const merged: RunProblem = { ...journal, pets: [...(journal.pets ?? []), ...extra], reason: `${journal.reason}; ${fromTests.reason.replace(/^target left changed: /, '')}` };
+  return given.map((p) => (p === journal ? merged : p));
 }
 
 /** A requirement no check judged because a signal stopped the run first: not certified. */
@@ -322,9 +343,7 @@ export function computeVerdict(raw: VerdictInput): ConformanceReport {
 
   for (const e of input.runErrors ?? []) problems.push({ kind: 'run-error', reason: e });
   for (const f of input.secretFindings ?? []) problems.push({ kind: 'secret-in-artifact', reason: f });
-  const leftChanged = leftChangedProblem(input.tests);
-  if (leftChanged && !(input.problems ?? []).some((p) => p.kind === 'target-left-changed')) problems.push(leftChanged);
-  problems.push(...(input.problems ?? []));
+  problems.push(...withLeftChanged(input.problems ?? [], leftChangedProblem(input.tests, input.restoredAfter)));
 
   const summary: Record<RequirementStatus, number> = { pass: 0, fail: 0, warn: 0, skipped: 0 };
   for (const r of requirements) summary[r.status]++;

@@ -7,7 +7,7 @@
 import { parseArgs as parseArgv, type ParseArgsConfig } from 'node:util';
 import type { Setting } from '../settings/index.ts';
 
-export const COMMANDS = ['certify', 'serve', 'replay', 'verify', 'help'] as const;
+export const COMMANDS = ['certify', 'serve', 'replay', 'verify', 'restore', 'help'] as const;
 export type Command = (typeof COMMANDS)[number];
 
 /** Short forms users expect, beside the derived flag. */
@@ -15,13 +15,13 @@ export const ALIASES: Record<string, string> = { '--plan': 'API_PLAN' };
 
 /** Flags of the CLI itself (not settings): name → takes a value. */
 export const OWN_FLAGS: Record<string, { value: boolean; help: string; commands: readonly Command[] }> = {
-  '--json': { value: false, help: 'print only the verdict document (JSON) on stdout; progress goes to stderr', commands: ['certify', 'replay', 'verify'] },
+  '--json': { value: false, help: 'print only the verdict document (JSON) on stdout; progress goes to stderr', commands: ['certify', 'replay', 'verify', 'restore'] },
   '--dry-run': { value: false, help: 'print every setting with its value and where it came from (keys: given or not), then stop; nothing is sent', commands: ['certify'] },
   '--list-cases': { value: false, help: 'print the coverage cases of the generated phase per operation and location (and which the budget leaves out), then stop; nothing is sent', commands: ['certify'] },
   '--write-baseline': { value: true, help: "write the run's failed requirements as a baseline file (then pass it with --baseline)", commands: ['certify'] },
   '--public-key': { value: true, help: 'verify: PEM public key that must have signed the certificate (an unsigned one then fails)', commands: ['verify'] },
   '--accept-expired': { value: false, help: 'verify: report a certificate past its validUntil without failing on it', commands: ['verify'] },
-  '--help': { value: false, help: 'this help', commands: ['certify', 'serve', 'replay', 'verify', 'help'] },
+  '--help': { value: false, help: 'this help', commands: ['certify', 'serve', 'replay', 'verify', 'restore', 'help'] },
 };
 
 export interface ParsedArgs {

@@ -4,6 +4,7 @@
  *   serve     run the reference server
  *   replay    re-run one generated case by its token
  *   verify    recompute a certificate's digests and check its signature
+ *   restore   put back what a run that died left changed (the journal, certify/restore.ts)
  *   diff      the requirement-level difference between two certificates (cli/diff.ts)
  * Exit codes: core/exit-codes.ts. Variables and flags: settings/ (a flag wins over its variable).
  */
@@ -56,6 +57,7 @@ const EXAMPLES: Record<Command, string[]> = {
     `npx ${BIN} verify reports/certificate.json --public-key signer.pub.pem`,
     `npx ${BIN} verify submission/acme-acme-inventory-2.4.1 --public-key acme.pub.pem --json   # a submission folder (submit --help)`,
   ],
+  restore: [`API_KEY=… npx ${BIN} restore --base-url https://staging.example.com/v1   # what a run that died left changed, from reports/journal/`],
   help: [],
 };
 
@@ -64,7 +66,21 @@ const SUMMARY: Record<Exclude<Command, 'help'>, string> = {
   serve: 'run the reference server (flags: serve --help)',
   replay: 'run the generated phase on one case only (CONFORMANCE_REPLAY=<token>)',
   verify: "recompute a certificate's digests against this installed harness, check its signature and that it has not expired; or check a submission folder whole",
+  restore: "put back what a run that died left changed on the target (the journal in the reports folder); exit 1 naming what could not be",
 };
+
+/** What `restore --help` adds: the settings it reads and its own exit codes. */
+const RESTORE_HELP = [
+  'Settings (flag, variable or config file, as for certify): --base-url (BASE_URL, required), --api-url (API_URL),',
+  '--reports-dir (REPORTS_DIR: the folder whose journal/ is read), --request-timeout-ms, --max-retry-after-s, --insecure-tls.',
+  'The key is read only from the environment (API_KEY). Entries of another target are left alone and named.',
+  '',
+  'Exit codes:',
+  `  ${String(EXIT.pass).padEnd(3)}nothing is left changed (every open entry of this target was put back and verified, or there was none)`,
+  `  ${String(EXIT.fail).padEnd(3)}something could not be put back: every such entry is named, with what to do by hand`,
+  `  ${String(EXIT.usage).padEnd(3)}usage error (no BASE_URL, no API_KEY, a malformed value); nothing was sent`,
+  `  ${String(EXIT.unreachable).padEnd(3)}the preflight stopped it (unreachable, TLS not verified); no key was sent`,
+];
 
 function exitCodeLines(): string[] {
   return EXIT_DESCRIPTIONS.map((e) => `  ${String(e.code).padEnd(3)}${e.meaning}`);
@@ -95,6 +111,10 @@ export function help(command?: Command): string {
       '',
       renderHelp(GROUPS, { flags: true }),
     );
+  }
+  if (command === 'restore') {
+    lines.push(...RESTORE_HELP, '');
+    return lines.join('\n');
   }
   if (command !== 'serve') lines.push('Exit codes:', ...exitCodeLines(), '');
   return lines.join('\n');
@@ -381,7 +401,22 @@ async function dispatch(argv: readonly string[], io: Io): Promise<number> {
       return verify(io, args);
     case 'serve':
       return serve(io, args);
+    case 'restore':
+      return restore(io, args);
   }
+}
+
+/** `restore`: the journal's open entries put back (certify/restore.ts); the target and folder from flags, variables or the config file, keys from the environment. */
+async function restore(io: Io, args: ReturnType<typeof parseArgs>): Promise<number> {
+  if (args.positionals.length) return usageError(io, [`unexpected argument(s): ${args.positionals.join(' ')}`], 'restore');
+  const assembled = runEnv(io, args.env);
+  if ('errors' in assembled) return usageError(io, assembled.errors, 'restore');
+  const { runRestore } = await import('../certify/restore.ts');
+  const json = !!args.own['--json'];
+  let outcome: unknown;
+  const code = await runRestore({ env: assembled.env, write: json ? io.stderr : io.stdout, ...(io.signal ? { signal: io.signal } : {}), onOutcome: (o) => (outcome = o) });
+  if (json && outcome) io.stdout(`${JSON.stringify({ format: 'inventory-conformance-restore/1', exitCode: code, ...(outcome as object) }, null, 2)}\n`);
+  return code;
 }
 
 /** The process entry (cli/bin.mjs): real streams, signals, exit code. */
@@ -389,7 +424,7 @@ export async function run(argv: readonly string[] = process.argv.slice(2)): Prom
   const controller = new AbortController();
   let firstSignalAt = 0;
   const command = argv[0];
-  if (command === 'certify' || command === 'replay') {
+  if (command === 'certify' || command === 'replay' || command === 'restore') {
     const onSignal = (signal: NodeJS.Signals) => {
       if (controller.signal.aborted) {
         if (Date.now() - firstSignalAt > 2000) process.exit(signalExit('SIGINT'));

@@ -43,6 +43,10 @@ export interface Unrestored {
   original: string;
   /** The count read last (exact text), or null when the pet was missing from the list. */
   current: string | null;
+  /** Not listed before a state-changing request on it, listed after: the request created it (an upsert). */
+  created?: boolean;
+  /** What to do by hand, in plain words (run level). */
+  action?: string;
 }
 
 /**

@@ -178,6 +178,7 @@ export function buildResults(input: Pick<BuildInput, 'report' | 'ledger' | 'gate
     requestsByPhase: report.requestsByPhase,
     phases: report.phases,
     unmapped: report.unmapped,
+    ...(report.journal ? { journal: report.journal } : {}),
   };
 }
 

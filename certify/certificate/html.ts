@@ -8,7 +8,7 @@ import { sectionGroups, sectionOf } from '../markdown.ts';
 import { quoteSentence, rowCells } from './quotes.ts';
 import { failureLine, failureTexts, type FailureText } from '../failure-text.ts';
 import { esc, latencyChart, windowsChart } from './charts.ts';
-import { comparedWithHtml, leftChangedHtml } from './gate-html.ts';
+import { comparedWithHtml, leftChangedHtml, repairedHtml } from './gate-html.ts';
 import type { Certificate, CertifiedRequirement } from './types.ts';
 
 const STATUS_LABEL: Record<string, string> = { pass: 'pass', fail: 'FAIL', warn: 'warn', skipped: 'skipped' };
@@ -286,7 +286,7 @@ export function renderCertificateHtml(cert: Certificate): string {
   if (res.problems.length) {
     out.push(`<section id="problems"><h2>Run problems (${res.problems.length})</h2><ul class="tight">${res.problems.map((p) => `<li>${esc(p.reason)}</li>`).join('')}</ul></section>`);
   }
-  out.push(leftChangedHtml(cert), comparedWithHtml(cert));
+  out.push(leftChangedHtml(cert), repairedHtml(cert), comparedWithHtml(cert));
   out.push(notCertifiedHtml(res), baselineHtml(res, known), warningsHtml(warned), loadHtml(res), matrixHtml(res), footerHtml(cert));
   return out.join('');
 }

@@ -64,6 +64,8 @@ export interface CertificateResults {
   requestsByPhase: Record<string, number>;
   phases: ConformanceReport['phases'];
   unmapped: ConformanceReport['unmapped'];
+  /** The journal of changes: what an earlier run left open and this run repaired first, what this run left changed. */
+  journal?: ConformanceReport['journal'];
 }
 
 export interface Certificate {

@@ -1,7 +1,8 @@
 /**
  * Step "exercise the target": the steps that talk to the target, in order: the preflight (before
  * any key leaves the machine), what the run is about to do, one run-wide pacer for every phase,
- * the list of what the profile leaves out, the phases. Whatever happens, the pacer and the target
+ * the repair of what an earlier run left open in the journal (before anything else is sent), the
+ * list of what the profile leaves out, the phases, and the settling of the run's own journal. Whatever happens, the pacer and the target
  * are closed before it returns.
  */
 import path from 'node:path';
@@ -14,6 +15,9 @@ import { interruptedExit, preflight, PREFLIGHT_EXIT } from './preflight.ts';
 import { abandonRun, phaseFiles, type PreparedRun } from './prepare.ts';
 import type { ResolvedTarget } from './resolve-target.ts';
 import { runPhases } from './run-phases.ts';
+import { repairFirst, settleOwn, type JournalReport } from './repair.ts';
+import { emptyRepair } from '../../suites/journal/repair.ts';
+import { newJournalName } from '../../core/journal.ts';
 
 /** How the run speaks: every line goes through `say`, which redacts the run's keys. */
 export interface RunVoice {
@@ -24,7 +28,7 @@ export interface RunVoice {
 
 /** What the phases left: their results, the left-out phases' tests (not run), the pacer's report and the run's problems. */
 export type Exercised =
-  | { ok: true; results: PhaseResult[]; notRun: VerdictInput['tests']; pacing: PacingSummary[] | undefined; runErrors: string[] }
+  | { ok: true; results: PhaseResult[]; notRun: VerdictInput['tests']; pacing: PacingSummary[] | undefined; runErrors: string[]; journal?: JournalReport }
   /** The preflight stopped the run (nothing was judged): the exit status. */
   | { ok: false; exit: number };
 
@@ -37,6 +41,8 @@ export async function exerciseTarget(run: PreparedRun, target: ResolvedTarget, v
   const runErrors: string[] = [];
   let notRun: VerdictInput['tests'] = [];
   let results: PhaseResult[] = [];
+  const journalFile = newJournalName();
+  let journal: JournalReport = { file: journalFile, repair: emptyRepair(), end: emptyRepair(), requests: 0 };
   try {
     const pre = await preflight(
       { baseUrl: target.env.BASE_URL!, ...(target.env.API_URL ? { apiUrl: target.env.API_URL } : {}) },
@@ -56,7 +62,11 @@ export async function exerciseTarget(run: PreparedRun, target: ResolvedTarget, v
       ...pacer.env,
       CONFORMANCE_PROFILE: config.profile,
       REPORTS_DIR: run.reportsDir,
+      CERTIFY_JOURNAL_FILE: path.join(run.reportsDir, journalFile),
     };
+    // Step: repair first (what an earlier run left open in the journal), before anything else is sent.
+    const repaired = await repairFirst(run.reportsDir, journalFile, childEnv, say);
+    journal = { file: journalFile, repair: repaired.outcome, end: emptyRepair(), requests: repaired.requests };
 
     const leftOut = await listLeftOut(run.leftOutPhases, config.profile, (ps) => listPhases([...ps], run.configFile, childEnv, voice.redact, path.join(run.workDir, 'list.json')));
     for (const line of leftOut.lines) say(line);
@@ -66,11 +76,16 @@ export async function exerciseTarget(run: PreparedRun, target: ResolvedTarget, v
     const ran = await runAllPhases(run, childEnv, voice, () => pacer!.progress(), signal);
     results = ran.results;
     runErrors.push(...ran.runErrors);
+    // Step: settle the run's own journal (a SIGINT or SIGTERM leaves it to the next run, which repairs first).
+    if (!signal?.aborted) {
+      const settled = await settleOwn(run.reportsDir, journalFile, childEnv, say);
+      journal = { ...journal, end: settled.outcome, requests: journal.requests + settled.requests };
+    }
   } finally {
     if (pacer) pacing = await pacer.close();
     await target.close();
   }
-  return { ok: true, results, notRun, pacing, runErrors };
+  return { ok: true, results, notRun, pacing, runErrors, journal };
 }
 
 /** Says what the run is about to do: profile, phases, which keys were given (never their values), notes. */

@@ -4,19 +4,40 @@
  * the requests sent (per phase and, from the run-wide pacer, per key).
  */
 import type { RunProblem } from '../../core/results.ts';
+import type { JournalReport } from './repair.ts';
 import type { ConformanceReport } from '../verdict.ts';
 import { quoteSentence } from '../certificate/quotes.ts';
 import { failureLine, failureTexts } from '../failure-text.ts';
 
-/** The run-level "target left changed" lines: each pet, its original and its current count. */
-export function leftChangedLines(problems: readonly RunProblem[]): string[] {
+/** The run-level "target left changed" lines: each pet, its original and its current count, what to do; the messages the run posted. */
+export function leftChangedLines(problems: readonly RunProblem[], journal?: JournalReport): string[] {
   const pets = problems.filter((p) => p.kind === 'target-left-changed').flatMap((p) => p.pets ?? []);
   const other = problems.filter((p) => p.kind === 'target-left-changed' && !p.pets?.length);
-  if (!pets.length && !other.length) return [];
+  const messages = journal ? [...journal.repair.messages, ...journal.end.messages] : [];
+  const lines: string[] = [];
+  if (pets.length || other.length) {
+    lines.push(
+      `Target left changed: the run could not restore ${pets.length || 'some'} pet(s); restore them by hand (this fails the gate):`,
+      ...pets.map((p) => (p.created
+        ? `  ✗ pet ${p.petId}: created by the run (not listed before a request on it, listed now at quantity ${p.current ?? '?'}); delete it by hand`
+        : `  ✗ pet ${p.petId}: original quantity ${p.original}, now ${p.current ?? 'missing from the list'}`)),
+      ...other.map((p) => `  ✗ ${p.reason.split('\n')[0]}`),
+    );
+  }
+  if (messages.length) {
+    const where = [...new Set(messages.map((m) => `${m.address}/messages`))].join(', ');
+    lines.push(`Target left changed, by design: ${messages.length} message(s) posted to ${where}; the API cannot take a message back: delete them by hand if your service allows (this does not fail the gate).`);
+  }
+  return lines;
+}
+
+/** What the run repaired first (an earlier run did not finish), and journals of other targets it left alone. */
+export function repairedLines(journal?: JournalReport): string[] {
+  const r = journal?.repair;
+  if (!r || (!r.restored.length && !r.otherTargets.length)) return [];
   return [
-    `Target left changed: the run could not restore ${pets.length || 'some'} pet(s); restore them by hand (this fails the gate):`,
-    ...pets.map((p) => `  ✗ pet ${p.petId}: original quantity ${p.original}, now ${p.current ?? 'missing from the list'}`),
-    ...other.map((p) => `  ✗ ${p.reason.split('\n')[0]}`),
+    ...(r.restored.length ? [`Repaired first: an earlier run did not finish; ${r.restored.length} pet(s) it left changed were put back and verified before anything else was sent: ${r.restored.map((p) => `pet ${p.petId}`).join(', ')}`] : []),
+    ...r.otherTargets.map((o) => `Journal of another target left alone: ${o.file} (${o.open} open entr${o.open === 1 ? 'y' : 'ies'} for ${o.target})`),
   ];
 }
 
@@ -36,7 +57,7 @@ export function printSummary(report: ConformanceReport, say: (text: string) => v
       if (texts.length > 3) say(`      … ${texts.length - 3} more in conformance.md\n`);
     }
   }
-  const left = leftChangedLines(report.problems);
+  const left = [...repairedLines(report.journal), ...leftChangedLines(report.problems, report.journal)];
   if (left.length) say(`\n${left.join('\n')}\n`);
   const problems = report.problems.filter((p) => p.kind !== 'target-left-changed');
   if (problems.length) {
@@ -70,4 +91,5 @@ export function printSummary(report: ConformanceReport, say: (text: string) => v
   const byPhase = Object.entries(report.requestsByPhase).map(([p, n]) => `${p} ${n}`).join(', ');
   if (byPhase) say(`requests by phase: ${byPhase}\n`);
   say(`requests sent: ${report.requests}\n`);
+  if (report.journal?.requests) say(`requests sent by the journal's repairs (before and after the phases): ${report.journal.requests}\n`);
 }

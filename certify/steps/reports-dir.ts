@@ -9,11 +9,16 @@
  * archives…). A folder without the marker whose every entry is one of the run's own names
  * (`REPORT_ENTRIES`: what an earlier version or a plain `npx playwright test` wrote) is taken as
  * the run's. The repository's own `reports/README.md` is known and never touched.
+ *
+ * The journal of changes (`journal/`, core/journal.ts) is the next run's input: a journal file
+ * with an entry still open survives the cleanup (the run repairs from it, or names it when it
+ * belongs to another target); a journal whose every entry is closed is deleted like any report.
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { REPO_ROOT } from '../../core/paths.ts';
+import { JOURNAL_DIR, readJournalFile } from '../../core/journal.ts';
 
 /** The run's marker and manifest in the reports folder. */
 export const OWNER_FILE = '.conformance-run.json';
@@ -35,6 +40,7 @@ export const REPORT_ENTRIES = [
   'test-results',
   '.certify',
   'replay',
+  'journal',
 ] as const;
 
 /** The folder a replay writes to, inside the reports folder, with a manifest of its own: the run's reports are never touched by it. */
@@ -143,6 +149,16 @@ function classify(dir: string, known: Set<string>): { ours: string[]; foreign: s
   return { ours: [...files.filter(isOurs), ...inner.ours], foreign: [...files.filter((f) => !isOurs(f)), ...inner.foreign] };
 }
 
+/** A journal file (`journal/*.jsonl`) with an entry still open: the next run's input, never deleted by the cleanup. */
+function isOpenJournal(dir: string, rel: string): boolean {
+  if (path.dirname(rel) !== JOURNAL_DIR) return false;
+  try {
+    return readJournalFile(dir, rel).open.length > 0;
+  } catch {
+    return false;
+  }
+}
+
 /** Removes the run's folders (`REPORT_ENTRIES`) left empty, deepest first; a user's empty folder stays. */
 function removeEmptyFolders(dir: string, rel = ''): void {
   for (const entry of fs.readdirSync(path.join(dir, rel), { withFileTypes: true })) {
@@ -178,7 +194,7 @@ export function prepareReportsDir(reportsDir: string, options: ReportsDirOptions
       const shown = foreign.slice(0, 5).join(', ') + (foreign.length > 5 ? `, … (${foreign.length} in all)` : '');
       return { ok: false, problem: `REPORTS_DIR ${dir} holds files this run did not write (${shown}); give a fresh or empty folder, or one an earlier run wrote` };
     }
-    for (const f of ours) fs.rmSync(path.join(dir, f), { force: true });
+    for (const f of ours) if (!isOpenJournal(dir, f)) fs.rmSync(path.join(dir, f), { force: true });
     removeEmptyFolders(dir);
   } else {
     fs.mkdirSync(dir, { recursive: true });

@@ -36,6 +36,7 @@ export async function runConsistency(api: ApiClient, writers: number, seed: numb
   if (!items.length) throw new Error(`${ID}: the inventory list is empty; this check needs one pet`);
   const pet = items.find((i) => isUnsafeInteger(i.id)) ?? items[seed % items.length]!;
   const initial = pet.quantity;
+  const journaled = api.journal?.change(pet.id, String(initial), ID);
   const writes = Array.from({ length: writers }, (_, i) => String(initial + 101 + i * 7 + (seed % 5)));
   const history: RegisterOp[] = [];
   const timed = async (label: string, kind: 'write' | 'read', send: () => Promise<ApiResponse>, value: (res: ApiResponse) => string | undefined) => {
@@ -79,6 +80,7 @@ export async function runConsistency(api: ApiClient, writers: number, seed: numb
   } finally {
     const restored = await api.updateInventory(pet.id, { quantity: initial }, { evidence: false });
     const check = (await api.inventory(ID)).find((e) => e.id === pet.id);
+    if (restored.status === 200 && check?.quantity === initial && journaled) api.journal?.done([journaled], 'restored', `${ID} (restore)`);
     if (restored.status !== 200 || check?.quantity !== initial) {
       findings.push(finding(ID, 'restore', 'fail', `pet ${pet.id} was not restored`, `quantity ${initial}`, `PATCH ${restored.status}, list shows ${check?.quantity ?? 'pet missing'}`));
     }

@@ -193,6 +193,13 @@ async function restore(api: ApiClient, op: Operation, operations: Operation[], v
   };
 }
 
+/** Journals the listed item a state-changing operation may change: its id and its count as listed. */
+function journalItem(api: ApiClient, op: Operation, values: Record<string, string>, item: Record<string, unknown>): string | undefined {
+  const name = op.pathParameters[0]!.name;
+  const field = Object.keys((op.requestBody?.schema.properties as Record<string, unknown> | undefined) ?? {})[0] ?? name;
+  return api.journal?.change(values[name]!, countText(item[field]), op.id);
+}
+
 /**
  * The coverage cases of `op` first (in their fixed order), then every random class (or just the
  * replayed case), within `options.share` requests. Restoration requests are not counted against
@@ -209,6 +216,8 @@ export async function runOperation(api: ApiClient, op: Operation, operations: Op
   const { values, item, listed } = await listedValues(api, op, operations, options.seed, budget);
   const mutating = !['GET', 'HEAD'].includes(op.method) && listed && item !== undefined;
   const run: OperationRun = { op: op.id, seed: options.seed, classes: [], requests: 0, findings: [], notes: [], coverage: emptyCoverageRun(), unrestored: [] };
+  // Write-ahead (core/journal.ts): the listed item's count is on disk before any case may change it.
+  const journaled = mutating ? journalItem(api, op, values, item!) : undefined;
   try {
     run.coverage = await runCoverage(api, op, cases, replay ? [] : options.coverage?.leftOut ?? [], values, listed, budget);
     const runs = replay ? 1 : runsPerClass(options.share, budget.used, classes.length);
@@ -219,6 +228,7 @@ export async function runOperation(api: ApiClient, op: Operation, operations: Op
       const restored = await restore(api, op, operations, values, item!, changed);
       run.findings.push(...restored.findings);
       run.unrestored.push(...restored.unrestored);
+      if (journaled && !restored.unrestored.length) api.journal?.done([journaled], changed ? 'restored' : 'unchanged', `${op.id} (restore)`);
     }
   }
   run.requests = api.requests - start;

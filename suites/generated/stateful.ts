@@ -24,6 +24,8 @@ interface Real {
   budget: Budget;
   /** Original quantity of every pet a sequence changed. */
   changed: Map<string, number>;
+  /** The journal entry of each changed pet (core/journal.ts), closed once its restore is seen in the list. */
+  journaled: Map<string, string | undefined>;
 }
 
 /** A deviation found by a command: stops the sequence and is shrunk by fast-check. */
@@ -55,7 +57,10 @@ class UpdateCommand implements fc.AsyncCommand<Model, Real> {
   check = () => true;
   async run(model: Model, real: Real) {
     if (!real.budget.take()) return;
-    if (!real.changed.has(this.id)) real.changed.set(this.id, model.quantities.get(this.id)!);
+    if (!real.changed.has(this.id)) {
+      real.changed.set(this.id, model.quantities.get(this.id)!);
+      real.journaled.set(this.id, real.api.journal?.change(this.id, String(model.quantities.get(this.id)), ID));
+    }
     const res = await real.api.updateInventory(this.id, { quantity: this.quantity }, { evidence: false });
     if (res.status === 400) return; // a refusal the spec allows (quantity bounds not shown): nothing changes
     if (res.status !== 200) throw deviation('update', `PATCH /inventory/${this.id} (the id as listed) was not applied`, '200 (or 400 for a quantity the server refuses)', `${res.status} ${abbreviate(real.api.redact(res.text), 160)}`);
@@ -94,8 +99,10 @@ async function restore(real: Real): Promise<Finding[]> {
   for (const [id, q] of real.changed) {
     const now = items.find((i) => i.id === id);
     if (now?.quantity !== q) out.push(finding(ID, 'restore', 'fail', `pet ${id} was not restored after a sequence`, `quantity ${q}`, now ? String(now.quantity) : 'missing'));
+    else if (real.journaled.get(id)) real.api.journal?.done([real.journaled.get(id)!], 'restored', `${ID} (restore)`);
   }
   real.changed.clear();
+  real.journaled.clear();
   return out;
 }
 
@@ -130,7 +137,7 @@ export async function runStateful(api: ApiClient, share: number, seed: number, r
       return true;
     }
     sequences++;
-    const real: Real = { api, budget, changed: new Map() };
+    const real: Real = { api, budget, changed: new Map(), journaled: new Map() };
     const model: Model = { quantities: new Map(pets.map((p) => [p.id, p.quantity])) };
     try {
       // Every update is followed by a list at the end, so the last one is judged too.

@@ -20,6 +20,7 @@ import { PacingNotCertified } from '../pacing/client.ts';
 import { runLoad, thresholdHolds, type LoadFigures, type LoadResult, type LoadStep, type SampledResponse, type Threshold, type TlsOptions } from './engine.ts';
 import { join, observing, probe, waitWithProgress, type Pacer, type ProbeFailure, type ProbeResponse } from './http.ts';
 import { judgeWindows } from './overload-check.ts';
+import type { RunJournal } from '../journal/writer.ts';
 
 /** Ledger ids and parts this check judges (suites/requirements.yaml). */
 export const CAPACITY = {
@@ -37,6 +38,8 @@ const KEY = '<LOAD_KEY>';
 export interface CapacityConfig {
   /** Inventory base address, ending in `/v1`. */
   baseUrl: string;
+  /** The run's journal of changes: the mix's pet and its count are journaled before the load changes it. */
+  journal?: RunJournal;
   loadKey: string;
   mode: 'list' | 'mix';
   durationS: number;
@@ -216,6 +219,7 @@ async function stepsOf(ctx: Ctx, list: ProbeResponse | ProbeFailure): Promise<{ 
     return undefined;
   }
   ctx.figures.pet = { petId: pet.petId, original: pet.original, restored: null };
+  pet.journaled = ctx.config.journal?.change(pet.petId, String(pet.original), `${id} (capacity mix)`);
   const patchPath = new URL(join(ctx.config.baseUrl, `inventory/${pet.petId}`)).pathname;
   const patch = (quantity: number): LoadStep => ({ name: `PATCH ${ctx.listPath}/{petId}`, method: 'PATCH', path: patchPath, body: stringifyJson({ quantity }), contentType: 'application/json' });
   steps.push(patch(pet.original + 1), { name: `GET ${ctx.listPath}`, path: ctx.listPath }, patch(pet.original));
@@ -224,6 +228,8 @@ async function stepsOf(ctx: Ctx, list: ProbeResponse | ProbeFailure): Promise<{ 
 
 interface LeasedPet extends PetChoice {
   release(retire: boolean): Promise<void>;
+  /** Its journal entry (core/journal.ts), closed once its restore is seen in the list. */
+  journaled?: string;
 }
 
 /** Leases one listed pet for the mix; its quantity is read again when another check held it after the list was read. */
@@ -287,6 +293,8 @@ async function loadRun(ctx: Ctx, steps: LoadStep[]): Promise<LoadResult | undefi
       onResponse: (r) => granted.observe(r),
       // A 429 means LOAD_KEY's limit is reached: send nothing more, never before Retry-After.
       stopOnStatus: [429],
+      // A run-wide hold of the origin (another key's 429 its Remaining did not predict) stops the load too.
+      held: granted.held,
     });
   } catch (error) {
     if (error instanceof PacingNotCertified) paceFailure(ctx, error);
@@ -336,6 +344,12 @@ function judgeRun(ctx: Ctx, run: LoadResult): number {
         'no 429 on LOAD_KEY', `429 after ${f.requests} responses (Retry-After ${held.largestRetryAfterS ?? 'invalid'} s)`),
     );
   }
+  if (f.stoppedBy === 'held') {
+    findings.push(
+      finding(id, prerequisite, 'not-certified', 'the load stopped early: a 429 that its key\'s X-RateLimit-Remaining did not predict holds every request to the target until its Retry-After (the limit may be shared)',
+        `${Math.ceil(ctx.config.ratePerS * ctx.config.durationS)} requests over ${ctx.config.durationS} s`, `${f.sent} sent, then held`),
+    );
+  }
   for (const t of userThresholds(ctx.config, f)) {
     if (thresholdHolds(t)) continue;
     const unit = t.unit ? ` ${t.unit}` : '';
@@ -360,7 +374,7 @@ function runEvidence(ctx: Ctx, run: LoadResult): void {
 }
 
 /** Puts the pet the mix changed back to its quantity and verifies it through the list. */
-async function restorePet(ctx: Ctx, pet: PetChoice, notBefore: number): Promise<boolean> {
+async function restorePet(ctx: Ctx, pet: LeasedPet, notBefore: number): Promise<boolean> {
   const { id, restored } = CAPACITY;
   const waitMs = notBefore - Date.now();
   const maxWaitS = ctx.config.maxRetryAfterS;
@@ -381,7 +395,8 @@ async function restorePet(ctx: Ctx, pet: PetChoice, notBefore: number): Promise<
     now = undefined;
   }
   const ok = back.ok && back.status === 200 && now === pet.original;
-  ctx.figures.pet = { ...pet, restored: ok };
+  ctx.figures.pet = { petId: pet.petId, original: pet.original, restored: ok };
+  if (ok && pet.journaled) ctx.config.journal?.done([pet.journaled], 'restored', `${id} (capacity mix restore)`);
   const line = `pet ${pet.petId}: quantity ${pet.original} before, restore PATCH → ${back.ok ? back.status : back.error}, listed afterwards: ${now ?? 'not found'}`;
   ctx.evidence.push(line);
   if (!ok) ctx.findings.push(finding(id, restored, 'fail', `the stock changed under load was not restored (pet ${pet.petId})`, `quantity ${pet.original}`, line));

@@ -12,6 +12,7 @@ import type { TestInfo } from '@playwright/test';
 import { test } from '../fixtures.ts';
 import type { OncePerRun } from '../fixtures/run.ts';
 import type { PacingClient } from '../pacing/client.ts';
+import type { RunJournal } from '../journal/writer.ts';
 import { CAPACITY, runCapacityCheck, type CapacityFigures } from './capacity-check.ts';
 import { annotateRecord, judgeFindings, loadTarget, runOnce, type CheckRecord, type VerdictFixtures } from './step.ts';
 import { usesReferenceKeys } from './target.ts';
@@ -19,7 +20,7 @@ import { ANNOTATION } from '../../core/results.ts';
 
 type Mode = 'list' | 'mix';
 
-async function capacity(mode: Mode, testInfo: TestInfo, v: VerdictFixtures, once: OncePerRun, pacing: PacingClient): Promise<CheckRecord<CapacityFigures>> {
+async function capacity(mode: Mode, testInfo: TestInfo, v: VerdictFixtures, once: OncePerRun, pacing: PacingClient, journal: RunJournal | undefined): Promise<CheckRecord<CapacityFigures>> {
   const { values: x, baseUrl, key: loadKey } = loadTarget(
     v, CAPACITY.id, 'LOAD_KEY', 'the capacity load runs only on a key the user gives for it (never on API_KEY or RATE_LIMIT_KEY)',
   );
@@ -49,6 +50,7 @@ async function capacity(mode: Mode, testInfo: TestInfo, v: VerdictFixtures, once
         loopbackOnly: usesReferenceKeys([x.LOAD_KEY, x.RATE_LIMIT_KEY, x.API_KEY]),
         tls: { insecure: x.INSECURE_TLS === true },
         pacer: pacing,
+        ...(journal ? { journal } : {}),
       }),
   });
   annotateRecord(record, ranHere, testInfo);
@@ -62,18 +64,18 @@ test.describe('capacity under load', () => {
     test(
       `LOAD-01 ${what} answers every request within LOAD_TIMEOUT_S without a 5xx, with bodies valid for their own request${mode === 'mix' ? ', and the stock it changed is restored' : ''}`,
       { tag },
-      async ({ warn, notCertified, oncePerRun, pacing }, testInfo) => {
+      async ({ warn, notCertified, oncePerRun, pacing, journal }, testInfo) => {
         const v = { warn, notCertified };
-        const record = await capacity(mode, testInfo, v, oncePerRun, pacing);
+        const record = await capacity(mode, testInfo, v, oncePerRun, pacing, journal);
         judgeFindings(record, testInfo, v, CAPACITY.id, undefined, record.figures.load !== null);
       },
     );
     test(
       `LOAD-04 ${what} stays within the thresholds the user set (LOAD_P99_MS, LOAD_MAX_ERROR_RATE)`,
       { tag },
-      async ({ warn, notCertified, oncePerRun, pacing }, testInfo) => {
+      async ({ warn, notCertified, oncePerRun, pacing, journal }, testInfo) => {
         const v = { warn, notCertified };
-        const record = await capacity(mode, testInfo, v, oncePerRun, pacing);
+        const record = await capacity(mode, testInfo, v, oncePerRun, pacing, journal);
         const t = record.figures.thresholds;
         if (t.LOAD_P99_MS === null && t.LOAD_MAX_ERROR_RATE === null) {
           testInfo.annotations.push({ type: ANNOTATION.evidence, description: 'no threshold set: the spec sets no latency or error rate, so there is no gate to judge' });

@@ -80,6 +80,11 @@ export interface LoadRunOptions {
   stopOnStatus?: readonly number[];
   /** Called with every response as it arrives (e.g. the run-wide pacer's `observe`). */
   onResponse?: (response: RecordedResponse) => void;
+  /**
+   * Send nothing more once this says the origin is held (the run-wide pacer: a 429 another key's
+   * Remaining did not predict holds every request to the origin until its Retry-After).
+   */
+  held?: () => boolean;
 }
 
 /** A response as the checks see it: header names lowercased. */
@@ -144,7 +149,7 @@ export interface LoadFigures {
   latencyMs: LatencyFigures;
   /** `https` verified, `https` not verified (opt-in), or plain `http`. */
   tls: 'verified' | 'not verified' | 'none';
-  stoppedBy: 'duration' | 'amount' | 'max-requests' | 'max-duration' | 'status' | 'tls';
+  stoppedBy: 'duration' | 'amount' | 'max-requests' | 'max-duration' | 'status' | 'tls' | 'held';
 }
 
 export interface LoadResult {
@@ -474,6 +479,10 @@ function drive(options: LoadRunOptions, state: RunState, connections: number, st
     };
     function fire(): void {
       if (state.sent >= options.maxRequests) return stopRun(state, model.kind === 'burst' ? 'amount' : 'max-requests');
+      if (options.held?.()) {
+        stopRun(state, 'held');
+        return settleIfDone();
+      }
       const step = options.steps[state.stepCursor++ % options.steps.length]!;
       state.sent++;
       state.inFlight++;

@@ -20,14 +20,24 @@ export interface LeaseResponse {
  * A lease whose observations are sent as the responses arrive and awaited on `release`, so the
  * pacer has learnt every response before the lease ends.
  */
-export function observing(lease: Lease): { granted: number; limitedBy?: string; observe(r: LeaseResponse): void; release(): Promise<void> } {
+export function observing(lease: Lease): { granted: number; limitedBy?: string; observe(r: LeaseResponse): void; held(): boolean; release(): Promise<void> } {
   const pending: Promise<unknown>[] = [];
+  /** Until when the pacer's answers said the key is held (its own 429, or a run-wide hold of the origin). */
+  let heldUntilMs = 0;
   return {
     granted: lease.granted,
     limitedBy: lease.limitedBy,
     observe(r) {
-      pending.push(lease.observe({ status: r.status, headers: r.headers, receivedAtMs: r.receivedAt }).catch(() => undefined));
+      pending.push(
+        lease
+          .observe({ status: r.status, headers: r.headers, receivedAtMs: r.receivedAt })
+          .then((answer) => {
+            heldUntilMs = Math.max(heldUntilMs, answer.heldUntilMs ?? 0);
+          })
+          .catch(() => undefined),
+      );
     },
+    held: () => Date.now() < heldUntilMs,
     async release() {
       await Promise.all(pending);
       await lease.release();

@@ -91,6 +91,12 @@ export interface ObserveResult {
    * shared by several keys, so every key of the run is held until `untilMs` (local clock).
    */
   holdAll?: { untilMs: number; reason: string };
+  /**
+   * Set by the coordinator when, after this response, nothing may be sent on the key before this
+   * time (local clock): its own 429, or a run-wide hold of the origin after a 429 another key's
+   * Remaining did not predict. A sender holding a grant of many requests (a load run) stops on it.
+   */
+  heldUntilMs?: number;
 }
 
 /** What the run did on one key: counts only, never a key. */

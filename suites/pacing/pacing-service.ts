@@ -186,7 +186,8 @@ export function pacingService(o: PacingServiceOptions): Service<PacingServiceRep
       if (lease.open <= 0) leases.delete(String(b.lease));
       if (result.holdAll) holdAll(lease.label, result.holdAll);
       pump(lease.label);
-      answer(result);
+      const heldUntilMs = keyOf(lease.label).pacer.blockedUntil;
+      answer(heldUntilMs > o.now() ? { ...result, heldUntilMs } : result);
     },
     '/release': (b, answer) => {
       endLease(String(b.lease));

@@ -164,7 +164,7 @@ test('gate: a target left changed is a run-level line in the console, conformanc
   expect(certificateProblems(JSON.parse(fs.readFileSync(w.jsonFile, 'utf8')))).toEqual([]);
   const html = fs.readFileSync(w.htmlFile, 'utf8');
   expect(html).toContain('<section id="left-changed"><h2>Target left changed (2)</h2>');
-  expect(html).toContain('<tr><td><code>7</code></td><td>5</td><td>12</td></tr>');
+  expect(html).toContain('<tr><td><code>7</code></td><td>5</td><td>12</td><td>set its quantity back by hand</td></tr>');
 });
 
 test('gate: a run whose every change was restored has no such line', () => {

@@ -22,6 +22,8 @@ import { readEnv } from '../../suites/lib/env.ts';
 import { pacingClient } from '../../suites/pacing/client.ts';
 import { startPacerCoordinator, type PacerCoordinator } from '../../suites/pacing/coordinator.ts';
 import { startHostileTarget, type HostileTarget } from './target.ts';
+import { runLoad } from '../../suites/load/engine.ts';
+import { observing } from '../../suites/load/http.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const KEYS = { API_KEY: 'ik_hostile_api_5f1c2a9e7b3d4c60', RATE_LIMIT_KEY: 'ik_hostile_rl_8a7b6c5d4e3f2a1b', LOAD_KEY: 'ik_hostile_load_0f9e8d7c6b5a4938' };
@@ -175,6 +177,82 @@ test('one bucket shared by every key: a 429 a key\'s Remaining did not predict h
     expect(counts.earlyShared, 'early on any key while an unpredicted 429 was pending').toBe(0);
     const report = coordinator.report();
     expect(report.holds?.[0]).toMatchObject({ label: '<API_KEY>', reason: expect.stringMatching(/Remaining \(3\) did not predict.*every key of the run waits/) });
+  } finally {
+    await coordinator.close();
+    await target.close();
+  }
+});
+
+test('one bucket shared by every caller, with a key or without: after a 429 a key\'s Remaining did not predict, nothing is sent to the origin, keyless or wrong-key requests included, until its Retry-After; 0 early requests', async () => {
+  test.setTimeout(60_000);
+  const target = await startHostileTarget({ keys: KEYS, limit: 4, windowMs: 5000, shared: true, keylessShared: true, retryAfter: () => '2' });
+  const coordinator = await startPacerCoordinator({ maxWaitMs: 10_000, reserve: 0 });
+  try {
+    const api = suitesClient(target, coordinator, { API_KEY: KEYS.API_KEY, RATE_LIMIT_KEY: KEYS.RATE_LIMIT_KEY });
+    // API_KEY learns Remaining 3; RATE_LIMIT_KEY spends the rest of the shared bucket and takes a 429 it predicted.
+    await api.listInventory('api');
+    for (let i = 0; i < 4; i++) await api.listInventory('rate-limit', { mode: 'exhaust', expect429: true });
+    await new Promise((r) => setTimeout(r, 500));
+    // API_KEY's own Remaining said 3: its 429 says the key is not the unit of the limit.
+    const refused = await api.listInventory('api', { mode: 'exhaust', expect429: true });
+    expect(refused.status).toBe(429);
+    const t0 = Date.now();
+    // Every kind of request a check sends without a valid key: none, a token no server knows, a malformed header.
+    const keyless = await Promise.all([
+      api.listInventory('none', { expect429: true }),
+      api.listInventory({ authorization: `Bearer ${api.unknownKey}` }, { expect429: true }),
+      api.listInventory({ authorization: 'Bearer' }, { expect429: true }),
+      api.updateInventory(1, { quantity: 5 }, { credential: 'none', expect429: true }),
+      api.sendMessage({ message: 'x' }, { credential: 'none', expect429: true }).catch((e: Error) => e),
+    ]);
+    expect(keyless.length).toBe(5);
+    expect(Date.now() - t0, 'the keyless requests waited the Retry-After').toBeGreaterThanOrEqual(1900);
+    const counts = target.counts();
+    expect(counts.earlyShared, 'early on any key while an unpredicted 429 was pending').toBe(0);
+    expect(counts.earlyKeyless, 'early without a key while an unpredicted 429 was pending').toBe(0);
+  } finally {
+    await coordinator.close();
+    await target.close();
+  }
+});
+
+test('a load granted before a 429 another key\'s Remaining did not predict stops at the hold: nothing more goes to the origin before its Retry-After', async () => {
+  test.setTimeout(60_000);
+  const target = await startHostileTarget({ keys: KEYS, limit: 100_000, windowMs: 60_000, shared: true, keylessShared: true });
+  const coordinator = await startPacerCoordinator({ maxWaitMs: 10_000, reserve: 0 });
+  try {
+    const pacing = pacingClient(coordinator.url);
+    const date = () => new Date().toUTCString();
+    const reset = String(Math.ceil(Date.now() / 1000) + 60);
+    // API_KEY and LOAD_KEY learn Remaining 900 of a shared limit.
+    for (const label of ['<API_KEY>', '<LOAD_KEY>']) {
+      const first = await pacing.acquire(label);
+      await first.observe({ status: 200, headers: { 'X-RateLimit-Limit': '1000', 'X-RateLimit-Remaining': '900', 'X-RateLimit-Reset': reset, Date: date() }, receivedAtMs: Date.now() });
+      await first.release();
+    }
+    // A capacity load on LOAD_KEY holds one grant of 300 requests (10 s at 30/s).
+    const lease = observing(await pacing.acquire('<LOAD_KEY>', { mode: 'paced', count: 300 }));
+    expect(lease.granted).toBe(300);
+    const run = runLoad({
+      label: 'held', url: target.baseUrl, steps: [{ name: 'GET /v1/inventory', path: '/v1/inventory' }], authorization: `Bearer ${KEYS.LOAD_KEY}`,
+      model: { kind: 'open', ratePerS: 30, durationS: 10 }, connections: 4, maxRequests: 300, maxDurationS: 20, timeoutS: 5, loopbackOnly: true,
+      progress: () => undefined, onResponse: (r) => lease.observe(r), held: lease.held,
+    });
+    await new Promise((r) => setTimeout(r, 1000));
+    // Then a 429 on API_KEY that its own Remaining (900) did not predict: every request to the origin waits 3 s.
+    const second = await pacing.acquire('<API_KEY>');
+    const result = await second.observe({ status: 429, headers: { 'Retry-After': '3', 'X-RateLimit-Remaining': '0', 'X-RateLimit-Reset': reset, Date: date() }, receivedAtMs: Date.now() });
+    expect(result.holdAll, 'the 429 holds every key').toBeDefined();
+    const heldAt = Date.now();
+    // One response of the load, observed after the hold, tells it; what was in flight then may still arrive.
+    await new Promise((r) => setTimeout(r, 300));
+    const afterHold = target.counts().requests.LOAD_KEY ?? 0;
+    const { figures } = await run;
+    expect(figures.stoppedBy).toBe('held');
+    expect(Date.now() - heldAt, 'it stopped at the hold, not at its planned end').toBeLessThan(3000);
+    expect(target.counts().requests.LOAD_KEY ?? 0, 'nothing sent to the origin once the hold was known').toBe(afterHold);
+    expect(afterHold).toBeLessThan(60);
+    await lease.release();
   } finally {
     await coordinator.close();
     await target.close();

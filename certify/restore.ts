@@ -1,0 +1,85 @@
+/**
+ * `inventory-conformance restore`: what certify's first step does (certify/steps/repair.ts), on its
+ * own, for a user who will not certify again soon. Every entry an earlier run left open in the
+ * reports folder's journal for `BASE_URL` is put back and verified through the list; a journal of
+ * another target is left alone and named. Keys come only from the environment, as for certify; the
+ * preflight checks the target and its TLS certificate without a key first; every request is
+ * deadlined (`REQUEST_TIMEOUT_MS`) and paced (a 429 waits its Retry-After, or, beyond
+ * `MAX_RETRY_AFTER_S`, the restore gives up saying so).
+ *
+ * Exit status: 0 when nothing is left changed, 1 naming every entry that could not be restored,
+ * 2 on a usage error, 3 when the preflight stops it.
+ */
+import path from 'node:path';
+import fs from 'node:fs';
+import { readJournals } from '../core/journal.ts';
+import { EXIT } from '../core/exit-codes.ts';
+import { redactorFor, secretsFromEnv } from '../core/secrets.ts';
+import { readSettings } from '../settings/index.ts';
+import { emptyRepair, repairLines, type RepairOutcome } from '../suites/journal/repair.ts';
+import { inputRedactor, TLS_ENV_REFUSAL } from './env.ts';
+import { interruptedExit, preflight, PREFLIGHT_EXIT } from './steps/preflight.ts';
+import { startRunPacer } from './steps/pacer.ts';
+import { reportsDirProblem } from './steps/reports-dir.ts';
+import { repairWith } from './steps/repair.ts';
+
+export interface RestoreOptions {
+  env: Record<string, string | undefined>;
+  write: (text: string) => void;
+  signal?: AbortSignal;
+  /** Receives the outcome (for `--json`). */
+  onOutcome?: (outcome: RepairOutcome) => void;
+}
+
+/** Why the environment cannot run a restore, or nothing. */
+function usageProblems(env: Record<string, string | undefined>): string[] {
+  const { values: v, problems } = readSettings(env);
+  const errors = problems.filter((p) => ['BASE_URL', 'API_URL', 'API_KEY', 'REPORTS_DIR', 'REQUEST_TIMEOUT_MS', 'MAX_RETRY_AFTER_S', 'INSECURE_TLS', 'WORKERS'].includes(p.name)).map((p) => p.message);
+  if (env.NODE_TLS_REJECT_UNAUTHORIZED?.trim() === '0') errors.push(TLS_ENV_REFUSAL);
+  if (!v.BASE_URL) errors.push('restore needs BASE_URL: the target whose changes the journal lists (the bundled reference server keeps nothing between runs)');
+  if (!v.API_KEY) errors.push('restore needs API_KEY (from the environment, as for certify): a valid key of the target; it is never written or printed');
+  const dirProblem = v.REPORTS_DIR ? reportsDirProblem(v.REPORTS_DIR) : undefined;
+  if (dirProblem) errors.push(dirProblem);
+  return errors;
+}
+
+/** Runs the restore; returns its exit code. */
+export async function runRestore(o: RestoreOptions): Promise<number> {
+  const { env } = o;
+  const errors = usageProblems(env);
+  if (errors.length) {
+    const redact = inputRedactor(env);
+    o.write('restore: usage error:\n');
+    for (const e of errors) o.write(redact(`  - ${e}\n`));
+    return EXIT.usage;
+  }
+  const v = readSettings(env).values;
+  const say = (text: string) => o.write(redactorFor(secretsFromEnv(env))(text));
+  const reportsDir = path.resolve(v.REPORTS_DIR);
+  const journals = fs.existsSync(reportsDir) ? readJournals(reportsDir) : [];
+  const open = journals.filter((j) => j.open.length);
+  if (!open.length) {
+    o.onOutcome?.(emptyRepair());
+    say(`restore: no open entry in ${path.join(reportsDir, 'journal')}: nothing to restore\n`);
+    return EXIT.pass;
+  }
+  const pre = await preflight({ baseUrl: v.BASE_URL!, ...(v.API_URL ? { apiUrl: v.API_URL } : {}) }, { timeoutMs: Math.min(v.REQUEST_TIMEOUT_MS, 10_000), insecure: v.INSECURE_TLS === true, ...(o.signal ? { signal: o.signal } : {}) });
+  if (!pre.ok) {
+    say(`restore: ${pre.interrupted ? '' : 'preflight failed: '}${pre.line}\n`);
+    return pre.interrupted ? interruptedExit(o.signal) : PREFLIGHT_EXIT;
+  }
+  const pacer = await startRunPacer({ maxRetryAfterS: v.MAX_RETRY_AFTER_S, workers: v.WORKERS });
+  let outcome: RepairOutcome;
+  let requests = 0;
+  try {
+    const r = await repairWith({ reportsDir, env: { ...env, CONFORMANCE_PROFILE: 'full', ...pacer.env }, journals, by: 'restore' });
+    outcome = r.outcome;
+    requests = r.requests;
+  } finally {
+    await pacer.close();
+  }
+  o.onOutcome?.(outcome);
+  for (const line of repairLines(outcome, 'restore')) say(`${line}\n`);
+  say(`restore: ${outcome.restored.length} entr${outcome.restored.length === 1 ? 'y' : 'ies'} closed, ${outcome.left.length} left changed; requests sent: ${requests}\n`);
+  return outcome.left.length || outcome.stopped ? EXIT.fail : EXIT.pass;
+}

@@ -1,0 +1,88 @@
+/**
+ * Step "repair first": before the phases send anything, every entry an earlier run left open in
+ * the reports folder's journal for this target (it died: SIGKILL, a lost machine) is put back and
+ * verified through the list (suites/journal/repair.ts); a journal of another target is left alone
+ * and named. At the run's end the same repair settles the run's own journal: what its checks did
+ * not close is tried once more, and what cannot be undone (a pet an upsert created, a message
+ * posted, a count that would not go back) is named at run level as "target left changed".
+ *
+ * Every request goes through the run-wide pacer with `API_KEY`, TLS verified, deadlined.
+ */
+import { readJournalFile, readJournals, targetIdentity, type JournalFile } from '../../core/journal.ts';
+import type { RunProblem } from '../../core/results.ts';
+import { createApi } from '../../suites/fixtures/api.ts';
+import { pacingClient } from '../../suites/pacing/client.ts';
+import { readEnv } from '../../suites/lib/env.ts';
+import { emptyRepair, repairJournals, repairLines, type RepairOutcome } from '../../suites/journal/repair.ts';
+
+/** What conformance.json says of the journal (`journal`). */
+export interface JournalReport {
+  /** This run's journal, relative to the reports folder. */
+  file: string;
+  /** Found open for this target in earlier runs' journals and repaired before the phases. */
+  repair: RepairOutcome;
+  /** This run's own journal at its end: what its checks left open, tried once more. */
+  end: RepairOutcome;
+  /** Requests the repairs sent (lists and PATCHes on API_KEY). */
+  requests: number;
+}
+
+export interface RepairInput {
+  reportsDir: string;
+  /** The children's environment: the target, its keys, the pacer's URL, the profile. */
+  env: Record<string, string | undefined>;
+  /** Journal files to repair from (relative to `reportsDir`). */
+  journals: readonly JournalFile[];
+  by: string;
+}
+
+/** Runs one repair through the run's pacer; `requests` is what it sent. */
+export async function repairWith(o: RepairInput): Promise<{ outcome: RepairOutcome; requests: number }> {
+  const env = readEnv(o.env);
+  if (!env.baseUrl) return { outcome: emptyRepair(), requests: 0 };
+  const open = o.journals.filter((j) => j.open.length);
+  if (!open.length) return { outcome: emptyRepair(), requests: 0 };
+  const api = createApi({ env, pacing: pacingClient(o.env.CONFORMANCE_PACER_URL), annotate: () => undefined, requirementId: o.by, notCertified: (reason) => { throw new Error(reason); } });
+  const outcome = await repairJournals({ api, reportsDir: o.reportsDir, journals: open, target: targetIdentity(env.baseUrl), by: o.by, readonly: env.profile === 'readonly' });
+  return { outcome, requests: api.requests };
+}
+
+/** Repairs from every journal of the reports folder but the run's own; says what it did. */
+export async function repairFirst(reportsDir: string, ownFile: string, env: Record<string, string | undefined>, say: (line: string) => void): Promise<{ outcome: RepairOutcome; requests: number }> {
+  const journals = readJournals(reportsDir).filter((j) => j.file !== ownFile);
+  const open = journals.filter((j) => j.open.length);
+  if (!open.length) return { outcome: emptyRepair(), requests: 0 };
+  say(`certify: the reports folder holds ${open.length} journal(s) with open entries (an earlier run did not finish): repairing before anything else is sent\n`);
+  const r = await repairWith({ reportsDir, env, journals, by: 'repair (certify)' });
+  for (const line of repairLines(r.outcome, 'certify: repair')) say(`${line}\n`);
+  return r;
+}
+
+/** Settles the run's own journal at its end (nothing when it was never written). */
+export async function settleOwn(reportsDir: string, ownFile: string, env: Record<string, string | undefined>, say: (line: string) => void): Promise<{ outcome: RepairOutcome; requests: number }> {
+  let own: JournalFile;
+  try {
+    own = readJournalFile(reportsDir, ownFile);
+  } catch {
+    return { outcome: emptyRepair(), requests: 0 };
+  }
+  const r = await repairWith({ reportsDir, env, journals: [own], by: 'end of run (certify)' });
+  for (const line of repairLines(r.outcome, 'certify: end of run')) say(`${line}\n`);
+  return r;
+}
+
+/** The run-level problem of what the journal shows left changed (created pets, counts not put back), or none. */
+export function journalProblem(report: JournalReport | undefined): RunProblem | undefined {
+  if (!report) return undefined;
+  const left = [...report.repair.left, ...report.end.left];
+  if (!left.length) return undefined;
+  const pets = left.map((l) => ({ petId: l.petId, original: l.original ?? 'not listed', current: l.current, ...(l.created ? { created: true } : {}), action: l.reason }));
+  const list = pets.map((p) => (p.created ? `pet ${p.petId} (created by the run)` : `pet ${p.petId} (original ${p.original}, now ${p.current ?? 'missing'})`)).join(', ');
+  return {
+    kind: 'target-left-changed',
+    reason: `target left changed: ${left.length} pet(s) could not be put back: ${list}`,
+    expected: 'every pet the run changed restored to its original quantity, and no pet created',
+    observed: list,
+    pets,
+  };
+}

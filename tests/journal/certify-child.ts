@@ -1,0 +1,10 @@
+/**
+ * A certify run in a process of its own, so that a test can kill it (SIGKILL: no handler runs)
+ * at a chosen moment. argv: <playwright config>; the run's variables come from the environment.
+ * Exits with certify's exit code.
+ */
+import { runCertify } from '../../certify/run.ts';
+
+const [configFile] = process.argv.slice(2);
+const code = await runCertify({ env: process.env, write: (t) => process.stdout.write(t), configFile, onlyPhases: ['functional'] });
+process.exit(code);
