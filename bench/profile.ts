@@ -61,7 +61,10 @@ export function summarize(profile: CpuProfile, requests: number) {
   const parent = new Map<number, number>();
   for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
   const perNode = new Map<number, number>();
-  profile.samples.forEach((id, i) => perNode.set(id, (perNode.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)));
+  for (let i = 0; i < profile.samples.length; i++) {
+    const id = profile.samples[i];
+    perNode.set(id, (perNode.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0));
+  }
   const areas = new Map<string, number>();
   const self = new Map<string, number>();
   const inclusive = new Map<string, number>();

@@ -15,6 +15,9 @@
  * flowing mode, listeners or a deadline. A body that is not complete then (split across packets,
  * chunked over several packets, cut short, a declared `Content-Length` larger than what arrives,
  * `Expect: 100-continue`) takes the listening path below, whatever part of it is already buffered.
+ * A body read at once before node marks its message complete leaves the stream without an 'end'
+ * event (nobody reads past the body's last byte); node's own `clearIncoming` listener then stays
+ * on that request until the connection's next request or its close, which free it.
  *
  * One `BodyReader` per server. Every body it listens for shares one deadline length, so those
  * bodies expire in arrival order and one timer, armed for the oldest, serves them all; the
