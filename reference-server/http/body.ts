@@ -7,10 +7,22 @@
  * within `bodyTimeoutMs` gets 408, a body the client cut short gets 400 (and is let go at once).
  * All three close the connection.
  *
- * One `BodyReader` per server. Every body shares one deadline length, so the bodies being read
- * expire in arrival order and one timer, armed for the oldest, serves them all; the listeners are
- * module functions and the caller passes a module function plus a context, so a request costs no
- * timer, closure or Promise of its own.
+ * A body that arrived with its headers (the usual PATCH: one packet) is read at once: node's
+ * parser emits the request before it pushes the body, so the reader looks again once the body of
+ * that packet has been pushed (one `process.nextTick`); if the body is then complete (all the
+ * bytes of its `Content-Length` are buffered — node marks the message complete only a moment
+ * later — or `req.complete`), it takes it from the stream's buffer with one `read()`, without
+ * flowing mode, listeners or a deadline. A body that is not complete then (split across packets,
+ * chunked over several packets, cut short, a declared `Content-Length` larger than what arrives,
+ * `Expect: 100-continue`) takes the listening path below, whatever part of it is already buffered.
+ * A body read at once before node marks its message complete leaves the stream without an 'end'
+ * event (nobody reads past the body's last byte); node's own `clearIncoming` listener then stays
+ * on that request until the connection's next request or its close, which free it.
+ *
+ * One `BodyReader` per server. Every body it listens for shares one deadline length, so those
+ * bodies expire in arrival order and one timer, armed for the oldest, serves them all; the
+ * listeners are module functions and the caller passes a module function plus a context, so a
+ * request costs no timer, closure or Promise of its own.
  *
  * What keeps every body answered (each rule has a test in tests/reference-server/body-reader.test.ts):
  * - a body whose stream has already ended or been destroyed when reading starts (its 'end' or
@@ -18,7 +30,9 @@
  *   answered at once: a listener attached now would wait for an event that never comes again;
  * - the timer is re-armed for the next body before any late body is answered, and each answer is
  *   isolated, so one answer that throws never leaves the others without a deadline;
- * - a finished body leaves no listener on its request.
+ * - a finished body leaves no listener on its request;
+ * - a body read at once is over the size limit (a chunked body has no declared length) gets 413,
+ *   and a request destroyed before the reader looked again gets 400, as on the listening path.
  */
 import type { IncomingMessage } from 'node:http';
 import { performance } from 'node:perf_hooks';
@@ -40,11 +54,15 @@ interface Pending {
   readonly x: Exchange;
   readonly onBody: BodyHandler<unknown>;
   readonly context: unknown;
-  /** Monotonic ms (`performance.now()`) after which the body is late. */
-  readonly deadline: number;
+  /** The declared `Content-Length`, or -1 (chunked). */
+  readonly declared: number;
+  /** Monotonic ms (`performance.now()`) after which the body is late (set when the reader listens). */
+  deadline: number;
   first: Buffer | undefined;
   chunks: Buffer[] | undefined;
   size: number;
+  /** The reader's listeners are on the request (the listening path). */
+  listening: boolean;
   done: boolean;
 }
 
@@ -53,6 +71,7 @@ type Reading = IncomingMessage & { [PENDING]: Pending };
 export class BodyReader implements BodyReading {
   private readonly waiting = new Set<Pending>();
   private timer: NodeJS.Timeout | undefined;
+  private listenedCount = 0;
 
   constructor(readonly limits: BodyLimits) {}
 
@@ -61,21 +80,60 @@ export class BodyReader implements BodyReading {
     return this.waiting.size;
   }
 
+  /** Bodies read through listeners so far; every other body was read at once (for tests). */
+  get listened(): number {
+    return this.listenedCount;
+  }
+
   /**
    * Reads the body of `x.req`, then calls `onBody(x, body, context)`. A body too large, late, cut
    * short or already gone is answered through `x.app.fail` (413, 408, 400), as is anything
    * `onBody` throws.
    */
   read<C>(x: Exchange, onBody: BodyHandler<C>, context: C): void {
-    const { maxBodyBytes, bodyTimeoutMs } = this.limits;
     const req = x.req as Reading;
     const declared = req.headers['content-length'];
-    if (declared !== undefined && Number(declared) > maxBodyBytes) return x.app.fail(x, tooLarge(maxBodyBytes));
+    if (declared !== undefined && Number(declared) > this.limits.maxBodyBytes) return x.app.fail(x, tooLarge(this.limits.maxBodyBytes));
     if (req.readableEnded || req.destroyed) return x.app.fail(x, unreadable());
     const pending: Pending = {
-      reader: this, x, onBody: onBody as BodyHandler<unknown>, context, deadline: performance.now() + bodyTimeoutMs,
-      first: undefined, chunks: undefined, size: 0, done: false,
+      reader: this, x, onBody: onBody as BodyHandler<unknown>, context, declared: declared === undefined ? -1 : Number(declared), deadline: 0,
+      first: undefined, chunks: undefined, size: 0, listening: false, done: false,
     };
+    if (req.complete) return this.readBuffered(pending);
+    process.nextTick(lookAgain, pending);
+  }
+
+  /**
+   * Once the packet that carried the headers has been parsed: the whole body at once if it is
+   * complete, else the listening path (a request destroyed meanwhile gets 400, as in `read`).
+   */
+  lookAgain(pending: Pending): void {
+    const req = pending.x.req as Reading;
+    if (req.destroyed) return this.finish(pending, unreadable());
+    if (req.complete || (pending.declared >= 0 && req.readableLength >= pending.declared)) return this.readBuffered(pending);
+    this.listen(pending);
+  }
+
+  /** A complete body, straight from the stream's buffer (node pushes every byte of it before it marks the message complete). */
+  private readBuffered(pending: Pending): void {
+    const req = pending.x.req;
+    for (let chunk: Buffer | null = req.read(); chunk !== null; chunk = req.read()) {
+      pending.size += chunk.length;
+      if (pending.first === undefined) pending.first = chunk;
+      else (pending.chunks ??= [pending.first]).push(chunk);
+      if (req.readableLength === 0) break;
+    }
+    const { maxBodyBytes } = this.limits;
+    this.finish(pending, pending.size > maxBodyBytes ? tooLarge(maxBodyBytes) : undefined);
+  }
+
+  /** The listening path: chunks as they come, the body at 'end', 400 at 'aborted', 408 at the deadline. */
+  private listen(pending: Pending): void {
+    const { bodyTimeoutMs } = this.limits;
+    const req = pending.x.req as Reading;
+    pending.deadline = performance.now() + bodyTimeoutMs;
+    pending.listening = true;
+    this.listenedCount++;
     req[PENDING] = pending;
     this.waiting.add(pending);
     if (this.timer === undefined) this.arm(bodyTimeoutMs);
@@ -90,9 +148,11 @@ export class BodyReader implements BodyReading {
   finish(pending: Pending, error?: ApiError): void {
     if (pending.done) return;
     pending.done = true;
-    this.waiting.delete(pending);
     const { x } = pending;
-    x.req.off('data', onData).off('end', onEnd).off('aborted', onBroken);
+    if (pending.listening) {
+      this.waiting.delete(pending);
+      x.req.off('data', onData).off('end', onEnd).off('aborted', onBroken);
+    }
     if (error !== undefined) return x.app.fail(x, error);
     const body = pending.chunks !== undefined ? Buffer.concat(pending.chunks, pending.size) : pending.first ?? EMPTY;
     try {
@@ -134,6 +194,19 @@ export class BodyReader implements BodyReading {
 }
 
 const EMPTY = Buffer.alloc(0);
+
+function lookAgain(pending: Pending): void {
+  pending.reader.lookAgain(pending);
+}
+
+/** How many of the reader's listeners are on `req` (none once its body is answered; node's own are not counted). */
+export function readerListenerCount(req: IncomingMessage): number {
+  let count = 0;
+  for (const [event, listener] of [['data', onData], ['end', onEnd], ['aborted', onBroken]] as const) {
+    count += req.listeners(event).filter((l) => l === listener).length;
+  }
+  return count;
+}
 
 function onData(this: Reading, chunk: Buffer): void {
   const pending = this[PENDING];

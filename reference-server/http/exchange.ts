@@ -15,6 +15,8 @@ export interface BodyReading {
   read<C>(x: Exchange, onBody: BodyHandler<C>, context: C): void;
   /** Bodies being read now. */
   readonly pending: number;
+  /** Bodies read through listeners so far (the others were complete when read and taken at once). */
+  readonly listened: number;
 }
 
 export interface AppState {

@@ -17,9 +17,15 @@ export interface InventoryItem {
   readonly status: PetStatus;
 }
 
+/** On the items the in-process store keeps: their JSON up to the quantity (`petId` never changes). */
+const JSON_HEAD = Symbol('jsonHead');
+
+type StoredItem = InventoryItem & { readonly [JSON_HEAD]: string };
+
 /** JSON of one item; `petId` as exact decimal digits (JSON.stringify cannot write a bigint). */
 export function serializeItem(item: InventoryItem): string {
-  return `{"petId":${item.petId.toString()},"quantity":${item.quantity},"status":"${item.status}"}`;
+  const head = (item as Partial<StoredItem>)[JSON_HEAD] ?? `{"petId":${item.petId.toString()},"quantity":`;
+  return `${head}${item.quantity},"status":"${item.status}"}`;
 }
 
 /**
@@ -43,7 +49,10 @@ export class Inventory implements InventoryStore {
 
   /** Copies `seed`: each server owns its inventory. */
   constructor(seed: Iterable<InventoryItem>) {
-    for (const item of seed) this.items.set(item.petId, { petId: item.petId, quantity: item.quantity, status: item.status });
+    for (const item of seed) {
+      const stored: StoredItem = { petId: item.petId, quantity: item.quantity, status: item.status, [JSON_HEAD]: `{"petId":${item.petId.toString()},"quantity":` };
+      this.items.set(item.petId, stored);
+    }
   }
 
   /** The `GET /inventory` body, built once per change. */
@@ -70,6 +79,6 @@ export class Inventory implements InventoryStore {
   }
 
   snapshot(): InventoryItem[] {
-    return [...this.items.values()].map((item) => ({ ...item }));
+    return [...this.items.values()].map((item) => ({ petId: item.petId, quantity: item.quantity, status: item.status }));
   }
 }

@@ -16,10 +16,16 @@
  * bodies, chunked bodies, a body cut short, a stalled body next to a quick one, a 408 at each
  * body's own deadline after the timer was armed for an older body already answered, and PATCH
  * bodies through an https proxy that closes every connection (the staging conditions).
+ *
+ * The reader's two paths: a body complete once its packet is parsed is read at once, without
+ * listeners (a body with its headers, one already complete when reading starts, a chunked body in
+ * one packet, one over the size limit); any other body through listeners (split across packets, cut
+ * short after its first chunk, a declared `Content-Length` larger than what arrives, chunked in pieces).
  */
 import { EventEmitter } from 'node:events';
+import { Readable } from 'node:stream';
 import { readFileSync } from 'node:fs';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { connect } from 'node:net';
 import { join } from 'node:path';
@@ -27,7 +33,7 @@ import { connect as tlsConnect } from 'node:tls';
 import { test, expect } from '@playwright/test';
 import { createReferenceApp, MemoryRateLimitStore } from '../../reference-server/app.ts';
 import { resolveConfig } from '../../reference-server/config.ts';
-import { BodyReader } from '../../reference-server/http/body.ts';
+import { BodyReader, readerListenerCount } from '../../reference-server/http/body.ts';
 import type { Exchange } from '../../reference-server/http/exchange.ts';
 import type { RateLimitStore } from '../../reference-server/rate-limit/store.ts';
 import { startFaultProxy } from '../../faults/proxy.ts';
@@ -43,19 +49,30 @@ async function within(ms: number, what: string, done: () => boolean): Promise<vo
 
 type App = ReturnType<typeof createReferenceApp>;
 
-/** A reference app on a plain node:http server (port 0); `seen` gets every request object. */
-async function serve(options: { bodyTimeoutMs: number; store?: RateLimitStore }, body: (port: number, app: App, seen: IncomingMessage[]) => Promise<void>): Promise<void> {
+/** What the server saw of one request: the request and its response. */
+interface Seen {
+  req: IncomingMessage;
+  res: ServerResponse;
+}
+
+/** A reference app on a plain node:http server (port 0); `seen` gets every request object; `seenAll` what the server saw of each. */
+async function serve(
+  options: { bodyTimeoutMs: number; store?: RateLimitStore },
+  body: (port: number, app: App, seen: IncomingMessage[], seenAll: Seen[]) => Promise<void>,
+): Promise<void> {
   const config = resolveConfig({ port: 0, host: '127.0.0.1', redisUrl: 'none', bodyTimeoutMs: options.bodyTimeoutMs, minuteWindowMs: 600_000 });
   const app = createReferenceApp(config, options.store ?? new MemoryRateLimitStore());
   const seen: IncomingMessage[] = [];
+  const seenAll: Seen[] = [];
   const server: Server = createServer({ requireHostHeader: false }, (req, res) => {
     seen.push(req);
+    seenAll.push({ req, res });
     app.onRequest(req, res);
   });
   server.on('clientError', app.onClientError);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   try {
-    await body((server.address() as AddressInfo).port, app, seen);
+    await body((server.address() as AddressInfo).port, app, seen, seenAll);
   } finally {
     server.closeAllConnections();
     await new Promise((resolve) => server.close(resolve));
@@ -131,6 +148,17 @@ function fakeExchange(answers: { status: number; at: number }[], onFail: (n: num
 
 const ignore = (): void => undefined;
 
+/** A stand-in request whose body is already buffered and complete (as when reading starts after the body arrived). */
+function completeExchange(chunks: Buffer[], answers: { status: number; at: number }[]): Exchange {
+  const req = new Readable({ read: ignore });
+  for (const chunk of chunks) req.push(chunk);
+  req.push(null);
+  Object.assign(req, { headers: {}, complete: true });
+  const x = fakeExchange(answers, ignore) as { req: unknown };
+  x.req = req;
+  return x as Exchange;
+}
+
 test.describe('reference server: body reader', () => {
   test('BODY a PATCH whose client left while the rate-limit decision was pending is let go at once, not at the body deadline', async () => {
     const store = heldStore();
@@ -184,14 +212,95 @@ test.describe('reference server: body reader', () => {
     }
   });
 
+  test('BODY a complete buffered body is read at once, whole; one over the size limit (no declared length, as when chunked) gets 413', async () => {
+    const reader = new BodyReader({ maxBodyBytes: 1024, bodyTimeoutMs: 60_000 });
+    const cases: [string, Buffer[], number][] = [
+      ['one chunk', [Buffer.from('{"quantity":3}')], 200],
+      ['three chunks', [Buffer.from('{"quan'), Buffer.from('tity"'), Buffer.from(':3}')], 200],
+      ['empty', [], 200],
+      ['over the limit in one chunk', [Buffer.alloc(1025, 0x20)], 413],
+      ['over the limit in two chunks', [Buffer.alloc(1000, 0x20), Buffer.alloc(25, 0x20)], 413],
+    ];
+    for (const [name, chunks, status] of cases) {
+      const answers: { status: number; at: number }[] = [];
+      let got: Buffer | undefined;
+      reader.read(completeExchange(chunks, answers), (_x, body) => {
+        got = body;
+        answers.push({ status: 200, at: Date.now() });
+      }, undefined);
+      expect(answers.map((a) => a.status), `${name}: answered at once`).toEqual([status]);
+      if (status === 200) expect(got?.toString(), name).toBe(Buffer.concat(chunks).toString());
+      expect(reader.pending, name).toBe(0);
+      expect(reader.listened, name).toBe(0);
+    }
+  });
+
   test('BODY a finished body leaves no listener of the reader on its request', async () => {
     await serve({ bodyTimeoutMs: 60_000 }, async (port, app, seen) => {
       const body = '{"quantity":6}';
       const raw = await exchange(port, [patchHead(app.keys.business, body.length) + body], 1, 2_000);
       expect(statuses(raw)).toEqual([200]);
-      const req = seen.at(-1)!;
-      for (const event of ['data', 'end', 'aborted']) expect(req.listenerCount(event), event).toBe(0);
+      for (const split of [false, true]) {
+        const steps = split ? [patchHead(app.keys.business, body.length) + body.slice(0, 4), 30, body.slice(4)] : [patchHead(app.keys.business, body.length) + body];
+        expect(statuses(await exchange(port, steps, 1, 2_000))).toEqual([200]);
+        expect(readerListenerCount(seen.at(-1)!), split ? 'split across packets' : 'with its headers').toBe(0);
+        expect(app.state.body.pending).toBe(0);
+      }
+    });
+  });
+
+  test('BODY a body that arrived with its headers is read at once without listeners; a body split across packets through listeners, removed after', async () => {
+    await serve({ bodyTimeoutMs: 60_000 }, async (port, app, seen) => {
+      const key = app.keys.business;
+      const reader = app.state.body;
+      expect(statuses(await exchange(port, [patchHead(key, B.length) + B], 1, 2_000))).toEqual([200]);
+      expect(reader.listened, 'with its headers').toBe(0);
+      expect(statuses(await exchange(port, [patchHead(key, B.length) + B.slice(0, 5), 30, B.slice(5)], 1, 2_000))).toEqual([200]);
+      expect(reader.listened, 'split across packets').toBe(1);
+      expect(readerListenerCount(seen.at(-1)!)).toBe(0);
+      expect(reader.pending).toBe(0);
+    });
+  });
+
+  test('BODY a body already complete when reading starts (it arrived while the rate-limit decision was pending) is read and stored', async () => {
+    const store = heldStore();
+    await serve({ bodyTimeoutMs: 60_000, store }, async (port, app, seen) => {
+      const body = '{"quantity":41}';
+      const answer = exchange(port, [patchHead(app.keys.business, body.length) + body], 1, 3_000);
+      await within(2_000, 'the request reaches the store', () => store.held() === 1);
+      await within(1_000, 'the body has arrived', () => seen.at(-1)!.complete);
+      store.release();
+      const reply = parseRaw(await answer);
+      expect(reply.status, reply.body).toBe(200);
+      expect(JSON.parse(reply.body)).toMatchObject({ quantity: 41 });
+      expect(app.state.body.listened, 'read at once').toBe(0);
       expect(app.state.body.pending).toBe(0);
+    });
+  });
+
+  test('BODY a body cut short after its first chunk is let go at once with 400, whether that chunk came with the headers or later', async () => {
+    await serve({ bodyTimeoutMs: 60_000 }, async (port, app, _seen, seenAll) => {
+      const key = app.keys.business;
+      const ways: [string, (socket: ReturnType<typeof connect>) => Promise<void>][] = [
+        ['first chunk with the headers', async (socket) => void socket.write(patchHead(key, B.length) + B.slice(0, 4))],
+        ['first chunk in a later packet', async (socket) => {
+          socket.write(patchHead(key, B.length));
+          await sleep(30);
+          socket.write(B.slice(0, 4));
+        }],
+      ];
+      for (const [name, send] of ways) {
+        const before = seenAll.length;
+        const socket = connect(port, '127.0.0.1');
+        socket.on('error', ignore);
+        await new Promise((resolve) => socket.once('connect', resolve));
+        await send(socket);
+        await within(1_000, `${name}: the request is being read`, () => seenAll.length > before && app.state.body.pending === 1);
+        socket.destroy();
+        const { res } = seenAll.at(-1)!;
+        await within(1_000, `${name}: the body is let go (bodies held: ${app.state.body.pending})`, () => app.state.body.pending === 0 && res.headersSent);
+        expect(res.statusCode, name).toBe(400);
+      }
     });
   });
 });
@@ -204,6 +313,9 @@ interface SocketCase {
 }
 
 const B = '{"quantity":7}';
+/** A body over the default 64 KiB limit, and a valid one of about 40 KB (other members are ignored). */
+const BIG = `{"quantity":7,"pad":"${'x'.repeat(70_000)}"}`;
+const PADDED = `{"quantity":7,"pad":"${'x'.repeat(40_000)}"}`;
 const SOCKET_CASES: SocketCase[] = [
   { name: 'a body with its headers', steps: (k) => [patchHead(k, B.length) + B], expect: [200] },
   { name: 'Connection: close', steps: (k) => [patchHead(k, B.length, 'Connection: close\r\n') + B], expect: [200] },
@@ -215,6 +327,14 @@ const SOCKET_CASES: SocketCase[] = [
   { name: 'Expect: 100-continue, then the body', steps: (k) => [patchHead(k, B.length, 'Expect: 100-continue\r\n'), 30, B], expect: [200] },
   { name: 'five bodies in turn on one connection', steps: (k) => Array.from({ length: 5 }, () => [patchHead(k, B.length) + B, 20]).flat(), expect: [200, 200, 200, 200, 200] },
   { name: 'a stalled body (408 at its deadline)', steps: (k) => [patchHead(k, B.length) + B.slice(0, 4)], expect: [408] },
+  { name: 'a declared Content-Length larger than the body that arrives (408 at its deadline)', steps: (k) => [patchHead(k, B.length + 6) + B], expect: [408] },
+  { name: 'a chunked body in one packet', steps: (k) => [`${patchHead(k, 'chunked')}${B.length.toString(16)}\r\n${B}\r\n0\r\n\r\n`], expect: [200] },
+  { name: 'a chunked body in two chunks of one packet', steps: (k) => [`${patchHead(k, 'chunked')}5\r\n${B.slice(0, 5)}\r\n${(B.length - 5).toString(16)}\r\n${B.slice(5)}\r\n0\r\n\r\n`], expect: [200] },
+  { name: 'a chunked body over the size limit in one packet', steps: (k) => [`${patchHead(k, 'chunked')}${BIG.length.toString(16)}\r\n${BIG}\r\n0\r\n\r\n`], expect: [413] },
+  { name: 'a chunked body over the size limit in pieces', steps: (k) => [patchHead(k, 'chunked'), 20, `${BIG.length.toString(16)}\r\n${BIG.slice(0, 1000)}`, 20, `${BIG.slice(1000)}\r\n0\r\n\r\n`], expect: [413] },
+  { name: 'a 40 KB body with its headers (beyond the stream\'s buffer mark)', steps: (k) => [patchHead(k, PADDED.length) + PADDED], expect: [200] },
+  { name: 'Content-Length: 0 (a body required: 400)', steps: (k) => [patchHead(k, 0)], expect: [400] },
+  { name: 'an invalid body with its headers (400), then a valid one on the same connection', steps: (k) => [patchHead(k, 5) + '{"qua' + patchHead(k, B.length) + B], expect: [400, 200] },
 ];
 
 test.describe('reference server: body reader over sockets', () => {
