@@ -138,27 +138,21 @@ function readBody(stream: NodeJS.ReadableStream): Promise<Buffer> {
   });
 }
 
+/** The upstream's client: a kept-alive pool and `send`, which forwards one request. */
+interface Upstream {
+  agent: http.Agent;
+  send(req: ProxyRequest, body?: NodeJS.ReadableStream): Promise<http.IncomingMessage>;
+}
+
 /**
- * Starts the proxy on `host:port` (default 127.0.0.1, any free port).
- * Requests are buffered only when the fault has a `request` hook, responses only when it has a
- * `response` hook; otherwise both stream. The upstream's `Date` header is kept (the proxy never
- * adds its own), as are the upstream's header names in their original case.
+ * Connects to the upstream. A kept-alive socket the upstream closed just as it was reused fails
+ * with ECONNRESET before any answer (an HTTP/1.1 race, not the upstream's answer): a buffered
+ * request is then sent again once on a fresh connection, as HTTP clients do.
  */
-export async function startFaultProxy(options: FaultProxyOptions): Promise<RunningFaultProxy> {
-  const upstream = new URL(options.upstream);
+function upstreamOf(upstream: URL): Upstream {
   const prefix = upstream.pathname.replace(/\/$/, '');
   const client = upstream.protocol === 'https:' ? https : http;
   const agent = new client.Agent({ keepAlive: true, maxSockets: 64 });
-  const hooks: FaultHooks = options.fault && 'create' in options.fault ? options.fault.create() : (options.fault ?? {});
-  const hanging = new Set<http.ServerResponse>();
-  const watch = new RetryWatch({ env: options.env, strictBanMs: options.strictBanMs });
-  const closing: HeaderList = options.connectionClose ? [['Connection', 'close']] : [];
-
-  /**
-   * Forwards one request upstream. A kept-alive socket the upstream closed just as it was reused
-   * fails with ECONNRESET before any answer (an HTTP/1.1 race, not the upstream's answer): a
-   * buffered request is then sent again once on a fresh connection, as HTTP clients do.
-   */
   const send = (req: ProxyRequest, body?: NodeJS.ReadableStream, retried = false): Promise<http.IncomingMessage> =>
     new Promise<http.IncomingMessage>((resolve, reject) => {
       const outHeaders = req.headers.filter(([k]) => !HOP_BY_HOP.has(k.toLowerCase()));
@@ -181,84 +175,118 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Runni
       if (body) body.pipe(up);
       else up.end(req.body);
     });
+  return { agent, send };
+}
 
+/** Writes a buffered response; HEAD and bodiless statuses keep the upstream's Content-Length. */
+function writeBuffered(res: http.ServerResponse, r: ProxyResponse, closing: HeaderList, method = 'GET'): void {
+  const bodiless = method.toUpperCase() === 'HEAD' || r.status === 204 || r.status === 304;
+  const list = [...r.headers.filter(([k]) => !HOP_BY_HOP.has(k.toLowerCase()) && (bodiless || k.toLowerCase() !== 'content-length')), ...closing];
+  res.sendDate = false;
+  res.writeHead(r.status, bodiless ? flat(list) : [...flat(list), 'Content-Length', String(r.body.length)]);
+  res.end(bodiless ? undefined : r.body);
+}
+
+/** What one proxied exchange needs: the fault's hooks and context, the upstream, the 429 watcher, the requests held open. */
+interface ProxyParts {
+  hooks: FaultHooks;
+  ctx: FaultContext;
+  upstream: Upstream;
+  watch: RetryWatch;
+  hanging: Set<http.ServerResponse>;
+  closing: HeaderList;
+}
+
+/**
+ * Proxies one request through the fault's hooks: a banned key is answered at once; a request hook
+ * may swallow, answer or rewrite; a response hook (or a 429, for the watcher) buffers the answer;
+ * anything else streams. A failure before the answer started is a 502 Error body.
+ */
+async function proxyOne(p: ProxyParts, inc: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+  const { hooks, ctx, watch, closing } = p;
+  const arrived: ProxyRequest = { method: inc.method ?? 'GET', path: inc.url ?? '/', headers: pairs(inc.rawHeaders), body: Buffer.alloc(0) };
+  /** Every answer passes here: the watcher sees each 429 as it leaves. */
+  const answer = (r: ProxyResponse, method = 'GET') => {
+    watch.response(arrived.headers, r.status, r.headers, r.body);
+    writeBuffered(res, r, closing, method);
+  };
+  try {
+    const banned = watch.request(arrived.headers);
+    if (banned) {
+      inc.resume();
+      return writeBuffered(res, banned, closing, arrived.method);
+    }
+    let req: ProxyRequest = arrived;
+    // A request without a body is not streamed, so that it can be sent again (see `upstreamOf`).
+    const bodiless = !inc.headers['content-length'] && !inc.headers['transfer-encoding'];
+    let stream: NodeJS.ReadableStream | undefined = bodiless ? undefined : inc;
+    if (bodiless && !hooks.request) inc.resume();
+    if (hooks.request) {
+      req.body = await readBody(inc);
+      stream = undefined;
+      const out = await hooks.request(req, ctx);
+      if (out === 'swallow') {
+        p.hanging.add(res);
+        res.on('close', () => p.hanging.delete(res));
+        return;
+      }
+      if (isResponse(out)) return answer(out, req.method);
+      req = withLength(out);
+    }
+    const delay = hooks.delayMs?.(req) ?? 0;
+    if (delay > 0) await new Promise((r) => setTimeout(r, delay));
+    const upRes = await p.upstream.send(req, stream);
+    const status = upRes.statusCode ?? 502;
+    if (hooks.response || status === 429) {
+      const buffered: ProxyResponse = { status, headers: pairs(upRes.rawHeaders), body: await readBody(upRes) };
+      return answer(hooks.response ? await hooks.response(buffered, req, ctx) : buffered, req.method);
+    }
+    res.sendDate = false;
+    res.writeHead(status, flat([...pairs(upRes.rawHeaders).filter(([k]) => !HOP_BY_HOP.has(k.toLowerCase())), ...closing]));
+    upRes.pipe(res);
+  } catch (err) {
+    if (!res.headersSent) {
+      const body = Buffer.from(JSON.stringify({ code: 'bad_gateway', message: `fault proxy: ${(err as Error).message}`, status: 502 }));
+      answer({ status: 502, headers: [['Content-Type', 'application/json'], ['Date', new Date().toUTCString()]], body });
+    } else res.destroy();
+  }
+}
+
+/**
+ * Starts the proxy on `host:port` (default 127.0.0.1, any free port).
+ * Requests are buffered only when the fault has a `request` hook, responses only when it has a
+ * `response` hook; otherwise both stream. The upstream's `Date` header is kept (the proxy never
+ * adds its own), as are the upstream's header names in their original case.
+ */
+export async function startFaultProxy(options: FaultProxyOptions): Promise<RunningFaultProxy> {
+  const url = new URL(options.upstream);
+  const upstream = upstreamOf(url);
+  const hooks: FaultHooks = options.fault && 'create' in options.fault ? options.fault.create() : (options.fault ?? {});
   const ctx: FaultContext = {
-    upstream,
+    upstream: url,
     env: options.env ?? {},
     async forward(req) {
-      const res = await send(withLength(req));
+      const res = await upstream.send(withLength(req));
       return { status: res.statusCode ?? 502, headers: pairs(res.rawHeaders), body: await readBody(res) };
     },
   };
-
-  /** Writes a buffered response; HEAD and bodiless statuses keep the upstream's Content-Length. */
-  const write = (res: http.ServerResponse, r: ProxyResponse, method = 'GET') => {
-    const bodiless = method.toUpperCase() === 'HEAD' || r.status === 204 || r.status === 304;
-    const list = [...r.headers.filter(([k]) => !HOP_BY_HOP.has(k.toLowerCase()) && (bodiless || k.toLowerCase() !== 'content-length')), ...closing];
-    res.sendDate = false;
-    res.writeHead(r.status, bodiless ? flat(list) : [...flat(list), 'Content-Length', String(r.body.length)]);
-    res.end(bodiless ? undefined : r.body);
+  const parts: ProxyParts = {
+    hooks, ctx, upstream,
+    watch: new RetryWatch({ env: options.env, strictBanMs: options.strictBanMs }),
+    hanging: new Set<http.ServerResponse>(),
+    closing: options.connectionClose ? [['Connection', 'close']] : [],
   };
-
-  const handler = async (inc: http.IncomingMessage, res: http.ServerResponse) => {
-    const arrived: ProxyRequest = { method: inc.method ?? 'GET', path: inc.url ?? '/', headers: pairs(inc.rawHeaders), body: Buffer.alloc(0) };
-    /** Every answer passes here: the watcher sees each 429 as it leaves. */
-    const answer = (res: http.ServerResponse, r: ProxyResponse, method = 'GET') => {
-      watch.response(arrived.headers, r.status, r.headers, r.body);
-      write(res, r, method);
-    };
-    try {
-      const banned = watch.request(arrived.headers);
-      if (banned) {
-        inc.resume();
-        return write(res, banned, arrived.method);
-      }
-      let req: ProxyRequest = arrived;
-      // A request without a body is not streamed, so that it can be sent again (see `send`).
-      const bodiless = !inc.headers['content-length'] && !inc.headers['transfer-encoding'];
-      let stream: NodeJS.ReadableStream | undefined = bodiless ? undefined : inc;
-      if (bodiless && !hooks.request) inc.resume();
-      if (hooks.request) {
-        req.body = await readBody(inc);
-        stream = undefined;
-        const out = await hooks.request(req, ctx);
-        if (out === 'swallow') {
-          hanging.add(res);
-          res.on('close', () => hanging.delete(res));
-          return;
-        }
-        if (isResponse(out)) return answer(res, out, req.method);
-        req = withLength(out);
-      }
-      const delay = hooks.delayMs?.(req) ?? 0;
-      if (delay > 0) await new Promise((r) => setTimeout(r, delay));
-      const upRes = await send(req, stream);
-      const status = upRes.statusCode ?? 502;
-      if (hooks.response || status === 429) {
-        const buffered: ProxyResponse = { status, headers: pairs(upRes.rawHeaders), body: await readBody(upRes) };
-        return answer(res, hooks.response ? await hooks.response(buffered, req, ctx) : buffered, req.method);
-      }
-      res.sendDate = false;
-      res.writeHead(status, flat([...pairs(upRes.rawHeaders).filter(([k]) => !HOP_BY_HOP.has(k.toLowerCase())), ...closing]));
-      upRes.pipe(res);
-    } catch (err) {
-      if (!res.headersSent) {
-        const body = Buffer.from(JSON.stringify({ code: 'bad_gateway', message: `fault proxy: ${(err as Error).message}`, status: 502 }));
-        answer(res, { status: 502, headers: [['Content-Type', 'application/json'], ['Date', new Date().toUTCString()]], body });
-      } else res.destroy();
-    }
-  };
-
+  const handler = (inc: http.IncomingMessage, res: http.ServerResponse) => void proxyOne(parts, inc, res);
   const server = options.tls ? https.createServer({ cert: options.tls.cert, key: options.tls.key }, handler) : http.createServer(handler);
   await new Promise<void>((resolve) => server.listen(options.port ?? 0, options.host ?? '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
     url: `${options.tls ? 'https' : 'http'}://${options.host ?? '127.0.0.1'}:${port}`,
-    stats: () => watch.report(),
+    stats: () => parts.watch.report(),
     close: () =>
       new Promise<void>((resolve) => {
-        for (const res of hanging) res.destroy();
-        agent.destroy();
+        for (const res of parts.hanging) res.destroy();
+        upstream.agent.destroy();
         server.close(() => resolve());
         server.closeAllConnections();
       }),
