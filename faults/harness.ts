@@ -39,6 +39,8 @@ export interface MatrixCase {
   env?: Record<string, string>;
   /** Where the faulty deployment serves the inventory instead of `/v1`; `BASE_URL` is the proxy plus this path. */
   basePath?: string;
+  /** The proxy sends `Connection: close` on every response and closes the connection after it. */
+  connectionClose?: boolean;
 }
 
 export interface CaseOutcome {
@@ -80,7 +82,7 @@ export async function runCase(c: MatrixCase, options: RunCaseOptions = {}): Prom
   const started = Date.now();
   const reportsDir = fs.mkdtempSync(path.join(options.workDir ?? os.tmpdir(), `matrix-${c.id.replace(/[^\w-]+/g, '_')}-`));
   const target = c.upstream ? await c.upstream() : await startReferenceTarget(c.store ? { server: { store: c.store() } } : {});
-  const proxy = await startFaultProxy({ upstream: target.server.baseUrl.replace(/\/v1\/?$/, ''), fault: c.proxy?.(), env: target.env });
+  const proxy = await startFaultProxy({ upstream: target.server.baseUrl.replace(/\/v1\/?$/, ''), fault: c.proxy?.(), env: target.env, ...(c.connectionClose ? { connectionClose: true } : {}) });
   try {
     const env: Record<string, string | undefined> = {
       ...inheritedEnv(),

@@ -4,6 +4,7 @@ import { slidingWindowStore } from './stores.ts';
 import type { RateLimitStore } from '../reference-server/rate-limit/store.ts';
 import type { ReferenceTarget } from '../certify/reference-target.ts';
 import { startDeploymentTarget } from './deployment.ts';
+import { zooVariants } from './zoo-variants.ts';
 
 /**
  * Conformant variants: servers that make other legitimate choices where the spec (or HTTP) leaves
@@ -24,6 +25,8 @@ export interface Variant {
    * why those phases are the ones the variant's choices can affect.
    */
   phases?: string[];
+  /** The proxy sends `Connection: close` on every response and closes the connection after it. */
+  connectionClose?: boolean;
 }
 
 type HttpDateFormat = 'imf-fixdate' | 'rfc850' | 'asctime';
@@ -213,6 +216,7 @@ export const variants: Variant[] = [
     upstream: () => startDeploymentTarget(),
     phases: ['rate-limit', 'load'],
   },
+  ...zooVariants,
 ];
 
 /** The variant named `name`, or an error listing the names. */
