@@ -49,6 +49,8 @@ export interface ExhaustRecord {
   notCertified?: string;
   /** The key was already at its limit at the first request. */
   alreadyLimited?: boolean;
+  /** Another consumer of the key's limit, seen as a Remaining that fell by more than this run sent (then not certified). */
+  anotherClient?: string;
   /** A 429 while Remaining said at least one was left. */
   earlyRefusal?: string;
   /** More admitted in one window than its Limit (probes included), or a 2xx after Remaining reached 0. */
@@ -78,6 +80,8 @@ export interface ExhaustOptions {
    * least one, never past Remaining; a request past the limit only alone) and returns every response.
    */
   sendBurst?: (count: number, evidence: boolean) => Promise<Snapshot[]>;
+  /** Waits `ms` (tests inject a clock); default a timer. */
+  sleep?: (ms: number) => Promise<void>;
   /** One request at a time (tests); used when `sendBurst` is not given. */
   send?: (evidence: boolean) => Promise<Snapshot>;
   log?: (line: string) => void;
@@ -121,6 +125,10 @@ export class WindowCounter {
     return undefined;
   }
 }
+
+/** Added to the wait for a Reset that is less than a second away (Date and Reset have one-second resolution). */
+const LAST_SECOND_MARGIN_MS = 250;
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** Bursts in a row that did not bring Remaining down before the sequence gives up (not certified). */
 const MAX_STALLS = 8;
@@ -194,6 +202,13 @@ async function countToZero(q: Sequence, start: number): Promise<'done' | 'stop'>
     const before = remaining;
     const batch = await q.burst(Math.min(remaining, q.maxConcurrency));
     if (rec.overAdmission) return 'stop';
+    // Another consumer first: a 429 beside its traffic is no off-by-one of the server.
+    const foreign = fellMoreThanSent(batch, before);
+    if (foreign) {
+      rec.anotherClient = foreign;
+      rec.notCertified = `${o.key} is used by another client, or its limit is shared with other keys: ${foreign}; nothing more is sent on it`;
+      return 'stop';
+    }
     const refused = batch.find((s) => s.status === 429);
     if (refused) {
       rec.earlyRefusal = `${refused.label}: refused with 429 while X-RateLimit-Remaining said ${before} left (a burst of ${batch.length})`;
@@ -227,6 +242,21 @@ async function countToZero(q: Sequence, start: number): Promise<'done' | 'stop'>
     }
   }
   return 'done';
+}
+
+/**
+ * Another consumer of the key's limit, if `batch` shows one: a 2xx whose Remaining is below what
+ * the previous burst left (`before`, every answer of it read) minus this burst's own requests.
+ * Without requests no conformant limiter's Remaining falls (a window resets, a log forgets, a
+ * bucket refills); 429s are left out, their Remaining 0 is the refusal itself.
+ */
+export function fellMoreThanSent(batch: readonly Snapshot[], before: number): string | undefined {
+  for (const s of batch) {
+    const remaining = rateLimitOf(s).remaining;
+    if (!ok(s) || remaining === undefined || remaining >= before - batch.length) continue;
+    return `X-RateLimit-Remaining fell from ${before} to ${remaining} while this run sent ${batch.length} request${batch.length === 1 ? '' : 's'} on it`;
+  }
+  return undefined;
 }
 
 /** Whether the count goes on after a burst took Remaining from `before` to `next`; false (recorded why) when it stalled too often. */
@@ -267,7 +297,7 @@ async function pastTheLimit(q: Sequence, startReset: number | undefined): Promis
     rec.aborted = `${res.label}: expected 429 past the limit, observed ${res.status}`;
     return 'stop';
   }
-  return admittedPastZero(q, last, res, startReset);
+  return await admittedPastZero(q, last, res, startReset);
 }
 
 /**
@@ -278,7 +308,7 @@ async function pastTheLimit(q: Sequence, startReset: number | undefined): Promis
  * count, `WindowCounter`) is. The request past the limit is probed again, at most Limit times;
  * a key that keeps admitting it is not certified.
  */
-function admittedPastZero(q: Sequence, last: Snapshot, res: Snapshot, startReset: number | undefined): 'again' | 'stop' {
+async function admittedPastZero(q: Sequence, last: Snapshot, res: Snapshot, startReset: number | undefined): Promise<'again' | 'stop'> {
   const { o, rec } = q;
   const a = rateLimitOf(last);
   const b = rateLimitOf(res);
@@ -294,6 +324,14 @@ function admittedPastZero(q: Sequence, last: Snapshot, res: Snapshot, startReset
       return 'stop';
     }
     q.log('[rate-limit] a new window began (or the key refilled) just as Remaining reached 0; counting again');
+    return 'again';
+  }
+  // In the last second before its Reset (or without Date) the 2xx is not counted (`WindowCounter`):
+  // the count goes on in the next window, once that Reset has passed.
+  if (b.dateMs === undefined || b.reset === undefined || b.dateMs >= (b.reset - 1) * 1000) {
+    const ms = b.reset !== undefined && b.dateMs !== undefined ? b.reset * 1000 - b.dateMs + LAST_SECOND_MARGIN_MS : 1000 + LAST_SECOND_MARGIN_MS;
+    q.log('[rate-limit] one more was let in past Remaining 0 in the last second before its Reset; counting again once that Reset has passed');
+    await (o.sleep ?? sleep)(Math.min(ms, 1000 + LAST_SECOND_MARGIN_MS));
     return 'again';
   }
   if (q.withinSecond++ < (b.limit ?? a.limit ?? 0)) {

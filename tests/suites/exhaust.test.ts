@@ -34,13 +34,14 @@ function snapshot(l: Limiter, status: number, extra: Record<string, string> = {}
 }
 
 /** A fixed-window limiter; `admitExtra` admits that many requests past the limit, `refuseEarly` refuses at Remaining 1. */
-function limiter(opts: { limit?: number; admitExtra?: number; refuseEarly?: boolean; retryAfter?: string; resetAfter?: number; usedBefore?: number; secondsPerRequest?: number } = {}) {
+function limiter(opts: { limit?: number; admitExtra?: number; refuseEarly?: boolean; retryAfter?: string; resetAfter?: number; usedBefore?: number; secondsPerRequest?: number; otherClientAt?: number } = {}) {
   const l: Limiter = { limit: opts.limit ?? 5, used: opts.usedBefore ?? 0, reset: 1_800_000_060, now: 1_800_000_000 };
   let calls = 0;
   const log: number[] = [];
   const send = async (): Promise<Snapshot> => {
     calls++;
     l.now += opts.secondsPerRequest ?? 0;
+    if (calls === opts.otherClientAt) l.used += 2; // another client's two requests land before this one
     if (opts.resetAfter !== undefined && calls === opts.resetAfter) {
       l.used = 0;
       l.reset += 60;
@@ -240,4 +241,21 @@ test('more Remaining than MAX_EXHAUST_REQUESTS is not certified, before spending
   expect(r.aborted).toBeUndefined();
   expect(r.notCertified).toContain('MAX_EXHAUST_REQUESTS=100');
   expect(log).toHaveLength(1);
+});
+
+test('another client on the key: a Remaining that falls by more than the run sent stops the sequence, not certified, naming it; no off-by-one is claimed', async () => {
+  const { send, log } = limiter({ limit: 10, otherClientAt: 4 });
+  const r = await run(send);
+  expect(r.anotherClient).toBe('X-RateLimit-Remaining fell from 7 to 4 while this run sent 1 request on it');
+  expect(r.notCertified).toMatch(/^<RATE_LIMIT_KEY> is used by another client, or its limit is shared with other keys: .*; nothing more is sent on it$/);
+  expect(r.earlyRefusal).toBeUndefined();
+  expect(r.overAdmission).toBeUndefined();
+  expect(log).toEqual([200, 200, 200, 200]);
+});
+
+test('a server that refuses at Remaining 1, its Remaining falling by exactly what the run sent, is still recorded as off by one', async () => {
+  const { send } = limiter({ limit: 10, refuseEarly: true });
+  const r = await run(send);
+  expect(r.anotherClient).toBeUndefined();
+  expect(r.earlyRefusal).toMatch(/refused with 429 while X-RateLimit-Remaining said 1 left/);
 });
