@@ -1,7 +1,7 @@
 import { headers, type FaultHooks, type ProxyResponse } from './proxy.ts';
 import { isMessages, mapJson } from './lib.ts';
 import { zooStore, type LimiterKind } from './limiters/index.ts';
-import type { Variant } from './variants.ts';
+import type { Variant } from './variant.ts';
 
 /**
  * The limiter zoo as conformant variants: the reference server with the limiter of another kind
