@@ -68,7 +68,7 @@ async function main(): Promise<void> {
     cleanup(o);
   });
   const early = pair.runs[0].retry.early;
-  process.stdout.write(`store ${pair.storeAfter === pair.storeBefore ? 'as it started' : 'CHANGED'}; early requests ${total(early)}, bans ${total(pair.runs[0].retry.bans)} (both runs, through one proxy)\n`);
+  process.stdout.write(`store ${pair.storeAfter === pair.storeBefore ? "as it started" : "CHANGED"}; early requests ${total(early)}, bans ${total(pair.runs[0].retry.bans)} (both runs, through one proxy): ${JSON.stringify(pair.runs[1].retry)}\n`);
   process.exit(ok ? 0 : 1);
 }
 
