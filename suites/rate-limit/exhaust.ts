@@ -51,8 +51,10 @@ export interface ExhaustRecord {
   alreadyLimited?: boolean;
   /** Another consumer of the key's limit, seen as a Remaining that fell by more than this run sent (then not certified). */
   anotherClient?: string;
-  /** A 429 while Remaining said at least one was left. */
+  /** A 429 while Remaining said at least one was left, in both drives to the limit. */
   earlyRefusal?: string;
+  /** A 429 while Remaining said some were left in the first drive only: off by one is not certified. */
+  earlyRefusalUnconfirmed?: string;
   /** More admitted in one window than its Limit (probes included), or a 2xx after Remaining reached 0. */
   overAdmission?: string;
   refused?: Snapshot;
@@ -405,5 +407,29 @@ export async function exhaust(o: ExhaustOptions): Promise<ExhaustRecord> {
     return rec;
   }
   if (await driveToLimit(q)) await retryAfterRefusal(q);
+  if (rec.earlyRefusal && rec.after && ok(rec.after)) await confirmEarlyRefusal(q);
   return rec;
+}
+
+/**
+ * A 429 while Remaining said some were left is off by one only if it happens again: another
+ * client on the key (or a limit shared with other keys) can take the last requests Remaining
+ * announced, once, without this run seeing a fall. After the Retry-After the key is driven to its
+ * limit once more (one more window of requests); the record then describes that second drive, and
+ * an early refusal that did not recur is `earlyRefusalUnconfirmed` (RL-10 not certified).
+ */
+async function confirmEarlyRefusal(q: Sequence): Promise<void> {
+  const { rec } = q;
+  const first = rec.earlyRefusal!;
+  q.log(`[rate-limit] ${first}; driving ${q.o.key} to its limit once more to tell an off-by-one limiter from another client`);
+  q.res = rec.after!;
+  q.withinSecond = 0;
+  for (const k of ['earlyRefusal', 'refused', 'inFlightAtRefusal', 'retryAfter', 'notRetried', 'retryNotCertified', 'waitedMs', 'after'] as const) delete rec[k];
+  if (await driveToLimit(q)) await retryAfterRefusal(q);
+  if (rec.earlyRefusal) rec.earlyRefusal = `${first}; again when driven to the limit once more: ${rec.earlyRefusal}`;
+  else if (!rec.notCertified && !rec.aborted && !rec.overAdmission) {
+    rec.earlyRefusalUnconfirmed =
+      `a 429 came while X-RateLimit-Remaining said some were left (${first}), but not when ${q.o.key} was driven to its limit once more: ` +
+      'another client on the key, or a limit shared with other keys, may have taken what Remaining announced';
+  }
 }

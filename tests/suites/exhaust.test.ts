@@ -34,7 +34,7 @@ function snapshot(l: Limiter, status: number, extra: Record<string, string> = {}
 }
 
 /** A fixed-window limiter; `admitExtra` admits that many requests past the limit, `refuseEarly` refuses at Remaining 1. */
-function limiter(opts: { limit?: number; admitExtra?: number; refuseEarly?: boolean; retryAfter?: string; resetAfter?: number; usedBefore?: number; secondsPerRequest?: number; otherClientAt?: number } = {}) {
+function limiter(opts: { limit?: number; admitExtra?: number; refuseEarly?: boolean; refuseEarlyOnce?: boolean; retryAfter?: string; resetAfter?: number; usedBefore?: number; secondsPerRequest?: number; otherClientAt?: number } = {}) {
   const l: Limiter = { limit: opts.limit ?? 5, used: opts.usedBefore ?? 0, reset: 1_800_000_060, now: 1_800_000_000 };
   let calls = 0;
   const log: number[] = [];
@@ -46,7 +46,8 @@ function limiter(opts: { limit?: number; admitExtra?: number; refuseEarly?: bool
       l.used = 0;
       l.reset += 60;
     }
-    const cap = l.limit + (opts.admitExtra ?? 0) - (opts.refuseEarly ? 1 : 0);
+    const early = opts.refuseEarly || (opts.refuseEarlyOnce && !log.includes(429));
+    const cap = l.limit + (opts.admitExtra ?? 0) - (early ? 1 : 0);
     if (l.used >= cap) {
       log.push(429);
       const s = snapshot(l, 429, { 'retry-after': opts.retryAfter ?? '2' });
@@ -258,4 +259,16 @@ test('a server that refuses at Remaining 1, its Remaining falling by exactly wha
   const r = await run(send);
   expect(r.anotherClient).toBeUndefined();
   expect(r.earlyRefusal).toMatch(/refused with 429 while X-RateLimit-Remaining said 1 left/);
+});
+
+test('a 429 while Remaining said one was left that does not recur when the key is driven to its limit once more is not claimed as off by one', async () => {
+  // Another client takes the last request of the first window, once.
+  const { send, log } = limiter({ limit: 5, refuseEarlyOnce: true });
+  const r = await run(send);
+  expect(r.earlyRefusal).toBeUndefined();
+  expect(r.earlyRefusalUnconfirmed).toMatch(/^a 429 came while X-RateLimit-Remaining said some were left \(.*said 1 left.*\), but not when <RATE_LIMIT_KEY> was driven to its limit once more/);
+  // The record describes the second drive: its 429 past the limit and the request after Retry-After.
+  expect(r.refused?.status).toBe(429);
+  expect(r.after?.status).toBe(200);
+  expect(log).toEqual([200, 200, 200, 200, 429, 200, 200, 200, 200, 200, 429, 200]);
 });
