@@ -53,7 +53,7 @@ export interface ExhaustRecord {
   anotherClient?: string;
   /** A 429 while Remaining said at least one was left, in both drives to the limit. */
   earlyRefusal?: string;
-  /** A 429 while Remaining said some were left in the first drive only: off by one is not certified. */
+  /** A 429 while Remaining said some were left that was not seen again (or could not be tried again): off by one, and a 429 after the wait, are not certified. */
   earlyRefusalUnconfirmed?: string;
   /** More admitted in one window than its Limit (probes included), or a 2xx after Remaining reached 0. */
   overAdmission?: string;
@@ -408,6 +408,13 @@ export async function exhaust(o: ExhaustOptions): Promise<ExhaustRecord> {
   }
   if (await driveToLimit(q)) await retryAfterRefusal(q);
   if (rec.earlyRefusal && rec.after && ok(rec.after)) await confirmEarlyRefusal(q);
+  else if (rec.earlyRefusal && rec.after) {
+    // Refused early, and again after an honest wait: another client taking what the key frees
+    // cannot be told from a server that refuses early and answers Retry-After wrong.
+    rec.earlyRefusalUnconfirmed =
+      `${rec.earlyRefusal}, and the request after its Retry-After was refused too: another client on ${o.key} ` +
+      '(or a limit shared with other keys) cannot be told apart from a server that refuses early';
+  }
   return rec;
 }
 

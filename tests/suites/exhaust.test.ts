@@ -272,3 +272,22 @@ test('a 429 while Remaining said one was left that does not recur when the key i
   expect(r.after?.status).toBe(200);
   expect(log).toEqual([200, 200, 200, 200, 429, 200, 200, 200, 200, 200, 429, 200]);
 });
+
+test('refused early and again after waiting Retry-After: neither off by one nor a short Retry-After is claimed', async () => {
+  // Another client takes the rest of the window, then the window that Retry-After frees.
+  let calls = 0;
+  const send = async (): Promise<Snapshot> => {
+    calls++;
+    const refused = calls >= 3;
+    return {
+      label: `GET /v1/inventory → ${refused ? 429 : 200}`,
+      status: refused ? 429 : 200,
+      headers: { 'x-ratelimit-limit': '5', 'x-ratelimit-remaining': refused ? '0' : String(5 - calls), 'x-ratelimit-reset': String(1_800_000_060 + (calls > 3 ? 60 : 0)), date: new Date(1_800_000_000_000).toUTCString(), ...(refused ? { 'retry-after': '1' } : {}) },
+      text: '',
+      receivedAtMs: 1_800_000_000_000 + calls,
+    };
+  };
+  const r = await run(send);
+  expect(r.earlyRefusalUnconfirmed).toMatch(/said 3 left.*and the request after its Retry-After was refused too: another client on <RATE_LIMIT_KEY>/);
+  expect(r.after?.status).toBe(429);
+});
