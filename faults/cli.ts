@@ -3,14 +3,18 @@
  * the verdict, the failing requirement ids and the time. Names are fault or variant names,
  * `baseline`, `all-faults` or `all-variants`; `--list` prints the catalogue. `MATRIX_CONCURRENCY`
  * (default 2) cases run at once. The meta-test (`tests/faults/matrix.test.ts`) runs them all.
+ * `--busy` keeps a busy loop on every core meanwhile (`faults/busy.ts`): the verdicts must be the same.
  */
+import os from 'node:os';
 import { faults } from './catalogue/index.ts';
 import { variants } from './variants.ts';
 import { cleanup, runCase } from './harness.ts';
 import { caseHolds, matrixCases, MATRIX_ENV } from './matrix.ts';
 import { total } from './retry-watch.ts';
+import { startBusyLoad } from './busy.ts';
 
-const args = process.argv.slice(2);
+const busy = process.argv.includes('--busy');
+const args = process.argv.slice(2).filter((a) => a !== '--busy');
 if (args.includes('--list')) {
   for (const f of faults) console.log(`fault    ${f.name.padEnd(42)} ${f.area.padEnd(20)} ${f.expect.join(', ')}`);
   for (const v of variants) console.log(`variant  ${v.name.padEnd(42)} ${v.choices.length} choices`);
@@ -33,7 +37,8 @@ async function worker() {
     const missing = c.expect.filter((id) => !out.failing.includes(id));
     const ok = caseHolds(c, out);
     if (ok) caught++;
-    console.log(`${ok ? 'ok  ' : 'MISS'} ${c.id.padEnd(50)} ${(c.phases && c.kind !== 'fault' ? `${out.verdict}*` : out.verdict).padEnd(5)} ${(out.durationMs / 1000).toFixed(1).padStart(5)} s  phases=${c.phases?.join('+') ?? 'all'}  expected [${c.expect.join(', ')}]  failing [${out.failing.join(', ')}]${missing.length ? `  MISSING ${missing.join(', ')}` : ''}  early=${total(out.retry.early)} bans=${total(out.retry.bans)}${c.misleadsRetryAfter ? ' (misleads Retry-After)' : ''}`);
+    console.log(`${ok ? 'ok  ' : 'MISS'} ${c.id.padEnd(50)} ${(c.phases && c.kind !== 'fault' ? `${out.verdict}*` : out.verdict).padEnd(5)} ${(out.durationMs / 1000).toFixed(1).padStart(5)} s  phases=${c.phases?.join('+') ?? 'all'}  expected [${c.expect.join(', ')}]  failing [${out.failing.join(', ')}]${missing.length ? `  MISSING ${missing.join(', ')}` : ''}  early=${total(out.retry.early)} bans=${total(out.retry.bans)}${c.misleadsRetryAfter ? ' (misleads Retry-After)' : ''}${c.kind !== 'fault' ? `  not certified [${Object.keys(out.notCertified).join(', ')}]` : ''}`);
+    if (c.kind !== 'fault') for (const [id, why] of Object.entries(out.notCertified)) console.log(`        ${id} not certified: ${why.slice(0, 300)}`);
     if (!ok) {
       for (const id of out.failing) console.log(`        ${id}: ${out.reasons[id]}`);
       if (out.unevidenced.length && c.kind !== 'fault') console.log(`        without a test result: ${out.unevidenced.join(', ')}`);
@@ -43,6 +48,9 @@ async function worker() {
     cleanup(out);
   }
 }
+const stopBusy = busy ? startBusyLoad() : undefined;
+if (busy) console.log(`a busy loop on each of ${os.availableParallelism()} cores meanwhile`);
 await Promise.all(Array.from({ length: concurrency }, worker));
+await stopBusy?.();
 console.log(`${caught}/${wanted.length} as expected in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
 if (wanted.some((c) => c.phases && c.kind !== 'fault')) console.log(`* a variant run on some phases only: certify's verdict counts the others as "no test result"; the variant holds when nothing its phases judged failed (caseHolds)`);

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { startReferenceTarget, type ReferenceTarget } from '../certify/reference-target.ts';
-import { startFaultProxy, throughProxy, type FaultHooks } from './proxy.ts';
+import { startFaultProxy, throughProxy, type FaultHooks, type RunningFaultProxy } from './proxy.ts';
 import type { RetryStats } from './retry-watch.ts';
 import type { RateLimitStore } from '../reference-server/rate-limit/store.ts';
 import { REPO_ROOT } from '../core/paths.ts';
@@ -39,6 +39,8 @@ export interface MatrixCase {
   env?: Record<string, string>;
   /** Where the faulty deployment serves the inventory instead of `/v1`; `BASE_URL` is the proxy plus this path. */
   basePath?: string;
+  /** The proxy sends `Connection: close` on every response and closes the connection after it. */
+  connectionClose?: boolean;
 }
 
 export interface CaseOutcome {
@@ -58,6 +60,8 @@ export interface CaseOutcome {
   problems: string[];
   /** What the proxy counted: requests sent on a key while its 429's Retry-After was pending, bans, 429s (per key label). */
   retry: RetryStats;
+  /** Requirements left not certified, with their reason (no keys). */
+  notCertified: Record<string, string>;
 }
 
 export interface RunCaseOptions {
@@ -75,62 +79,75 @@ interface ConformanceJson {
   requirements?: Array<{ id: string; status: string; reason?: string; evidence?: Array<{ errors?: string[] }> }>;
 }
 
-/** Runs one case to the end and cleans up the servers (not the reports directory). */
-export async function runCase(c: MatrixCase, options: RunCaseOptions = {}): Promise<CaseOutcome> {
-  return (await runCaseTogether(c, 1, options))[0]!;
+/** A case's target with the fault proxy in front of it (`close` stops both). */
+export interface CaseTarget {
+  target: ReferenceTarget;
+  proxy: RunningFaultProxy;
+  close(): Promise<void>;
 }
 
-/**
- * Runs `count` certify runs of one case at the same time, with the same keys, against one target
- * behind one proxy (two pipelines certifying one staging), and cleans up the servers (not the
- * reports directories). What the proxy counted is the target's view of both runs together.
- */
-export async function runCaseTogether(c: MatrixCase, count: number, options: RunCaseOptions = {}): Promise<CaseOutcome[]> {
-  const started = Date.now();
+/** Starts a case's target (the bundled reference server, with its store, or its own upstream) and the proxy in front of it. */
+export async function startCaseTarget(c: MatrixCase): Promise<CaseTarget> {
   const target = c.upstream ? await c.upstream() : await startReferenceTarget(c.store ? { server: { store: c.store() } } : {});
-  const proxy = await startFaultProxy({ upstream: target.server.baseUrl.replace(/\/v1\/?$/, ''), fault: c.proxy?.(), env: target.env });
+  const proxy = await startFaultProxy({ upstream: target.server.baseUrl.replace(/\/v1\/?$/, ''), fault: c.proxy?.(), env: target.env, ...(c.connectionClose ? { connectionClose: true } : {}) });
+  return {
+    target,
+    proxy,
+    async close() {
+      await proxy.close();
+      await target.close();
+    },
+  };
+}
+
+/** Runs one case to the end and cleans up the servers (not the reports directory). */
+export async function runCase(c: MatrixCase, options: RunCaseOptions = {}): Promise<CaseOutcome> {
+  const started = Date.now();
+  const t = await startCaseTarget(c);
   try {
-    const one = async (): Promise<CaseOutcome> => {
-      const reportsDir = fs.mkdtempSync(path.join(options.workDir ?? os.tmpdir(), `matrix-${c.id.replace(/[^\w-]+/g, '_')}-`));
-      const env: Record<string, string | undefined> = {
-        ...inheritedEnv(),
-        ...throughProxy(target.env, proxy.url),
-        ...(c.basePath ? { BASE_URL: proxy.url.replace(/\/$/, '') + c.basePath } : {}),
-        CONFORMANCE_PROFILE: c.profile ?? 'full',
-        REPORTS_DIR: reportsDir,
-        ...options.env,
-        ...c.env,
-      };
-      if (c.phases) env.MATRIX_PHASES = c.phases.join(',');
-      const argv = c.phases ? [TSX_CLI, path.join(REPO_ROOT, 'faults', 'certify-phases.ts')] : CERTIFY_CLI;
-      const { code, output } = await spawnCertify(argv, env, options.timeoutMs ?? 240_000);
-      const outcome = readOutcome(c.id, reportsDir, code, output, proxy.stats());
-      outcome.durationMs = Date.now() - started;
-      return outcome;
-    };
-    return await Promise.all(Array.from({ length: count }, one));
+    const outcome = await certifyCase(c, t, options);
+    outcome.durationMs = Date.now() - started;
+    return outcome;
   } finally {
-    await proxy.close();
-    await target.close();
+    await t.close();
   }
 }
 
-/**
- * The outcome of one certify run from what it wrote (`conformance.json` in `reportsDir`), its exit
- * code, its output and what the proxy counted; `missing` when it wrote no verdict.
- */
-export function readOutcome(id: string, reportsDir: string, code: number | null, output: string, retry: RetryStats): CaseOutcome {
+/** One `certify` run of case `c` against a running target (several may run at once against one target). */
+export async function certifyCase(c: MatrixCase, t: CaseTarget, options: RunCaseOptions = {}): Promise<CaseOutcome> {
+  const started = Date.now();
+  const reportsDir = fs.mkdtempSync(path.join(options.workDir ?? os.tmpdir(), `matrix-${c.id.replace(/[^\w-]+/g, '_')}-`));
+  const env: Record<string, string | undefined> = {
+    ...inheritedEnv(),
+    ...throughProxy(t.target.env, t.proxy.url),
+    ...(c.basePath ? { BASE_URL: t.proxy.url.replace(/\/$/, '') + c.basePath } : {}),
+    CONFORMANCE_PROFILE: c.profile ?? 'full',
+    REPORTS_DIR: reportsDir,
+    ...options.env,
+    ...c.env,
+  };
+  if (c.phases) env.MATRIX_PHASES = c.phases.join(',');
+  const argv = c.phases ? [TSX_CLI, path.join(REPO_ROOT, 'faults', 'certify-phases.ts')] : CERTIFY_CLI;
+  const { code, output } = await spawnCertify(argv, env, options.timeoutMs ?? 240_000);
   const outcome: CaseOutcome = {
-    id, verdict: 'missing', failing: [], reasons: {}, unevidenced: [], exitCode: code, durationMs: 0, reportsDir,
-    tail: output.split('\n').slice(-40).join('\n'), problems: [], retry,
+    id: c.id, verdict: 'missing', failing: [], reasons: {}, unevidenced: [], exitCode: code, durationMs: 0, reportsDir,
+    tail: output.split('\n').slice(-40).join('\n'), problems: [], retry: t.proxy.stats(), notCertified: {},
   };
   const file = path.join(reportsDir, 'conformance.json');
-  if (!fs.existsSync(file)) return outcome;
-  const report = JSON.parse(fs.readFileSync(file, 'utf8')) as ConformanceJson;
+  if (fs.existsSync(file)) readReport(JSON.parse(fs.readFileSync(file, 'utf8')) as ConformanceJson, outcome);
+  outcome.durationMs = Date.now() - started;
+  return outcome;
+}
+
+/** Fills `outcome` from certify's `conformance.json`. */
+function readReport(report: ConformanceJson, outcome: CaseOutcome): void {
   outcome.verdict = report.verdict === 'pass' ? 'pass' : 'fail';
   outcome.problems = (report.problems ?? []).map((p) => `${p.kind}: ${p.reason}`);
   for (const r of report.requirements ?? []) {
-    if (r.status !== 'fail') continue;
+    if (r.status !== 'fail') {
+      if (r.status === 'not-certified' || /not certified/i.test(r.reason ?? '')) outcome.notCertified[r.id] = (r.reason ?? '').slice(0, 600);
+      continue;
+    }
     // The verdict's reason names the failing test; its first error says what was observed.
     const error = r.evidence?.find((e) => e.errors?.length)?.errors?.[0]?.split('\n').find((l) => l.trim());
     const reason = [(r.reason ?? '').split('\n')[0], error?.trim().slice(0, 400)].filter(Boolean).join(' — ').slice(0, 600);
@@ -141,7 +158,6 @@ export function readOutcome(id: string, reportsDir: string, code: number | null,
     outcome.failing.push(r.id);
     outcome.reasons[r.id] = reason;
   }
-  return outcome;
 }
 
 /** Variables of the conformance run or of an enclosing Playwright run are never inherited (`inheritedEnv`). */

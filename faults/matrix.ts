@@ -93,7 +93,7 @@ export function matrixCases(extended = process.env.MATRIX_EXTENDED === '1'): Nam
     ...variants.map((v): NamedCase => ({
       kind: 'variant', name: v.name, id: `variant:${v.name}`, expect: [],
       ...(v.phases ? { phases: v.phases } : {}),
-      ...(v.proxy ? { proxy: v.proxy } : {}), ...(v.store ? { store: v.store } : {}), ...(v.upstream ? { upstream: v.upstream } : {}),
+      ...(v.proxy ? { proxy: v.proxy } : {}), ...(v.store ? { store: v.store } : {}), ...(v.upstream ? { upstream: v.upstream } : {}), ...(v.connectionClose ? { connectionClose: true } : {}),
     })),
   ];
 }

@@ -1,30 +1,11 @@
 import { headers, type FaultHooks, type HeaderList, type ProxyRequest, type ProxyResponse } from './proxy.ts';
 import { dateSeconds, isError, isJson, isList, isMessages, isPatch, jsonBody, mapJson, petIdOf, readJson } from './lib.ts';
 import { slidingWindowStore } from './stores.ts';
-import type { RateLimitStore } from '../reference-server/rate-limit/store.ts';
-import type { ReferenceTarget } from '../certify/reference-target.ts';
 import { startDeploymentTarget } from './deployment.ts';
+import { zooVariants } from './zoo-variants.ts';
+import type { Variant } from './variant.ts';
 
-/**
- * Conformant variants: servers that make other legitimate choices where the spec (or HTTP) leaves
- * the decision open. Certify must PASS each one; a failure is an over-assertion of the suite.
- * Each variant lists the choices it makes, with the clause that leaves them open.
- */
-export interface Variant {
-  name: string;
-  description: string;
-  /** The open decisions this variant takes differently from the reference server, and why each is allowed. */
-  choices: string[];
-  proxy?: () => FaultHooks;
-  store?: () => RateLimitStore;
-  /** Starts the deployment under test in place of the bundled reference server (the proxy goes in front of it). */
-  upstream?: () => Promise<ReferenceTarget>;
-  /**
-   * Run only these certify phases (default: all, through `cli/bin.mjs certify`). The description says
-   * why those phases are the ones the variant's choices can affect.
-   */
-  phases?: string[];
-}
+export type { Variant } from './variant.ts';
 
 type HttpDateFormat = 'imf-fixdate' | 'rfc850' | 'asctime';
 const DAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
@@ -213,6 +194,7 @@ export const variants: Variant[] = [
     upstream: () => startDeploymentTarget(),
     phases: ['rate-limit', 'load'],
   },
+  ...zooVariants,
 ];
 
 /** The variant named `name`, or an error listing the names. */

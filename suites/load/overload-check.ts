@@ -6,15 +6,20 @@
  * 1. Fresh window: a probe on `RATE_LIMIT_KEY` at the aimed start of the window (the previous
  *    window's `X-RateLimit-Reset` judged against its response's `Date`, and never before a pending
  *    Retry-After). The first window may be the one the 429 sequence's last request opened
- *    (`opening`): that request counts in it. A window whose Remaining does not account for the
- *    requests this check sent in it is waited out until its Reset; three running are reported as
- *    a limit shared with other keys (or another client on the key).
+ *    (`opening`): that request counts in it. The run's own requests on the key are accounted by
+ *    time, never by the Reset label (a sliding log or a weighted counter still counts what the run
+ *    sent before Reset): a probe whose Remaining is below Limit minus everything the run sent on
+ *    the key within two window lengths shows another consumer of the limit (another client on the
+ *    key, or a limit shared with other keys). The check says so and stops: not certified, never
+ *    failed (no conformant algorithm is told apart from a second client by one run).
  * 2. Burst: exactly `Remaining + 1` concurrent requests right after the probe. An exact limiter
  *    admits Remaining and refuses one; a racy one admits more. Nothing is sent after the 429.
  * 3. Judgement (`judgeWindows`): every 2xx of a window counts from its first request, probes
- *    included, grouped by the `X-RateLimit-Reset` they share (a fixed window; sliding windows and
- *    token buckets move it, and are never failed for that); no group may exceed its
- *    `X-RateLimit-Limit`. Every refusal is a 429 with a valid Retry-After and the three headers.
+ *    included, grouped by the `X-RateLimit-Reset` they share, except in that Reset's last second
+ *    by the server's Date; no group may exceed its `X-RateLimit-Limit`. No conformant algorithm
+ *    exceeds it: a fixed window's Reset names one window, a sliding log's names its oldest request
+ *    (every 2xx under it before its last second was in the log at once), a bucket's or GCRA's
+ *    moves on with each admission. Every refusal is a 429 with a valid Retry-After and the three headers.
  * 4. Recovery: the probe after each burst's Retry-After must succeed (after the last burst one
  *    more request only when no later window showed it).
  * Every request goes through the run-wide pacer (suites/pacing). A wait longer than
@@ -75,7 +80,17 @@ export interface OverloadConfig {
    * Retry-After): its window serves as the first burst window, and its 2xx counts in that window.
    */
   opening?: RecordedResponse;
+  /** What the run sent on the key before this check (the 429 sequence): its own, whatever the server's Reset says. */
+  earlier?: EarlierRequests;
   progress?: (line: string) => void;
+}
+
+/** The run's own requests on the key before this check, by time (local clock). */
+export interface EarlierRequests {
+  /** When each answer arrived (ms, local clock), 2xx and 429 alike: a limiter may count a refused request too. */
+  answeredAtMs: readonly number[];
+  /** The longest `X-RateLimit-Reset` − `Date` those answers showed (s): a lower bound of the window length. */
+  longestResetS?: number;
 }
 
 export interface WindowCount {
@@ -115,7 +130,7 @@ export interface OverloadFigures {
   refusedByStatus: Record<string, number>;
   largestRetryAfterS: number | null;
   waitedS: number;
-  /** Requests this check did not send counted in a window of the key (another client, or a limit shared between keys). */
+  /** Requests the run did not send counted on the key (another client, or a limit shared between keys): at most one entry, the check stops there. */
   foreign: { window: string; requests: number }[];
   recovered: boolean | null;
   otherKey: OtherKeyFigures | null;
@@ -174,6 +189,9 @@ export function judgeWindows(responses: readonly RecordedResponse[], options: { 
     }
     if (r.status >= 200 && r.status < 300) {
       successes++;
+      // Counted under its Reset only before that Reset's last second, on the server's clock (its
+      // Date): in the last second a sliding log may have freed a slot under the same Reset.
+      if (info.reset !== undefined && (info.dateMs === undefined || info.dateMs >= (info.reset - 1) * 1000)) continue;
       const key = info.raw.reset ?? '(none)';
       const group = groups.get(key) ?? { reset: key, successes: 0, limit: null };
       group.successes++;
@@ -269,8 +287,10 @@ interface Ctx {
   listPath: string;
   /** Every response on the key, in order (the opening response, probes and bursts). */
   seen: RecordedResponse[];
-  /** 2xx this check knows of per window (by X-RateLimit-Reset). */
-  known: Map<string, number>;
+  /** When each answer on the key arrived (local ms): the run's own requests, the 429 sequence's included. */
+  ownAt: number[];
+  /** The longest Reset − Date seen on the key (s): a lower bound of its window length. */
+  longestResetS: number;
   lost: number;
   /** Local time before which nothing is sent on the key (a 429's Retry-After). */
   notBefore: number;
@@ -298,7 +318,8 @@ function newCtx(config: OverloadConfig): Ctx {
     listUrl,
     listPath: new URL(listUrl).pathname,
     seen: [],
-    known: new Map(),
+    ownAt: [...(config.earlier?.answeredAtMs ?? [])],
+    longestResetS: config.earlier?.longestResetS ?? 1,
     lost: 0,
     notBefore: 0,
     resetAt: 0,
@@ -307,21 +328,32 @@ function newCtx(config: OverloadConfig): Ctx {
   };
 }
 
-/** Takes one response on the key into account: its window count, a 429's hold, the window's reset. */
-function note(ctx: Ctx, r: RecordedResponse): void {
+/** Takes one response on the key into account (`counted`: already among `earlier`): the run's own requests, a 429's hold, the window's reset. */
+function note(ctx: Ctx, r: RecordedResponse, counted = false): void {
+  if (!counted) ctx.ownAt.push(r.receivedAt);
   const ok = r.status >= 200 && r.status < 300;
   if (!ok && r.status !== 429) return;
   ctx.seen.push(r);
   const info = parseRateLimitHeaders(r.headers);
-  if (ok) {
-    const window = info.raw.reset ?? '(none)';
-    ctx.known.set(window, (ctx.known.get(window) ?? 0) + 1);
-  } else {
+  if (!ok) {
     ctx.notBefore = Math.max(ctx.notBefore, judgeWindows([r]).notBefore);
     ctx.refusedSinceProbe = true;
   }
   const untilReset = secondsUntilReset(info);
-  if (untilReset !== undefined) ctx.resetAt = Math.max(ctx.resetAt, r.receivedAt + untilReset * 1000);
+  if (untilReset !== undefined) {
+    ctx.resetAt = Math.max(ctx.resetAt, r.receivedAt + untilReset * 1000);
+    ctx.longestResetS = Math.max(ctx.longestResetS, Math.min(untilReset, ctx.config.maxRetryAfterS));
+  }
+}
+
+/**
+ * The run's own requests on the key that may still count at `atMs`: every answer within two
+ * window lengths before it (a weighted counter still weighs the previous window; a sliding log,
+ * a bucket and GCRA forget within one), plus a second for the resolution of Reset and Date.
+ */
+export function ownRequestsAt(answeredAtMs: readonly number[], atMs: number, windowS: number): number {
+  const since = atMs - (2 * windowS + 1) * 1000;
+  return answeredAtMs.filter((t) => t > since && t <= atMs).length;
 }
 
 /** Waits until `untilMs`, sending nothing; a wait beyond MAX_RETRY_AFTER_S stops the check, not certified. */
@@ -383,46 +415,38 @@ function usableProbe(ctx: Ctx, first: ProbeResponse, n: number): { limit: number
 /**
  * Opens window `n` for a burst: waits for its aimed start (the latest of every pending
  * Retry-After and the previous window's Reset, judged against its response's Date), probes, and
- * accepts the window when the probe's Remaining accounts for every request of it: a fresh window,
- * or the window of the opening response with only that response in it. A window used by requests
- * this check did not send is waited out (at most three times) and named.
+ * accepts the window unless its Remaining is below what the run's own requests explain
+ * (`ownRequestsAt`): then another consumer uses the limit, and the check stops, not certified.
+ * A partly used window whose Reset lies beyond MAX_RETRY_AFTER_S (a longer quota, such as the
+ * day's, spent by earlier runs) is named as that, not certified too.
  */
 async function openWindow(ctx: Ctx, n: number): Promise<{ limit: number; remaining: number }> {
-  const { id, admission } = OVERLOAD;
-  let why = n > 1 ? 'the start of a fresh window (X-RateLimit-Reset)' : undefined;
-  for (let attempt = 0; attempt < 3; attempt++) {
-    const pending = ctx.refusedSinceProbe;
-    if (why) await wait(ctx, Math.max(ctx.notBefore, ctx.resetAt + AIM_MARGIN_MS), why);
-    let first = await probeKey(ctx, `window ${n}, probe${attempt ? ` ${attempt + 1}` : ''}`);
-    // Refused (the key was limited already): its Retry-After is waited out (nothing sent before) and the key tried once more.
-    if (first.status === 429) first = await probeKey(ctx, `window ${n}, after Retry-After`);
-    const probe = usableProbe(ctx, first, n);
-    if (pending) ctx.figures.recovered ??= true;
-    ctx.refusedSinceProbe = false;
-    // Requests of this window this check knows of (the probe included); the rest came from elsewhere.
-    const expected = probe.limit - (ctx.known.get(probe.window) ?? 0);
-    if (probe.remaining >= expected) return probe;
-    ctx.figures.foreign.push({ window: probe.window, requests: expected - probe.remaining });
-    why = partlyUsed(ctx, first, probe);
-  }
+  const pending = ctx.refusedSinceProbe;
+  if (n > 1) await wait(ctx, Math.max(ctx.notBefore, ctx.resetAt + AIM_MARGIN_MS), 'the start of a fresh window (X-RateLimit-Reset)');
+  let first = await probeKey(ctx, `window ${n}, probe`);
+  // Refused (the key was limited already): its Retry-After is waited out (nothing sent before) and the key tried once more.
+  if (first.status === 429) first = await probeKey(ctx, `window ${n}, after Retry-After`);
+  const probe = usableProbe(ctx, first, n);
+  if (pending) ctx.figures.recovered ??= true;
+  ctx.refusedSinceProbe = false;
+  const own = ownRequestsAt(ctx.ownAt, first.receivedAt, ctx.longestResetS);
+  const unexplained = probe.limit - own - probe.remaining;
+  if (unexplained <= 0) return probe;
+  ctx.figures.foreign.push({ window: probe.window, requests: unexplained });
+  const untilReset = secondsUntilReset(parseRateLimitHeaders(first.headers));
+  if (untilReset !== undefined && untilReset > ctx.config.maxRetryAfterS) await wait(ctx, first.receivedAt + untilReset * 1000, partlyUsed(ctx, first, probe));
   throw new Stop(
-    finding(id, admission, 'fail', `${KEY}'s windows counted requests this check did not send on it in three fresh windows running: its limit is shared with other keys (this run sends on API_KEY and LOAD_KEY meanwhile), or another client uses the key`,
-      `X-RateLimit-Remaining = Limit − the requests sent on ${KEY} in the window`, ctx.figures.foreign.map((f) => `Reset ${f.window}: ${f.requests} more counted`).join('; ')),
+    finding(OVERLOAD.id, OVERLOAD.admission, 'not-certified',
+      `${KEY} is used by another client, or its limit is shared with other keys (this run sends on API_KEY and LOAD_KEY meanwhile): its X-RateLimit-Remaining fell by ${unexplained} more than this run sent on it; nothing more is sent on it`,
+      `X-RateLimit-Remaining ≥ Limit ${probe.limit} − the ${own} requests this run sent on ${KEY} in the last ${2 * ctx.longestResetS + 1} s (two window lengths)`,
+      `Remaining ${probe.remaining} (Reset ${probe.window})`),
   );
 }
 
-/** What the wait for the Reset of a partly used window is for; a Reset that cannot be used stops the check, not certified. */
+/** What the wait for the Reset of a partly used window is for (a quota that resets beyond MAX_RETRY_AFTER_S). */
 function partlyUsed(ctx: Ctx, first: ProbeResponse, probe: { limit: number; remaining: number }): string {
-  const untilReset = secondsUntilReset(parseRateLimitHeaders(first.headers));
-  if (untilReset === undefined) {
-    throw new Stop(finding(OVERLOAD.id, OVERLOAD.admission, 'not-certified', 'the window is partly used and its X-RateLimit-Reset is unusable, so no fresh window can be awaited', `Remaining ${probe.limit - 1} after the first request of a window`, `Remaining ${probe.remaining} of ${probe.limit}`));
-  }
-  // A Reset beyond MAX_RETRY_AFTER_S: the headers describe a longer quota the key has partly
-  // spent (a plan's day quota, after earlier runs on the same key); not certified, named so.
-  const longer = untilReset > ctx.config.maxRetryAfterS
-    ? `, a quota the key has partly spent that resets only in ${untilReset} s (for example the plan's day quota, spent by earlier runs on this key: run again after that Reset, or with another RATE_LIMIT_KEY)`
-    : '';
-  return `X-RateLimit-Reset of a partly used window (Remaining ${probe.remaining} of ${probe.limit}${longer})`;
+  const untilReset = secondsUntilReset(parseRateLimitHeaders(first.headers)) ?? 0;
+  return `X-RateLimit-Reset of a partly used window (Remaining ${probe.remaining} of ${probe.limit}, a quota the key has partly spent that resets only in ${untilReset} s (for example the plan's day quota, spent by earlier runs on this key: run again after that Reset, or with another RATE_LIMIT_KEY))`;
 }
 
 /** One paced request on the other key while a burst runs (never meeting a 429 on it). */
@@ -487,6 +511,8 @@ async function burst(ctx: Ctx, n: number, remaining: number): Promise<void> {
   const burstLost = f.socketErrors + f.timeouts + f.unanswered;
   ctx.lost += burstLost;
   for (const r of result.responses) note(ctx, r);
+  // A request without an answer may have counted too: the run's own, as of the burst's end.
+  for (let i = 0; i < burstLost; i++) ctx.ownAt.push(Date.now());
   const resets = [...new Set(result.responses.filter((r) => r.status >= 200 && r.status < 300).map((r) => parseRateLimitHeaders(r.headers).raw.reset ?? '(none)'))];
   ctx.figures.bursts.push({ remainingAtProbe: remaining, size, admitted: f.count2xx, refused: f.requests - f.count2xx, lost: burstLost, durationS: f.durationS, resets });
   ctx.evidence.push(
@@ -547,7 +573,7 @@ export async function runOverloadCheck(config: OverloadConfig): Promise<Overload
   const ctx = newCtx(config);
   const started = Date.now();
   if (config.opening) {
-    note(ctx, config.opening);
+    note(ctx, config.opening, config.earlier !== undefined);
     ctx.evidence.push(describeProbe(`the first burst window opens with the last request sent on ${KEY} before this check`, { ok: true, status: config.opening.status, headers: config.opening.headers, body: '', receivedAt: config.opening.receivedAt, latencyMs: 0 }));
   }
   try {

@@ -14,7 +14,7 @@ import type { OncePerRun } from '../fixtures/run.ts';
 import type { PacingClient } from '../pacing/client.ts';
 import { runSequence, type Sequence } from '../rate-limit/sequence.ts';
 import type { RecordedResponse } from './engine.ts';
-import { OVERLOAD, runOverloadCheck, type OverloadFigures } from './overload-check.ts';
+import { OVERLOAD, runOverloadCheck, type EarlierRequests, type OverloadFigures } from './overload-check.ts';
 import { annotateRecord, judgeFindings, loadTarget, runOnce, type CheckRecord, type VerdictFixtures } from './step.ts';
 import { usesReferenceKeys } from './target.ts';
 
@@ -41,6 +41,13 @@ function openingOf(sequence: Sequence | undefined): RecordedResponse | undefined
   if (!sequence || sequence.record.key !== '<RATE_LIMIT_KEY>' || !after) return undefined;
   const headers = Object.fromEntries(Object.entries(after.headers).map(([k, v]) => [k.toLowerCase(), v]));
   return { step: '429 sequence', status: after.status, headers, receivedAt: after.receivedAtMs };
+}
+
+/** The 429 sequence's requests on RATE_LIMIT_KEY, by time: the run's own when the bursts read Remaining. */
+function earlierOf(sequence: Sequence | undefined): EarlierRequests | undefined {
+  const r = sequence?.record;
+  if (!r || r.key !== '<RATE_LIMIT_KEY>' || !r.answeredAtMs) return undefined;
+  return { answeredAtMs: r.answeredAtMs, ...(r.longestResetS !== undefined ? { longestResetS: r.longestResetS } : {}) };
 }
 
 async function overload(testInfo: TestInfo, v: VerdictFixtures, once: OncePerRun, pacing: PacingClient, sequence: Sequence | undefined): Promise<CheckRecord<OverloadFigures>> {
@@ -77,6 +84,7 @@ async function overload(testInfo: TestInfo, v: VerdictFixtures, once: OncePerRun
         tls: { insecure: x.INSECURE_TLS === true },
         pacer: pacing,
         opening: openingOf(sequence),
+        earlier: earlierOf(sequence),
       }),
   });
   annotateRecord(record, ranHere, testInfo);

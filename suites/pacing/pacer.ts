@@ -146,6 +146,8 @@ export class KeyPacer {
   private lastGrantMs = -Infinity;
   private fallbackRemaining?: { value: number; atMs: number };
   private inflight = 0;
+  /** Requests overlapped in flight since the key last had none: their answers may come in any order. */
+  private overlapped = false;
   /**
    * Set by the first 429 this key's known Remaining did not predict: its headers announce more than the
    * server admits, so no burst goes past the announced limit on it again (a second refusal in the
@@ -267,6 +269,7 @@ export class KeyPacer {
   granted(nowMs: number, count: number): void {
     if (this.blockedUntilMs > nowMs) this.stats.earlyGrants += count;
     this.inflight += count;
+    if (this.inflight > 1) this.overlapped = true;
     this.stats.granted += count;
     this.lastGrantMs = nowMs;
   }
@@ -275,6 +278,7 @@ export class KeyPacer {
   release(count = 1): void {
     const n = Math.min(this.inflight, clampInt(count));
     this.inflight -= n;
+    if (this.inflight === 0) this.overlapped = false;
     this.stats.released += n;
   }
 
@@ -301,7 +305,10 @@ export class KeyPacer {
     // Whether this key's own Remaining foretold a 429: it said no more than the requests in flight.
     const known = this.remaining ?? this.fallbackRemaining?.value;
     const predicted = known !== undefined && known < this.inflight;
+    // The only request in flight since nothing was: no other answer can overtake it, so it is the newest state.
+    const alone = this.inflight === 1 && !this.overlapped;
     this.inflight = Math.max(0, this.inflight - 1);
+    if (this.inflight === 0) this.overlapped = false;
     this.stats.observed++;
     const info = parseRateLimitHeaders(obs.headers);
     if (info.dateMs !== undefined) this.skewMs = info.dateMs - obs.receivedAtMs;
@@ -312,9 +319,11 @@ export class KeyPacer {
       const resetMs = info.reset! * 1000;
       // The highest Reset is the newest state: a new fixed window, or a sliding window or token
       // bucket that has spent more (its Reset moves on with what it spent). Within one Reset,
-      // answers may arrive out of order: keep the lowest Remaining. An older Reset is a late answer.
+      // answers may arrive out of order: keep the lowest Remaining, unless this answer was the only
+      // one in flight (a token bucket, GCRA or weighted counter refills under the same Reset). An
+      // older Reset is a late answer.
       if (this.remaining !== undefined && this.resetServerMs === resetMs) {
-        this.remaining = Math.min(this.remaining, info.remaining);
+        this.remaining = alone ? info.remaining : Math.min(this.remaining, info.remaining);
       } else if (this.remaining === undefined || this.resetServerMs === undefined || resetMs > this.resetServerMs) {
         this.remaining = info.remaining;
         this.resetServerMs = resetMs;

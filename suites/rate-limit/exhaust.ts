@@ -8,10 +8,13 @@
  *   Retry-After has passed, so nothing is sent early, then exactly one request follows.
  * Fixed windows, sliding windows and token buckets are all legitimate: a Remaining that goes back
  * up is a refill or a new window, never a failure. Over-admission is counted over the whole window
- * from its first request, probes included: more 2xx with one X-RateLimit-Reset than its Limit, or
- * a 2xx past Remaining 0 in the same window, once the window is known to be fixed (its Reset held
- * still while the server's clock moved on a second: a sliding window's Reset moves every second,
- * and it may let a request in past Remaining 0 whenever an old one leaves it).
+ * from its first request, probes included: more 2xx with one X-RateLimit-Reset than its Limit,
+ * not counting the last second before that Reset (by the server's Date), when a sliding log may
+ * already have freed a slot under the same Reset. No conformant limiter shows that: a fixed
+ * window's Reset names one window; a sliding log's names its oldest request, and every 2xx under
+ * it before its last second was in the log at once; a bucket's or GCRA's moves on with each
+ * admission. A 2xx past Remaining 0 alone is no evidence (a limiter refilling more than once a
+ * second frees one within the second its Reset shows): it is probed again, at most Limit times.
  * It records what it saw; the checks of `retry-after.spec.ts` judge the record, one requirement
  * each. The sender is injected, so the logic is testable without a server.
  */
@@ -33,6 +36,10 @@ export interface ExhaustRecord {
   key: string;
   sent: number;
   restarts: number;
+  /** When each answer on the key arrived (local ms), in order: the run's own requests on it, by time. */
+  answeredAtMs?: number[];
+  /** The longest X-RateLimit-Reset − Date (s) the answers showed: a lower bound of the key's window length. */
+  longestResetS?: number;
   /** Bursts sent and the largest one (concurrency). */
   bursts?: number;
   largestBurst?: number;
@@ -42,8 +49,12 @@ export interface ExhaustRecord {
   notCertified?: string;
   /** The key was already at its limit at the first request. */
   alreadyLimited?: boolean;
-  /** A 429 while Remaining said at least one was left. */
+  /** Another consumer of the key's limit, seen as a Remaining that fell by more than this run sent (then not certified). */
+  anotherClient?: string;
+  /** A 429 while Remaining said at least one was left, in both drives to the limit. */
   earlyRefusal?: string;
+  /** A 429 while Remaining said some were left that was not seen again (or could not be tried again): off by one, and a 429 after the wait, are not certified. */
+  earlyRefusalUnconfirmed?: string;
   /** More admitted in one window than its Limit (probes included), or a 2xx after Remaining reached 0. */
   overAdmission?: string;
   refused?: Snapshot;
@@ -71,6 +82,8 @@ export interface ExhaustOptions {
    * least one, never past Remaining; a request past the limit only alone) and returns every response.
    */
   sendBurst?: (count: number, evidence: boolean) => Promise<Snapshot[]>;
+  /** Waits `ms` (tests inject a clock); default a timer. */
+  sleep?: (ms: number) => Promise<void>;
   /** One request at a time (tests); used when `sendBurst` is not given. */
   send?: (evidence: boolean) => Promise<Snapshot>;
   log?: (line: string) => void;
@@ -91,26 +104,19 @@ export function tightest(batch: readonly Snapshot[]): Snapshot {
 
 /**
  * Counts 2xx per window (same X-RateLimit-Reset, epoch seconds) from the sequence's first
- * request; returns the over-admission found, if any. Remembers the first response that carried
- * each Reset value.
+ * request; returns the over-admission found, if any.
  */
 export class WindowCounter {
   private admitted = new Map<number, { count: number; limit: number }>();
-  private first = new Map<number, Snapshot>();
-
-  /** The first response of the sequence that carried X-RateLimit-Reset `reset`. */
-  firstWith(reset: number | undefined): Snapshot | undefined {
-    return reset === undefined ? undefined : this.first.get(reset);
-  }
 
   add(s: Snapshot): string | undefined {
     const info = rateLimitOf(s);
-    if (info.reset !== undefined && !this.first.has(info.reset)) this.first.set(info.reset, s);
     if (!ok(s)) return undefined;
     if (info.reset === undefined || info.reset < 1e9 || info.reset > 1e12 || info.limit === undefined) return undefined;
     // In the last second before Reset (Date and Reset have one-second resolution) a sliding
-    // window may already have let its oldest request go while Reset still reads the same: not counted.
-    if ((info.dateMs ?? s.receivedAtMs) >= (info.reset - 1) * 1000) return undefined;
+    // window may already have let its oldest request go while Reset still reads the same: not
+    // counted. Without the server's Date, Reset cannot be placed on its clock: not counted either.
+    if (info.dateMs === undefined || info.dateMs >= (info.reset - 1) * 1000) return undefined;
     const w = this.admitted.get(info.reset) ?? { count: 0, limit: info.limit };
     w.count++;
     w.limit = Math.max(w.limit, info.limit);
@@ -122,20 +128,9 @@ export class WindowCounter {
   }
 }
 
-/**
- * Whether `later` shows that the Reset of `first` held still while the server's clock moved on:
- * their Date headers name different seconds (without Date, more than 1.5 s passed here). A Reset
- * computed from the time of the newest request (a sliding window) changes every second, so only
- * a fixed window's Reset passes this; Date and Reset have one-second resolution, and within one
- * second the two cannot be told apart.
- */
-export function resetHeldStill(first: Snapshot | undefined, later: Snapshot): boolean {
-  if (!first) return false;
-  const a = rateLimitOf(first).dateMs;
-  const b = rateLimitOf(later).dateMs;
-  if (a !== undefined && b !== undefined) return Math.floor(b / 1000) > Math.floor(a / 1000);
-  return later.receivedAtMs - first.receivedAtMs > 1500;
-}
+/** Added to the wait for a Reset that is less than a second away (Date and Reset have one-second resolution). */
+const LAST_SECOND_MARGIN_MS = 250;
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** Bursts in a row that did not bring Remaining down before the sequence gives up (not certified). */
 const MAX_STALLS = 8;
@@ -155,7 +150,7 @@ interface Sequence {
   res: Snapshot;
   /** The sequence's count per X-RateLimit-Reset (over-admission, first response with each). */
   windows: WindowCounter;
-  /** Requests let in past Remaining 0 before their Reset was seen to hold still over a second. */
+  /** Requests let in past Remaining 0 under the same Reset (probed again, at most Limit times). */
   withinSecond: number;
 }
 
@@ -173,6 +168,9 @@ function burster(o: ExhaustOptions, rec: ExhaustRecord, windows: WindowCounter):
     rec.bursts!++;
     rec.largestBurst = Math.max(rec.largestBurst!, batch.length);
     for (const s of batch) {
+      rec.answeredAtMs!.push(s.receivedAtMs);
+      const untilReset = secondsUntilReset(rateLimitOf(s));
+      if (untilReset !== undefined) rec.longestResetS = Math.max(rec.longestResetS ?? 0, untilReset);
       const over = windows.add(s);
       if (over && !rec.overAdmission) rec.overAdmission = over;
     }
@@ -206,6 +204,13 @@ async function countToZero(q: Sequence, start: number): Promise<'done' | 'stop'>
     const before = remaining;
     const batch = await q.burst(Math.min(remaining, q.maxConcurrency));
     if (rec.overAdmission) return 'stop';
+    // Another consumer first: a 429 beside its traffic is no off-by-one of the server.
+    const foreign = fellMoreThanSent(batch, before);
+    if (foreign) {
+      rec.anotherClient = foreign;
+      rec.notCertified = `${o.key} is used by another client, or its limit is shared with other keys: ${foreign}; nothing more is sent on it`;
+      return 'stop';
+    }
     const refused = batch.find((s) => s.status === 429);
     if (refused) {
       rec.earlyRefusal = `${refused.label}: refused with 429 while X-RateLimit-Remaining said ${before} left (a burst of ${batch.length})`;
@@ -239,6 +244,21 @@ async function countToZero(q: Sequence, start: number): Promise<'done' | 'stop'>
     }
   }
   return 'done';
+}
+
+/**
+ * Another consumer of the key's limit, if `batch` shows one: a 2xx whose Remaining is below what
+ * the previous burst left (`before`, every answer of it read) minus this burst's own requests.
+ * Without requests no conformant limiter's Remaining falls (a window resets, a log forgets, a
+ * bucket refills); 429s are left out, their Remaining 0 is the refusal itself.
+ */
+export function fellMoreThanSent(batch: readonly Snapshot[], before: number): string | undefined {
+  for (const s of batch) {
+    const remaining = rateLimitOf(s).remaining;
+    if (!ok(s) || remaining === undefined || remaining >= before - batch.length) continue;
+    return `X-RateLimit-Remaining fell from ${before} to ${remaining} while this run sent ${batch.length} request${batch.length === 1 ? '' : 's'} on it`;
+  }
+  return undefined;
 }
 
 /** Whether the count goes on after a burst took Remaining from `before` to `next`; false (recorded why) when it stalled too often. */
@@ -279,20 +299,21 @@ async function pastTheLimit(q: Sequence, startReset: number | undefined): Promis
     rec.aborted = `${res.label}: expected 429 past the limit, observed ${res.status}`;
     return 'stop';
   }
-  return admittedPastZero(q, last, res, startReset);
+  return await admittedPastZero(q, last, res, startReset);
 }
 
 /**
- * A request was let in past Remaining 0 (`last` said 0, `res` is the 2xx). Over-admission only
- * when the window is known fixed; otherwise the count goes on (`again`), within bounds.
+ * A request was let in past Remaining 0 (`last` said 0, `res` is the 2xx). Never over-admission
+ * by itself: a GCRA or a token bucket refilling more than once a second frees a request within the
+ * second its Reset shows, and a sliding log frees one as an old request leaves, so a Reset that
+ * "held still" proves no fixed window. Only more 2xx under one Reset than its Limit (the window
+ * count, `WindowCounter`) is. The request past the limit is probed again, at most Limit times;
+ * a key that keeps admitting it is not certified.
  */
-function admittedPastZero(q: Sequence, last: Snapshot, res: Snapshot, startReset: number | undefined): 'again' | 'stop' {
+async function admittedPastZero(q: Sequence, last: Snapshot, res: Snapshot, startReset: number | undefined): Promise<'again' | 'stop'> {
   const { o, rec } = q;
   const a = rateLimitOf(last);
   const b = rateLimitOf(res);
-  // Only a window whose Reset held still through the count can be judged: a new Reset is a new
-  // window, and a Reset that moved during the count is a sliding window or a token bucket, which
-  // may let one more in as soon as it refills (Remaining is rounded down).
   const windowMoved =
     b.reset !== a.reset ||
     a.reset !== startReset ||
@@ -307,16 +328,21 @@ function admittedPastZero(q: Sequence, last: Snapshot, res: Snapshot, startReset
     q.log('[rate-limit] a new window began (or the key refilled) just as Remaining reached 0; counting again');
     return 'again';
   }
-  // A Reset not yet seen to hold still over a second may be a sliding window letting in one
-  // request per old one that leaves it. Probed again, at most Limit times: a fixed window that
-  // keeps admitting is then over its Limit under one Reset, which the window count records.
-  if (!resetHeldStill(q.windows.firstWith(startReset), res) && q.withinSecond++ < (b.limit ?? a.limit ?? 0)) {
-    q.log('[rate-limit] one more was let in past Remaining 0 within the second its Reset was first seen (a sliding window frees a request as an old one leaves); probing again');
+  // In the last second before its Reset (or without Date) the 2xx is not counted (`WindowCounter`):
+  // the count goes on in the next window, once that Reset has passed.
+  if (b.dateMs === undefined || b.reset === undefined || b.dateMs >= (b.reset - 1) * 1000) {
+    const ms = b.reset !== undefined && b.dateMs !== undefined ? b.reset * 1000 - b.dateMs + LAST_SECOND_MARGIN_MS : 1000 + LAST_SECOND_MARGIN_MS;
+    q.log('[rate-limit] one more was let in past Remaining 0 in the last second before its Reset; counting again once that Reset has passed');
+    await (o.sleep ?? sleep)(Math.min(ms, 1000 + LAST_SECOND_MARGIN_MS));
     return 'again';
   }
-  rec.overAdmission =
-    `${res.label}: admitted after X-RateLimit-Remaining reached 0 (Remaining now ${b.raw.remaining ?? 'missing'}, ` +
-    `Reset ${a.raw.reset ?? '-'} → ${b.raw.reset ?? '-'})`;
+  if (q.withinSecond++ < (b.limit ?? a.limit ?? 0)) {
+    q.log('[rate-limit] one more was let in past Remaining 0 under the same Reset (a refilling or sliding limiter frees a request as time passes); probing again');
+    return 'again';
+  }
+  rec.notCertified =
+    `${o.key} let ${q.withinSecond} requests in past X-RateLimit-Remaining 0, one at a time, without more 2xx under one Reset than its Limit ` +
+    '(a refilling or sliding limiter does so): its limit was not reached';
   return 'stop';
 }
 
@@ -362,7 +388,7 @@ async function retryAfterRefusal(q: Sequence): Promise<void> {
 
 /** Runs the 429 sequence on one key and returns its record (see the file's comment). */
 export async function exhaust(o: ExhaustOptions): Promise<ExhaustRecord> {
-  const rec: ExhaustRecord = { key: o.key, sent: 0, restarts: 0, bursts: 0, largestBurst: 0 };
+  const rec: ExhaustRecord = { key: o.key, sent: 0, restarts: 0, bursts: 0, largestBurst: 0, answeredAtMs: [] };
   const windows = new WindowCounter();
   const burst = burster(o, rec, windows);
   const [res] = await burst(1, true);
@@ -381,5 +407,36 @@ export async function exhaust(o: ExhaustOptions): Promise<ExhaustRecord> {
     return rec;
   }
   if (await driveToLimit(q)) await retryAfterRefusal(q);
+  if (rec.earlyRefusal && rec.after && ok(rec.after)) await confirmEarlyRefusal(q);
+  else if (rec.earlyRefusal && rec.after) {
+    // Refused early, and again after an honest wait: another client taking what the key frees
+    // cannot be told from a server that refuses early and answers Retry-After wrong.
+    rec.earlyRefusalUnconfirmed =
+      `${rec.earlyRefusal}, and the request after its Retry-After was refused too: another client on ${o.key} ` +
+      '(or a limit shared with other keys) cannot be told apart from a server that refuses early';
+  }
   return rec;
+}
+
+/**
+ * A 429 while Remaining said some were left is off by one only if it happens again: another
+ * client on the key (or a limit shared with other keys) can take the last requests Remaining
+ * announced, once, without this run seeing a fall. After the Retry-After the key is driven to its
+ * limit once more (one more window of requests); the record then describes that second drive, and
+ * an early refusal that did not recur is `earlyRefusalUnconfirmed` (RL-10 not certified).
+ */
+async function confirmEarlyRefusal(q: Sequence): Promise<void> {
+  const { rec } = q;
+  const first = rec.earlyRefusal!;
+  q.log(`[rate-limit] ${first}; driving ${q.o.key} to its limit once more to tell an off-by-one limiter from another client`);
+  q.res = rec.after!;
+  q.withinSecond = 0;
+  for (const k of ['earlyRefusal', 'refused', 'inFlightAtRefusal', 'retryAfter', 'notRetried', 'retryNotCertified', 'waitedMs', 'after'] as const) delete rec[k];
+  if (await driveToLimit(q)) await retryAfterRefusal(q);
+  if (rec.earlyRefusal) rec.earlyRefusal = `${first}; again when driven to the limit once more: ${rec.earlyRefusal}`;
+  else if (!rec.notCertified && !rec.aborted && !rec.overAdmission) {
+    rec.earlyRefusalUnconfirmed =
+      `a 429 came while X-RateLimit-Remaining said some were left (${first}), but not when ${q.o.key} was driven to its limit once more: ` +
+      'another client on the key, or a limit shared with other keys, may have taken what Remaining announced';
+  }
 }

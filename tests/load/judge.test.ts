@@ -72,7 +72,7 @@ test('three instances on one shared limiter, recorded on a loaded host: bursts s
     refused(b, '3'), ok(c, 59, 60, 'probe'), ...times(19, (i) => ok(c, 58 - i)), ...times(41, (i) => ok(d, 59 - i)),
     ok(d, 18, 60, 'probe'), ok(e, 59, 60, 'probe'), ...times(59, (i) => ok(e, 58 - i)), refused(e, '4'),
     ok(f, 59, 60, 'probe'),
-  ];
+  ].map((r) => ({ ...r, headers: { ...r.headers, date: new Date((Number(r.headers['x-ratelimit-reset']) - 4) * 1000).toUTCString() } }));
   const j = judgeWindows(responses, { limitHint: 60 });
   expect(j.findings).toEqual([]);
   expect(j.windows.map((w) => `${w.reset}: ${w.successes}`)).toEqual([`${a}: 1`, `${b}: 60`, `${c}: 20`, `${d}: 42`, `${e}: 60`, `${f}: 1`]);
@@ -123,4 +123,25 @@ test('requests without an answer fail', () => {
   expect(judgeWindows(times(60, () => ok(R1)), { limitHint: 60, lost: 3 }).findings.map(formatFinding)).toEqual([
     'LOAD-02 (refusals) requests of the bursts got no answer within the request timeout: expected every request answered (a refusal with 429); observed 3 requests unanswered',
   ]);
+});
+
+/**
+ * A sliding log's Reset is when its oldest request leaves: in the last second before it, an old
+ * request may have left and a new one come in under the same Reset. Only the 2xx before that
+ * second (by the server's Date) were in the log at once; a 2xx without Date cannot be placed.
+ */
+test('2xx in the last second before their Reset, or without Date, are not counted in its window', () => {
+  const at = (reset: number, dateS: number | undefined): RecordedResponse => {
+    const r = ok(reset);
+    const headers = { ...r.headers };
+    if (dateS === undefined) delete headers.date;
+    else headers.date = new Date(dateS * 1000).toUTCString();
+    return { ...r, headers };
+  };
+  const j = judgeWindows([...times(60, () => at(R1, R1 - 3)), ...times(30, () => at(R1, R1 - 1)), ...times(30, () => at(R1, undefined))], { limitHint: 60 });
+  expect(j.findings).toEqual([]);
+  expect(j.successes).toBe(120);
+  expect(j.windows).toEqual([{ reset: String(R1), successes: 60, limit: 60 }]);
+  // The same 61st 2xx two seconds before Reset is over-admission.
+  expect(judgeWindows([...times(61, () => at(R1, R1 - 2))], { limitHint: 60 }).findings.map((f) => f.observed)).toEqual(['61 requests admitted']);
 });

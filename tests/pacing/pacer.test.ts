@@ -99,13 +99,22 @@ test('exhaust: after a 429 its Remaining did not predict, the key gets no burst 
 
 test('answers out of order: the lowest Remaining of one Reset is kept, a newer Reset replaces it, an older one is ignored', () => {
   const p = pacer(0);
-  answer(p, 200, h(5, reset(30)));
-  answer(p, 200, h(8, reset(30)));
+  p.granted(T0, 2); // two in flight: their answers may come in any order
+  p.observe({ status: 200, headers: h(5, reset(30)), receivedAtMs: T0, mode: 'paced' });
+  p.observe({ status: 200, headers: h(8, reset(30)), receivedAtMs: T0, mode: 'paced' });
   expect(p.lastRemaining).toBe(5);
   answer(p, 200, h(40, reset(31))); // a bucket refilled, or a new window
   expect(p.lastRemaining).toBe(40);
   answer(p, 200, h(2, reset(30))); // a late answer of the older state
   expect(p.lastRemaining).toBe(40);
+});
+
+test('the only answer in flight is the newest state: a Remaining that rose under the same Reset (a token bucket, GCRA or weighted counter refilled) is taken', () => {
+  const p = pacer(0);
+  answer(p, 200, h(0, reset(30)));
+  answer(p, 200, h(11, reset(30)));
+  expect(p.lastRemaining).toBe(11);
+  expect(p.decide(T0, { mode: 'exhaust', count: 12 })).toEqual({ kind: 'grant', count: 12 });
 });
 
 test('unusable headers never switch pacing off: one at a time, spaced at the nominal rate', () => {

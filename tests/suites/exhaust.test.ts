@@ -4,7 +4,9 @@
  * never send after a 429 unless Retry-After allows it.
  */
 import { test, expect } from '@playwright/test';
-import { exhaust, resetHeldStill, type Snapshot } from '../../suites/rate-limit/exhaust.ts';
+import { exhaust, type Snapshot } from '../../suites/rate-limit/exhaust.ts';
+import { zooStore } from '../../faults/limiters/index.ts';
+import type { RateDecision, RatePolicy } from '../../reference-server/rate-limit/policy.ts';
 
 interface Limiter {
   limit: number;
@@ -32,18 +34,20 @@ function snapshot(l: Limiter, status: number, extra: Record<string, string> = {}
 }
 
 /** A fixed-window limiter; `admitExtra` admits that many requests past the limit, `refuseEarly` refuses at Remaining 1. */
-function limiter(opts: { limit?: number; admitExtra?: number; refuseEarly?: boolean; retryAfter?: string; resetAfter?: number; usedBefore?: number; secondsPerRequest?: number } = {}) {
+function limiter(opts: { limit?: number; admitExtra?: number; refuseEarly?: boolean; refuseEarlyOnce?: boolean; retryAfter?: string; resetAfter?: number; usedBefore?: number; secondsPerRequest?: number; otherClientAt?: number } = {}) {
   const l: Limiter = { limit: opts.limit ?? 5, used: opts.usedBefore ?? 0, reset: 1_800_000_060, now: 1_800_000_000 };
   let calls = 0;
   const log: number[] = [];
   const send = async (): Promise<Snapshot> => {
     calls++;
     l.now += opts.secondsPerRequest ?? 0;
+    if (calls === opts.otherClientAt) l.used += 2; // another client's two requests land before this one
     if (opts.resetAfter !== undefined && calls === opts.resetAfter) {
       l.used = 0;
       l.reset += 60;
     }
-    const cap = l.limit + (opts.admitExtra ?? 0) - (opts.refuseEarly ? 1 : 0);
+    const early = opts.refuseEarly || (opts.refuseEarlyOnce && !log.includes(429));
+    const cap = l.limit + (opts.admitExtra ?? 0) - (early ? 1 : 0);
     if (l.used >= cap) {
       log.push(429);
       const s = snapshot(l, 429, { 'retry-after': opts.retryAfter ?? '2' });
@@ -83,13 +87,50 @@ test('over-admission: a request admitted after Remaining reached 0 is recorded a
   expect(log).toEqual([200, 200, 200, 200, 200, 200]);
 });
 
-test('over-admission past Remaining 0 on a key used before the sequence: a fixed window (Reset held still over seconds) is recorded', async () => {
-  // Two requests of the window were spent before the sequence, so its own count stays within Limit.
+test('a 2xx past Remaining 0 under a Reset that held still over seconds is probed again, never taken for over-admission alone', async () => {
+  // A fixed window that admits one past the limit, two of its requests spent before the sequence:
+  // the sequence's own count stays within Limit, and a limiter refilling more than once a second
+  // looks the same from here (next test). The request past the limit is sent again, alone.
   const { send, log } = limiter({ admitExtra: 1, usedBefore: 2, secondsPerRequest: 1 });
   const r = await run(send);
-  expect(r.overAdmission).toContain('admitted after X-RateLimit-Remaining reached 0');
-  expect(r.refused).toBeUndefined();
-  expect(log).toEqual([200, 200, 200, 200]);
+  expect(r.overAdmission).toBeUndefined();
+  expect(r.refused?.status).toBe(429);
+  expect(log).toEqual([200, 200, 200, 200, 429, 200]);
+});
+
+/**
+ * GCRA with 10 per 5 s (one cell every 500 ms): after Remaining 0 the next cell frees within the
+ * second its Reset shows, so a request past 0 is admitted under the same Reset while Date moved on.
+ */
+for (const START of [1_800_000_000_000, 1_800_000_000_250, 1_800_000_000_500, 1_800_000_000_750]) for (const everyTime of [false, true]) test(`GCRA refilling twice a second (first request at ${START % 1000} ms, ${everyTime ? 'every' : 'the first'} request past Remaining 0 slow): admitted past 0 under a Reset that held still is no over-admission`, async () => {
+  const policy: RatePolicy = { windows: [{ name: 'minute', limit: 10, ms: 5_000 }], banThreshold: 10, banMs: 5_000 };
+  const store = zooStore('gcra');
+  let now = START;
+  let lastRemaining = 10;
+  let slow = true;
+  const send = async (): Promise<Snapshot> => {
+    // 100 ms between requests; the first one past Remaining 0 leaves 600 ms later (a slow round trip): a cell is free by then.
+    now += lastRemaining === 0 && slow ? 600 : 100;
+    if (lastRemaining === 0 && !everyTime) slow = false;
+    const d = store.hit('k', policy, now) as RateDecision;
+    const status = d.outcome === 'admitted' ? 200 : 429;
+    lastRemaining = d.remaining;
+    return {
+      label: `GET /v1/inventory → ${status}`,
+      status,
+      headers: {
+        'x-ratelimit-limit': String(d.limit), 'x-ratelimit-remaining': String(d.remaining), 'x-ratelimit-reset': String(d.resetSeconds),
+        date: new Date(now).toUTCString(), ...(status === 429 ? { 'retry-after': String(d.retryAfterSeconds) } : {}),
+      },
+      text: '',
+      receivedAtMs: now,
+    };
+  };
+  const r = await run(send);
+  expect(r.overAdmission).toBeUndefined();
+  // A round trip slower than the refill every time: the limit is out of reach, not certified.
+  if (everyTime) expect(r.refused?.status === 429 || r.notCertified !== undefined).toBe(true);
+  else expect([r.notCertified, r.refused?.status]).toEqual([undefined, 429]);
 });
 
 /**
@@ -137,24 +178,6 @@ test('a sliding window that lets one in past Remaining 0 as an old request leave
   // The count reached 0 before the old requests left; the probes past it were let in as they left.
   expect(statuses.filter((s) => s === 200).length).toBeGreaterThan(5);
 });
-
-for (const [name, first, later, held] of [
-  ['Date one second on', { date: 0, at: 0 }, { date: 1_000, at: 10 }, true],
-  ['Date the same second', { date: 0, at: 0 }, { date: 999, at: 999 }, false],
-  ['no Date, 2 s here', { at: 0 }, { at: 2_000 }, true],
-  ['no Date, 1 s here', { at: 0 }, { at: 1_000 }, false],
-] as const) {
-  test(`resetHeldStill: ${name} → ${held}`, () => {
-    const snap = (x: { date?: number; at: number }): Snapshot => ({
-      label: 'GET /v1/inventory → 200',
-      status: 200,
-      headers: x.date === undefined ? {} : { date: new Date(1_800_000_000_000 + x.date).toUTCString() },
-      text: '',
-      receivedAtMs: 1_800_000_000_000 + x.at,
-    });
-    expect(resetHeldStill(snap(first), snap(later))).toBe(held);
-  });
-}
 
 test('off by one: a 429 while Remaining said one was left is recorded', async () => {
   const { send } = limiter({ refuseEarly: true });
@@ -219,4 +242,52 @@ test('more Remaining than MAX_EXHAUST_REQUESTS is not certified, before spending
   expect(r.aborted).toBeUndefined();
   expect(r.notCertified).toContain('MAX_EXHAUST_REQUESTS=100');
   expect(log).toHaveLength(1);
+});
+
+test('another client on the key: a Remaining that falls by more than the run sent stops the sequence, not certified, naming it; no off-by-one is claimed', async () => {
+  const { send, log } = limiter({ limit: 10, otherClientAt: 4 });
+  const r = await run(send);
+  expect(r.anotherClient).toBe('X-RateLimit-Remaining fell from 7 to 4 while this run sent 1 request on it');
+  expect(r.notCertified).toMatch(/^<RATE_LIMIT_KEY> is used by another client, or its limit is shared with other keys: .*; nothing more is sent on it$/);
+  expect(r.earlyRefusal).toBeUndefined();
+  expect(r.overAdmission).toBeUndefined();
+  expect(log).toEqual([200, 200, 200, 200]);
+});
+
+test('a server that refuses at Remaining 1, its Remaining falling by exactly what the run sent, is still recorded as off by one', async () => {
+  const { send } = limiter({ limit: 10, refuseEarly: true });
+  const r = await run(send);
+  expect(r.anotherClient).toBeUndefined();
+  expect(r.earlyRefusal).toMatch(/refused with 429 while X-RateLimit-Remaining said 1 left/);
+});
+
+test('a 429 while Remaining said one was left that does not recur when the key is driven to its limit once more is not claimed as off by one', async () => {
+  // Another client takes the last request of the first window, once.
+  const { send, log } = limiter({ limit: 5, refuseEarlyOnce: true });
+  const r = await run(send);
+  expect(r.earlyRefusal).toBeUndefined();
+  expect(r.earlyRefusalUnconfirmed).toMatch(/^a 429 came while X-RateLimit-Remaining said some were left \(.*said 1 left.*\), but not when <RATE_LIMIT_KEY> was driven to its limit once more/);
+  // The record describes the second drive: its 429 past the limit and the request after Retry-After.
+  expect(r.refused?.status).toBe(429);
+  expect(r.after?.status).toBe(200);
+  expect(log).toEqual([200, 200, 200, 200, 429, 200, 200, 200, 200, 200, 429, 200]);
+});
+
+test('refused early and again after waiting Retry-After: neither off by one nor a short Retry-After is claimed', async () => {
+  // Another client takes the rest of the window, then the window that Retry-After frees.
+  let calls = 0;
+  const send = async (): Promise<Snapshot> => {
+    calls++;
+    const refused = calls >= 3;
+    return {
+      label: `GET /v1/inventory → ${refused ? 429 : 200}`,
+      status: refused ? 429 : 200,
+      headers: { 'x-ratelimit-limit': '5', 'x-ratelimit-remaining': refused ? '0' : String(5 - calls), 'x-ratelimit-reset': String(1_800_000_060 + (calls > 3 ? 60 : 0)), date: new Date(1_800_000_000_000).toUTCString(), ...(refused ? { 'retry-after': '1' } : {}) },
+      text: '',
+      receivedAtMs: 1_800_000_000_000 + calls,
+    };
+  };
+  const r = await run(send);
+  expect(r.earlyRefusalUnconfirmed).toMatch(/said 3 left.*and the request after its Retry-After was refused too: another client on <RATE_LIMIT_KEY>/);
+  expect(r.after?.status).toBe(429);
 });
