@@ -51,7 +51,7 @@ function annotationsOf(test: Json): Annotation[] {
   const results: Json[] = test.results ?? [];
   const last = results[results.length - 1];
   const fromResult: Json[] | undefined = last?.annotations;
-  const list: Json[] = fromResult && fromResult.length ? fromResult : (test.annotations ?? []);
+  const list: Json[] = fromResult?.length ? fromResult : (test.annotations ?? []);
   // Static annotations (declared with the test) may be missing from the result's list.
   const all = [...list];
   for (const a of test.annotations ?? []) {

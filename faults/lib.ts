@@ -54,7 +54,7 @@ export function mapRequestJson(req: ProxyRequest, fn: (body: any) => unknown): P
 
 /** A JSON response the proxy writes itself, dated now, with the upstream's rate-limit headers when given. */
 export function answer(status: number, body: unknown, base: HeaderList = []): ProxyResponse {
-  let hs: HeaderList = base.filter(([k]) => /^x-ratelimit-|^date$|^retry-after$/i.test(k));
+  const hs: HeaderList = base.filter(([k]) => /^x-ratelimit-|^date$|^retry-after$/i.test(k));
   if (!headers.get(hs, 'date')) hs.push(['Date', new Date().toUTCString()]);
   hs.push(['Content-Type', 'application/json']);
   return { status, headers: hs, body: jsonBody(body) };

@@ -103,7 +103,7 @@ function pairs(raw: string[]): HeaderList {
 }
 
 function flat(headers: HeaderList): string[] {
-  return headers.flatMap(([k, v]) => [k, v]);
+  return headers.flat();
 }
 
 /** Case-insensitive header helpers over a `HeaderList`. */

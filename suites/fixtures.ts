@@ -18,7 +18,7 @@ export { expect };
 
 export { expectStatus, expectErrorBody, expectNoDeviation, failWith, currentRequirement } from './fixtures/assertions.ts';
 export { createApi, type ApiClient, type ApiResponse, type AnnotationSink, type Credential, type InventoryEntry, type KeyName, type SendOptions } from './fixtures/api.ts';
-export { type Stock } from './fixtures/stock.ts';
+export type { Stock } from './fixtures/stock.ts';
 export { NotCertified, markNotCertified, missingPrerequisiteReason } from './fixtures/verdicts.ts';
 export type { OncePerRun } from './fixtures/run.ts';
 export type { ConformanceEnv } from './lib/env.ts';

@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { CERTIFY_CLI, inheritedEnv, REPO_ROOT, spawnCertify } from '../harness.ts';
+import { CERTIFY_CLI, inheritedEnv, spawnCertify } from '../harness.ts';
 import type { RetryStats } from '../retry-watch.ts';
 import { startStagingTarget, type StagingConditions } from './simulator.ts';
 import type { ReferenceTargetOptions } from '../../certify/reference-target.ts';

@@ -11,5 +11,5 @@ export function mediaType(value: string): string | undefined {
 
 /** `application/json` or a `+json` structured syntax suffix type (RFC 6839). */
 export function isJsonMediaType(essence: string | undefined): boolean {
-  return essence === 'application/json' || (essence !== undefined && essence.startsWith('application/') && essence.endsWith('+json'));
+  return essence === 'application/json' || (essence?.startsWith('application/') === true && essence.endsWith('+json'));
 }

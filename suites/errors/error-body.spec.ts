@@ -2,7 +2,7 @@
  * Spec: Errors ("Error responses use the Error object (`code`, `message`, `status`), content type
  * `application/json`"); Resources > Error. Checked on every error path the suite can provoke.
  */
-import { test, expect, expectNoDeviation, expectStatus } from '../fixtures.ts';
+import { test, expectNoDeviation, expectStatus } from '../fixtures.ts';
 import { errorContentTypeProblems, errorFieldProblems, errorStatusProblems, type ErrorResponseLike } from '../lib/error-body.ts';
 import { ERROR_PATHS } from './paths.ts';
 

@@ -56,6 +56,6 @@ export function checkRegister(initial: string, ops: readonly RegisterOp[]): Line
   const stuck = ops.map((o, i) => ({ o, i })).filter(({ i }) => !placed.has(i)).map(({ o }) => `${o.label} ${o.kind} ${o.value}`);
   return {
     linearizable: false,
-    reason: `no order of the operations respects real time and the register: after ${deepest.map((i) => `${ops[i]!.label} ${ops[i]!.kind} ${ops[i]!.value}`).join(', ') || 'the initial value ' + initial}, none of ${stuck.join(', ')} can come next`,
+    reason: `no order of the operations respects real time and the register: after ${deepest.map((i) => `${ops[i]!.label} ${ops[i]!.kind} ${ops[i]!.value}`).join(', ') || `the initial value ${initial}`}, none of ${stuck.join(', ')} can come next`,
   };
 }

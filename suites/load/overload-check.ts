@@ -434,7 +434,7 @@ async function openWindow(ctx: Ctx, n: number): Promise<{ limit: number; remaini
   if (unexplained <= 0) return probe;
   ctx.figures.foreign.push({ window: probe.window, requests: unexplained });
   const untilReset = secondsUntilReset(parseRateLimitHeaders(first.headers));
-  if (untilReset !== undefined && untilReset > ctx.config.maxRetryAfterS) await wait(ctx, first.receivedAt + untilReset * 1000, partlyUsed(ctx, first, probe));
+  if (untilReset !== undefined && untilReset > ctx.config.maxRetryAfterS) await wait(ctx, first.receivedAt + untilReset * 1000, partlyUsed(first, probe));
   throw new Stop(
     finding(OVERLOAD.id, OVERLOAD.admission, 'not-certified',
       `${KEY} is used by another client, or its limit is shared with other keys (this run sends on API_KEY and LOAD_KEY meanwhile): its X-RateLimit-Remaining fell by ${unexplained} more than this run sent on it; nothing more is sent on it`,
@@ -444,7 +444,7 @@ async function openWindow(ctx: Ctx, n: number): Promise<{ limit: number; remaini
 }
 
 /** What the wait for the Reset of a partly used window is for (a quota that resets beyond MAX_RETRY_AFTER_S). */
-function partlyUsed(ctx: Ctx, first: ProbeResponse, probe: { limit: number; remaining: number }): string {
+function partlyUsed(first: ProbeResponse, probe: { limit: number; remaining: number }): string {
   const untilReset = secondsUntilReset(parseRateLimitHeaders(first.headers)) ?? 0;
   return `X-RateLimit-Reset of a partly used window (Remaining ${probe.remaining} of ${probe.limit}, a quota the key has partly spent that resets only in ${untilReset} s (for example the plan's day quota, spent by earlier runs on this key: run again after that Reset, or with another RATE_LIMIT_KEY))`;
 }

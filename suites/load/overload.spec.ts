@@ -38,7 +38,7 @@ const test = base.extend<{ sequence: Sequence | undefined }>({
 /** The 2xx the 429 sequence got on RATE_LIMIT_KEY after its Retry-After, as the first window's opening. */
 function openingOf(sequence: Sequence | undefined): RecordedResponse | undefined {
   const after = sequence?.record.after;
-  if (!sequence || sequence.record.key !== '<RATE_LIMIT_KEY>' || !after) return undefined;
+  if (sequence?.record.key !== '<RATE_LIMIT_KEY>' || !after) return undefined;
   const headers = Object.fromEntries(Object.entries(after.headers).map(([k, v]) => [k.toLowerCase(), v]));
   return { step: '429 sequence', status: after.status, headers, receivedAt: after.receivedAtMs };
 }
@@ -46,7 +46,7 @@ function openingOf(sequence: Sequence | undefined): RecordedResponse | undefined
 /** The 429 sequence's requests on RATE_LIMIT_KEY, by time: the run's own when the bursts read Remaining. */
 function earlierOf(sequence: Sequence | undefined): EarlierRequests | undefined {
   const r = sequence?.record;
-  if (!r || r.key !== '<RATE_LIMIT_KEY>' || !r.answeredAtMs) return undefined;
+  if (r?.key !== '<RATE_LIMIT_KEY>' || !r.answeredAtMs) return undefined;
   return { answeredAtMs: r.answeredAtMs, ...(r.longestResetS !== undefined ? { longestResetS: r.longestResetS } : {}) };
 }
 

@@ -285,7 +285,7 @@ function countOn(q: Sequence, before: number, next: number): boolean {
  * 429; `again` when the window moved (count again); `stop` when the record is final.
  */
 async function pastTheLimit(q: Sequence, startReset: number | undefined): Promise<'refused' | 'again' | 'stop'> {
-  const { o, rec } = q;
+  const { rec } = q;
   const last = q.res;
   [q.res] = await q.burst(1, true);
   const res = q.res;

@@ -36,7 +36,7 @@ test('VER-05 GET /pets/{petId} announces its Sunset as an HTTP-date not before D
   }
   const dep = res.header('deprecation');
   const parsedDep = dep === undefined ? undefined : parseDeprecation(dep);
-  const depS = parsedDep && parsedDep.ok ? parsedDep.epochS : undefined;
+  const depS = parsedDep?.ok ? parsedDep.epochS : undefined;
   const judgement = judgeSunset(sunset, res.header('date'), depS);
   for (const w of judgement.warnings) warn(`VER-05: ${w}`);
   expectNoDeviation(judgement.problems, 'a valid Sunset (an HTTP-date)', res.label, res);

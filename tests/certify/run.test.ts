@@ -37,7 +37,7 @@ test('console filter: a key split across output chunks is still redacted', async
   filter.push('Authorization: Bearer ik_cons');
   await new Promise((r) => setTimeout(r, 50));
   filter.push('ole_0123456789abcdef\nnext line\n');
-  filter.push('partial tail with the key ' + key.slice(0, 10));
+  filter.push(`partial tail with the key ${key.slice(0, 10)}`);
   filter.push(key.slice(10));
   filter.end();
   expect(written.includes(key), 'the console shows no key').toBe(false);

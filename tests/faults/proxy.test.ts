@@ -75,7 +75,7 @@ test('request rewriting, answering itself, response rewriting, delay and swallow
       return { ...req, body: Buffer.from(req.body.toString().toUpperCase()) };
     },
     response(res) {
-      return { ...res, status: 201, headers: headers.set(res.headers, 'x-ratelimit-limit', '300'), body: Buffer.from(res.body.toString() + ' ') };
+      return { ...res, status: 201, headers: headers.set(res.headers, 'x-ratelimit-limit', '300'), body: Buffer.from(`${res.body.toString()} `) };
     },
     delayMs: (req) => (req.path === '/slow' ? 300 : 0),
   };

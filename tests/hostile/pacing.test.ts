@@ -11,7 +11,6 @@
  */
 import { test, expect } from '@playwright/test';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runCertify } from '../../certify/run.ts';

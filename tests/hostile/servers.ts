@@ -58,7 +58,7 @@ function answer(kind: Answer, req: http.IncomingMessage, res: http.ServerRespons
   if (kind === 'error-body') {
     res.writeHead(401, { 'Content-Type': 'application/json', 'WWW-Authenticate': 'Bearer' }).end(ERROR_BODY);
   } else if (kind === 'trickle-headers') {
-    const head = Buffer.from('HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nX-Padding: ' + 'x'.repeat(4096));
+    const head = Buffer.from(`HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nX-Padding: ${'x'.repeat(4096)}`);
     let i = 0;
     every(1000, () => {
       if (req.socket.destroyed || i >= head.length) return false;

@@ -168,7 +168,7 @@ test.describe('reference server: errors', () => {
     const paths = ['/v1/inventory', '/v1/inventory/1', '/v1/inventory/9223372036854775807', '/v1/inventory/-0', '/v1/inventory/%00', '/v1/inventory/1?x=%',
       '/quickstart/messages', '/v1/pets/42', '/v1/pets/%ff', '/v1/store/orders', '/v1/../v1/inventory', '/%2e%2e/etc/passwd', '/v1/inventory/1;a=b', '/v1//inventory', '/\u00e9'];
     const types = [undefined, 'application/json', 'text/plain', 'application/json; charset=latin1', ';;;', 'application/', '*/*'];
-    const bodies = [undefined, '', '{}', '{"quantity":3}', '{"message":"m"}', '{"quantity":"3"}', 'null', '[', '\u0000', '{"quantity":1e999}', '{"message":"' + 'x'.repeat(3000) + '"}', Buffer.from([0xff, 0xfe, 0x00]).toString('latin1')];
+    const bodies = [undefined, '', '{}', '{"quantity":3}', '{"message":"m"}', '{"quantity":"3"}', 'null', '[', '\u0000', '{"quantity":1e999}', `{"message":"${'x'.repeat(3000)}"}`, Buffer.from([0xff, 0xfe, 0x00]).toString('latin1')];
     await withServer({ maxBodyBytes: 2048, anonymousLimits: { minute: 10_000, day: 100_000 } }, async (server) => {
       const auths = [undefined, `Bearer ${server.keys.business}`, `bearer ${server.keys.load}`, 'Bearer', 'Basic x', server.keys.free];
       const problems: string[] = [];

@@ -4,7 +4,7 @@
  * answer with int64-safe JSON; run `npm start` as a user does.
  */
 import { spawn } from 'node:child_process';
-import { request as httpRequest, Agent, type OutgoingHttpHeaders } from 'node:http';
+import { request as httpRequest, type Agent, type OutgoingHttpHeaders } from 'node:http';
 import { connect } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { expect } from '@playwright/test';

@@ -11,8 +11,8 @@ test('Deprecation and Sunset read from a real response (odd header case)', async
     DEPRECATION: `@${DEP_S}`, sunset: 'Sat, 01 Jan 2028 00:00:00 GMT', Date: 'Sun, 22 Nov 2026 09:00:00 GMT',
   });
   const h = (await request.get('http://dep.test/v1/pets/1')).headers();
-  expect(parseDeprecation(h['deprecation']!)).toEqual({ ok: true, form: 'sf-date', epochS: DEP_S });
-  expect(judgeSunset(h['sunset']!, h['date'], DEP_S)).toEqual({ problems: [], warnings: [] });
+  expect(parseDeprecation(h.deprecation!)).toEqual({ ok: true, form: 'sf-date', epochS: DEP_S });
+  expect(judgeSunset(h.sunset!, h.date, DEP_S)).toEqual({ problems: [], warnings: [] });
 });
 
 const DEPRECATIONS: Array<[string, 'sf-date' | 'obsolete' | 'invalid']> = [

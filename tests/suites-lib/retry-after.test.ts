@@ -49,7 +49,7 @@ for (const [format, value] of FORMATS) {
     nock('http://ra.test').get('/v1/inventory').reply(429, '', { 'Retry-After': value, Date: DATE });
     const res = await request.get('http://ra.test/v1/inventory');
     const h = res.headers();
-    const parsed = parseRetryAfter(h['retry-after'], h['date'], { nowMs: Date.UTC(2026, 0, 1) });
+    const parsed = parseRetryAfter(h['retry-after'], h.date, { nowMs: Date.UTC(2026, 0, 1) });
     expect(parsed).toEqual({ ok: true, seconds: 7, kind: 'date', format, basis: 'date-header' });
   });
 }

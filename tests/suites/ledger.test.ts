@@ -139,7 +139,7 @@ test('the ledger records the spec it quotes: spec.file names the spec and spec.s
   const digest = createHash('sha256').update(fs.readFileSync(SOURCE_FILES.spec)).digest('hex');
   expect(spec.sha256, `spec.sha256 in suites/requirements.yaml is the SHA-256 of ${SOURCE_FILES.spec} (update it, and the quotes, when the spec changes)`).toBe(digest);
   // The record is read strictly: a missing or malformed one, or an unknown top-level key, throws.
-  const withSpec = (lines: string) => ledgerText.replace(/^spec:\n(?:  .*\n)+/m, lines);
+  const withSpec = (lines: string) => ledgerText.replace(/^spec:\n(?: {2}.*\n)+/m, lines);
   expect(() => ledgerSpec(withSpec(''))).toThrow(/no `spec:` record/);
   expect(() => ledgerSpec(withSpec(`spec:\n  file: inventory-service.md\n  sha256: ${digest.slice(1)}\n`))).toThrow(/64 lowercase hex/);
   expect(() => ledgerSpec(withSpec(`spec:\n  file: inventory-service.md\n  sha256: ${digest}\n  version: 1\n`))).toThrow(/unknown field\(s\): version/);
