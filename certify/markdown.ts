@@ -194,7 +194,7 @@ function pacingMarkdown(report: ConformanceReport): string[] {
       lines.push(`| \`${k.key}\` | ${k.requests} | ${k.waits ?? '—'} | ${k.longestWaitS} s | ${k.refused} | ${k.earlyRequests} | ${k.suspectedBan ? 'yes' : 'no'} |`);
     }
     lines.push('');
-    const notes = report.pacing.flatMap((k) => (k.notes ?? []).map((n) => `- \`${k.key}\`: ${n}`));
+    const notes = report.pacing.flatMap((k) => [...(k.notes ?? []), ...(k.anotherClient ? [`another client: ${k.anotherClient}`] : [])].map((n) => `- \`${k.key}\`: ${n}`));
     if (notes.length) lines.push(...notes, '');
   }
   return lines;

@@ -130,6 +130,11 @@ export interface PacingSummary {
    * (nothing more was sent on it). Absent when none.
    */
   notes?: string[];
+  /**
+   * Another consumer of the key's limit seen during the run: its X-RateLimit-Remaining fell by more
+   * than the run sent on it (another client on the key, or a limit shared with others), in words.
+   */
+  anotherClient?: string;
 }
 
 export interface ConformanceReport {

@@ -62,6 +62,8 @@ export interface CaseOutcome {
   retry: RetryStats;
   /** Requirements left not certified, with their reason (no keys). */
   notCertified: Record<string, string>;
+  /** What the run-wide pacer saw of another consumer of a key's limit (conformance.json `pacing[].anotherClient`). */
+  otherClients: string[];
 }
 
 export interface RunCaseOptions {
@@ -77,6 +79,7 @@ interface ConformanceJson {
   verdict?: string;
   problems?: RunProblem[];
   requirements?: Array<{ id: string; status: string; reason?: string; evidence?: Array<{ errors?: string[] }> }>;
+  pacing?: Array<{ key: string; anotherClient?: string }>;
 }
 
 /** A case's target with the fault proxy in front of it (`close` stops both). */
@@ -131,7 +134,7 @@ export async function certifyCase(c: MatrixCase, t: CaseTarget, options: RunCase
   const { code, output } = await spawnCertify(argv, env, options.timeoutMs ?? 240_000);
   const outcome: CaseOutcome = {
     id: c.id, verdict: 'missing', failing: [], reasons: {}, unevidenced: [], exitCode: code, durationMs: 0, reportsDir,
-    tail: output.split('\n').slice(-40).join('\n'), problems: [], retry: t.proxy.stats(), notCertified: {},
+    tail: output.split('\n').slice(-40).join('\n'), problems: [], retry: t.proxy.stats(), notCertified: {}, otherClients: [],
   };
   const file = path.join(reportsDir, 'conformance.json');
   if (fs.existsSync(file)) readReport(JSON.parse(fs.readFileSync(file, 'utf8')) as ConformanceJson, outcome);
@@ -143,6 +146,7 @@ export async function certifyCase(c: MatrixCase, t: CaseTarget, options: RunCase
 function readReport(report: ConformanceJson, outcome: CaseOutcome): void {
   outcome.verdict = report.verdict === 'pass' ? 'pass' : 'fail';
   outcome.problems = (report.problems ?? []).map((p) => `${p.kind}: ${p.reason}`);
+  outcome.otherClients = (report.pacing ?? []).flatMap((k) => (k.anotherClient ? [k.anotherClient] : []));
   for (const r of report.requirements ?? []) {
     if (r.status !== 'fail') {
       if (r.status === 'not-certified' || /not certified/i.test(r.reason ?? '')) outcome.notCertified[r.id] = (r.reason ?? '').slice(0, 600);

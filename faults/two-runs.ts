@@ -41,9 +41,9 @@ export async function runPair(c: MatrixCase, env: Record<string, string> = MATRI
   }
 }
 
-/** Reasons of what a run left not certified that name another client on a key. */
+/** Where a run named another client on a key: the pacer's finding (`pacing`) and what it left not certified because of one. */
 export function namesAnotherClient(o: CaseOutcome): string[] {
-  return Object.entries(o.notCertified).filter(([, why]) => /another client/.test(why)).map(([id]) => id);
+  return [...(o.otherClients.length ? ['pacing'] : []), ...Object.entries(o.notCertified).filter(([, why]) => /another client/.test(why)).map(([id]) => id)];
 }
 
 async function main(): Promise<void> {

@@ -20,7 +20,7 @@ export interface RunPacer {
 
 /** One key's line of the coordinator's report, as the conformance report shows it; `holds`: the run-wide holds its 429s caused. */
 export function pacingSummary(
-  k: { label: string; granted: number; waits?: number; longestWaitMs: number; refused: number; earlyGrants: number; suspectedBans: number; closed?: string },
+  k: { label: string; granted: number; waits?: number; longestWaitMs: number; refused: number; earlyGrants: number; suspectedBans: number; closed?: string; anotherClient?: string },
   holds: readonly RunHold[] = [],
 ): PacingSummary {
   const notes = [
@@ -36,6 +36,7 @@ export function pacingSummary(
     earlyRequests: k.earlyGrants,
     suspectedBan: k.suspectedBans > 0,
     ...(notes.length ? { notes } : {}),
+    ...(k.anotherClient ? { anotherClient: k.anotherClient } : {}),
   };
 }
 

@@ -79,6 +79,7 @@ export function printSummary(report: ConformanceReport, say: (text: string) => v
         `${k.suspectedBan ? ', ban suspected' : ''}\n`,
     );
     for (const note of k.notes ?? []) say(`  ◦ ${note}\n`);
+    if (k.anotherClient) say(`  ◦ another client: ${k.anotherClient}\n`);
   }
   say(`\nreports: ${o.reportsFile} (also ${o.otherReports.join(', ')})\n`);
   const g = report.gate;

@@ -122,10 +122,26 @@ export interface KeyReport {
   unpredicted429?: number;
   /** Why nothing more was sent on this key for the rest of the run (a wait beyond the maximum), if so. */
   closed?: string;
+  /**
+   * Another consumer of this key's limit: its X-RateLimit-Remaining fell by more than the requests
+   * this run sent on it (another client on the key, or a limit shared with other keys or callers).
+   * The largest such fall, in words; absent when none was seen.
+   */
+  anotherClient?: string;
   notCertified: string[];
 }
 
 const clampInt = (n: number) => Math.max(0, Math.floor(n));
+
+/**
+ * What the whole run has granted and has in flight, on every key label together: a limit may be
+ * shared by several keys (or count requests without a key), so the run's own requests on any label
+ * may explain a fall of one key's Remaining. One per run, shared by the run's `KeyPacer`s.
+ */
+export interface RunTraffic {
+  granted: number;
+  inflight: number;
+}
 
 export class KeyPacer {
   readonly options: Required<PacerOptions>;
@@ -154,9 +170,24 @@ export class KeyPacer {
    * same burst could reach the server after the first 429 was sent).
    */
   private unpredictedSince?: string;
+  /**
+   * The last moment nothing was in flight on this key: the lowest Remaining read since the moment
+   * before (the state then is at least that: the last request counted said no less, and limiters
+   * only refill with time) and the requests granted so far. Every answer read later is to a request
+   * granted after it (see `otherConsumer`).
+   */
+  private quiet?: { remaining: number; sentBefore: number; limit: number | undefined };
+  /** The lowest Remaining read since the last quiet moment: a lower bound of the state when nothing is in flight again. */
+  private batchLowest?: number;
+  /** The largest fall of Remaining beyond what the run sent since a quiet moment. */
+  private largestForeignFall = 0;
   private stats: KeyReport;
 
-  constructor(options: PacerOptions) {
+  /** `traffic`: the run's requests on every label (default: this key's alone). */
+  constructor(
+    options: PacerOptions,
+    private readonly traffic: RunTraffic = { granted: 0, inflight: 0 },
+  ) {
     this.options = {
       reserve: 3,
       maxWaitMs: 120_000,
@@ -269,6 +300,8 @@ export class KeyPacer {
   granted(nowMs: number, count: number): void {
     if (this.blockedUntilMs > nowMs) this.stats.earlyGrants += count;
     this.inflight += count;
+    this.traffic.granted += count;
+    this.traffic.inflight += count;
     if (this.inflight > 1) this.overlapped = true;
     this.stats.granted += count;
     this.lastGrantMs = nowMs;
@@ -278,6 +311,7 @@ export class KeyPacer {
   release(count = 1): void {
     const n = Math.min(this.inflight, clampInt(count));
     this.inflight -= n;
+    this.traffic.inflight = Math.max(0, this.traffic.inflight - n);
     if (this.inflight === 0) this.overlapped = false;
     this.stats.released += n;
   }
@@ -307,6 +341,7 @@ export class KeyPacer {
     const predicted = known !== undefined && known < this.inflight;
     // The only request in flight since nothing was: no other answer can overtake it, so it is the newest state.
     const alone = this.inflight === 1 && !this.overlapped;
+    if (this.inflight > 0) this.traffic.inflight = Math.max(0, this.traffic.inflight - 1);
     this.inflight = Math.max(0, this.inflight - 1);
     if (this.inflight === 0) this.overlapped = false;
     this.stats.observed++;
@@ -315,6 +350,7 @@ export class KeyPacer {
     if (info.limit !== undefined) this.limitHeader = info.limit;
     const resetOk = info.reset !== undefined && info.reset >= 1e9 && info.reset <= 1e12;
     if (info.remaining !== undefined && resetOk) {
+      this.otherConsumer(info.remaining, info.limit);
       this.headersUsable = true;
       const resetMs = info.reset! * 1000;
       // The highest Reset is the newest state: a new fixed window, or a sliding window or token
@@ -377,6 +413,41 @@ export class KeyPacer {
       `a 429 on ${label} that its own X-RateLimit-Remaining (${known ?? 'unknown'}) did not predict: the limit may be ` +
       `shared by several keys, so every key of the run waits its Retry-After`;
     return { blockedForMs, retryAfterProblem, holdAll: { untilMs: until, reason } };
+  }
+
+  /**
+   * Another consumer of the key's limit, from one answer's Remaining (its request already counted
+   * out of `inflight`). Against the last quiet moment (nothing in flight on this key, Remaining at
+   * least R): every request on this key answered since was granted after it, so the server counted
+   * at most the run's requests granted since on any label, and those then in flight on other labels
+   * (a limit may be shared by several keys), after that moment. No limiter lowers
+   * Remaining otherwise: a fixed window only resets up, a sliding log, a weighted counter, a token
+   * bucket and GCRA only refill with time, whatever the order answers are read in. A Remaining below
+   * R minus those requests was spent by someone else: another client on the key, or a limit shared
+   * with other keys or callers (limiters.md: "A fall in Remaining beyond what it sent"). Only
+   * answers of one X-RateLimit-Limit are compared: a server may describe its minute window in one
+   * answer and its day window in the next (which window the headers describe is not stated).
+   */
+  private otherConsumer(remaining: number, limit: number | undefined): void {
+    if (this.quiet && this.quiet.limit !== limit) {
+      this.quiet = undefined;
+      this.batchLowest = undefined;
+    }
+    if (this.quiet) {
+      const sent = this.traffic.granted - this.quiet.sentBefore;
+      const fall = this.quiet.remaining - remaining;
+      if (fall - sent > this.largestForeignFall) {
+        this.largestForeignFall = fall - sent;
+        this.stats.anotherClient =
+          `X-RateLimit-Remaining on ${this.options.label} fell from ${this.quiet.remaining} to ${remaining} while this run sent ${sent} request(s) on it: ` +
+          `${fall - sent} more were spent by another client on the key, or by others sharing its limit`;
+      }
+    }
+    this.batchLowest = Math.min(this.batchLowest ?? remaining, remaining);
+    if (this.inflight === 0) {
+      this.quiet = { remaining: this.batchLowest, sentBefore: this.traffic.granted - this.traffic.inflight, limit };
+      this.batchLowest = undefined;
+    }
   }
 
   /** Local time until which every request on this key is held (0 when not held). */

@@ -9,7 +9,7 @@
  * held until granted → `{lease, granted}` or `{notCertified}`; `/observe {lease, status, headers:
  * [name, value][], receivedAtMs}` → `ObserveResult`; `/release {lease}`.
  */
-import { KeyPacer, type KeyReport, type PaceMode, type PacerOptions } from './pacer.ts';
+import { KeyPacer, type KeyReport, type PaceMode, type PacerOptions, type RunTraffic } from './pacer.ts';
 import { positive, type Service } from './service.ts';
 
 export interface PacingServiceOptions {
@@ -124,11 +124,13 @@ export function pacingService(o: PacingServiceOptions): Service<PacingServiceRep
   /** The run-wide hold in force (local clock), applied to every key, new ones too. */
   let runHold: { untilMs: number; reason: string } | undefined;
   let leaseSeq = 0;
+  /** The run's requests on every label: each key's fall of Remaining is judged against all of them. */
+  const traffic: RunTraffic = { granted: 0, inflight: 0 };
 
   const keyOf = (label: string): KeyState => {
     let k = keys.get(label);
     if (!k) {
-      k = { pacer: new KeyPacer({ ...o.pacer, label, maxWaitMs: o.maxWaitMs, reserve: o.reserve }), queue: [] };
+      k = { pacer: new KeyPacer({ ...o.pacer, label, maxWaitMs: o.maxWaitMs, reserve: o.reserve }, traffic), queue: [] };
       if (runHold) k.pacer.hold(runHold.untilMs, runHold.reason);
       keys.set(label, k);
     }

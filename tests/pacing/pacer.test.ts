@@ -117,6 +117,59 @@ test('the only answer in flight is the newest state: a Remaining that rose under
   expect(p.decide(T0, { mode: 'exhaust', count: 12 })).toEqual({ kind: 'grant', count: 12 });
 });
 
+test('another consumer: a Remaining below what this run sent since a quiet moment is named; refills, new windows and answers out of order are not', () => {
+  // One at a time: 10, then 9 after one more request: all the run's own.
+  const p = pacer(0);
+  answer(p, 200, h(10, reset(30)));
+  answer(p, 200, h(9, reset(30)));
+  expect(p.report().anotherClient).toBeUndefined();
+  // Overlapped answers read out of order, a refill (a token bucket, GCRA) and a new window: never a fall beyond what was sent.
+  p.granted(T0, 3);
+  p.observe({ status: 200, headers: h(6, reset(30)), receivedAtMs: T0 });
+  p.observe({ status: 200, headers: h(8, reset(30)), receivedAtMs: T0 });
+  p.observe({ status: 200, headers: h(7, reset(30)), receivedAtMs: T0 });
+  answer(p, 200, h(9, reset(30))); // refilled under the same Reset
+  answer(p, 200, h(59, reset(90))); // a new window
+  expect(p.report().anotherClient).toBeUndefined();
+  // From 59, one request answered with 40: 18 spent by someone else.
+  answer(p, 200, h(40, reset(90)));
+  expect(p.report().anotherClient).toBe(
+    'X-RateLimit-Remaining on <API_KEY> fell from 59 to 40 while this run sent 1 request(s) on it: 18 more were spent by another client on the key, or by others sharing its limit',
+  );
+});
+
+test('another consumer: answers describing another window (another X-RateLimit-Limit, the day instead of the minute) are not compared', () => {
+  const p = pacer(0);
+  answer(p, 200, h(986, reset(30), T0, { 'X-RateLimit-Limit': '1000' }));
+  answer(p, 200, h(282, reset(30), T0, { 'X-RateLimit-Limit': '300' }));
+  answer(p, 200, h(281, reset(30), T0, { 'X-RateLimit-Limit': '300' }));
+  expect(p.report().anotherClient).toBeUndefined();
+  answer(p, 200, h(270, reset(30), T0, { 'X-RateLimit-Limit': '300' }));
+  expect(p.report().anotherClient).toContain('fell from 281 to 270 while this run sent 1 request(s)');
+});
+
+test('another consumer: the run\'s own requests on other keys explain a fall (a limit shared by several keys)', () => {
+  const traffic = { granted: 0, inflight: 0 };
+  const a = new KeyPacer({ label: '<API_KEY>', reserve: 0 }, traffic);
+  const b = new KeyPacer({ label: '<anonymous>', reserve: 0 }, traffic);
+  answer(a, 200, h(50, reset(30)));
+  for (let i = 0; i < 5; i++) answer(b, 200, h(40, reset(30)));
+  answer(a, 200, h(44, reset(30))); // 1 on this key, 5 on another: 6 of the run's own
+  expect(a.report().anotherClient).toBeUndefined();
+  answer(a, 200, h(30, reset(30)));
+  expect(a.report().anotherClient).toContain('fell from 44 to 30 while this run sent 1 request(s)');
+});
+
+test('another consumer: the state of an overlapped batch is its lowest Remaining, so a late answer read last never counts as a fall', () => {
+  const p = pacer(0);
+  answer(p, 200, h(20, reset(30)));
+  p.granted(T0, 2);
+  p.observe({ status: 200, headers: h(18, reset(30)), receivedAtMs: T0 }); // counted last, read first
+  p.observe({ status: 200, headers: h(19, reset(30)), receivedAtMs: T0 }); // counted first, read last: the quiet state is 18, not 19
+  answer(p, 200, h(17, reset(30)));
+  expect(p.report().anotherClient).toBeUndefined();
+});
+
 test('unusable headers never switch pacing off: one at a time, spaced at the nominal rate', () => {
   const p = pacer();
   answer(p, 200, { 'X-RateLimit-Limit': '120', 'X-RateLimit-Remaining': '50', 'X-RateLimit-Reset': String(T0) }); // Reset in ms
