@@ -137,11 +137,21 @@ export function verdictInputFor(p: VerdictParts): VerdictInput {
   };
 }
 
-/** Computes the verdict and its gate, and writes `conformance.json` and `conformance.md` under `reportsDir`. */
-export function judge(input: VerdictInput, reportsDir: string, redact: (s: string) => string, extra: Record<string, unknown> = {}): ConformanceReport {
-  const report = { ...computeVerdict(input), ...extra } as ConformanceReport;
+/** The verdict and its gate (pure): the report, with `extra` (pacing, journal) beside it. */
+export function judgeReport(input: VerdictInput, extra: Record<string, unknown> = {}): ConformanceReport {
+  return { ...computeVerdict(input), ...extra } as ConformanceReport;
+}
+
+/** Writes `report` as `conformance.json` and `conformance.md` under `reportsDir`, redacted. */
+export function writeReportFiles(report: ConformanceReport, reportsDir: string, redact: (s: string) => string): void {
   fs.writeFileSync(path.join(reportsDir, 'conformance.json'), `${redact(JSON.stringify(report, null, 2))}\n`);
   fs.writeFileSync(path.join(reportsDir, 'conformance.md'), redact(renderMarkdown(report)));
+}
+
+/** Computes the verdict and its gate, and writes `conformance.json` and `conformance.md` under `reportsDir`. */
+export function judge(input: VerdictInput, reportsDir: string, redact: (s: string) => string, extra: Record<string, unknown> = {}): ConformanceReport {
+  const report = judgeReport(input, extra);
+  writeReportFiles(report, reportsDir, redact);
   return report;
 }
 
