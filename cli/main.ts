@@ -232,6 +232,11 @@ async function certify(io: Io, args: ReturnType<typeof parseArgs>, extraEnv: Rec
     io.reasons?.push(...outcome.reasons);
     return outcome.exitCode;
   }
+  // Stopped by a signal after the preflight: the reports of what ran are written; the exit code is 128 + the signal's number.
+  if (outcome.exitCode > SIGNAL_EXIT_BASE) {
+    io.reasons?.push(...report.gate.reasons);
+    return outcome.exitCode;
+  }
   if (replaying) return replayOutcome(report, say, replayTarget ?? 'the target');
   if (!written) {
     // The step said why (an unreadable key file, a key in the certificate).
