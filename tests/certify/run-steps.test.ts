@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { STEPS } from '../../certify/run.ts';
 import { closeTarget, newContext, runSteps, type RunContext, type Step } from '../../certify/steps/context.ts';
-import { certificate, judge, prepare, preflight, print, scanSecrets, voiceOf, writeArtifacts } from '../../certify/steps/named.ts';
+import { certificate, judge, listLeftOut, prepare, preflight, print, repairFirst, scanSecrets, settleJournal, startPacer, voiceOf, writeArtifacts } from '../../certify/steps/named.ts';
 import { prepareRun, type PreparedRun } from '../../certify/steps/prepare.ts';
 import { describeTarget, type ResolvedTarget } from '../../certify/steps/resolve-target.ts';
 import type { MergedRun } from '../../certify/steps/merge.ts';
@@ -150,6 +150,29 @@ test('scan secrets, judge, write, certificate, print: a key found in a report is
     expect(out()).toContain(`, exit ${ctx.report?.gate.exitCode} — `);
     const files = fs.readdirSync(run.reportsDir, { recursive: true }).map(String).filter((f) => fs.statSync(path.join(run.reportsDir, f)).isFile());
     for (const f of files) expect(fs.readFileSync(path.join(run.reportsDir, f), 'latin1').includes(KEY), f).toBe(false);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('start the pacer, repair first, list what is left out, settle the journal, close: each extends the context; nothing open is nothing sent', async () => {
+  const dir = tempDir();
+  try {
+    const { ctx, closed } = contextIn(dir);
+    await startPacer(ctx);
+    expect(ctx.childEnv?.CONFORMANCE_PACER_URL).toMatch(/^http:\/\/127\.0\.0\.1:\d+/);
+    expect(ctx.childEnv?.CERTIFY_JOURNAL_FILE).toBe(path.join(ctx.run!.reportsDir, ctx.journalFile));
+    expect(ctx.childEnv?.REPORTS_DIR).toBe(ctx.run!.reportsDir);
+    await repairFirst(ctx);
+    expect(ctx.journal.requests, 'no journal left open: nothing is sent').toBe(0);
+    await listLeftOut(ctx);
+    expect(ctx.notRun, 'the profile leaves nothing out').toEqual([]);
+    await settleJournal(ctx);
+    expect(ctx.journal).toMatchObject({ file: ctx.journalFile, requests: 0 });
+    await closeTarget(ctx);
+    expect(ctx.pacer).toBeUndefined();
+    expect(ctx.pacing, 'the pacer\'s report is kept').toEqual([]);
+    expect(closed).toEqual(['target']);
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
