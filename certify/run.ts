@@ -18,8 +18,20 @@ import type { WrittenCertificate } from './certificate/index.ts';
 import type { ConformanceReport } from './verdict.ts';
 import { closeTarget, newContext, runSteps, type RunOptions, type Step } from './steps/context.ts';
 import {
-  certificate, judge, listLeftOut, merge, prepare, preflight, print, repairFirst, resolveTarget,
-  runPhases, scanSecrets, settleJournal, startPacer, writeArtifacts,
+  certificate,
+  judge,
+  listLeftOut,
+  merge,
+  prepare,
+  preflight,
+  print,
+  repairFirst,
+  resolveTarget,
+  runPhases,
+  scanSecrets,
+  settleJournal,
+  startPacer,
+  writeArtifacts,
 } from './steps/named.ts';
 import { mergeLoadReports } from './steps/merge.ts';
 import { interruptedExit } from './steps/preflight.ts';

@@ -142,6 +142,11 @@ export function judgeReport(input: VerdictInput, extra: Record<string, unknown> 
   return { ...computeVerdict(input), ...extra } as ConformanceReport;
 }
 
+/** `report` as `conformance.json` states it: every form of every key of the run replaced by its placeholder. */
+export function redactReport(report: ConformanceReport, redact: (s: string) => string): ConformanceReport {
+  return JSON.parse(redact(JSON.stringify(report))) as ConformanceReport;
+}
+
 /** Writes `report` as `conformance.json` and `conformance.md` under `reportsDir`, redacted. */
 export function writeReportFiles(report: ConformanceReport, reportsDir: string, redact: (s: string) => string): void {
   fs.writeFileSync(path.join(reportsDir, 'conformance.json'), `${redact(JSON.stringify(report, null, 2))}\n`);

@@ -12,7 +12,7 @@ import { writeEvidenceHar } from '../evidence-har.ts';
 import { listPhases } from '../phases.ts';
 import type { VerdictInput } from '../verdict.ts';
 import { need, type RunContext, type RunVoice } from './context.ts';
-import { gateJunitFile, judgeReport, verdictInputFor, writeReportFiles } from './judge.ts';
+import { gateJunitFile, judgeReport, redactReport, verdictInputFor, writeReportFiles } from './judge.ts';
 import { listLeftOut as listLeftOutPhases } from './left-out.ts';
 import { mergeRun } from './merge.ts';
 import { startRunPacer } from './pacer.ts';
@@ -63,7 +63,9 @@ export async function resolveTarget(ctx: RunContext): Promise<void> {
   const ref = target.reference;
   ctx.voice.say(
     `certify: target ${target.env.BASE_URL}${target.env.API_URL ? ` (messages: ${target.env.API_URL})` : ''}` +
-      (ref ? ` — bundled reference server, minute window ${ref.settings.minuteWindowMs / 1000} s, ban ${ref.settings.banMs / 1000} s\n` : '\n'),
+      (ref
+        ? ` — bundled reference server, minute window ${ref.settings.minuteWindowMs / 1000} s, ban ${ref.settings.banMs / 1000} s\n`
+        : '\n'),
   );
 }
 
@@ -71,7 +73,7 @@ export async function resolveTarget(ctx: RunContext): Promise<void> {
 export async function preflight(ctx: RunContext): Promise<void> {
   const run = need(ctx.run, 'the prepared run');
   const target = need(ctx.target, 'the target');
-  const { say, redact } = need(ctx.voice, 'the run\'s voice');
+  const { say, redact } = need(ctx.voice, "the run's voice");
   const { signal } = ctx.options;
   const pre = await preflightTarget(
     { baseUrl: target.env.BASE_URL!, ...(target.env.API_URL ? { apiUrl: target.env.API_URL } : {}) },
@@ -108,15 +110,20 @@ export async function startPacer(ctx: RunContext): Promise<void> {
 /** Step "repair first": what an earlier run left open in the journal is put back before anything else is sent. */
 export async function repairFirst(ctx: RunContext): Promise<void> {
   const run = need(ctx.run, 'the prepared run');
-  const repaired = await repairJournal(run.reportsDir, ctx.journalFile, need(ctx.childEnv, 'the children\'s environment'), need(ctx.voice, 'the run\'s voice').say);
+  const repaired = await repairJournal(
+    run.reportsDir,
+    ctx.journalFile,
+    need(ctx.childEnv, "the children's environment"),
+    need(ctx.voice, "the run's voice").say,
+  );
   ctx.journal = { ...ctx.journal, repair: repaired.outcome, requests: ctx.journal.requests + repaired.requests };
 }
 
 /** Step "list what is left out": each check of a phase the profile does not run becomes not certified. */
 export async function listLeftOut(ctx: RunContext): Promise<void> {
   const run = need(ctx.run, 'the prepared run');
-  const childEnv = need(ctx.childEnv, 'the children\'s environment');
-  const voice = need(ctx.voice, 'the run\'s voice');
+  const childEnv = need(ctx.childEnv, "the children's environment");
+  const voice = need(ctx.voice, "the run's voice");
   const list = (ps: readonly string[]) => listPhases([...ps], run.configFile, childEnv, voice.redact, path.join(run.workDir, 'list.json'));
   const leftOut = await listLeftOutPhases(run.leftOutPhases, run.config.profile, list);
   for (const line of leftOut.lines) voice.say(line);
@@ -127,7 +134,13 @@ export async function listLeftOut(ctx: RunContext): Promise<void> {
 /** Step "run the phases": one Playwright child per phase; a signal starts no further phase. */
 export async function runPhases(ctx: RunContext): Promise<void> {
   const pacer = need(ctx.pacer, 'the pacer');
-  const ran = await runAllPhases(need(ctx.run, 'the prepared run'), need(ctx.childEnv, 'the children\'s environment'), need(ctx.voice, 'the run\'s voice'), () => pacer.progress(), ctx.options.signal);
+  const ran = await runAllPhases(
+    need(ctx.run, 'the prepared run'),
+    need(ctx.childEnv, "the children's environment"),
+    need(ctx.voice, "the run's voice"),
+    () => pacer.progress(),
+    ctx.options.signal,
+  );
   ctx.results = ran.results;
   ctx.runErrors.push(...ran.runErrors);
 }
@@ -135,22 +148,29 @@ export async function runPhases(ctx: RunContext): Promise<void> {
 /** Step "settle the journal": what a check left open is tried once more (skipped after a signal: the next run repairs first). */
 export async function settleJournal(ctx: RunContext): Promise<void> {
   const run = need(ctx.run, 'the prepared run');
-  const settled = await settleOwn(run.reportsDir, ctx.journalFile, need(ctx.childEnv, 'the children\'s environment'), need(ctx.voice, 'the run\'s voice').say);
+  const settled = await settleOwn(
+    run.reportsDir,
+    ctx.journalFile,
+    need(ctx.childEnv, "the children's environment"),
+    need(ctx.voice, "the run's voice").say,
+  );
   ctx.journal = { ...ctx.journal, end: settled.outcome, requests: ctx.journal.requests + settled.requests };
 }
 
 /** Step "merge": the phases' blobs into the HTML report, junit.xml and results.json; load.json. */
 export async function merge(ctx: RunContext): Promise<void> {
-  const voice = need(ctx.voice, 'the run\'s voice');
+  const voice = need(ctx.voice, "the run's voice");
   ctx.merged = await mergeRun(need(ctx.run, 'the prepared run'), ctx.options.env, voice.redact, voice.say);
 }
 
 /** Step "scan secrets": every file of the reports folder for every form of every key; with the keys the redacting reporter caught, an input of the verdict. */
 export function scanSecrets(ctx: RunContext): void {
   const run = need(ctx.run, 'the prepared run');
-  const { secrets, say } = need(ctx.voice, 'the run\'s voice');
+  const { secrets, say } = need(ctx.voice, "the run's voice");
   const scan = scanFolder([run.reportsDir], secrets, process.cwd(), run.folder.owns);
-  say(`certify: secret scan of ${scan.filesScanned} files: ${scan.findings.length ? `${scan.findings.length} finding(s)` : 'no key found'}\n`);
+  say(
+    `certify: secret scan of ${scan.filesScanned} files: ${scan.findings.length ? `${scan.findings.length} finding(s)` : 'no key found'}\n`,
+  );
   for (const x of scan.findings) say(`  ✗ ${x}\n`);
   ctx.secretFindings = [...need(ctx.merged, 'the merge').redactions.leaks, ...scan.findings];
 }
@@ -161,10 +181,20 @@ export function verdictInputOf(ctx: RunContext): VerdictInput {
   const merged = need(ctx.merged, 'the merge');
   const { signal } = ctx.options;
   const input = verdictInputFor({
-    allPhases: PHASES, phases: run.phases, leftOutPhases: run.leftOutPhases, results: ctx.results, notRun: ctx.notRun,
-    tests: merged.tests, ledger: run.ledger, gate: run.gate, replaying: run.replaying, profile: run.config.profile,
-    target: need(ctx.target, 'the target').description, generatedAt: merged.generatedAt,
-    runErrors: [...run.runErrors, ...ctx.runErrors, ...merged.runErrors], redact: need(ctx.voice, 'the run\'s voice').redact,
+    allPhases: PHASES,
+    phases: run.phases,
+    leftOutPhases: run.leftOutPhases,
+    results: ctx.results,
+    notRun: ctx.notRun,
+    tests: merged.tests,
+    ledger: run.ledger,
+    gate: run.gate,
+    replaying: run.replaying,
+    profile: run.config.profile,
+    target: need(ctx.target, 'the target').description,
+    generatedAt: merged.generatedAt,
+    runErrors: [...run.runErrors, ...ctx.runErrors, ...merged.runErrors],
+    redact: need(ctx.voice, "the run's voice").redact,
     ...(signal?.aborted ? { interrupted: { signal: String(signal.reason ?? 'SIGINT'), exitCode: interruptedExit(signal) } } : {}),
   });
   // The journal: pets left changed (a run-level problem), and pets its end-of-run repair put back.
@@ -176,14 +206,16 @@ export function verdictInputOf(ctx: RunContext): VerdictInput {
 
 /** Step "judge": the verdict and its gate, once, after the secret scan (a key found fails the run). */
 export function judge(ctx: RunContext): void {
-  ctx.report = judgeReport(verdictInputOf(ctx), { ...(ctx.pacing ? { pacing: ctx.pacing } : {}), journal: ctx.journal });
+  const extra = { ...(ctx.pacing ? { pacing: ctx.pacing } : {}), journal: ctx.journal };
+  // The report as conformance.json states it (redacted): the CLI prints it, the certificate is written from it.
+  ctx.report = redactReport(judgeReport(verdictInputOf(ctx), extra), need(ctx.voice, "the run's voice").redact);
 }
 
 /** Step "write the reports": conformance.json and .md, evidence.har (the exchanges behind each requirement), junit.xml stating the gate; each text redacted. */
 export function writeArtifacts(ctx: RunContext): void {
   const run = need(ctx.run, 'the prepared run');
   const report = need(ctx.report, 'the verdict');
-  const { redact } = need(ctx.voice, 'the run\'s voice');
+  const { redact } = need(ctx.voice, "the run's voice");
   writeReportFiles(report, run.reportsDir, redact);
   writeEvidenceHar(run.reportsDir, report, need(ctx.merged, 'the merge').tests, redact);
   gateJunitFile(report, run.reportsDir, redact);
@@ -192,10 +224,17 @@ export function writeArtifacts(ctx: RunContext): void {
 /** Step "certificate": written from the report (never for a replay: it judges one case, not the spec); then the reports folder's manifest is closed. */
 export function certificate(ctx: RunContext): void {
   const run = need(ctx.run, 'the prepared run');
-  const { say, redact } = need(ctx.voice, 'the run\'s voice');
+  const { say, redact } = need(ctx.voice, "the run's voice");
   if (!run.replaying) {
     const previous = run.gate.previous;
-    ctx.certificate = certificateStep({ report: need(ctx.report, 'the verdict'), reportsDir: run.reportsDir, env: ctx.options.env, write: say, redact, ...(previous ? { previous } : {}) });
+    ctx.certificate = certificateStep({
+      report: need(ctx.report, 'the verdict'),
+      reportsDir: run.reportsDir,
+      env: ctx.options.env,
+      write: say,
+      redact,
+      ...(previous ? { previous } : {}),
+    });
   }
   run.folder.finish();
 }
@@ -203,8 +242,15 @@ export function certificate(ctx: RunContext): void {
 /** Step "print": the console summary and the verdict line. */
 export function print(ctx: RunContext): void {
   const run = need(ctx.run, 'the prepared run');
-  const otherReports = ['conformance.json', 'html/index.html', 'junit.xml', 'results.json', 'evidence.har', ...(need(ctx.merged, 'the merge').loadWritten ? ['load.json'] : [])];
-  printSummary(need(ctx.report, 'the verdict'), need(ctx.voice, 'the run\'s voice').say, {
+  const otherReports = [
+    'conformance.json',
+    'html/index.html',
+    'junit.xml',
+    'results.json',
+    'evidence.har',
+    ...(need(ctx.merged, 'the merge').loadWritten ? ['load.json'] : []),
+  ];
+  printSummary(need(ctx.report, 'the verdict'), need(ctx.voice, "the run's voice").say, {
     reportsFile: path.join(run.reportsDir, 'conformance.md'),
     otherReports,
     seconds: (Date.now() - ctx.started) / 1000,

@@ -4,7 +4,20 @@ import os from 'node:os';
 import path from 'node:path';
 import { STEPS } from '../../certify/run.ts';
 import { closeTarget, newContext, runSteps, type RunContext, type Step } from '../../certify/steps/context.ts';
-import { certificate, judge, listLeftOut, prepare, preflight, print, repairFirst, scanSecrets, settleJournal, startPacer, voiceOf, writeArtifacts } from '../../certify/steps/named.ts';
+import {
+  certificate,
+  judge,
+  listLeftOut,
+  prepare,
+  preflight,
+  print,
+  repairFirst,
+  scanSecrets,
+  settleJournal,
+  startPacer,
+  voiceOf,
+  writeArtifacts,
+} from '../../certify/steps/named.ts';
 import { prepareRun, type PreparedRun } from '../../certify/steps/prepare.ts';
 import { describeTarget, type ResolvedTarget } from '../../certify/steps/resolve-target.ts';
 import type { MergedRun } from '../../certify/steps/merge.ts';
@@ -20,40 +33,79 @@ function tempDir(): string {
 }
 
 /** A context past "resolve the target": a prepared run in `dir`, a target that records its close, the run's voice. */
-function contextIn(dir: string, env: Record<string, string> = {}, signal?: AbortSignal): { ctx: RunContext; out: () => string; closed: string[] } {
+function contextIn(
+  dir: string,
+  env: Record<string, string> = {},
+  signal?: AbortSignal,
+): { ctx: RunContext; out: () => string; closed: string[] } {
   let said = '';
   const closed: string[] = [];
-  const options = { env: { REPORTS_DIR: path.join(dir, 'reports'), BASE_URL: 'http://127.0.0.1:1/v1', API_KEY: KEY, ...env }, write: (t: string) => (said += t), onlyPhases: ['functional' as const], ...(signal ? { signal } : {}) };
+  const options = {
+    env: { REPORTS_DIR: path.join(dir, 'reports'), BASE_URL: 'http://127.0.0.1:1/v1', API_KEY: KEY, ...env },
+    write: (t: string) => (said += t),
+    onlyPhases: ['functional' as const],
+    ...(signal ? { signal } : {}),
+  };
   const prepared = prepareRun(options);
   if (!prepared.ok) throw new Error(prepared.errors.join('; '));
   const ctx = newContext(options);
   ctx.run = prepared.run;
   const targetEnv = { ...options.env };
-  const target: ResolvedTarget = { env: targetEnv, description: describeTarget('full', targetEnv), close: async () => void closed.push('target') };
+  const target: ResolvedTarget = {
+    env: targetEnv,
+    description: describeTarget('full', targetEnv),
+    close: async () => void closed.push('target'),
+  };
   ctx.target = target;
   ctx.voice = voiceOf(targetEnv, options.write);
   return { ctx, out: () => said, closed };
 }
 
-const merged = (tests: MergedRun['tests'] = []): MergedRun => ({ tests, runErrors: [], generatedAt: '2026-11-25T00:00:00.000Z', loadWritten: false, redactions: { leaks: [], inMemory: 0 } });
+const merged = (tests: MergedRun['tests'] = []): MergedRun => ({
+  tests,
+  runErrors: [],
+  generatedAt: '2026-11-25T00:00:00.000Z',
+  loadWritten: false,
+  redactions: { leaks: [], inMemory: 0 },
+});
 
 test('STEPS: the run is one visible list of named steps; judged once, after the secret scan; written, certified and printed after it', () => {
   const names = STEPS.map((s) => s.name);
   expect(names).toEqual([
-    'prepare', 'resolve the target', 'preflight', 'start the pacer', 'repair first', 'list what is left out', 'run the phases',
-    'settle the journal', 'close the pacer and the target', 'merge', 'scan secrets', 'judge', 'write the reports', 'certificate', 'print',
+    'prepare',
+    'resolve the target',
+    'preflight',
+    'start the pacer',
+    'repair first',
+    'list what is left out',
+    'run the phases',
+    'settle the journal',
+    'close the pacer and the target',
+    'merge',
+    'scan secrets',
+    'judge',
+    'write the reports',
+    'certificate',
+    'print',
   ]);
   expect(names.filter((n) => n === 'judge')).toHaveLength(1);
   expect(names.indexOf('scan secrets')).toBeLessThan(names.indexOf('judge'));
   expect(names.indexOf('judge')).toBeLessThan(names.indexOf('write the reports'));
-  expect(STEPS.filter((s) => s.whenStopped === 'skip').map((s) => s.name), 'after a signal only the journal is left to the next run').toEqual(['settle the journal']);
+  expect(
+    STEPS.filter((s) => s.whenStopped === 'skip').map((s) => s.name),
+    'after a signal only the journal is left to the next run',
+  ).toEqual(['settle the journal']);
 });
 
 test('run loop: a step that stops ends the run, the prepared run is given up, and the pacer and target are closed', async () => {
   const dir = tempDir();
   try {
     const { ctx, closed } = contextIn(dir);
-    ctx.pacer = { env: { CONFORMANCE_PACER_URL: 'http://127.0.0.1:1' }, progress: () => ({ requests: 0, refused: 0, waits: 0 }), close: async () => (closed.push('pacer'), []) };
+    ctx.pacer = {
+      env: { CONFORMANCE_PACER_URL: 'http://127.0.0.1:1' },
+      progress: () => ({ requests: 0, refused: 0, waits: 0 }),
+      close: async () => (closed.push('pacer'), []),
+    };
     const ran: string[] = [];
     const steps: Step[] = [
       { name: 'a', run: () => void ran.push('a') },
@@ -77,14 +129,33 @@ test('run loop: a step that throws still closes the target; after a signal a ste
   const dir = tempDir();
   try {
     const { ctx, closed } = contextIn(dir);
-    await expect(runSteps([{ name: 'boom', run: () => { throw new Error('boom'); } }], ctx)).rejects.toThrow('boom');
+    await expect(
+      runSteps(
+        [
+          {
+            name: 'boom',
+            run: () => {
+              throw new Error('boom');
+            },
+          },
+        ],
+        ctx,
+      ),
+    ).rejects.toThrow('boom');
     expect(closed).toEqual(['target']);
 
     const controller = new AbortController();
     controller.abort('SIGTERM');
     const stopped = contextIn(dir, {}, controller.signal);
     const ran: string[] = [];
-    await runSteps([{ name: 'a', run: () => void ran.push('a') }, { name: 'settle', run: () => void ran.push('settle'), whenStopped: 'skip' }, { name: 'judge', run: () => void ran.push('judge') }], stopped.ctx);
+    await runSteps(
+      [
+        { name: 'a', run: () => void ran.push('a') },
+        { name: 'settle', run: () => void ran.push('settle'), whenStopped: 'skip' },
+        { name: 'judge', run: () => void ran.push('judge') },
+      ],
+      stopped.ctx,
+    );
     expect(ran).toEqual(['a', 'judge']);
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
@@ -95,7 +166,10 @@ test('prepare: a usage error stops the run with exit 2 and the reasons, no key i
   const dir = tempDir();
   try {
     let out = '';
-    const ctx = newContext({ env: { BASE_URL: `https://user:${KEY}@example.test/v1`, REPORTS_DIR: path.join(dir, 'r') }, write: (t) => (out += t) });
+    const ctx = newContext({
+      env: { BASE_URL: `https://user:${KEY}@example.test/v1`, REPORTS_DIR: path.join(dir, 'r') },
+      write: (t) => (out += t),
+    });
     prepare(ctx);
     expect(ctx.stop?.exitCode).toBe(EXIT.usage);
     expect(ctx.stop?.reasons.join('\n')).toMatch(/BASE_URL must not carry credentials/);
@@ -142,13 +216,16 @@ test('scan secrets, judge, write, certificate, print: a key found in a report is
     expect(ctx.report?.journal, 'the journal goes into the report').toEqual(ctx.journal);
     writeArtifacts(ctx);
     const written = JSON.parse(fs.readFileSync(path.join(run.reportsDir, 'conformance.json'), 'utf8'));
-    expect(written.gate).toEqual(ctx.report?.gate);
+    expect(written, 'the report returned is conformance.json as written').toEqual(ctx.report);
     expect(fs.existsSync(path.join(run.reportsDir, 'evidence.har'))).toBe(true);
     certificate(ctx);
     expect(ctx.certificate?.gate).toEqual(ctx.report?.gate);
     print(ctx);
     expect(out()).toContain(`, exit ${ctx.report?.gate.exitCode} — `);
-    const files = fs.readdirSync(run.reportsDir, { recursive: true }).map(String).filter((f) => fs.statSync(path.join(run.reportsDir, f)).isFile());
+    const files = fs
+      .readdirSync(run.reportsDir, { recursive: true })
+      .map(String)
+      .filter((f) => fs.statSync(path.join(run.reportsDir, f)).isFile());
     for (const f of files) expect(fs.readFileSync(path.join(run.reportsDir, f), 'latin1').includes(KEY), f).toBe(false);
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
@@ -171,7 +248,7 @@ test('start the pacer, repair first, list what is left out, settle the journal, 
     expect(ctx.journal).toMatchObject({ file: ctx.journalFile, requests: 0 });
     await closeTarget(ctx);
     expect(ctx.pacer).toBeUndefined();
-    expect(ctx.pacing, 'the pacer\'s report is kept').toEqual([]);
+    expect(ctx.pacing, "the pacer's report is kept").toEqual([]);
     expect(closed).toEqual(['target']);
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
