@@ -12,7 +12,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { baselineFromReport, parseBaseline } from '../certify/baseline.ts';
-import type { GateResult, WrittenCertificate } from '../certify/certificate/index.ts';
+import type { GateResult } from '../certify/certificate/index.ts';
 import { isHarnessProblem } from '../core/results.ts';
 import { loadPrivateKey } from '../certify/certificate/sign.ts';
 import { redactorFor, secretsFromEnv } from '../core/secrets.ts';
@@ -39,6 +39,8 @@ export interface Io {
   env: Record<string, string | undefined>;
   cwd: string;
   signal?: AbortSignal;
+  /** With `--json`: where a command that ends without a report puts why (typed, already redacted), for the error document. */
+  reasons?: string[];
 }
 
 const EXAMPLES: Record<Command, string[]> = {
@@ -122,6 +124,7 @@ export function help(command?: Command): string {
 
 function usageError(io: Io, errors: string[], command?: Command): number {
   const redact = inputRedactor(io.env);
+  io.reasons?.push(...errors.map((e) => redact(e)));
   io.stderr(redact(`${BIN}: usage error:\n${errors.map((e) => `  - ${e}\n`).join('')}Run \`${BIN} ${command && command !== 'help' ? `${command} ` : ''}--help\` for the flags.\n`));
   return EXIT.usage;
 }
@@ -171,14 +174,6 @@ function runEnv(io: Io, flagEnv: Record<string, string>): { env: Record<string, 
   return { env, notes, configEnv };
 }
 
-function readReport(file: string): ConformanceReport | undefined {
-  try {
-    return JSON.parse(fs.readFileSync(file, 'utf8')) as ConformanceReport;
-  } catch {
-    return undefined;
-  }
-}
-
 /**
  * `--dry-run`: every setting's value and where it came from (flag, environment, config file,
  * default). Keys are shown only as given or not given.
@@ -223,28 +218,31 @@ async function certify(io: Io, args: ReturnType<typeof parseArgs>, extraEnv: Rec
   env.REPORTS_DIR = reportsDir;
 
   // Loaded on demand: --help and verify need none of the run's machinery.
-  const { runCertify } = await import('../certify/run.ts');
+  const { certifyRun } = await import('../certify/run.ts');
   // certify's certificate step is the one writer of the certificate; the CLI gates on what it wrote.
-  let written: WrittenCertificate | undefined;
-  const code = await runCertify({
+  const outcome = await certifyRun({
     env,
     write: say,
-    onCertificate: (w) => (written = w),
     ...(io.signal ? { signal: io.signal } : {}),
     ...(onlyPhases ? { onlyPhases } : {}),
   });
-  // Usage, unreachable, or stopped by a signal before anything was judged (128 + the signal's number).
-  if (code === EXIT.usage || code === EXIT.unreachable || code > SIGNAL_EXIT_BASE) return code;
-  const { REPLAY_DIR } = await import('../certify/run.ts');
-  const report = readReport(path.join(reportsDir, ...(replaying ? [REPLAY_DIR] : []), 'conformance.json'));
+  const { report, certificate: written } = outcome;
+  // Usage, unreachable, harness trouble or stopped by a signal before anything was judged: the run said why.
   if (!report) {
-    say(`${BIN}: the run wrote no conformance.json (exit ${code}): harness trouble\n`);
-    return EXIT.harness;
+    io.reasons?.push(...outcome.reasons);
+    return outcome.exitCode;
+  }
+  // Stopped by a signal after the preflight: the reports of what ran are written; the exit code is 128 + the signal's number.
+  if (outcome.exitCode > SIGNAL_EXIT_BASE) {
+    io.reasons?.push(...report.gate.reasons);
+    return outcome.exitCode;
   }
   if (replaying) return replayOutcome(report, say, replayTarget ?? 'the target');
   if (!written) {
     // The step said why (an unreadable key file, a key in the certificate).
-    say(`${BIN}: no certificate was written (exit ${EXIT.harness})\n`);
+    const reason = `no certificate was written (exit ${EXIT.harness})`;
+    say(`${BIN}: ${reason}\n`);
+    io.reasons?.push(reason);
     return EXIT.harness;
   }
   // One gate, judged with the verdict: conformance.json, the certificate, junit.xml, --json and the exit code state it.
@@ -255,7 +253,7 @@ async function certify(io: Io, args: ReturnType<typeof parseArgs>, extraEnv: Rec
     for (const f of b.fixed) say(`  fixed: ${f.id} now ${f.status}: remove it from the baseline\n`);
     for (const u of b.unjudged) say(`  not judged: ${u.id} (${u.why.split('\n')[0]})\n`);
   }
-  const comparison = (written as WrittenCertificate).certificate.results.comparison;
+  const comparison = written.certificate.results.comparison;
   if (gate.comparedWith && comparison) {
     say(`\ncompared with ${gate.comparedWith.file} (${gate.comparedWith.generatedAt}): ${comparison.regressed.length} regressed${comparison.regressed.length ? ` (${comparison.regressed.map((c) => `${c.id} ${c.before} → ${c.now}`).join(', ')})` : ''}, ${comparison.fixed.length} fixed, ${comparison.added.length} new, ${comparison.removed.length} removed\n`);
   }
@@ -345,36 +343,34 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
   if (argv[0] === 'submit') return submitCommand(argv.slice(1), io);
   if (!argv.includes('--json')) return dispatch(argv, io);
   let wrote = false;
-  const errors: string[] = [];
+  const reasons: string[] = [];
   const capture: Io = {
     ...io,
+    reasons,
     stdout: (t) => {
       wrote = true;
       io.stdout(t);
     },
-    stderr: (t) => {
-      errors.push(t);
-      io.stderr(t);
-    },
   };
   const code = await dispatch(argv, capture);
-  if (!wrote) io.stdout(`${JSON.stringify(errorDocument(code, errors.join(''), redactorFor(secretsFromEnv(io.env))), null, 2)}\n`);
+  if (!wrote) io.stdout(`${JSON.stringify(errorDocument(code, reasons, redactorFor(secretsFromEnv(io.env))), null, 2)}\n`);
   return code;
 }
 
 const RESULT_OF: Record<number, string> = { [EXIT.usage]: 'usage', [EXIT.unreachable]: 'unreachable', [EXIT.harness]: 'harness', [EXIT.fail]: 'fail', [EXIT.notCertified]: 'not-certified', [EXIT.pass]: 'pass' };
 
-/** The `--json` document of a run that wrote no report: the result, the exit code and the reasons from its messages (no key). */
-export function errorDocument(code: number, messages: string, redact: (s: string) => string): { format: string; verdict: string; gate: GateResult } {
-  const lines = redact(messages).split('\n').map((l) => l.trimEnd());
-  const listed = lines.filter((l) => /^\s+- /.test(l)).map((l) => l.replace(/^\s+- /, ''));
-  const failed = lines.filter((l) => /preflight failed|internal error|harness trouble|no certificate|not written/.test(l)).map((l) => l.replace(/^[\w-]+: /, ''));
-  const reasons = listed.length ? listed : failed.length ? failed : lines.filter(Boolean).slice(-1);
-  const result = RESULT_OF[code] ?? (code > 128 ? 'interrupted' : 'harness');
+/**
+ * The `--json` document of a run that wrote no report: the result, the exit code and the reasons
+ * the command gave (none given: what the exit code means), with no key.
+ */
+export function errorDocument(code: number, reasons: readonly string[], redact: (s: string) => string): { format: string; verdict: string; gate: GateResult } {
+  const given = reasons.map((r) => redact(r).trimEnd()).filter(Boolean);
+  const meaning = EXIT_DESCRIPTIONS.find((e) => e.code === code)?.meaning;
+  const result = RESULT_OF[code] ?? (code > SIGNAL_EXIT_BASE ? 'interrupted' : 'harness');
   return {
     format: 'inventory-conformance-error/1',
     verdict: result,
-    gate: { result: result as GateResult['result'], exitCode: code, strict: false, reasons, knownFailures: [], fixedFailures: [], newFailures: [] },
+    gate: { result: result as GateResult['result'], exitCode: code, strict: false, reasons: given.length ? given : [meaning ?? `exit ${code}`], knownFailures: [], fixedFailures: [], newFailures: [] },
   };
 }
 

@@ -137,11 +137,26 @@ export function verdictInputFor(p: VerdictParts): VerdictInput {
   };
 }
 
-/** Computes the verdict and its gate, and writes `conformance.json` and `conformance.md` under `reportsDir`. */
-export function judge(input: VerdictInput, reportsDir: string, redact: (s: string) => string, extra: Record<string, unknown> = {}): ConformanceReport {
-  const report = { ...computeVerdict(input), ...extra } as ConformanceReport;
+/** The verdict and its gate (pure): the report, with `extra` (pacing, journal) beside it. */
+export function judgeReport(input: VerdictInput, extra: Record<string, unknown> = {}): ConformanceReport {
+  return { ...computeVerdict(input), ...extra } as ConformanceReport;
+}
+
+/** `report` as `conformance.json` states it: every form of every key of the run replaced by its placeholder. */
+export function redactReport(report: ConformanceReport, redact: (s: string) => string): ConformanceReport {
+  return JSON.parse(redact(JSON.stringify(report))) as ConformanceReport;
+}
+
+/** Writes `report` as `conformance.json` and `conformance.md` under `reportsDir`, redacted. */
+export function writeReportFiles(report: ConformanceReport, reportsDir: string, redact: (s: string) => string): void {
   fs.writeFileSync(path.join(reportsDir, 'conformance.json'), `${redact(JSON.stringify(report, null, 2))}\n`);
   fs.writeFileSync(path.join(reportsDir, 'conformance.md'), redact(renderMarkdown(report)));
+}
+
+/** Computes the verdict and its gate, and writes `conformance.json` and `conformance.md` under `reportsDir`. */
+export function judge(input: VerdictInput, reportsDir: string, redact: (s: string) => string, extra: Record<string, unknown> = {}): ConformanceReport {
+  const report = judgeReport(input, extra);
+  writeReportFiles(report, reportsDir, redact);
   return report;
 }
 

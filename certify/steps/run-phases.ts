@@ -5,7 +5,9 @@
  * report, or over PHASE_TIMEOUT_S, is a run problem.
  */
 import { phasesBefore } from '../phase-list.ts';
-import type { PhaseResult } from '../phases.ts';
+import { runPhase, type PhaseResult } from '../phases.ts';
+import type { RunVoice } from './context.ts';
+import { phaseFiles, type PreparedRun } from './prepare.ts';
 
 export interface PhasesOutcome {
   results: PhaseResult[];
@@ -78,4 +80,40 @@ export async function runPhases(
     } else if (result.timedOut) out.runErrors.push(`phase ${phase} was stopped after PHASE_TIMEOUT_S=${options.phaseTimeoutS} s`);
   }
   return out;
+}
+
+/**
+ * Runs the profile's phases, each a Playwright run with the pacer's environment, writing into files
+ * of its own (`phaseFiles`): its output folder, its blob report, its redaction log.
+ */
+export function runAllPhases(
+  run: Pick<PreparedRun, 'config' | 'phases' | 'configFile' | 'reportsDir' | 'blobDir' | 'redactionsDir'>,
+  childEnv: Record<string, string | undefined>,
+  { redact, say }: RunVoice,
+  progress: () => { requests: number; refused: number; waits: number },
+  signal?: AbortSignal,
+): ReturnType<typeof runPhases> {
+  const { config } = run;
+  return runPhases(
+    run.phases,
+    (phase) => {
+      const files = phaseFiles(run, phase);
+      return runPhase(
+        {
+          phase,
+          configFile: run.configFile,
+          env: { ...childEnv, CERTIFY_REDACTIONS_FILE: files.redactionsFile },
+          blobFile: files.blobFile,
+          outputDir: files.outputDir,
+          ...(config.workers ? { workers: config.workers } : {}),
+          timeoutS: config.phaseTimeoutS,
+          write: say,
+          ...(signal ? { signal } : {}),
+        },
+        redact,
+      );
+    },
+    say,
+    { phaseTimeoutS: config.phaseTimeoutS, ...(signal ? { signal } : {}), progress },
+  );
 }

@@ -104,9 +104,10 @@ for (const c of CASES) {
 test('gate: --json prints an error document on exit 2 and 3, never empty, with the reasons and no key', () => {
   const key = 'sk_live_0123456789abcdef';
   const redact = (t: string) => t.split(key).join('<API_KEY>');
-  const usage = errorDocument(EXIT.usage, `inventory-conformance: usage error:\n  - --api-key: keys are read only from the environment\n  - CONFORMANCE_BASELINE (${key}.yaml): no such file\n`, redact);
+  const usage = errorDocument(EXIT.usage, ['--api-key: keys are read only from the environment', `CONFORMANCE_BASELINE (${key}.yaml): no such file`], redact);
   expect(usage).toMatchObject({ verdict: 'usage', gate: { result: 'usage', exitCode: 2, reasons: ['--api-key: keys are read only from the environment', 'CONFORMANCE_BASELINE (<API_KEY>.yaml): no such file'] } });
-  const down = errorDocument(EXIT.unreachable, 'certify: target http://127.0.0.1:9/v1\ncertify: preflight failed: connection refused (ECONNREFUSED)\n', redact);
+  const down = errorDocument(EXIT.unreachable, ['preflight failed: connection refused (ECONNREFUSED)'], redact);
+  expect(errorDocument(EXIT.harness, [], redact).gate.reasons, 'no reason given: what the exit code means').toHaveLength(1);
   expect(down).toMatchObject({ verdict: 'unreachable', gate: { result: 'unreachable', exitCode: 3, reasons: ['preflight failed: connection refused (ECONNREFUSED)'] } });
   expect(conformanceProblems(down)).not.toEqual([]); // an error document is not a report: a CI step tells them apart by `format`
   expect(JSON.stringify(usage)).not.toContain(key);

@@ -10,7 +10,7 @@ import path from 'node:path';
 import config from '../../playwright.config.ts';
 import { phaseOutputDir, REPO_ROOT } from '../../core/paths.ts';
 import { PHASES } from '../../certify/phase-list.ts';
-import { runAllPhases } from '../../certify/steps/exercise.ts';
+import { runAllPhases } from '../../certify/steps/run-phases.ts';
 import { phaseFiles } from '../../certify/steps/prepare.ts';
 
 const nested = (a: string, b: string) => {

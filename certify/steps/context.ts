@@ -1,0 +1,145 @@
+/**
+ * The one context a certify run's steps read and extend, and the small loop that runs the steps in
+ * order. Each step is a named function of the context; a step that ends the run before a verdict
+ * (a usage error, the preflight, a target that does not start) sets `stop`. Whatever happens, the
+ * loop closes the run-wide pacer and the target before it returns (or throws).
+ */
+import { newJournalName } from '../../core/journal.ts';
+import type { secretsFromEnv } from '../../core/secrets.ts';
+import { emptyRepair } from '../../suites/journal/repair.ts';
+import type { WrittenCertificate } from '../certificate/index.ts';
+import type { Phase } from '../env.ts';
+import type { PhaseResult } from '../phases.ts';
+import type { ConformanceReport, PacingSummary, TestRecord } from '../verdict.ts';
+import type { MergedRun } from './merge.ts';
+import type { RunPacer } from './pacer.ts';
+import { abandonRun, type PreparedRun } from './prepare.ts';
+import type { JournalReport } from './repair.ts';
+import type { ResolvedTarget } from './resolve-target.ts';
+
+type Env = Record<string, string | undefined>;
+
+/** What `runCertify` is given. */
+export interface RunOptions {
+  env: Env;
+  write: (text: string) => void;
+  /** Playwright config of the phases (default: the root `playwright.config.ts`). */
+  configFile?: string;
+  ledgerFile?: string;
+  signal?: AbortSignal;
+  /** For tools and tests: run only these of the profile's phases (the others are neither run nor listed). */
+  onlyPhases?: Phase[];
+}
+
+/** How the run speaks: every line goes through `say`, which redacts the run's keys. */
+export interface RunVoice {
+  secrets: ReturnType<typeof secretsFromEnv>;
+  redact: (text: string) => string;
+  say: (text: string) => void;
+}
+
+/** Why a run ended before a verdict: the exit code (core/exit-codes.ts) and its reasons, already redacted. */
+export interface RunStop {
+  exitCode: number;
+  reasons: string[];
+}
+
+/** The run so far: each step reads what earlier steps set and adds its own part. */
+export interface RunContext {
+  readonly options: RunOptions;
+  /** When the run started (ms since the epoch), for the summary's timing. */
+  readonly started: number;
+  /** The file name of this run's journal of changes (core/journal.ts), inside the reports folder. */
+  readonly journalFile: string;
+  /** prepare: the variables, the reports folder, the gate's inputs, the ledger. */
+  run?: PreparedRun;
+  /** resolveTarget: the target, and the run's voice (its keys' redaction). */
+  target?: ResolvedTarget;
+  targetClosed?: boolean;
+  voice?: RunVoice;
+  /** startPacer: the run-wide pacer and the environment every child gets. */
+  pacer?: RunPacer;
+  childEnv?: Env;
+  /** repairFirst, settleJournal: what the journal's repairs did. */
+  journal: JournalReport;
+  /** listLeftOut: the tests of the phases the profile leaves out. */
+  notRun: TestRecord[];
+  /** runPhases: how each phase ended. */
+  results: PhaseResult[];
+  /** Problems of the run met by any step (not yet redacted). */
+  runErrors: string[];
+  /** closeTarget: the pacer's report per key. */
+  pacing?: PacingSummary[];
+  /** merge: the tests read back, the merge's problems, the redaction log. */
+  merged?: MergedRun;
+  /** scanSecrets: every key found in memory or in a file, described without the key (an input of the verdict). */
+  secretFindings?: string[];
+  /** judge: the verdict, judged once. */
+  report?: ConformanceReport;
+  /** certificate: what was written (undefined: a replay, or it could not be written). */
+  certificate?: WrittenCertificate;
+  /** Set by a step that ends the run before a verdict. */
+  stop?: RunStop;
+}
+
+/** A named step of the run. `whenStopped: 'skip'`: once a signal stopped the run the step is not run (the others run, so the reports of what ran are written). */
+export interface Step {
+  name: string;
+  run: (ctx: RunContext) => void | Promise<void>;
+  whenStopped?: 'run' | 'skip';
+}
+
+/** A fresh context for `options`. */
+export function newContext(options: RunOptions, started = Date.now()): RunContext {
+  const journalFile = newJournalName();
+  return {
+    options,
+    started,
+    journalFile,
+    journal: { file: journalFile, repair: emptyRepair(), end: emptyRepair(), requests: 0 },
+    notRun: [],
+    results: [],
+    runErrors: [],
+  };
+}
+
+/** The part of the context an earlier step sets; a step run out of order is a harness bug, thrown. */
+export function need<T>(value: T | undefined, what: string): T {
+  if (value === undefined) throw new Error(`certify: a step needs ${what}, which no earlier step set`);
+  return value;
+}
+
+/** Closes the run-wide pacer (keeping its report) and the target, each once; the target is closed even if the pacer's close throws. */
+export async function closeTarget(ctx: RunContext): Promise<void> {
+  const pacer = ctx.pacer;
+  ctx.pacer = undefined;
+  try {
+    if (pacer) ctx.pacing = await pacer.close();
+  } finally {
+    if (ctx.target && !ctx.targetClosed) {
+      ctx.targetClosed = true;
+      await ctx.target.close();
+    }
+  }
+}
+
+/**
+ * Runs `steps` in order over `ctx`. A step that sets `stop` ends the run: the prepared run is given
+ * up (its scratch folder removed, its reports folder's manifest kept). Once `signal` aborts, steps
+ * marked `skip` are passed over. The pacer and the target are closed whatever happens.
+ */
+export async function runSteps(steps: readonly Step[], ctx: RunContext): Promise<RunContext> {
+  try {
+    for (const step of steps) {
+      if (ctx.options.signal?.aborted && step.whenStopped === 'skip') continue;
+      await step.run(ctx);
+      if (ctx.stop) {
+        if (ctx.run) abandonRun(ctx.run);
+        break;
+      }
+    }
+  } finally {
+    await closeTarget(ctx);
+  }
+  return ctx;
+}

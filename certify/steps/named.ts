@@ -1,0 +1,258 @@
+/**
+ * certify's named steps, each a function of the run's context (`context.ts`): it reads what the
+ * earlier steps set and adds its own part. The work of each is in its own module of `steps/`; this
+ * file only wires it to the context. The order is `STEPS` in `certify/run.ts`.
+ */
+import path from 'node:path';
+import { EXIT } from '../../core/exit-codes.ts';
+import { redactorFor, secretsFromEnv, SECRET_VARIABLES } from '../../core/secrets.ts';
+import { certificateStep } from '../certificate/index.ts';
+import { inputRedactor, PHASES } from '../env.ts';
+import { writeEvidenceHar } from '../evidence-har.ts';
+import { listPhases } from '../phases.ts';
+import type { VerdictInput } from '../verdict.ts';
+import { need, type RunContext, type RunVoice } from './context.ts';
+import { gateJunitFile, judgeReport, redactReport, verdictInputFor, writeReportFiles } from './judge.ts';
+import { listLeftOut as listLeftOutPhases } from './left-out.ts';
+import { mergeRun } from './merge.ts';
+import { startRunPacer } from './pacer.ts';
+import { interruptedExit, preflight as preflightTarget, PREFLIGHT_EXIT } from './preflight.ts';
+import { printSummary } from './print.ts';
+import { prepareRun } from './prepare.ts';
+import { journalProblem, repairFirst as repairJournal, settleOwn } from './repair.ts';
+import { resolveTarget as startTargetOf } from './resolve-target.ts';
+import { runAllPhases } from './run-phases.ts';
+import { scanSecrets as scanFolder } from './scan-secrets.ts';
+
+/** Step "prepare": the variables, the reports folder, the gate's inputs, the ledger; a problem is a usage error (exit 2), every key redacted from it. */
+export function prepare(ctx: RunContext): void {
+  const { env, write, onlyPhases, configFile, ledgerFile } = ctx.options;
+  const prepared = prepareRun({ env, onlyPhases, configFile, ledgerFile });
+  if (prepared.ok) {
+    ctx.run = prepared.run;
+    return;
+  }
+  const redact = inputRedactor(env);
+  const reasons = prepared.errors.map((e) => redact(e));
+  write('certify: usage error:\n');
+  for (const r of reasons) write(`  - ${r}\n`);
+  write('Run `npx inventory-conformance certify --help` for the variables (`npm run certify -- --help` in a clone).\n');
+  ctx.stop = { exitCode: EXIT.usage, reasons };
+}
+
+/** The run's voice: the target's keys, the redaction of all of them, and a `say` that redacts. */
+export function voiceOf(targetEnv: Record<string, string | undefined>, write: (text: string) => void): RunVoice {
+  const secrets = secretsFromEnv(targetEnv);
+  const redact = redactorFor(secrets);
+  return { secrets, redact, say: (text) => write(redact(text)) };
+}
+
+/** Step "resolve the target": `BASE_URL`, or the bundled reference server; one that does not start is harness trouble (exit 5). Names the target. */
+export async function resolveTarget(ctx: RunContext): Promise<void> {
+  const run = need(ctx.run, 'the prepared run');
+  try {
+    ctx.target = await startTargetOf(run.config, ctx.options.env);
+  } catch (error) {
+    const reason = `could not start the bundled reference server: ${(error as Error).message}`;
+    ctx.options.write(`certify: ${reason}\n`);
+    ctx.stop = { exitCode: EXIT.harness, reasons: [reason] };
+    return;
+  }
+  const target = ctx.target;
+  ctx.voice = voiceOf(target.env, ctx.options.write);
+  const ref = target.reference;
+  ctx.voice.say(
+    `certify: target ${target.env.BASE_URL}${target.env.API_URL ? ` (messages: ${target.env.API_URL})` : ''}` +
+      (ref
+        ? ` — bundled reference server, minute window ${ref.settings.minuteWindowMs / 1000} s, ban ${ref.settings.banMs / 1000} s\n`
+        : '\n'),
+  );
+}
+
+/** Step "preflight": one request without a key; unreachable, TLS not verified, a redirect or not this API stops the run (exit 3), a signal with 130/143. Then says what the run is about to do. */
+export async function preflight(ctx: RunContext): Promise<void> {
+  const run = need(ctx.run, 'the prepared run');
+  const target = need(ctx.target, 'the target');
+  const { say, redact } = need(ctx.voice, "the run's voice");
+  const { signal } = ctx.options;
+  const pre = await preflightTarget(
+    { baseUrl: target.env.BASE_URL!, ...(target.env.API_URL ? { apiUrl: target.env.API_URL } : {}) },
+    { timeoutMs: Math.min(run.settings.REQUEST_TIMEOUT_MS, 10_000), insecure: run.settings.INSECURE_TLS, ...(signal ? { signal } : {}) },
+  );
+  if (!pre.ok) {
+    const reason = `${pre.interrupted ? '' : 'preflight failed: '}${pre.line}`;
+    say(`certify: ${reason}\n`);
+    ctx.stop = { exitCode: pre.interrupted ? interruptedExit(signal) : PREFLIGHT_EXIT, reasons: [redact(reason)] };
+    return;
+  }
+  for (const line of pre.lines) say(`certify: ${line}\n`);
+  say(
+    `certify: profile ${run.config.profile}; phases ${run.phases.join(' → ')}; keys given: ` +
+      `${SECRET_VARIABLES.filter((n) => target.env[n]).join(', ') || 'none'}; reports in ${run.reportsDir}\n`,
+  );
+  for (const note of run.config.notes) say(`certify: note: ${note}\n`);
+}
+
+/** Step "start the pacer": one run-wide pacer for every phase; the environment every child gets (the pacer, the profile, the reports folder, the journal). */
+export async function startPacer(ctx: RunContext): Promise<void> {
+  const run = need(ctx.run, 'the prepared run');
+  const target = need(ctx.target, 'the target');
+  ctx.pacer = await startRunPacer({ maxRetryAfterS: run.settings.MAX_RETRY_AFTER_S, workers: run.settings.WORKERS });
+  ctx.childEnv = {
+    ...target.env,
+    ...ctx.pacer.env,
+    CONFORMANCE_PROFILE: run.config.profile,
+    REPORTS_DIR: run.reportsDir,
+    CERTIFY_JOURNAL_FILE: path.join(run.reportsDir, ctx.journalFile),
+  };
+}
+
+/** Step "repair first": what an earlier run left open in the journal is put back before anything else is sent. */
+export async function repairFirst(ctx: RunContext): Promise<void> {
+  const run = need(ctx.run, 'the prepared run');
+  const repaired = await repairJournal(
+    run.reportsDir,
+    ctx.journalFile,
+    need(ctx.childEnv, "the children's environment"),
+    need(ctx.voice, "the run's voice").say,
+  );
+  ctx.journal = { ...ctx.journal, repair: repaired.outcome, requests: ctx.journal.requests + repaired.requests };
+}
+
+/** Step "list what is left out": each check of a phase the profile does not run becomes not certified. */
+export async function listLeftOut(ctx: RunContext): Promise<void> {
+  const run = need(ctx.run, 'the prepared run');
+  const childEnv = need(ctx.childEnv, "the children's environment");
+  const voice = need(ctx.voice, "the run's voice");
+  const list = (ps: readonly string[]) => listPhases([...ps], run.configFile, childEnv, voice.redact, path.join(run.workDir, 'list.json'));
+  const leftOut = await listLeftOutPhases(run.leftOutPhases, run.config.profile, list);
+  for (const line of leftOut.lines) voice.say(line);
+  ctx.notRun = leftOut.notRun;
+  ctx.runErrors.push(...leftOut.runErrors);
+}
+
+/** Step "run the phases": one Playwright child per phase; a signal starts no further phase. */
+export async function runPhases(ctx: RunContext): Promise<void> {
+  const pacer = need(ctx.pacer, 'the pacer');
+  const ran = await runAllPhases(
+    need(ctx.run, 'the prepared run'),
+    need(ctx.childEnv, "the children's environment"),
+    need(ctx.voice, "the run's voice"),
+    () => pacer.progress(),
+    ctx.options.signal,
+  );
+  ctx.results = ran.results;
+  ctx.runErrors.push(...ran.runErrors);
+}
+
+/** Step "settle the journal": what a check left open is tried once more (skipped after a signal: the next run repairs first). */
+export async function settleJournal(ctx: RunContext): Promise<void> {
+  const run = need(ctx.run, 'the prepared run');
+  const settled = await settleOwn(
+    run.reportsDir,
+    ctx.journalFile,
+    need(ctx.childEnv, "the children's environment"),
+    need(ctx.voice, "the run's voice").say,
+  );
+  ctx.journal = { ...ctx.journal, end: settled.outcome, requests: ctx.journal.requests + settled.requests };
+}
+
+/** Step "merge": the phases' blobs into the HTML report, junit.xml and results.json; load.json. */
+export async function merge(ctx: RunContext): Promise<void> {
+  const voice = need(ctx.voice, "the run's voice");
+  ctx.merged = await mergeRun(need(ctx.run, 'the prepared run'), ctx.options.env, voice.redact, voice.say);
+}
+
+/** Step "scan secrets": every file of the reports folder for every form of every key; with the keys the redacting reporter caught, an input of the verdict. */
+export function scanSecrets(ctx: RunContext): void {
+  const run = need(ctx.run, 'the prepared run');
+  const { secrets, say } = need(ctx.voice, "the run's voice");
+  const scan = scanFolder([run.reportsDir], secrets, process.cwd(), run.folder.owns);
+  say(
+    `certify: secret scan of ${scan.filesScanned} files: ${scan.findings.length ? `${scan.findings.length} finding(s)` : 'no key found'}\n`,
+  );
+  for (const x of scan.findings) say(`  ✗ ${x}\n`);
+  ctx.secretFindings = [...need(ctx.merged, 'the merge').redactions.leaks, ...scan.findings];
+}
+
+/** The verdict's input from the context (a replay: only the requirements its case evidences). */
+export function verdictInputOf(ctx: RunContext): VerdictInput {
+  const run = need(ctx.run, 'the prepared run');
+  const merged = need(ctx.merged, 'the merge');
+  const { signal } = ctx.options;
+  const input = verdictInputFor({
+    allPhases: PHASES,
+    phases: run.phases,
+    leftOutPhases: run.leftOutPhases,
+    results: ctx.results,
+    notRun: ctx.notRun,
+    tests: merged.tests,
+    ledger: run.ledger,
+    gate: run.gate,
+    replaying: run.replaying,
+    profile: run.config.profile,
+    target: need(ctx.target, 'the target').description,
+    generatedAt: merged.generatedAt,
+    runErrors: [...run.runErrors, ...ctx.runErrors, ...merged.runErrors],
+    redact: need(ctx.voice, "the run's voice").redact,
+    ...(signal?.aborted ? { interrupted: { signal: String(signal.reason ?? 'SIGINT'), exitCode: interruptedExit(signal) } } : {}),
+  });
+  // The journal: pets left changed (a run-level problem), and pets its end-of-run repair put back.
+  const problem = journalProblem(ctx.journal);
+  if (problem) input.problems = [...(input.problems ?? []), problem];
+  if (ctx.journal.end.restored.length) input.restoredAfter = ctx.journal.end.restored.map((p) => p.petId);
+  return { ...input, secretFindings: need(ctx.secretFindings, 'the secret scan') };
+}
+
+/** Step "judge": the verdict and its gate, once, after the secret scan (a key found fails the run). */
+export function judge(ctx: RunContext): void {
+  const extra = { ...(ctx.pacing ? { pacing: ctx.pacing } : {}), journal: ctx.journal };
+  // The report as conformance.json states it (redacted): the CLI prints it, the certificate is written from it.
+  ctx.report = redactReport(judgeReport(verdictInputOf(ctx), extra), need(ctx.voice, "the run's voice").redact);
+}
+
+/** Step "write the reports": conformance.json and .md, evidence.har (the exchanges behind each requirement), junit.xml stating the gate; each text redacted. */
+export function writeArtifacts(ctx: RunContext): void {
+  const run = need(ctx.run, 'the prepared run');
+  const report = need(ctx.report, 'the verdict');
+  const { redact } = need(ctx.voice, "the run's voice");
+  writeReportFiles(report, run.reportsDir, redact);
+  writeEvidenceHar(run.reportsDir, report, need(ctx.merged, 'the merge').tests, redact);
+  gateJunitFile(report, run.reportsDir, redact);
+}
+
+/** Step "certificate": written from the report (never for a replay: it judges one case, not the spec); then the reports folder's manifest is closed. */
+export function certificate(ctx: RunContext): void {
+  const run = need(ctx.run, 'the prepared run');
+  const { say, redact } = need(ctx.voice, "the run's voice");
+  if (!run.replaying) {
+    const previous = run.gate.previous;
+    ctx.certificate = certificateStep({
+      report: need(ctx.report, 'the verdict'),
+      reportsDir: run.reportsDir,
+      env: ctx.options.env,
+      write: say,
+      redact,
+      ...(previous ? { previous } : {}),
+    });
+  }
+  run.folder.finish();
+}
+
+/** Step "print": the console summary and the verdict line. */
+export function print(ctx: RunContext): void {
+  const run = need(ctx.run, 'the prepared run');
+  const otherReports = [
+    'conformance.json',
+    'html/index.html',
+    'junit.xml',
+    'results.json',
+    'evidence.har',
+    ...(need(ctx.merged, 'the merge').loadWritten ? ['load.json'] : []),
+  ];
+  printSummary(need(ctx.report, 'the verdict'), need(ctx.voice, "the run's voice").say, {
+    reportsFile: path.join(run.reportsDir, 'conformance.md'),
+    otherReports,
+    seconds: (Date.now() - ctx.started) / 1000,
+  });
+}

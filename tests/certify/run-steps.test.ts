@@ -1,0 +1,256 @@
+import { test, expect } from '@playwright/test';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { STEPS } from '../../certify/run.ts';
+import { closeTarget, newContext, runSteps, type RunContext, type Step } from '../../certify/steps/context.ts';
+import {
+  certificate,
+  judge,
+  listLeftOut,
+  prepare,
+  preflight,
+  print,
+  repairFirst,
+  scanSecrets,
+  settleJournal,
+  startPacer,
+  voiceOf,
+  writeArtifacts,
+} from '../../certify/steps/named.ts';
+import { prepareRun, type PreparedRun } from '../../certify/steps/prepare.ts';
+import { describeTarget, type ResolvedTarget } from '../../certify/steps/resolve-target.ts';
+import type { MergedRun } from '../../certify/steps/merge.ts';
+import { EXIT } from '../../core/exit-codes.ts';
+import { findNeedle, secretNeedles } from '../../core/secrets.ts';
+
+/** certify's run as a list of named steps over one context (certify/run.ts, certify/steps/context.ts, certify/steps/named.ts). */
+
+const KEY = 'ik_run_steps_5e6f7a8b9c0d1e2f';
+
+function tempDir(): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), 'certify-run-steps-'));
+}
+
+/** A context past "resolve the target": a prepared run in `dir`, a target that records its close, the run's voice. */
+function contextIn(
+  dir: string,
+  env: Record<string, string> = {},
+  signal?: AbortSignal,
+): { ctx: RunContext; out: () => string; closed: string[] } {
+  let said = '';
+  const closed: string[] = [];
+  const options = {
+    env: { REPORTS_DIR: path.join(dir, 'reports'), BASE_URL: 'http://127.0.0.1:1/v1', API_KEY: KEY, ...env },
+    write: (t: string) => (said += t),
+    onlyPhases: ['functional' as const],
+    ...(signal ? { signal } : {}),
+  };
+  const prepared = prepareRun(options);
+  if (!prepared.ok) throw new Error(prepared.errors.join('; '));
+  const ctx = newContext(options);
+  ctx.run = prepared.run;
+  const targetEnv = { ...options.env };
+  const target: ResolvedTarget = {
+    env: targetEnv,
+    description: describeTarget('full', targetEnv),
+    close: async () => void closed.push('target'),
+  };
+  ctx.target = target;
+  ctx.voice = voiceOf(targetEnv, options.write);
+  return { ctx, out: () => said, closed };
+}
+
+const merged = (tests: MergedRun['tests'] = []): MergedRun => ({
+  tests,
+  runErrors: [],
+  generatedAt: '2026-11-25T00:00:00.000Z',
+  loadWritten: false,
+  redactions: { leaks: [], inMemory: 0 },
+});
+
+test('STEPS: the run is one visible list of named steps; judged once, after the secret scan; written, certified and printed after it', () => {
+  const names = STEPS.map((s) => s.name);
+  expect(names).toEqual([
+    'prepare',
+    'resolve the target',
+    'preflight',
+    'start the pacer',
+    'repair first',
+    'list what is left out',
+    'run the phases',
+    'settle the journal',
+    'close the pacer and the target',
+    'merge',
+    'scan secrets',
+    'judge',
+    'write the reports',
+    'certificate',
+    'print',
+  ]);
+  expect(names.filter((n) => n === 'judge')).toHaveLength(1);
+  expect(names.indexOf('scan secrets')).toBeLessThan(names.indexOf('judge'));
+  expect(names.indexOf('judge')).toBeLessThan(names.indexOf('write the reports'));
+  expect(
+    STEPS.filter((s) => s.whenStopped === 'skip').map((s) => s.name),
+    'after a signal only the journal is left to the next run',
+  ).toEqual(['settle the journal']);
+});
+
+test('run loop: a step that stops ends the run, the prepared run is given up, and the pacer and target are closed', async () => {
+  const dir = tempDir();
+  try {
+    const { ctx, closed } = contextIn(dir);
+    ctx.pacer = {
+      env: { CONFORMANCE_PACER_URL: 'http://127.0.0.1:1' },
+      progress: () => ({ requests: 0, refused: 0, waits: 0 }),
+      close: async () => (closed.push('pacer'), []),
+    };
+    const ran: string[] = [];
+    const steps: Step[] = [
+      { name: 'a', run: () => void ran.push('a') },
+      { name: 'b', run: (c) => void (ran.push('b'), (c.stop = { exitCode: EXIT.unreachable, reasons: ['down'] })) },
+      { name: 'c', run: () => void ran.push('c') },
+    ];
+    await runSteps(steps, ctx);
+    expect(ran).toEqual(['a', 'b']);
+    expect(ctx.stop).toEqual({ exitCode: EXIT.unreachable, reasons: ['down'] });
+    expect(closed).toEqual(['pacer', 'target']);
+    expect(ctx.pacing).toEqual([]);
+    expect(fs.existsSync(ctx.run!.workDir), 'the scratch folder is removed').toBe(false);
+    await closeTarget(ctx);
+    expect(closed, 'closed once').toEqual(['pacer', 'target']);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('run loop: a step that throws still closes the target; after a signal a step marked skip is passed over, the others run', async () => {
+  const dir = tempDir();
+  try {
+    const { ctx, closed } = contextIn(dir);
+    await expect(
+      runSteps(
+        [
+          {
+            name: 'boom',
+            run: () => {
+              throw new Error('boom');
+            },
+          },
+        ],
+        ctx,
+      ),
+    ).rejects.toThrow('boom');
+    expect(closed).toEqual(['target']);
+
+    const controller = new AbortController();
+    controller.abort('SIGTERM');
+    const stopped = contextIn(dir, {}, controller.signal);
+    const ran: string[] = [];
+    await runSteps(
+      [
+        { name: 'a', run: () => void ran.push('a') },
+        { name: 'settle', run: () => void ran.push('settle'), whenStopped: 'skip' },
+        { name: 'judge', run: () => void ran.push('judge') },
+      ],
+      stopped.ctx,
+    );
+    expect(ran).toEqual(['a', 'judge']);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('prepare: a usage error stops the run with exit 2 and the reasons, no key in them, nothing written', () => {
+  const dir = tempDir();
+  try {
+    let out = '';
+    const ctx = newContext({
+      env: { BASE_URL: `https://user:${KEY}@example.test/v1`, REPORTS_DIR: path.join(dir, 'r') },
+      write: (t) => (out += t),
+    });
+    prepare(ctx);
+    expect(ctx.stop?.exitCode).toBe(EXIT.usage);
+    expect(ctx.stop?.reasons.join('\n')).toMatch(/BASE_URL must not carry credentials/);
+    expect(secretNeedles([{ name: 'API_KEY', value: KEY }]).flatMap((n) => findNeedle(out + ctx.stop!.reasons.join('\n'), n))).toEqual([]);
+    expect(ctx.run).toBeUndefined();
+    expect(fs.readdirSync(dir)).toEqual([]);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('preflight: an unreachable target stops the run with exit 3 and one reason; a signal stops it with 143 for SIGTERM', async () => {
+  const dir = tempDir();
+  try {
+    const { ctx, out } = contextIn(dir);
+    await preflight(ctx);
+    expect(ctx.stop?.exitCode).toBe(EXIT.unreachable);
+    expect(ctx.stop?.reasons).toEqual([expect.stringMatching(/^preflight failed: /)]);
+    expect(out()).toContain('certify: preflight failed: ');
+
+    const controller = new AbortController();
+    controller.abort('SIGTERM');
+    const stopped = contextIn(dir, {}, controller.signal);
+    await preflight(stopped.ctx);
+    expect(stopped.ctx.stop?.exitCode).toBe(143);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('scan secrets, judge, write, certificate, print: a key found in a report is an input of the verdict, which does not pass', () => {
+  const dir = tempDir();
+  try {
+    const { ctx, out } = contextIn(dir);
+    const run = ctx.run as PreparedRun;
+    ctx.merged = merged();
+    fs.writeFileSync(path.join(run.reportsDir, 'results.json'), JSON.stringify({ header: `Bearer ${KEY}` }));
+    scanSecrets(ctx);
+    expect(ctx.secretFindings).toHaveLength(1);
+    expect(out()).toMatch(/secret scan of \d+ files: 1 finding\(s\)/);
+    judge(ctx);
+    expect(ctx.report?.problems.map((p) => p.kind)).toContain('secret-in-artifact');
+    expect(ctx.report?.gate.exitCode).not.toBe(EXIT.pass);
+    expect(ctx.report?.journal, 'the journal goes into the report').toEqual(ctx.journal);
+    writeArtifacts(ctx);
+    const written = JSON.parse(fs.readFileSync(path.join(run.reportsDir, 'conformance.json'), 'utf8'));
+    expect(written, 'the report returned is conformance.json as written').toEqual(ctx.report);
+    expect(fs.existsSync(path.join(run.reportsDir, 'evidence.har'))).toBe(true);
+    certificate(ctx);
+    expect(ctx.certificate?.gate).toEqual(ctx.report?.gate);
+    print(ctx);
+    expect(out()).toContain(`, exit ${ctx.report?.gate.exitCode} — `);
+    const files = fs
+      .readdirSync(run.reportsDir, { recursive: true })
+      .map(String)
+      .filter((f) => fs.statSync(path.join(run.reportsDir, f)).isFile());
+    for (const f of files) expect(fs.readFileSync(path.join(run.reportsDir, f), 'latin1').includes(KEY), f).toBe(false);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('start the pacer, repair first, list what is left out, settle the journal, close: each extends the context; nothing open is nothing sent', async () => {
+  const dir = tempDir();
+  try {
+    const { ctx, closed } = contextIn(dir);
+    await startPacer(ctx);
+    expect(ctx.childEnv?.CONFORMANCE_PACER_URL).toMatch(/^http:\/\/127\.0\.0\.1:\d+/);
+    expect(ctx.childEnv?.CERTIFY_JOURNAL_FILE).toBe(path.join(ctx.run!.reportsDir, ctx.journalFile));
+    expect(ctx.childEnv?.REPORTS_DIR).toBe(ctx.run!.reportsDir);
+    await repairFirst(ctx);
+    expect(ctx.journal.requests, 'no journal left open: nothing is sent').toBe(0);
+    await listLeftOut(ctx);
+    expect(ctx.notRun, 'the profile leaves nothing out').toEqual([]);
+    await settleJournal(ctx);
+    expect(ctx.journal).toMatchObject({ file: ctx.journalFile, requests: 0 });
+    await closeTarget(ctx);
+    expect(ctx.pacer).toBeUndefined();
+    expect(ctx.pacing, "the pacer's report is kept").toEqual([]);
+    expect(closed).toEqual(['target']);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
