@@ -48,12 +48,14 @@ function phasesOfRequirements(): { byId: Map<string, string[]>; order: string[];
 }
 
 /**
- * Phases whose tests are independent of one another (fully parallel, each in any worker, in any
- * order): a test run alone there behaves as it does among the others. A fault limited to such a
- * phase runs only the tests that evidence its expected ids; a serial phase (rate-limit, load,
- * generated) always runs whole.
+ * Phases whose tests are independent of one another, so a test run alone behaves as it does among
+ * the others: `functional` (fully parallel, each test in any worker, in any order) and `generated`
+ * (one test at a time, each restoring what it changed; its plan of requests comes from the run's
+ * variables, not from the tests selected). A fault limited to such phases runs only the tests that
+ * evidence its expected ids. The rate-limit and load phases always run whole: their checks follow
+ * one another on a key's windows.
  */
-const INDEPENDENT_PHASES: readonly string[] = ['functional'];
+const INDEPENDENT_PHASES: readonly string[] = ['functional', 'generated'];
 
 /**
  * The tests (`file:line` of `suites/`) that evidence `ids` when every phase in `phases` runs its
