@@ -1,7 +1,8 @@
 /**
  * The matrix's launcher for a certify run limited to some phases: `MATRIX_PHASES=functional`
  * (comma-separated) calls certify's own `runCertify` with its `onlyPhases` option ("for tools and
- * tests"); everything else (environment, reports, verdict, secret scan) is certify's. Phases left
+ * tests"), and `MATRIX_TESTS` (comma-separated `file:line` of `suites/`, optional) with its
+ * `onlyTests` option; everything else (environment, reports, verdict, secret scan) is certify's. Phases left
  * out are neither run nor listed, so their requirements fail with "no test result": the matrix
  * never counts such a failure as a catch (see `faults/harness.ts`).
  */
@@ -14,7 +15,13 @@ if (!only.length || unknown.length) {
   process.stdout.write(`certify-phases: MATRIX_PHASES must list some of ${PHASES.join(', ')}; got "${process.env.MATRIX_PHASES ?? ''}"\n`);
   process.exit(2);
 }
-runCertify({ env: process.env, write: (t) => process.stdout.write(t), onlyPhases: only as Phase[] }).then(
+const tests = (process.env.MATRIX_TESTS ?? '').split(',').map((t) => t.trim()).filter(Boolean);
+const badTest = tests.find((t) => !/^[\w./-]+\.spec\.[jt]s:\d+$/.test(t));
+if (badTest) {
+  process.stdout.write(`certify-phases: MATRIX_TESTS must list file:line locations of suites/; got "${badTest}"\n`);
+  process.exit(2);
+}
+runCertify({ env: process.env, write: (t) => process.stdout.write(t), onlyPhases: only as Phase[], ...(tests.length ? { onlyTests: tests } : {}) }).then(
   (code) => {
     process.exitCode = code;
   },

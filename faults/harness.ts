@@ -35,6 +35,11 @@ export interface MatrixCase {
    * default: all of them, through `cli/bin.mjs certify` exactly as a user runs it.
    */
   phases?: string[];
+  /**
+   * Run only these tests of its phases (`file:line` of `suites/`, through certify's `onlyTests`);
+   * only with `phases`. Default: every test of the phases.
+   */
+  tests?: string[];
   /** Extra environment for this case's certify run (wins over `RunCaseOptions.env`). */
   env?: Record<string, string>;
   /** Where the faulty deployment serves the inventory instead of `/v1`; `BASE_URL` is the proxy plus this path. */
@@ -130,6 +135,7 @@ export async function certifyCase(c: MatrixCase, t: CaseTarget, options: RunCase
     ...c.env,
   };
   if (c.phases) env.MATRIX_PHASES = c.phases.join(',');
+  if (c.phases && c.tests?.length) env.MATRIX_TESTS = c.tests.join(',');
   const argv = c.phases ? [TSX_CLI, path.join(REPO_ROOT, 'faults', 'certify-phases.ts')] : CERTIFY_CLI;
   const { code, output } = await spawnCertify(argv, env, options.timeoutMs ?? 240_000);
   const outcome: CaseOutcome = {
@@ -165,7 +171,7 @@ function readReport(report: ConformanceJson, outcome: CaseOutcome): void {
 }
 
 /** Variables of the conformance run or of an enclosing Playwright run are never inherited (`inheritedEnv`). */
-const NOT_INHERITED = /^(MATRIX_PHASES|BASE_URL|API_URL|API_KEY|API_PLAN|RATE_LIMIT_KEY|RATE_LIMIT_PLAN|LOAD_KEY|MISSING_PET_ID|CONFORMANCE_PROFILE|REPORTS_DIR|WORKERS|CERTIFY_.*|TEST_.*|PW_.*|PLAYWRIGHT_.*)$/;
+const NOT_INHERITED = /^(MATRIX_PHASES|MATRIX_TESTS|BASE_URL|API_URL|API_KEY|API_PLAN|RATE_LIMIT_KEY|RATE_LIMIT_PLAN|LOAD_KEY|MISSING_PET_ID|CONFORMANCE_PROFILE|REPORTS_DIR|WORKERS|CERTIFY_.*|TEST_.*|PW_.*|PLAYWRIGHT_.*)$/;
 
 export function inheritedEnv(): Record<string, string | undefined> {
   return Object.fromEntries(Object.entries(process.env).filter(([k]) => !NOT_INHERITED.test(k)));

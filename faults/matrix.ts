@@ -1,7 +1,8 @@
 import { faults } from './catalogue/index.ts';
 import { variants } from './variants.ts';
 import type { MatrixCase } from './harness.ts';
-import { listSuites, phasesByRequirement } from '../core/ledger.ts';
+import { listSuites, phasesByRequirement, type ListedTest } from '../core/ledger.ts';
+import { requirementIds } from '../core/results.ts';
 
 /**
  * The cases of the fault matrix, in the order the meta-test runs them: the unmodified reference
@@ -36,14 +37,39 @@ export const MATRIX_ENV: Record<string, string> = {
  * Each requirement's certify phases, derived from where its tests live (the Playwright projects of
  * the root config, `listSuites` in core/ledger.ts): listed once per process, on first use.
  */
-let requirementPhases: { byId: Map<string, string[]>; order: string[] } | undefined;
-function phasesOfRequirements(): { byId: Map<string, string[]>; order: string[] } {
+let requirementPhases: { byId: Map<string, string[]>; order: string[]; tests: ListedTest[] } | undefined;
+function phasesOfRequirements(): { byId: Map<string, string[]>; order: string[]; tests: ListedTest[] } {
   if (!requirementPhases) {
     const { tests, projects, errors } = listSuites();
     if (errors.length) throw new Error(`the conformance suites do not load: ${JSON.stringify(errors).slice(0, 500)}`);
-    requirementPhases = { byId: phasesByRequirement(tests, projects), order: projects };
+    requirementPhases = { byId: phasesByRequirement(tests, projects), order: projects, tests };
   }
   return requirementPhases;
+}
+
+/**
+ * Phases whose tests are independent of one another, so a test run alone behaves as it does among
+ * the others: `functional` (fully parallel, each test in any worker, in any order) and `generated`
+ * (one test at a time, each restoring what it changed; its plan of requests comes from the run's
+ * variables, not from the tests selected). A fault limited to such phases runs only the tests that
+ * evidence its expected ids. The rate-limit and load phases always run whole: their checks follow
+ * one another on a key's windows.
+ */
+const INDEPENDENT_PHASES: readonly string[] = ['functional', 'generated'];
+
+/**
+ * The tests (`file:line` of `suites/`) that evidence `ids` when every phase in `phases` runs its
+ * tests independently; undefined otherwise (the phases run whole). Tests generated in one loop share
+ * a line: the location runs them all. The other requirements of the phase go without a test
+ * result, which the matrix never counts as a catch (`caseHolds`).
+ */
+export function testsFor(ids: readonly string[], phases: readonly string[], tests: readonly ListedTest[] = phasesOfRequirements().tests): string[] | undefined {
+  if (!phases.length || !phases.every((p) => INDEPENDENT_PHASES.includes(p))) return undefined;
+  const wanted = new Set(ids);
+  const locations = tests
+    .filter((t) => t.file && t.line && (t.projects ?? []).some((p) => phases.includes(p)) && requirementIds(t).some((id) => wanted.has(id)))
+    .map((t) => `${t.file}:${t.line}`);
+  return locations.length ? [...new Set(locations)] : undefined;
 }
 
 /**
@@ -81,12 +107,19 @@ export function caseHolds(c: Pick<NamedCase, 'kind' | 'expect' | 'phases'>, out:
 /** A fault run uses one Playwright worker per phase: each failing check restarts a worker anyway. */
 export const FAULT_ENV: Record<string, string> = { WORKERS: '1' };
 
+/** A fault's `tests` (the tests that evidence its expected ids), when its phases allow it. */
+function testsOption(expect: readonly string[]): { tests?: string[] } {
+  const tests = testsFor(expect, phasesFor(expect));
+  return tests ? { tests } : {};
+}
+
 /** The cases; extended faults only with `extended` (default: `MATRIX_EXTENDED=1`). */
 export function matrixCases(extended = process.env.MATRIX_EXTENDED === '1'): NamedCase[] {
   return [
     { kind: 'baseline', name: 'baseline', id: 'baseline', expect: [] },
     ...faults.filter((f) => extended || !f.extended).map((f): NamedCase => ({
       kind: 'fault', name: f.name, id: `fault:${f.name}`, expect: f.expect, phases: phasesFor(f.expect), env: { ...FAULT_ENV, ...f.env },
+      ...testsOption(f.expect),
       ...(f.misleadsRetryAfter ? { misleadsRetryAfter: true } : {}),
       ...(f.proxy ? { proxy: f.proxy } : {}), ...(f.store ? { store: f.store } : {}), ...(f.upstream ? { upstream: f.upstream } : {}), ...(f.basePath ? { basePath: f.basePath } : {}),
     })),

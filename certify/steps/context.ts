@@ -29,6 +29,11 @@ export interface RunOptions {
   signal?: AbortSignal;
   /** For tools and tests: run only these of the profile's phases (the others are neither run nor listed). */
   onlyPhases?: Phase[];
+  /**
+   * For tools and tests: run only the tests at these locations (`file:line` of `suites/`, as
+   * Playwright's location filter); the phases' other tests are neither run nor listed.
+   */
+  onlyTests?: string[];
 }
 
 /** How the run speaks: every line goes through `say`, which redacts the run's keys. */

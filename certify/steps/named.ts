@@ -26,8 +26,8 @@ import { scanSecrets as scanFolder } from './scan-secrets.ts';
 
 /** Step "prepare": the variables, the reports folder, the gate's inputs, the ledger; a problem is a usage error (exit 2), every key redacted from it. */
 export function prepare(ctx: RunContext): void {
-  const { env, write, onlyPhases, configFile, ledgerFile } = ctx.options;
-  const prepared = prepareRun({ env, onlyPhases, configFile, ledgerFile });
+  const { env, write, onlyPhases, onlyTests, configFile, ledgerFile } = ctx.options;
+  const prepared = prepareRun({ env, onlyPhases, onlyTests, configFile, ledgerFile });
   if (prepared.ok) {
     ctx.run = prepared.run;
     return;

@@ -21,6 +21,8 @@ export interface PrepareOptions {
   env: Env;
   /** Run only these of the profile's phases (the others are neither run nor listed). */
   onlyPhases?: Phase[];
+  /** Run only the tests at these locations (`file:line` of `suites/`); default: every test of the phases. */
+  onlyTests?: string[];
   /** Playwright config of the phases (default: the root `playwright.config.ts`). */
   configFile?: string;
   /** The requirements ledger (default: `suites/requirements.yaml`). */
@@ -33,6 +35,8 @@ export interface PreparedRun {
   settings: SettingValues;
   /** The profile's phases this run runs, in order. */
   phases: Phase[];
+  /** Playwright location filters (`suites/<file>:<line>`) every phase is limited to; empty: no limit. */
+  testFilters: string[];
   /** Phases the profile leaves out: listed, never run. */
   leftOutPhases: Phase[];
   /** A replay (`CONFORMANCE_REPLAY`): judges only the requirements its one case evidences. */
@@ -83,7 +87,8 @@ export function prepareRun(options: PrepareOptions): Prepared {
   return {
     ok: true,
     run: {
-      config, settings, phases, leftOutPhases, replaying, folder, reportsDir, workDir,
+      config, settings, phases, leftOutPhases,
+      testFilters: (options.onlyTests ?? []).map((loc) => path.join('suites', loc)), replaying, folder, reportsDir, workDir,
       blobDir: path.join(reportsDir, 'blob'),
       redactionsDir: path.join(workDir, 'redactions'),
       configFile, gate: gateRead.inputs, ledger, runErrors,

@@ -87,7 +87,7 @@ export async function runPhases(
  * of its own (`phaseFiles`): its output folder, its blob report, its redaction log.
  */
 export function runAllPhases(
-  run: Pick<PreparedRun, 'config' | 'phases' | 'configFile' | 'reportsDir' | 'blobDir' | 'redactionsDir'>,
+  run: Pick<PreparedRun, 'config' | 'phases' | 'configFile' | 'reportsDir' | 'blobDir' | 'redactionsDir'> & Partial<Pick<PreparedRun, 'testFilters'>>,
   childEnv: Record<string, string | undefined>,
   { redact, say }: RunVoice,
   progress: () => { requests: number; refused: number; waits: number },
@@ -106,6 +106,7 @@ export function runAllPhases(
           blobFile: files.blobFile,
           outputDir: files.outputDir,
           ...(config.workers ? { workers: config.workers } : {}),
+          ...(run.testFilters?.length ? { extraArgs: run.testFilters } : {}),
           timeoutS: config.phaseTimeoutS,
           write: say,
           ...(signal ? { signal } : {}),

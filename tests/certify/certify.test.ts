@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import YAML from 'yaml';
+import { EXIT } from '../../core/exit-codes.ts';
 import { loadLedger } from '../../core/ledger.ts';
 import { describeFinding, scanPaths } from '../../certify/secret-scan.ts';
 import { certificateProblems, conformanceProblems } from '../certificate/report-schemas.ts';
@@ -57,20 +58,69 @@ function referenceKeys(): { name: string; value: string }[] {
   return doc.keys.map((k) => ({ name: `reference key "${k.name}"`, value: k.key }));
 }
 
-test('certify against the bundled reference server passes and writes every report, with no key in any file', async () => {
-  test.setTimeout(240_000);
-  const reports = fs.mkdtempSync(path.join(os.tmpdir(), 'certify-e2e-'));
+/** `npm run certify -- <args>` with stdout and stderr apart (`--json` prints the verdict document on stdout). */
+function certifyApart(args: string[], env: Record<string, string>, timeoutMs: number): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('npm', ['run', '--silent', 'certify', '--', ...args], { cwd: ROOT, env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    const timer = setTimeout(() => {
+      child.kill('SIGTERM');
+      reject(new Error(`certify did not finish within ${timeoutMs} ms; output so far:\n${stderr}`));
+    }, timeoutMs);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+/** `inventory-conformance verify <file>`. */
+function verify(file: string): Promise<{ code: number | null; stdout: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [path.join(ROOT, 'cli', 'bin.mjs'), 'verify', file], { cwd: ROOT, env: cleanEnv({}), stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.on('close', (code) => resolve({ code, stdout }));
+  });
+}
+
+// The one full certify run of the bundled reference server in `npm test` (the fault matrix's
+// baseline is another, through its proxy): the command as a user runs it, its reports, its
+// certificate, and the command line's options (--json, --baseline, --write-baseline), together.
+test('certify against the bundled reference server passes, writes every report with no key in any file, prints plain progress, and writes a certificate that verify accepts and that fails once a result is changed', async ({}, testInfo) => {
+  test.setTimeout(300_000);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'certify-e2e-'));
+  const reports = path.join(dir, 'reports');
+  const baseline = path.join(dir, 'baseline.yaml');
+  fs.writeFileSync(baseline, 'knownFailures:\n  - { id: INV-01, reason: listed to see it reported fixed }\n');
   try {
     // Defaults everywhere except the load phase's length and latency threshold: inside `npm test`
     // this run shares 2 cores with other certify runs (the fault matrix), and a saturated machine's
     // p99 says nothing about the pipeline under test. The load engineer's tests cover the defaults.
-    const { code, output } = await certify({ REPORTS_DIR: reports, LOAD_DURATION_S: '2', LOAD_P99_MS: '5000' }, 220_000);
-    const tail = output.split('\n').slice(-60).join('\n');
-    expect(code, `exit status of npm run certify; output:\n${tail}`).toBe(0);
-    expect(output).toMatch(/certify: verdict PASS/);
-    expect(output).toMatch(/^requests sent: [1-9]\d*$/m);
+    const run = await certifyApart(
+      ['--json', '--baseline', baseline, '--write-baseline', path.join(dir, 'written-baseline.yaml')],
+      { REPORTS_DIR: reports, LOAD_DURATION_S: '2', LOAD_P99_MS: '5000' },
+      280_000,
+    );
+    await testInfo.attach('certify output', { body: run.stderr, contentType: 'text/plain' });
+    expect(run.code, `exit status of npm run certify; output:\n${run.stderr.split('\n').slice(-60).join('\n')}`).toBe(EXIT.pass);
+    expect(run.stderr).toMatch(/certify: verdict PASS/);
+    expect(run.stderr).toMatch(/^requests sent: [1-9]\d*$/m);
+    // --json: stdout is the verdict document only; the progress went to stderr, without control characters.
+    const doc = JSON.parse(run.stdout) as { verdict: string; gate: { result: string; exitCode: number; fixedFailures: unknown[] } };
+    expect(doc.verdict).toBe('pass');
+    expect(doc.gate).toMatchObject({ result: 'pass', exitCode: 0 });
+    expect(run.stderr).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f]/);
+    expect(run.stderr).toMatch(/phase 1\/\d+/);
+    expect(run.stderr).toContain('fixed: INV-01 now pass: remove it from the baseline');
+    expect(fs.readFileSync(path.join(dir, 'written-baseline.yaml'), 'utf8')).toContain('knownFailures: []');
+    expect(doc.gate.fixedFailures).toEqual([{ id: 'INV-01', status: 'pass', from: 'baseline' }]);
 
-    for (const file of ['conformance.json', 'conformance.md', 'junit.xml', 'results.json', 'load.json', path.join('html', 'index.html')]) {
+    for (const file of ['conformance.json', 'conformance.md', 'junit.xml', 'results.json', 'load.json', 'certificate.html', path.join('html', 'index.html')]) {
       expect(fs.existsSync(path.join(reports, file)), `${file} is written`).toBe(true);
     }
 
@@ -89,19 +139,31 @@ test('certify against the bundled reference server passes and writes every repor
       else if (req.level === 'must') expect(['pass', 'warn'], `${req.id} (must) against the reference server`).toContain(got!.status);
     }
     expect(report.notCertified).toEqual([]);
-    // Every run's files validate against their schemas (schemas/), and state the same gate.
-    const certificate = JSON.parse(fs.readFileSync(path.join(reports, 'certificate.json'), 'utf8'));
+    // Every run's files validate against their schemas (schemas/), and state the gate --json printed.
+    const certificateFile = path.join(reports, 'certificate.json');
+    const certificate = JSON.parse(fs.readFileSync(certificateFile, 'utf8'));
     expect(conformanceProblems(report)).toEqual([]);
     expect(certificateProblems(certificate)).toEqual([]);
-    expect(report.gate).toMatchObject({ result: 'pass', exitCode: 0 });
+    expect(report.gate).toEqual(doc.gate);
     expect(certificate.results.gate).toEqual(report.gate);
 
     const keys = referenceKeys();
     const scan = scanPaths([reports], keys, reports);
     expect(scan.findings.map(describeFinding), 'no reference key in any report file').toEqual([]);
-    for (const k of keys) expect(output.includes(k.value), `${k.name} is not printed`).toBe(false);
+    for (const k of keys) expect((run.stdout + run.stderr).includes(k.value), `${k.name} is not printed`).toBe(false);
+
+    // The certificate verifies, and no longer does once a recorded result is changed.
+    const ok = await verify(certificateFile);
+    expect(ok.code, ok.stdout).toBe(EXIT.pass);
+    expect(ok.stdout).toContain('is intact');
+    const passing = certificate.results.requirements.find((r: { status: string }) => r.status === 'pass');
+    passing.status = 'fail';
+    fs.writeFileSync(certificateFile, JSON.stringify(certificate, null, 2));
+    const bad = await verify(certificateFile);
+    expect(bad.code, bad.stdout).toBe(EXIT.fail);
+    expect(bad.stdout).toMatch(/✗ results: digest of the recorded results differs/);
   } finally {
-    fs.rmSync(reports, { recursive: true, force: true });
+    fs.rmSync(dir, { recursive: true, force: true });
   }
 });
 

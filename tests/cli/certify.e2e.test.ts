@@ -6,7 +6,6 @@ import { test, expect } from '@playwright/test';
 import { EXIT } from '../../core/exit-codes.ts';
 import { SECRET_VARIABLES } from '../../core/secrets.ts';
 import { SETTINGS } from '../../settings/index.ts';
-import { certificateProblems, conformanceProblems } from '../certificate/report-schemas.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
 const BIN = path.join(ROOT, 'cli', 'bin.mjs');
@@ -24,58 +23,8 @@ function cli(args: string[], env: Record<string, string>): Promise<{ code: numbe
   });
 }
 
-test('cli: certify with no target passes, prints plain progress, writes a certificate that verify accepts and that fails once a result is changed', async ({}, testInfo) => {
-  test.setTimeout(300_000);
-  // Its own folder: test-results/ is cleaned by any other `playwright test` started meanwhile.
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cli-e2e-'));
-  test.info().attachments.push({ name: 'reports folder', contentType: 'text/plain', body: Buffer.from(dir) });
-  const reports = path.join(dir, 'reports');
-  const baseline = path.join(dir, 'baseline.yaml');
-  fs.writeFileSync(baseline, 'knownFailures:\n  - { id: INV-01, reason: listed to see it reported fixed }\n');
-
-  // Defaults but the load's length and latency threshold: inside `npm test` the run shares 2 cores
-  // with other certify runs, and a saturated machine's p99 says nothing about the command line.
-  const run = await cli(['certify', '--json', '--baseline', baseline, '--write-baseline', path.join(dir, 'written-baseline.yaml')], {
-    REPORTS_DIR: reports,
-    LOAD_DURATION_S: '2',
-    LOAD_P99_MS: '5000',
-  });
-  await testInfo.attach('certify output', { body: run.stderr, contentType: 'text/plain' });
-  expect(run.code, run.stderr.slice(-3000)).toBe(EXIT.pass);
-
-  // --json: stdout is the verdict document only; the progress went to stderr, without control characters.
-  const doc = JSON.parse(run.stdout) as { verdict: string; gate: { result: string; exitCode: number; fixedFailures: unknown[] }; requirements: unknown[] };
-  expect(doc.verdict).toBe('pass');
-  expect(doc.gate).toMatchObject({ result: 'pass', exitCode: 0 });
-  // eslint-disable-next-line no-control-regex
-  expect(run.stderr).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f]/);
-  expect(run.stderr).toMatch(/phase 1\/\d+/);
-  expect(run.stderr).toContain('fixed: INV-01 now pass: remove it from the baseline');
-  expect(fs.readFileSync(path.join(dir, 'written-baseline.yaml'), 'utf8')).toContain('knownFailures: []');
-
-  const certificate = path.join(reports, 'certificate.json');
-  expect(fs.existsSync(path.join(reports, 'certificate.html'))).toBe(true);
-  // The files validate against their schemas and state the gate --json printed.
-  const written = JSON.parse(fs.readFileSync(path.join(reports, 'conformance.json'), 'utf8'));
-  expect(conformanceProblems(written)).toEqual([]);
-  expect(written.gate).toEqual(doc.gate);
-  expect(certificateProblems(JSON.parse(fs.readFileSync(certificate, 'utf8')))).toEqual([]);
-  expect(doc.gate.fixedFailures).toEqual([{ id: 'INV-01', status: 'pass', from: 'baseline' }]);
-  expect(fs.existsSync(path.join(reports, 'html', 'index.html'))).toBe(true); // Playwright's report stays
-
-  const ok = await cli(['verify', certificate], {});
-  expect(ok.code, ok.stdout).toBe(EXIT.pass);
-  expect(ok.stdout).toContain('is intact');
-
-  const cert = JSON.parse(fs.readFileSync(certificate, 'utf8'));
-  const req = cert.results.requirements.find((r: { status: string }) => r.status === 'pass');
-  req.status = 'fail';
-  fs.writeFileSync(certificate, JSON.stringify(cert, null, 2));
-  const bad = await cli(['verify', certificate], {});
-  expect(bad.code, bad.stdout).toBe(EXIT.fail);
-  expect(bad.stdout).toMatch(/✗ results: digest of the recorded results differs/);
-  fs.rmSync(dir, { recursive: true, force: true });
-});
+// The full run of `certify` with no target (--json, --baseline, --write-baseline, verify of its
+// certificate) is one test with the other end-to-end checks of that run: tests/certify/certify.test.ts.
 
 test('cli: usage errors exit 2 before anything runs, and never echo a key', async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cli-usage-'));

@@ -5,7 +5,7 @@ import { test, expect } from '@playwright/test';
 import { CATALOGUE_FILES, faults } from '../../faults/catalogue/index.ts';
 import { variants, httpDate } from '../../faults/variants.ts';
 import { REPO_ROOT } from '../../faults/harness.ts';
-import { caseHolds, matrixCases, phasesFor } from '../../faults/matrix.ts';
+import { caseHolds, matrixCases, phasesFor, testsFor } from '../../faults/matrix.ts';
 import { PHASES } from '../../certify/env.ts';
 import { parseHttpDate } from '../../suites/lib/http-date.ts';
 
@@ -122,4 +122,24 @@ test('a fault runs the phases where the tests of its expected ids live (derived 
   expect(phasesFor(['NOPE-01'], known, order)).toEqual([]);
   // Against the real suites: every fault of the catalogue runs at least one phase.
   for (const f of faults) expect(phasesFor(f.expect).length, `${f.name}: the phases of ${f.expect.join(', ')}`).toBeGreaterThan(0);
+});
+
+test('a fault in the functional or generated phase runs only the tests of its expected ids; a rate-limit or load fault runs its phases whole', () => {
+  const tests = [
+    { title: 'AUTH-03 an unknown key yields 401', file: 'auth/bearer.spec.ts', line: 34, projects: ['functional'], annotations: [] },
+    { title: 'AUTH-03 no header yields 401', file: 'auth/bearer.spec.ts', line: 34, projects: ['functional'], annotations: [] },
+    { title: 'ERR-01 the body is an Error', file: 'errors/error-body.spec.ts', line: 17, projects: ['functional'], annotations: [{ type: 'requirement', description: 'ERR-02' }] },
+    { title: 'GEN-01 every case', file: 'generated/cases.spec.ts', line: 53, projects: ['generated'], annotations: [] },
+    { title: 'RL-05 the request past the limit', file: 'rate-limit/retry-after.spec.ts', line: 50, projects: ['rate-limit'], annotations: [] },
+  ];
+  expect(testsFor(['AUTH-03'], ['functional'], tests), 'one location for the tests of one loop').toEqual(['auth/bearer.spec.ts:34']);
+  expect(testsFor(['ERR-02'], ['functional'], tests), 'a requirement named in an annotation').toEqual(['errors/error-body.spec.ts:17']);
+  expect(testsFor(['AUTH-03', 'GEN-01'], ['functional', 'generated'], tests)).toEqual(['auth/bearer.spec.ts:34', 'generated/cases.spec.ts:53']);
+  expect(testsFor(['RL-05'], ['rate-limit'], tests), 'a serial phase runs whole').toBeUndefined();
+  expect(testsFor(['AUTH-03', 'RL-05'], ['functional', 'rate-limit'], tests), 'a fault with a serial phase runs all its phases whole').toBeUndefined();
+  // Against the real suites: every functional or generated fault names tests, each a file:line of suites/.
+  for (const c of matrixCases().filter((m) => m.kind === 'fault' && m.phases?.every((p) => p === 'functional' || p === 'generated'))) {
+    expect(c.tests?.length, `${c.name}: the tests of ${c.expect.join(', ')}`).toBeGreaterThan(0);
+    for (const t of c.tests ?? []) expect(fs.existsSync(path.join(REPO_ROOT, 'suites', t.replace(/:\d+$/, ''))), t).toBe(true);
+  }
 });

@@ -66,7 +66,6 @@ for (const c of HUGE) {
     const ws = workspace();
     let output = '';
     try {
-      const started = Date.now();
       const code = await runCertify({
         env: {
           PATH: process.env.PATH,
@@ -82,10 +81,8 @@ for (const c of HUGE) {
         configFile: ws.config,
         onlyPhases: ['rate-limit', 'generated'],
       });
-      const seconds = (Date.now() - started) / 1000;
       const counts = target.counts();
       expect(code, output.split('\n').slice(-40).join('\n')).toBe(1);
-      expect(seconds, 'no wait: the key is closed at once').toBeLessThan(60);
       expect(counts.early, 'requests on a key before its Retry-After passed').toBe(0);
       // The limit, then the request past it: nothing more, not even a bare key or a lower-case scheme.
       expect(counts.requests.API_KEY).toBe(limit + 1);
@@ -96,7 +93,9 @@ for (const c of HUGE) {
       const auth = report.notCertified.filter((n: { id: string; reason: string }) => /^AUTH-/.test(n.id) && /nothing more is sent on <API_KEY>/.test(n.reason));
       expect(auth.length, 'the bearer checks on the closed key are not certified, with the reason').toBeGreaterThan(0);
       const pacing = report.pacing.find((k: { key: string }) => k.key === '<API_KEY>');
-      expect(pacing).toMatchObject({ earlyRequests: 0, refused: 1 });
+      // No wait: the key is closed at once (the pacer's own record of its holds, not the wall clock,
+      // which a busy runner stretches).
+      expect(pacing).toMatchObject({ earlyRequests: 0, refused: 1, longestWaitS: 0 });
       expect(pacing.notes.join('\n')).toMatch(/nothing more is sent on <API_KEY> for the rest of the run/);
       // No key in any encoding on stdout or in any file (blob and HTML reports included).
       const files = listFiles(ws.reports);
