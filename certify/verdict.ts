@@ -295,15 +295,12 @@ function stoppedAsNotCertified(tests: TestRecord[], signal: string): TestRecord[
   );
 }
 
-/** Computes the conformance report, with its gate. */
-export function computeVerdict(raw: VerdictInput): ConformanceReport {
-  const input = raw.interrupted ? { ...raw, tests: stoppedAsNotCertified(raw.tests, raw.interrupted.signal) } : raw;
-  const known = new Set(input.ledger.map((r) => r.id));
+/** The tests of the run by each ledger requirement they name; the tests that name none in the ledger, and a failed one of them as a run problem. */
+function testsByRequirement(tests: readonly TestRecord[], known: ReadonlySet<string>): { byId: Map<string, TestRecord[]>; unmapped: ConformanceReport['unmapped']; problems: RunProblem[] } {
   const byId = new Map<string, TestRecord[]>();
   const unmapped: ConformanceReport['unmapped'] = [];
   const problems: RunProblem[] = [];
-
-  for (const test of input.tests) {
+  for (const test of tests) {
     const ids = requirementIds(test);
     const mapped = ids.filter((id) => known.has(id));
     for (const id of ids) if (!known.has(id)) {
@@ -323,7 +320,11 @@ export function computeVerdict(raw: VerdictInput): ConformanceReport {
       byId.set(id, list);
     }
   }
+  return { byId, unmapped, problems };
+}
 
+/** One result per ledger requirement from the tests that evidence it, and the requirements not certified. */
+function judgeRequirements(input: VerdictInput, byId: ReadonlyMap<string, TestRecord[]>): { requirements: RequirementResult[]; notCertified: NotCertified[] } {
   const requirements: RequirementResult[] = [];
   const notCertified: NotCertified[] = [];
   for (const req of input.ledger) {
@@ -345,6 +346,33 @@ export function computeVerdict(raw: VerdictInput): ConformanceReport {
     requirements.push(result);
     if (nc) notCertified.push(nc);
   }
+  return { requirements, notCertified };
+}
+
+/** The gate of the judged run (certificate/gate.ts), with the baseline applied when one is given; `interrupted` when a signal stopped the run. */
+function gateOf(input: VerdictInput, judged: { requirements: RequirementResult[]; problems: RunProblem[]; notCertified: NotCertified[] }): { gate: GateResult; baseline: ConformanceReport['baseline'] } {
+  const g = input.gate ?? {};
+  const baseline = g.baseline ? { ...applyBaseline(judged, g.baseline.baseline), file: g.baseline.file, digest: g.baseline.digest } : undefined;
+  const decided = decideGate(judged, { strict: g.strict ?? false, ...(baseline ? { baseline } : {}), ...(g.previous ? { previous: g.previous } : {}) });
+  const gate: GateResult = input.interrupted
+    ? { ...decided, result: 'interrupted', exitCode: input.interrupted.exitCode, reasons: [`stopped by ${input.interrupted.signal}: what ran is reported; what did not end is not certified`, ...decided.reasons] }
+    : decided;
+  return { gate, baseline };
+}
+
+/** Requests the tests sent, per phase (a phase that sent none is left out). */
+function requestsByPhase(tests: readonly TestRecord[]): Record<string, number> {
+  return tests.reduce<Record<string, number>>((acc, t) => {
+    if (t.requests) acc[t.project] = (acc[t.project] ?? 0) + t.requests;
+    return acc;
+  }, {});
+}
+
+/** Computes the conformance report, with its gate. */
+export function computeVerdict(raw: VerdictInput): ConformanceReport {
+  const input = raw.interrupted ? { ...raw, tests: stoppedAsNotCertified(raw.tests, raw.interrupted.signal) } : raw;
+  const { byId, unmapped, problems } = testsByRequirement(input.tests, new Set(input.ledger.map((r) => r.id)));
+  const { requirements, notCertified } = judgeRequirements(input, byId);
 
   for (const e of input.runErrors ?? []) problems.push({ kind: 'run-error', reason: e });
   for (const f of input.secretFindings ?? []) problems.push({ kind: 'secret-in-artifact', reason: f });
@@ -353,13 +381,7 @@ export function computeVerdict(raw: VerdictInput): ConformanceReport {
   const summary: Record<RequirementStatus, number> = { pass: 0, fail: 0, warn: 0, skipped: 0 };
   for (const r of requirements) summary[r.status]++;
 
-  const judged = { requirements, problems, notCertified };
-  const g = input.gate ?? {};
-  const baseline = g.baseline ? { ...applyBaseline(judged, g.baseline.baseline), file: g.baseline.file, digest: g.baseline.digest } : undefined;
-  const decided = decideGate(judged, { strict: g.strict ?? false, ...(baseline ? { baseline } : {}), ...(g.previous ? { previous: g.previous } : {}) });
-  const gate: GateResult = input.interrupted
-    ? { ...decided, result: 'interrupted', exitCode: input.interrupted.exitCode, reasons: [`stopped by ${input.interrupted.signal}: what ran is reported; what did not end is not certified`, ...decided.reasons] }
-    : decided;
+  const { gate, baseline } = gateOf(input, { requirements, problems, notCertified });
   return {
     verdict: gate.result as ConformanceReport['verdict'],
     gate,
@@ -367,10 +389,7 @@ export function computeVerdict(raw: VerdictInput): ConformanceReport {
     target: input.target,
     profile: input.profile,
     requests: input.tests.reduce((n, t) => n + t.requests, 0),
-    requestsByPhase: input.tests.reduce<Record<string, number>>((acc, t) => {
-      if (t.requests) acc[t.project] = (acc[t.project] ?? 0) + t.requests;
-      return acc;
-    }, {}),
+    requestsByPhase: requestsByPhase(input.tests),
     phases: input.phases ?? [],
     generatedAt: input.generatedAt,
     summary,

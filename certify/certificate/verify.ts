@@ -59,22 +59,9 @@ function same(name: string, recorded: string | undefined, actual: string, what: 
     : { name, ok: false, detail: `${what} differs: recorded ${String(recorded).slice(0, 16)}…, now ${actual.slice(0, 16)}…` };
 }
 
-export function verifyCertificate(file: string, options: VerifyOptions): { ok: boolean; checks: VerifyCheck[] } {
+/** The recorded results agree with themselves: the summary counts the statuses, and the gate and verdict follow from them. */
+function resultChecks(cert: Certificate): VerifyCheck[] {
   const checks: VerifyCheck[] = [];
-  let cert: Certificate;
-  try {
-    cert = JSON.parse(fs.readFileSync(file, 'utf8')) as Certificate;
-  } catch (error) {
-    return { ok: false, checks: [{ name: 'read', ok: false, detail: `${file}: ${(error as Error).message}` }] };
-  }
-  if (cert?.format !== CERTIFICATE_FORMAT || !cert.digests || !cert.results) {
-    return { ok: false, checks: [{ name: 'format', ok: false, detail: `not a ${CERTIFICATE_FORMAT} document` }] };
-  }
-  const root = options.root;
-  checks.push(same('results', cert.digests.results, digestOf(cert.results), 'digest of the recorded results'));
-  checks.push(same('certificate', cert.digests.certificate, certificateDigest(cert), 'digest of the whole certificate'));
-
-  // The recorded results must agree with themselves: counts and the gate follow from the statuses.
   const counts: Record<RequirementStatus, number> = { pass: 0, fail: 0, warn: 0, skipped: 0 };
   for (const r of cert.results.requirements) counts[r.status] = (counts[r.status] ?? 0) + 1;
   const summaryOk = (Object.keys(counts) as RequirementStatus[]).every((k) => counts[k] === cert.results.summary[k]);
@@ -98,7 +85,12 @@ export function verifyCertificate(file: string, options: VerifyOptions): { ok: b
   checks.push({ name: 'gate', ok: gateOk, detail: gateOk ? `gate ${gate.result} follows from the recorded results` : `recorded gate ${cert.results.gate.result}, but the recorded results give ${gate.result}` });
   const verdictOk = cert.results.verdict === cert.results.gate.result && cert.results.verdict === gate.result;
   checks.push({ name: 'verdict', ok: verdictOk, detail: verdictOk ? `verdict ${cert.results.verdict} is the gate's result and follows from the statuses` : `recorded verdict ${cert.results.verdict}, but the recorded results give ${gate.result}` });
+  return checks;
+}
 
+/** The checkout at `root` is the one that ran: its ledger, interface, spec digest and suite source match the recorded digests. */
+function checkoutChecks(cert: Certificate, root: string): VerifyCheck[] {
+  const checks: VerifyCheck[] = [];
   const ledgerFile = path.join(root, 'suites', 'requirements.yaml');
   const ledgerText = fs.existsSync(ledgerFile) ? fs.readFileSync(ledgerFile, 'utf8') : '';
   checks.push(same('ledger', cert.digests.ledger, sha256(ledgerText), 'suites/requirements.yaml'));
@@ -118,7 +110,12 @@ export function verifyCertificate(file: string, options: VerifyOptions): { ok: b
       ? `suite source (${Object.keys(manifest).length} files): ${cert.digests.suite.slice(0, 16)}…`
       : `suite source differs from the one that ran: ${changes.slice(0, 8).join(', ')}${changes.length > 8 ? `, … ${changes.length - 8} more` : ''}${changes.length ? '' : 'the recorded manifest does not match its digest'}`,
   });
+  return checks;
+}
 
+/** The report files beside the certificate `file` match their recorded digests (one absent is not checked), and its HTML page renders it. */
+function besideChecks(cert: Certificate, file: string): VerifyCheck[] {
+  const checks: VerifyCheck[] = [];
   const dir = path.dirname(file);
   for (const [name, digest] of Object.entries(cert.artifacts ?? {})) {
     const f = path.join(dir, name);
@@ -130,7 +127,26 @@ export function verifyCertificate(file: string, options: VerifyOptions): { ok: b
     const ok = fs.readFileSync(html, 'utf8') === renderCertificateHtml(cert);
     checks.push({ name: 'html', ok, detail: ok ? 'certificate.html renders the certificate' : 'certificate.html differs from the certificate it should render' });
   }
+  return checks;
+}
 
+/** Every check of the certificate `file` (see the module's comment); `ok` when all pass. */
+export function verifyCertificate(file: string, options: VerifyOptions): { ok: boolean; checks: VerifyCheck[] } {
+  const checks: VerifyCheck[] = [];
+  let cert: Certificate;
+  try {
+    cert = JSON.parse(fs.readFileSync(file, 'utf8')) as Certificate;
+  } catch (error) {
+    return { ok: false, checks: [{ name: 'read', ok: false, detail: `${file}: ${(error as Error).message}` }] };
+  }
+  if (cert?.format !== CERTIFICATE_FORMAT || !cert.digests || !cert.results) {
+    return { ok: false, checks: [{ name: 'format', ok: false, detail: `not a ${CERTIFICATE_FORMAT} document` }] };
+  }
+  checks.push(same('results', cert.digests.results, digestOf(cert.results), 'digest of the recorded results'));
+  checks.push(same('certificate', cert.digests.certificate, certificateDigest(cert), 'digest of the whole certificate'));
+  checks.push(...resultChecks(cert));
+  checks.push(...checkoutChecks(cert, options.root));
+  checks.push(...besideChecks(cert, file));
   const sig = checkSignature(cert, options.publicKeyPem);
   checks.push({ name: 'signature', ok: sig.ok, detail: sig.detail });
   checks.push(checkExpiry(cert, options.now ?? new Date(), options.acceptExpired));

@@ -67,6 +67,66 @@ export function answeringPid(port: number): Promise<number | undefined> {
   });
 }
 
+/** A redis-server just spawned: the process, a promise that rejects when it fails to start, and the start of its log. */
+interface Spawned {
+  proc: ChildProcess;
+  /** Rejects (never resolves) when the process cannot be spawned or exits. */
+  failed: Promise<never>;
+  /** The first few kilobytes of its output. */
+  log: () => string;
+}
+
+/** Spawns `binary` on 127.0.0.1:`port` without persistence, its files in `dir`. */
+function spawnRedis(binary: string, port: number, dir: string): Spawned {
+  const proc = spawn(binary, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--protected-mode', 'yes'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  // Redis logs to stdout (a bind failure too); the first few kilobytes explain a failed start.
+  let log = '';
+  const keep = (c: Buffer) => {
+    if (log.length < 4096) log += c.toString();
+  };
+  proc.stdout!.on('data', keep);
+  proc.stderr!.on('data', keep);
+  const failed = new Promise<never>((_, reject) => {
+    proc.once('error', (error: NodeJS.ErrnoException) =>
+      reject(new Error(`redis-server could not be started (${error.code === 'ENOENT' ? 'not installed' : error.message}): ${INSTALL_HINT}`)),
+    );
+    proc.once('exit', (code) => reject(new Error(`redis-server exited with ${code} at start-up ${log.trim()}: ${INSTALL_HINT}`)));
+  });
+  failed.catch(() => undefined);
+  return { proc, failed, log: () => log };
+}
+
+/**
+ * Waits, 10 s at most, until the spawned server itself answers on `port` (its `INFO` `process_id`).
+ * Throws `PortTaken` when another server holds the port, and the start-up error when it fails.
+ */
+async function awaitOwnAnswer({ proc, failed, log }: Spawned, port: number): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (Date.now() < deadline) {
+    const pid = await Promise.race([answeringPid(port), failed, new Promise<undefined>((r) => setTimeout(() => r(undefined), 200))]).catch(
+      (error: Error) => {
+        // Another server took the port between freePort() and the bind.
+        if (/Address already in use/i.test(log())) throw new PortTaken(port);
+        throw error;
+      },
+    );
+    if (pid === proc.pid) {
+      proc.removeAllListeners('exit');
+      return;
+    }
+    if (pid !== undefined) {
+      // Another redis-server answers on the port: this one cannot bind it (or is about to exit).
+      proc.kill('SIGKILL');
+      throw new PortTaken(port);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  proc.kill('SIGKILL');
+  throw new Error(`redis-server did not answer on port ${port} within 10 s: ${INSTALL_HINT}`);
+}
+
 /** Starts `redis-server` (`binary`, default from PATH); rejects with the install hint when it cannot. */
 export async function startRedisServer(options: { binary?: string; port?: number } = {}): Promise<RedisServer> {
   const binary = options.binary ?? 'redis-server';
@@ -88,46 +148,9 @@ export async function startRedisServer(options: { binary?: string; port?: number
 
   async function launch(): Promise<void> {
     mkdirSync(dir, { recursive: true });
-    const proc = spawn(binary, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--protected-mode', 'yes'], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    child = proc;
-    // Redis logs to stdout (a bind failure too); the first few kilobytes explain a failed start.
-    let log = '';
-    const keep = (c: Buffer) => {
-      if (log.length < 4096) log += c.toString();
-    };
-    proc.stdout!.on('data', keep);
-    proc.stderr!.on('data', keep);
-    const failed = new Promise<never>((_, reject) => {
-      proc.once('error', (error: NodeJS.ErrnoException) =>
-        reject(new Error(`redis-server could not be started (${error.code === 'ENOENT' ? 'not installed' : error.message}): ${INSTALL_HINT}`)),
-      );
-      proc.once('exit', (code) => reject(new Error(`redis-server exited with ${code} at start-up ${log.trim()}: ${INSTALL_HINT}`)));
-    });
-    failed.catch(() => undefined);
-    const deadline = Date.now() + 10_000;
-    while (Date.now() < deadline) {
-      const pid = await Promise.race([answeringPid(port), failed, new Promise<undefined>((r) => setTimeout(() => r(undefined), 200))]).catch(
-        (error: Error) => {
-          // Another server took the port between freePort() and the bind.
-          if (/Address already in use/i.test(log)) throw new PortTaken(port);
-          throw error;
-        },
-      );
-      if (pid === proc.pid) {
-        proc.removeAllListeners('exit');
-        return;
-      }
-      if (pid !== undefined) {
-        // Another redis-server answers on the port: this one cannot bind it (or is about to exit).
-        proc.kill('SIGKILL');
-        throw new PortTaken(port);
-      }
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    proc.kill('SIGKILL');
-    throw new Error(`redis-server did not answer on port ${port} within 10 s: ${INSTALL_HINT}`);
+    const spawned = spawnRedis(binary, port, dir);
+    child = spawned.proc;
+    await awaitOwnAnswer(spawned, port);
   }
 
   async function stop(): Promise<void> {

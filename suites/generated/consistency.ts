@@ -28,6 +28,76 @@ const quantityIn = (res: ApiResponse, id: string): string | undefined => {
   return item === undefined ? undefined : String(item.quantity);
 };
 
+/** The answers of one round: every update, the list sent while they were in flight, the list after. */
+interface RoundAnswers {
+  responses: ApiResponse[];
+  during: ApiResponse;
+  after: ApiResponse;
+}
+
+/** A sender that times each request and records the value it wrote or read in `history`. */
+function timedSender(history: RegisterOp[]) {
+  return async (label: string, kind: 'write' | 'read', send: () => Promise<ApiResponse>, value: (res: ApiResponse) => string | undefined) => {
+    const t0 = performance.now();
+    const res = await send();
+    const t1 = performance.now();
+    const v = value(res);
+    if (v !== undefined) history.push({ kind, value: v, start: t0, end: t1, label });
+    return res;
+  };
+}
+
+/** Sends the concurrent updates of `petId` and a list while they are in flight, then a list on a new connection once every update was acknowledged. */
+async function sendRound(api: ApiClient, petId: string, writes: string[], history: RegisterOp[]): Promise<RoundAnswers> {
+  const timed = timedSender(history);
+  const updates = writes.map((q, i) =>
+    timed(`PATCH #${i + 1}`, 'write', () => api.updateInventory(petId, { quantity: Number(q) }, { evidence: false, headers: { connection: 'close' } }), (res) => (res.status === 200 ? q : undefined)),
+  );
+  const during = timed('GET during the updates', 'read', () => api.listInventory('api', { evidence: false, headers: { connection: 'close' } }), (res) => quantityIn(res, petId));
+  const responses = await Promise.all(updates);
+  const duringRes = await during;
+  const after = await timed('GET on a new connection after every acknowledgement', 'read', () => api.listInventory('api', { evidence: false, headers: { connection: 'close' } }), (res) => quantityIn(res, petId));
+  return { responses, during: duringRes, after };
+}
+
+/** Judges one round as a register: every update answers a written value, no list shows a value nobody wrote, the final value is a write, the history is linearizable. */
+function judgeRound(api: ApiClient, petId: string, initial: number, writes: string[], history: RegisterOp[], answers: RoundAnswers): Finding[] {
+  const findings: Finding[] = [];
+  answers.responses.forEach((res, i) => {
+    if (res.status !== 200) {
+      findings.push(finding(ID, 'update', 'fail', `PATCH #${i + 1} of pet ${petId} was not applied`, '200 with the updated InventoryItem', `${res.status} ${api.redact(res.text).slice(0, 160)}`));
+      return;
+    }
+    const body = res.json as Item | undefined;
+    const answered = String(body?.quantity);
+    if (!writes.includes(answered)) findings.push(finding(ID, 'answer', 'fail', `PATCH #${i + 1} of pet ${petId} answered a value nobody wrote`, `one of ${writes.join(', ')}`, answered));
+  });
+  const seenDuring = quantityIn(answers.during, petId);
+  if (seenDuring !== undefined && seenDuring !== String(initial) && !writes.includes(seenDuring)) {
+    findings.push(finding(ID, 'list', 'fail', `a list during the updates showed pet ${petId} with a value nobody wrote`, `${initial} or one of ${writes.join(', ')}`, seenDuring));
+  }
+  const final = quantityIn(answers.after, petId);
+  if (final === undefined || !writes.includes(final)) {
+    findings.push(finding(ID, 'final', 'fail', `after every update was acknowledged, a list on another connection shows pet ${petId} with a value that is not one of the writes`, `one of ${writes.join(', ')}`, final ?? 'pet missing'));
+  }
+  if (!findings.length) {
+    const result = checkRegister(String(initial), history);
+    if (!result.linearizable) findings.push(finding(ID, 'linearizability', 'fail', `the history of pet ${petId} is not linearizable`, 'one order of the operations that respects real time and the register', result.reason ?? ''));
+  }
+  return findings;
+}
+
+/** Writes `initial` back to the pet and verifies it through the list; closes the journal entry when it holds, else a finding. */
+async function restorePet(api: ApiClient, petId: string, initial: number, journaled: string | undefined): Promise<Finding[]> {
+  const restored = await api.updateInventory(petId, { quantity: initial }, { evidence: false });
+  const check = (await api.inventory(ID)).find((e) => e.id === petId);
+  if (restored.status === 200 && check?.quantity === initial && journaled) api.journal?.done([journaled], 'restored', `${ID} (restore)`);
+  if (restored.status !== 200 || check?.quantity !== initial) {
+    return [finding(ID, 'restore', 'fail', `pet ${petId} was not restored`, `quantity ${initial}`, `PATCH ${restored.status}, list shows ${check?.quantity ?? 'pet missing'}`)];
+  }
+  return [];
+}
+
 /** Runs one round on the pet the list shows first among ids beyond 2^53 (else the first). */
 export async function runConsistency(api: ApiClient, writers: number, seed: number): Promise<ConsistencyRun> {
   const start = api.requests;
@@ -39,51 +109,11 @@ export async function runConsistency(api: ApiClient, writers: number, seed: numb
   const journaled = api.journal?.change(pet.id, String(initial), ID);
   const writes = Array.from({ length: writers }, (_, i) => String(initial + 101 + i * 7 + (seed % 5)));
   const history: RegisterOp[] = [];
-  const timed = async (label: string, kind: 'write' | 'read', send: () => Promise<ApiResponse>, value: (res: ApiResponse) => string | undefined) => {
-    const t0 = performance.now();
-    const res = await send();
-    const t1 = performance.now();
-    const v = value(res);
-    if (v !== undefined) history.push({ kind, value: v, start: t0, end: t1, label });
-    return res;
-  };
   try {
-    const updates = writes.map((q, i) =>
-      timed(`PATCH #${i + 1}`, 'write', () => api.updateInventory(pet.id, { quantity: Number(q) }, { evidence: false, headers: { connection: 'close' } }), (res) => (res.status === 200 ? q : undefined)),
-    );
-    const during = timed('GET during the updates', 'read', () => api.listInventory('api', { evidence: false, headers: { connection: 'close' } }), (res) => quantityIn(res, pet.id));
-    const responses = await Promise.all(updates);
-    const duringRes = await during;
-    const after = await timed('GET on a new connection after every acknowledgement', 'read', () => api.listInventory('api', { evidence: false, headers: { connection: 'close' } }), (res) => quantityIn(res, pet.id));
-
-    responses.forEach((res, i) => {
-      if (res.status !== 200) {
-        findings.push(finding(ID, 'update', 'fail', `PATCH #${i + 1} of pet ${pet.id} was not applied`, '200 with the updated InventoryItem', `${res.status} ${api.redact(res.text).slice(0, 160)}`));
-        return;
-      }
-      const body = res.json as Item | undefined;
-      const answered = String(body?.quantity);
-      if (!writes.includes(answered)) findings.push(finding(ID, 'answer', 'fail', `PATCH #${i + 1} of pet ${pet.id} answered a value nobody wrote`, `one of ${writes.join(', ')}`, answered));
-    });
-    const seenDuring = quantityIn(duringRes, pet.id);
-    if (seenDuring !== undefined && seenDuring !== String(initial) && !writes.includes(seenDuring)) {
-      findings.push(finding(ID, 'list', 'fail', `a list during the updates showed pet ${pet.id} with a value nobody wrote`, `${initial} or one of ${writes.join(', ')}`, seenDuring));
-    }
-    const final = quantityIn(after, pet.id);
-    if (final === undefined || !writes.includes(final)) {
-      findings.push(finding(ID, 'final', 'fail', `after every update was acknowledged, a list on another connection shows pet ${pet.id} with a value that is not one of the writes`, `one of ${writes.join(', ')}`, final ?? 'pet missing'));
-    }
-    if (!findings.length) {
-      const result = checkRegister(String(initial), history);
-      if (!result.linearizable) findings.push(finding(ID, 'linearizability', 'fail', `the history of pet ${pet.id} is not linearizable`, 'one order of the operations that respects real time and the register', result.reason ?? ''));
-    }
+    const answers = await sendRound(api, pet.id, writes, history);
+    findings.push(...judgeRound(api, pet.id, initial, writes, history, answers));
   } finally {
-    const restored = await api.updateInventory(pet.id, { quantity: initial }, { evidence: false });
-    const check = (await api.inventory(ID)).find((e) => e.id === pet.id);
-    if (restored.status === 200 && check?.quantity === initial && journaled) api.journal?.done([journaled], 'restored', `${ID} (restore)`);
-    if (restored.status !== 200 || check?.quantity !== initial) {
-      findings.push(finding(ID, 'restore', 'fail', `pet ${pet.id} was not restored`, `quantity ${initial}`, `PATCH ${restored.status}, list shows ${check?.quantity ?? 'pet missing'}`));
-    }
+    findings.push(...(await restorePet(api, pet.id, initial, journaled)));
   }
   return { petId: pet.id, writes, history, findings, requests: api.requests - start };
 }

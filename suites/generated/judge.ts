@@ -58,6 +58,39 @@ function successBodyProblems(op: Operation, res: JudgedResponse): string[] {
 
 const shortBody = (r: JudgedResponse) => (r.method === 'HEAD' ? '' : `; body ${abbreviate(r.text, 160)}`);
 
+/** The problems of a 4xx as an Error body (none for a HEAD, which has no body). */
+const errorBody = (res: JudgedResponse): string[] => (res.method === 'HEAD' ? [] : errorBodyProblems(res));
+
+/** GEN-03: a negative request gets a 4xx with an Error body. `what` names the request. */
+function negativeFindings(what: string, res: JudgedResponse): Finding[] {
+  if (res.status < 400) {
+    return [finding(RULES.negative, 'status', 'fail', `${what}: an invalid request was not refused`, 'a 4xx with an Error body', `${res.status}${shortBody(res)}`)];
+  }
+  const problems = errorBody(res);
+  return problems.length ? [finding(RULES.negative, 'error-body', 'fail', `${what}: the ${res.status} is not an Error body`, `an Error body with "status": ${res.status}`, problems.join('; '))] : [];
+}
+
+/** GEN-05: a positive request gets a documented 2xx with a schema-valid body, or a refusal the document lists, as an Error body. */
+function positiveFindings(op: Operation, what: string, res: JudgedResponse, listedIds: boolean): Finding[] {
+  const refusals = allowedRefusals(op, listedIds);
+  if (res.status >= 200 && res.status < 300) {
+    const problems = successBodyProblems(op, res);
+    return problems.length ? [finding(RULES.positive, 'body', 'fail', `${what}: the ${res.status} body is not what the document describes`, `a body valid against ${op.successSchemaNames[String(res.status)] ?? 'the documented schema'}`, problems.join('; '))] : [];
+  }
+  if (refusals.includes(res.status)) {
+    const problems = errorBody(res);
+    return problems.length ? [finding(RULES.positive, 'refusal', 'fail', `${what}: the ${res.status} refusal is not an Error body`, `an Error body with "status": ${res.status}`, problems.join('; '))] : [];
+  }
+  return [finding(RULES.positive, 'status', 'fail', `${what}: a valid request got neither a success nor a refusal the document allows`, `a documented 2xx${refusals.length ? ` or ${refusals.join('/')} with an Error body` : ''}`, `${res.status}${shortBody(res)}`)];
+}
+
+/** GEN-08: an odd request's 4xx is an Error body too. */
+function oddFindings(what: string, res: JudgedResponse): Finding[] {
+  if (res.status < 400) return [];
+  const problems = errorBody(res);
+  return problems.length ? [finding(RULES.oddErrorBody, 'error-body', 'fail', `${what}: the ${res.status} is not an Error body`, `an Error body with "status": ${res.status}`, problems.join('; '))] : [];
+}
+
 /**
  * Every finding on one generated exchange. `listedIds`: the path values came from the list (the
  * resource exists).
@@ -77,28 +110,8 @@ export function judge(op: Operation, req: GeneratedRequest, outcome: Outcome, li
     out.push(finding(RULES.rateLimitHeaders, req.expect, 'fail', `${what}: X-RateLimit headers missing on a ${res.status}`, 'X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset', `missing ${res.missingRateLimit.join(', ')}`));
   }
   if (serverError) return out;
-  const errorBody = () => (res.method === 'HEAD' ? [] : errorBodyProblems(res));
-  if (req.expect === 'negative') {
-    if (res.status < 400) {
-      out.push(finding(RULES.negative, 'status', 'fail', `${what}: an invalid request was not refused`, 'a 4xx with an Error body', `${res.status}${shortBody(res)}`));
-    } else {
-      const problems = errorBody();
-      if (problems.length) out.push(finding(RULES.negative, 'error-body', 'fail', `${what}: the ${res.status} is not an Error body`, `an Error body with "status": ${res.status}`, problems.join('; ')));
-    }
-  } else if (req.expect === 'positive') {
-    const refusals = allowedRefusals(op, listedIds);
-    if (res.status >= 200 && res.status < 300) {
-      const problems = successBodyProblems(op, res);
-      if (problems.length) out.push(finding(RULES.positive, 'body', 'fail', `${what}: the ${res.status} body is not what the document describes`, `a body valid against ${op.successSchemaNames[String(res.status)] ?? 'the documented schema'}`, problems.join('; ')));
-    } else if (refusals.includes(res.status)) {
-      const problems = errorBody();
-      if (problems.length) out.push(finding(RULES.positive, 'refusal', 'fail', `${what}: the ${res.status} refusal is not an Error body`, `an Error body with "status": ${res.status}`, problems.join('; ')));
-    } else {
-      out.push(finding(RULES.positive, 'status', 'fail', `${what}: a valid request got neither a success nor a refusal the document allows`, `a documented 2xx${refusals.length ? ` or ${refusals.join('/')} with an Error body` : ''}`, `${res.status}${shortBody(res)}`));
-    }
-  } else if (res.status >= 400) {
-    const problems = errorBody();
-    if (problems.length) out.push(finding(RULES.oddErrorBody, 'error-body', 'fail', `${what}: the ${res.status} is not an Error body`, `an Error body with "status": ${res.status}`, problems.join('; ')));
-  }
+  if (req.expect === 'negative') out.push(...negativeFindings(what, res));
+  else if (req.expect === 'positive') out.push(...positiveFindings(op, what, res, listedIds));
+  else out.push(...oddFindings(what, res));
   return out;
 }

@@ -28,7 +28,7 @@
  */
 import { finding, type Finding } from '../lib/finding.ts';
 import { runLoad, type LoadFigures, type RecordedResponse, type TlsOptions } from './engine.ts';
-import { parseRateLimitHeaders, secondsUntilReset } from '../lib/rate-limit.ts';
+import { parseRateLimitHeaders, secondsUntilReset, type RateLimitInfo } from '../lib/rate-limit.ts';
 import { parseRetryAfter } from '../lib/retry-after.ts';
 import { PacingNotCertified } from '../pacing/client.ts';
 import { join, observing, probe, waitWithProgress, type Pacer, type ProbeFailure, type ProbeResponse } from './http.ts';
@@ -163,90 +163,123 @@ function plural(n: number, word: string): string {
   return `${n} ${word}${n === 1 ? '' : 's'}`;
 }
 
+/** What the responses on the key add up to, before judgement. */
+interface Tally {
+  /** Successes counted under the `X-RateLimit-Reset` they share. */
+  groups: Map<string, WindowCount>;
+  /** Responses without some X-RateLimit header, by the names missing: how many, and one status. */
+  missingHeaders: Map<string, { count: number; example: number }>;
+  /** 429s without a usable Retry-After, by reason. */
+  badRetryAfter: Map<string, number>;
+  refusedByStatus: Record<string, number>;
+  successes: number;
+  refused: number;
+  count5xx: number;
+  notBefore: number;
+  largestRetryAfterS: number | null;
+}
+
+/** Counts one 2xx under its Reset, only before that Reset's last second on the server's clock (its Date): in the last second a sliding log may have freed a slot under the same Reset. */
+function countSuccess(groups: Map<string, WindowCount>, info: RateLimitInfo): void {
+  if (info.reset !== undefined && (info.dateMs === undefined || info.dateMs >= (info.reset - 1) * 1000)) return;
+  const key = info.raw.reset ?? '(none)';
+  const group = groups.get(key) ?? { reset: key, successes: 0, limit: null };
+  group.successes++;
+  if (info.limit !== undefined) group.limit = Math.max(group.limit ?? 0, info.limit);
+  groups.set(key, group);
+}
+
+/** Holds the key after one 429 until its Retry-After (RFC 9110 §10.2.3), or without a usable one until the reported reset, else a conservative minute. */
+function holdAfter429(t: Tally, r: RecordedResponse, info: RateLimitInfo): void {
+  const untilReset = secondsUntilReset(info);
+  const retry = parseRetryAfter(r.headers['retry-after'], r.headers.date, { secondsUntilReset: untilReset, nowMs: r.receivedAt });
+  let until: number;
+  if (retry.ok) {
+    until = r.receivedAt + retry.seconds * 1000 + RETRY_AFTER_MARGIN_MS;
+    t.largestRetryAfterS = Math.max(t.largestRetryAfterS ?? 0, retry.seconds);
+  } else {
+    t.badRetryAfter.set(retry.reason, (t.badRetryAfter.get(retry.reason) ?? 0) + 1);
+    until = r.receivedAt + (untilReset !== undefined && untilReset > 0 ? untilReset * 1000 + RESET_MARGIN_MS : 60_000);
+  }
+  t.notBefore = Math.max(t.notBefore, until);
+}
+
+/** Adds up every response on the key, in order: successes per window, refusals per status, missing headers, the holds the 429s ask for. */
+function tallyResponses(responses: readonly RecordedResponse[]): Tally {
+  const t: Tally = {
+    groups: new Map(), missingHeaders: new Map(), badRetryAfter: new Map(), refusedByStatus: {},
+    successes: 0, refused: 0, count5xx: 0, notBefore: 0, largestRetryAfterS: null,
+  };
+  for (const r of responses) {
+    const info = parseRateLimitHeaders(r.headers);
+    if (info.missing.length) {
+      const entry = t.missingHeaders.get(info.missing.join(', ')) ?? { count: 0, example: r.status };
+      entry.count++;
+      t.missingHeaders.set(info.missing.join(', '), entry);
+    }
+    if (r.status >= 200 && r.status < 300) {
+      t.successes++;
+      countSuccess(t.groups, info);
+      continue;
+    }
+    t.refused++;
+    t.refusedByStatus[r.status] = (t.refusedByStatus[r.status] ?? 0) + 1;
+    if (r.status >= 500) t.count5xx++;
+    if (r.status === 429) holdAfter429(t, r, info);
+  }
+  return t;
+}
+
+/** No window admits more than its `X-RateLimit-Limit` (or `limitHint` where none was given). */
+function admissionFindings(windows: readonly WindowCount[], limitHint: number | undefined): Finding[] {
+  const findings: Finding[] = [];
+  for (const w of windows) {
+    const limit = w.limit ?? limitHint;
+    if (limit !== undefined && w.successes > limit) {
+      findings.push(
+        finding(OVERLOAD.id, OVERLOAD.admission, 'fail', `over-admission in the window whose X-RateLimit-Reset is ${w.reset} (probes included)`,
+          `at most X-RateLimit-Limit ${limit} requests admitted`, `${plural(w.successes, 'request')} admitted`),
+      );
+    }
+  }
+  return findings;
+}
+
+/** Every refusal is a 429 with a valid Retry-After, every response carries the three headers, every request is answered. */
+function refusalFindings(t: Tally, lost: number): Finding[] {
+  const { id, refusals } = OVERLOAD;
+  const findings: Finding[] = [];
+  if (t.count5xx > 0) {
+    const codes = Object.entries(t.refusedByStatus).filter(([c]) => Number(c) >= 500).map(([c, n]) => `${c} ×${n}`).join(', ');
+    findings.push(finding(id, refusals, 'fail', 'responses to the bursts were 5xx', '2xx or 429', codes));
+  }
+  const other = Object.entries(t.refusedByStatus).filter(([c]) => c !== '429' && Number(c) < 500);
+  if (other.length) {
+    findings.push(finding(id, refusals, 'fail', 'refused requests must be 429 Too Many Requests', '429', other.map(([c, n]) => `${c} ×${n}`).join(', ')));
+  }
+  for (const [reason, count] of t.badRetryAfter) {
+    findings.push(finding(id, refusals, 'fail', `${plural(count, '429 response')} without a valid Retry-After`, 'Retry-After as delta-seconds or an HTTP-date', reason));
+  }
+  for (const [missing, { count, example }] of t.missingHeaders) {
+    findings.push(
+      finding(id, refusals, 'fail', `${plural(count, 'response')} (e.g. a ${example}) lacked headers`, 'the three X-RateLimit-* headers on every response', `${missing} missing`),
+    );
+  }
+  if (lost > 0) {
+    findings.push(finding(id, refusals, 'fail', 'requests of the bursts got no answer within the request timeout', 'every request answered (a refusal with 429)', `${plural(lost, 'request')} unanswered`));
+  }
+  return findings;
+}
+
 /**
  * Judges every response on the key over the check (probes and bursts, in order). Pure: responses
  * carry lowercased headers and their receipt time; `lost` counts requests without an answer.
  */
 export function judgeWindows(responses: readonly RecordedResponse[], options: { limitHint?: number; lost?: number } = {}): WindowJudgement {
-  const { id, admission, refusals } = OVERLOAD;
-  const findings: Finding[] = [];
-  const groups = new Map<string, WindowCount>();
-  const missingHeaders = new Map<string, { count: number; example: number }>();
-  const badRetryAfter = new Map<string, number>();
-  const refusedByStatus: Record<string, number> = {};
-  let successes = 0;
-  let refused = 0;
-  let count5xx = 0;
-  let notBefore = 0;
-  let largestRetryAfterS: number | null = null;
-
-  for (const r of responses) {
-    const info = parseRateLimitHeaders(r.headers);
-    if (info.missing.length) {
-      const entry = missingHeaders.get(info.missing.join(', ')) ?? { count: 0, example: r.status };
-      entry.count++;
-      missingHeaders.set(info.missing.join(', '), entry);
-    }
-    if (r.status >= 200 && r.status < 300) {
-      successes++;
-      // Counted under its Reset only before that Reset's last second, on the server's clock (its
-      // Date): in the last second a sliding log may have freed a slot under the same Reset.
-      if (info.reset !== undefined && (info.dateMs === undefined || info.dateMs >= (info.reset - 1) * 1000)) continue;
-      const key = info.raw.reset ?? '(none)';
-      const group = groups.get(key) ?? { reset: key, successes: 0, limit: null };
-      group.successes++;
-      if (info.limit !== undefined) group.limit = Math.max(group.limit ?? 0, info.limit);
-      groups.set(key, group);
-      continue;
-    }
-    refused++;
-    refusedByStatus[r.status] = (refusedByStatus[r.status] ?? 0) + 1;
-    if (r.status >= 500) count5xx++;
-    if (r.status !== 429) continue;
-    const untilReset = secondsUntilReset(info);
-    const retry = parseRetryAfter(r.headers['retry-after'], r.headers.date, { secondsUntilReset: untilReset, nowMs: r.receivedAt });
-    let until: number;
-    if (retry.ok) {
-      until = r.receivedAt + retry.seconds * 1000 + RETRY_AFTER_MARGIN_MS;
-      largestRetryAfterS = Math.max(largestRetryAfterS ?? 0, retry.seconds);
-    } else {
-      badRetryAfter.set(retry.reason, (badRetryAfter.get(retry.reason) ?? 0) + 1);
-      // No usable Retry-After: hold until the reported reset, else a conservative minute.
-      until = r.receivedAt + (untilReset !== undefined && untilReset > 0 ? untilReset * 1000 + RESET_MARGIN_MS : 60_000);
-    }
-    notBefore = Math.max(notBefore, until);
-  }
-
-  const windows = [...groups.values()].sort((a, b) => a.reset.localeCompare(b.reset));
-  for (const w of windows) {
-    const limit = w.limit ?? options.limitHint;
-    if (limit !== undefined && w.successes > limit) {
-      findings.push(
-        finding(id, admission, 'fail', `over-admission in the window whose X-RateLimit-Reset is ${w.reset} (probes included)`,
-          `at most X-RateLimit-Limit ${limit} requests admitted`, `${plural(w.successes, 'request')} admitted`),
-      );
-    }
-  }
-  if (count5xx > 0) {
-    const codes = Object.entries(refusedByStatus).filter(([c]) => Number(c) >= 500).map(([c, n]) => `${c} ×${n}`).join(', ');
-    findings.push(finding(id, refusals, 'fail', 'responses to the bursts were 5xx', '2xx or 429', codes));
-  }
-  const other = Object.entries(refusedByStatus).filter(([c]) => c !== '429' && Number(c) < 500);
-  if (other.length) {
-    findings.push(finding(id, refusals, 'fail', 'refused requests must be 429 Too Many Requests', '429', other.map(([c, n]) => `${c} ×${n}`).join(', ')));
-  }
-  for (const [reason, count] of badRetryAfter) {
-    findings.push(finding(id, refusals, 'fail', `${plural(count, '429 response')} without a valid Retry-After`, 'Retry-After as delta-seconds or an HTTP-date', reason));
-  }
-  for (const [missing, { count, example }] of missingHeaders) {
-    findings.push(
-      finding(id, refusals, 'fail', `${plural(count, 'response')} (e.g. a ${example}) lacked headers`, 'the three X-RateLimit-* headers on every response', `${missing} missing`),
-    );
-  }
-  const lost = options.lost ?? 0;
-  if (lost > 0) {
-    findings.push(finding(id, refusals, 'fail', 'requests of the bursts got no answer within the request timeout', 'every request answered (a refusal with 429)', `${plural(lost, 'request')} unanswered`));
-  }
+  const t = tallyResponses(responses);
+  const windows = [...t.groups.values()].sort((a, b) => a.reset.localeCompare(b.reset));
+  const findings = [...admissionFindings(windows, options.limitHint), ...refusalFindings(t, options.lost ?? 0)];
+  const { successes, refused, refusedByStatus, count5xx, notBefore, largestRetryAfterS } = t;
   return { findings, windows, successes, refused, refusedByStatus, count5xx, notBefore, largestRetryAfterS };
 }
 
