@@ -29,7 +29,7 @@
 import { finding, type Finding } from '../lib/finding.ts';
 import { runLoad, type LoadFigures, type RecordedResponse, type TlsOptions } from './engine.ts';
 import { parseRateLimitHeaders, secondsUntilReset, type RateLimitInfo } from '../lib/rate-limit.ts';
-import { parseRetryAfter } from '../lib/retry-after.ts';
+import { holdAfter429 } from '../lib/retry-after.ts';
 import { PacingNotCertified } from '../pacing/client.ts';
 import { join, observing, probe, waitWithProgress, type Pacer, type ProbeFailure, type ProbeResponse } from './http.ts';
 
@@ -190,18 +190,19 @@ function countSuccess(groups: Map<string, WindowCount>, info: RateLimitInfo): vo
 }
 
 /** Holds the key after one 429 until its Retry-After (RFC 9110 §10.2.3), or without a usable one until the reported reset, else a conservative minute. */
-function holdAfter429(t: Tally, r: RecordedResponse, info: RateLimitInfo): void {
-  const untilReset = secondsUntilReset(info);
-  const retry = parseRetryAfter(r.headers['retry-after'], r.headers.date, { secondsUntilReset: untilReset, nowMs: r.receivedAt });
-  let until: number;
-  if (retry.ok) {
-    until = r.receivedAt + retry.seconds * 1000 + RETRY_AFTER_MARGIN_MS;
-    t.largestRetryAfterS = Math.max(t.largestRetryAfterS ?? 0, retry.seconds);
-  } else {
-    t.badRetryAfter.set(retry.reason, (t.badRetryAfter.get(retry.reason) ?? 0) + 1);
-    until = r.receivedAt + (untilReset !== undefined && untilReset > 0 ? untilReset * 1000 + RESET_MARGIN_MS : 60_000);
-  }
-  t.notBefore = Math.max(t.notBefore, until);
+function tallyHold(t: Tally, r: RecordedResponse, info: RateLimitInfo): void {
+  const { holdMs, parsed } = holdAfter429({
+    retryAfter: r.headers['retry-after'],
+    date: r.headers.date,
+    receivedAtMs: r.receivedAt,
+    secondsUntilReset: secondsUntilReset(info),
+    retryAfterMarginMs: RETRY_AFTER_MARGIN_MS,
+    resetMarginMs: RESET_MARGIN_MS,
+    fallbackMs: 60_000,
+  });
+  if (parsed.ok) t.largestRetryAfterS = Math.max(t.largestRetryAfterS ?? 0, parsed.seconds);
+  else t.badRetryAfter.set(parsed.reason, (t.badRetryAfter.get(parsed.reason) ?? 0) + 1);
+  t.notBefore = Math.max(t.notBefore, r.receivedAt + holdMs);
 }
 
 /** Adds up every response on the key, in order: successes per window, refusals per status, missing headers, the holds the 429s ask for. */
@@ -225,7 +226,7 @@ function tallyResponses(responses: readonly RecordedResponse[]): Tally {
     t.refused++;
     t.refusedByStatus[r.status] = (t.refusedByStatus[r.status] ?? 0) + 1;
     if (r.status >= 500) t.count5xx++;
-    if (r.status === 429) holdAfter429(t, r, info);
+    if (r.status === 429) tallyHold(t, r, info);
   }
   return t;
 }
