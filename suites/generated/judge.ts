@@ -65,40 +65,40 @@ const shortBody = (r: JudgedResponse) => (r.method === 'HEAD' ? '' : `; body ${a
 export function judge(op: Operation, req: GeneratedRequest, outcome: Outcome, listedIds: boolean): Finding[] {
   const what = `${req.method} ${req.path} (${req.note})`;
   if (outcome.kind === 'no-response') {
-    return [finding(RULES.noHang, req.expect, 'fail', `${what}: no response`, 'a response within REQUEST_TIMEOUT_MS on an open connection', outcome.error)];
+    return [finding({ id: RULES.noHang, part: req.expect, level: 'fail', message: `${what}: no response`, expected: 'a response within REQUEST_TIMEOUT_MS on an open connection', observed: outcome.error })];
   }
   const res = outcome.response;
   const out: Finding[] = [];
   const serverError = res.status >= 500 && !(req.allowedServerErrors ?? []).includes(res.status);
   if (serverError) {
-    out.push(finding(RULES.noServerError, req.expect, 'fail', `${what}: a server error`, 'a 2xx or 4xx (never a 5xx)', `${res.status}${shortBody(res)}`));
+    out.push(finding({ id: RULES.noServerError, part: req.expect, level: 'fail', message: `${what}: a server error`, expected: 'a 2xx or 4xx (never a 5xx)', observed: `${res.status}${shortBody(res)}` }));
   }
   if (res.missingRateLimit.length) {
-    out.push(finding(RULES.rateLimitHeaders, req.expect, 'fail', `${what}: X-RateLimit headers missing on a ${res.status}`, 'X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset', `missing ${res.missingRateLimit.join(', ')}`));
+    out.push(finding({ id: RULES.rateLimitHeaders, part: req.expect, level: 'fail', message: `${what}: X-RateLimit headers missing on a ${res.status}`, expected: 'X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset', observed: `missing ${res.missingRateLimit.join(', ')}` }));
   }
   if (serverError) return out;
   const errorBody = () => (res.method === 'HEAD' ? [] : errorBodyProblems(res));
   if (req.expect === 'negative') {
     if (res.status < 400) {
-      out.push(finding(RULES.negative, 'status', 'fail', `${what}: an invalid request was not refused`, 'a 4xx with an Error body', `${res.status}${shortBody(res)}`));
+      out.push(finding({ id: RULES.negative, part: 'status', level: 'fail', message: `${what}: an invalid request was not refused`, expected: 'a 4xx with an Error body', observed: `${res.status}${shortBody(res)}` }));
     } else {
       const problems = errorBody();
-      if (problems.length) out.push(finding(RULES.negative, 'error-body', 'fail', `${what}: the ${res.status} is not an Error body`, `an Error body with "status": ${res.status}`, problems.join('; ')));
+      if (problems.length) out.push(finding({ id: RULES.negative, part: 'error-body', level: 'fail', message: `${what}: the ${res.status} is not an Error body`, expected: `an Error body with "status": ${res.status}`, observed: problems.join('; ') }));
     }
   } else if (req.expect === 'positive') {
     const refusals = allowedRefusals(op, listedIds);
     if (res.status >= 200 && res.status < 300) {
       const problems = successBodyProblems(op, res);
-      if (problems.length) out.push(finding(RULES.positive, 'body', 'fail', `${what}: the ${res.status} body is not what the document describes`, `a body valid against ${op.successSchemaNames[String(res.status)] ?? 'the documented schema'}`, problems.join('; ')));
+      if (problems.length) out.push(finding({ id: RULES.positive, part: 'body', level: 'fail', message: `${what}: the ${res.status} body is not what the document describes`, expected: `a body valid against ${op.successSchemaNames[String(res.status)] ?? 'the documented schema'}`, observed: problems.join('; ') }));
     } else if (refusals.includes(res.status)) {
       const problems = errorBody();
-      if (problems.length) out.push(finding(RULES.positive, 'refusal', 'fail', `${what}: the ${res.status} refusal is not an Error body`, `an Error body with "status": ${res.status}`, problems.join('; ')));
+      if (problems.length) out.push(finding({ id: RULES.positive, part: 'refusal', level: 'fail', message: `${what}: the ${res.status} refusal is not an Error body`, expected: `an Error body with "status": ${res.status}`, observed: problems.join('; ') }));
     } else {
-      out.push(finding(RULES.positive, 'status', 'fail', `${what}: a valid request got neither a success nor a refusal the document allows`, `a documented 2xx${refusals.length ? ` or ${refusals.join('/')} with an Error body` : ''}`, `${res.status}${shortBody(res)}`));
+      out.push(finding({ id: RULES.positive, part: 'status', level: 'fail', message: `${what}: a valid request got neither a success nor a refusal the document allows`, expected: `a documented 2xx${refusals.length ? ` or ${refusals.join('/')} with an Error body` : ''}`, observed: `${res.status}${shortBody(res)}` }));
     }
   } else if (res.status >= 400) {
     const problems = errorBody();
-    if (problems.length) out.push(finding(RULES.oddErrorBody, 'error-body', 'fail', `${what}: the ${res.status} is not an Error body`, `an Error body with "status": ${res.status}`, problems.join('; ')));
+    if (problems.length) out.push(finding({ id: RULES.oddErrorBody, part: 'error-body', level: 'fail', message: `${what}: the ${res.status} is not an Error body`, expected: `an Error body with "status": ${res.status}`, observed: problems.join('; ') }));
   }
   return out;
 }
