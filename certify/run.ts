@@ -3,10 +3,10 @@
  * (`steps/context.ts`), each step a function of `steps/named.ts` with its own test. One loop runs
  * them, stops the run where a step says so, and closes the pacer and the target whatever happens.
  *
- * `certifyRun` returns the outcome: the exit code (core/exit-codes.ts: 0 pass, 1 fail, 4 not
+ * `runCertify` returns the outcome: the exit code (core/exit-codes.ts: 0 pass, 1 fail, 4 not
  * certified (strict), 5 harness trouble; 2 usage error, 3 target unreachable, 130/143 stopped by
  * SIGINT/SIGTERM during the preflight), the report (judged once, after the secret scan) and the
- * certificate written, or why the run stopped before a verdict. `runCertify` is its exit code.
+ * certificate written, or why the run stopped before a verdict. The CLI prints from it.
  *
  * A replay (`CONFORMANCE_REPLAY`) writes into `<REPORTS_DIR>/replay/` and judges only the
  * requirements its one case evidences: the last run's reports and certificate stay as they are.
@@ -16,10 +16,11 @@ import { LEDGER_FILE, ROOT_CONFIG } from '../core/paths.ts';
 import { EXIT } from '../core/exit-codes.ts';
 import type { WrittenCertificate } from './certificate/index.ts';
 import type { ConformanceReport } from './verdict.ts';
-import { closeTarget, newContext, runSteps, type RunOptions, type Step } from './steps/context.ts';
+import { closeTarget, newContext, runSteps, type RunContext, type RunOptions, type Step } from './steps/context.ts';
 import {
   certificate,
   judge,
+  rescanWritten,
   listLeftOut,
   merge,
   prepare,
@@ -67,24 +68,35 @@ export const STEPS: readonly Step[] = [
   { name: 'judge', run: judge },
   { name: 'write the reports', run: writeArtifacts },
   { name: 'certificate', run: certificate },
+  { name: 'scan what was written after the verdict', run: rescanWritten },
   { name: 'print', run: print },
 ];
 
 /** What a run ends with: its exit code, and the report and certificate, or why it stopped before a verdict. */
 export type CertifyOutcome =
-  | { exitCode: number; report: ConformanceReport; certificate?: WrittenCertificate; reasons?: undefined }
+  | {
+      exitCode: number;
+      report: ConformanceReport;
+      certificate?: WrittenCertificate;
+      /** Keys found in files written after the verdict (described without the key): the run is void, exit 5. */
+      lateFindings?: string[];
+      reasons?: undefined;
+    }
   /** Stopped before a verdict (usage error, preflight, target not started, signal during the preflight): the reasons, redacted. */
-  | { exitCode: number; report?: undefined; certificate?: undefined; reasons: string[] };
+  | { exitCode: number; report?: undefined; certificate?: undefined; lateFindings?: undefined; reasons: string[] };
 
-/** Runs certify's steps over one context; returns the outcome (the CLI prints from it). */
-export async function certifyRun(options: RunOptions): Promise<CertifyOutcome> {
-  const ctx = await runSteps(STEPS, newContext(options));
-  if (ctx.stop) return { exitCode: ctx.stop.exitCode, reasons: ctx.stop.reasons };
-  if (!ctx.report) return { exitCode: EXIT.harness, reasons: ['the run ended without a verdict'] };
-  return { exitCode: ctx.report.gate.exitCode, report: ctx.report, ...(ctx.certificate ? { certificate: ctx.certificate } : {}) };
+/**
+ * Runs certify's steps over one context; returns the outcome (the CLI prints from it). A key found
+ * in a file written after the verdict voids it: harness trouble (exit 5), the file scrubbed or removed.
+ */
+export async function runCertify(options: RunOptions): Promise<CertifyOutcome> {
+  return outcomeOf(await runSteps(STEPS, newContext(options)));
 }
 
-/** Runs certify and returns the gate's exit code (or the exit code of the step that stopped the run): for tools and tests. */
-export async function runCertify(options: RunOptions): Promise<number> {
-  return (await certifyRun(options)).exitCode;
+/** The outcome of a run's context once its steps have run. */
+export function outcomeOf(ctx: RunContext): CertifyOutcome {
+  if (ctx.stop) return { exitCode: ctx.stop.exitCode, reasons: ctx.stop.reasons };
+  if (!ctx.report) return { exitCode: EXIT.harness, reasons: ['the run ended without a verdict'] };
+  const exitCode = ctx.lateFindings?.length ? EXIT.harness : ctx.report.gate.exitCode;
+  return { exitCode, report: ctx.report, ...(ctx.certificate ? { certificate: ctx.certificate } : {}), ...(ctx.lateFindings?.length ? { lateFindings: ctx.lateFindings } : {}) };
 }

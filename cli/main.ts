@@ -218,9 +218,9 @@ async function certify(io: Io, args: ReturnType<typeof parseArgs>, extraEnv: Rec
   env.REPORTS_DIR = reportsDir;
 
   // Loaded on demand: --help and verify need none of the run's machinery.
-  const { certifyRun } = await import('../certify/run.ts');
+  const { runCertify } = await import('../certify/run.ts');
   // certify's certificate step is the one writer of the certificate; the CLI gates on what it wrote.
-  const outcome = await certifyRun({
+  const outcome = await runCertify({
     env,
     write: say,
     ...(io.signal ? { signal: io.signal } : {}),
@@ -236,6 +236,11 @@ async function certify(io: Io, args: ReturnType<typeof parseArgs>, extraEnv: Rec
   if (outcome.exitCode > SIGNAL_EXIT_BASE) {
     io.reasons?.push(...report.gate.reasons);
     return outcome.exitCode;
+  }
+  // A key in a file written after the verdict (the run said which, without the key): the verdict is void.
+  if (outcome.lateFindings?.length) {
+    io.reasons?.push(`a key reached a file written after the verdict (exit ${EXIT.harness})`);
+    return EXIT.harness;
   }
   if (replaying) return replayOutcome(report, say, replayTarget ?? 'the target');
   if (!written) {

@@ -22,8 +22,8 @@ if (badTest) {
   process.exit(2);
 }
 runCertify({ env: process.env, write: (t) => process.stdout.write(t), onlyPhases: only as Phase[], ...(tests.length ? { onlyTests: tests } : {}) }).then(
-  (code) => {
-    process.exitCode = code;
+  (outcome) => {
+    process.exitCode = outcome.exitCode;
   },
   (error: unknown) => {
     process.stdout.write(`certify-phases: internal error: ${(error as Error)?.message ?? String(error)}\n`);

@@ -5,7 +5,8 @@
  * - `verdicts`: `warn`, `notCertified`, the readonly profile gate;
  * - `api`: the HTTP client (paced, redacted, with evidence) and `apiFactory`;
  * - `stock`: pets a test owns alone, restored and verified afterwards;
- * - `assertions`: `expectStatus`, `expectErrorBody` (requirement id from the running test).
+ * - `assertions`: `expectFact`, `expectStatus`, `expectErrorBody`, `expectNoDeviation`, `failWith`: the
+ *   one way a check fails, a typed finding (requirement id from the running test).
  */
 import { test as base, expect } from '@playwright/test';
 import { runFixtures } from './fixtures/run.ts';
@@ -16,7 +17,7 @@ import { stockFixtures } from './fixtures/stock.ts';
 export const test = base.extend(runFixtures).extend(verdictFixtures).extend(apiFixtures).extend(stockFixtures);
 export { expect };
 
-export { expectStatus, expectErrorBody, expectNoDeviation, failWith, currentRequirement } from './fixtures/assertions.ts';
+export { expectFact, expectStatus, expectErrorBody, expectNoDeviation, failWith, currentRequirement, type Fact, type Exchange } from './fixtures/assertions.ts';
 export { createApi, type ApiClient, type ApiResponse, type AnnotationSink, type Credential, type InventoryEntry, type KeyName, type SendOptions } from './fixtures/api.ts';
 export type { Stock } from './fixtures/stock.ts';
 export { NotCertified, markNotCertified, missingPrerequisiteReason } from './fixtures/verdicts.ts';

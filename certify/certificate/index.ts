@@ -2,7 +2,7 @@
  * Writes `certificate.json` and `certificate.html` beside the run's reports, after the verdict and
  * the secret scan: the gate (strict mode, baseline), the requirement matrix with the ledger's
  * words, the load charts, the digests and, with a key, an Ed25519 signature. Called from certify's
- * step list (the one writer: the CLI gates on what the step returns, through the outcome of certifyRun); the options come from the environment (settings/cli.ts).
+ * step list (the one writer: the CLI gates on what the step returns, through the outcome of runCertify); the options come from the environment (settings/cli.ts).
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';

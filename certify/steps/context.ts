@@ -79,6 +79,10 @@ export interface RunContext {
   merged?: MergedRun;
   /** scanSecrets: every key found in memory or in a file, described without the key (an input of the verdict). */
   secretFindings?: string[];
+  /** scanSecrets: when the scan began (ms since the epoch); files written since are scanned again. */
+  scannedAt?: number;
+  /** rescanWritten: keys found in the files written after the verdict (the run is void). */
+  lateFindings?: string[];
   /** judge: the verdict, judged once. */
   report?: ConformanceReport;
   /** certificate: what was written (undefined: a replay, or it could not be written). */

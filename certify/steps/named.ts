@@ -3,6 +3,7 @@
  * earlier steps set and adds its own part. The work of each is in its own module of `steps/`; this
  * file only wires it to the context. The order is `STEPS` in `certify/run.ts`.
  */
+import fs from 'node:fs';
 import path from 'node:path';
 import { EXIT } from '../../core/exit-codes.ts';
 import { redactorFor, secretsFromEnv, SECRET_VARIABLES } from '../../core/secrets.ts';
@@ -10,6 +11,7 @@ import { certificateStep } from '../certificate/index.ts';
 import { inputRedactor, PHASES } from '../env.ts';
 import { writeEvidenceHar } from '../evidence-har.ts';
 import { listPhases } from '../phases.ts';
+import { listFiles } from '../secret-scan.ts';
 import type { VerdictInput } from '../verdict.ts';
 import { need, type RunContext, type RunVoice } from './context.ts';
 import { gateJunitFile, judgeReport, redactReport, verdictInputFor, writeReportFiles } from './judge.ts';
@@ -167,6 +169,7 @@ export async function merge(ctx: RunContext): Promise<void> {
 export function scanSecrets(ctx: RunContext): void {
   const run = need(ctx.run, 'the prepared run');
   const { secrets, say } = need(ctx.voice, "the run's voice");
+  ctx.scannedAt = Date.now();
   const scan = scanFolder([run.reportsDir], secrets, process.cwd(), run.folder.owns);
   say(
     `certify: secret scan of ${scan.filesScanned} files: ${scan.findings.length ? `${scan.findings.length} finding(s)` : 'no key found'}\n`,
@@ -236,7 +239,36 @@ export function certificate(ctx: RunContext): void {
       ...(previous ? { previous } : {}),
     });
   }
+}
+
+/**
+ * Step "scan what was written after the verdict": the reports, the evidence, junit.xml and the
+ * certificate are written from redacted data after the scan that the verdict judged; every file
+ * written since is scanned once more. A key found there is scrubbed or the file removed, and the
+ * run is void (harness trouble, exit 5): the verdict written cannot be trusted. Then the reports
+ * folder's manifest records what the run wrote.
+ */
+export function rescanWritten(ctx: RunContext): void {
+  const run = need(ctx.run, 'the prepared run');
+  const { secrets, say } = need(ctx.voice, "the run's voice");
+  const since = need(ctx.scannedAt, 'the secret scan');
+  const written = listFiles(run.reportsDir).filter((f) => modifiedSince(f, since));
+  const scan = scanFolder(written, secrets, process.cwd(), run.folder.owns);
+  if (scan.findings.length) {
+    ctx.lateFindings = scan.findings;
+    say(`certify: a key reached ${scan.findings.length} file(s) written after the verdict: the run is void (harness trouble, exit 5)\n`);
+    for (const x of scan.findings) say(`  ✗ ${x}\n`);
+  }
   run.folder.finish();
+}
+
+/** The file was written at or after `sinceMs` (a file that cannot be read counts as written). */
+function modifiedSince(file: string, sinceMs: number): boolean {
+  try {
+    return fs.statSync(file).mtimeMs >= sinceMs;
+  } catch {
+    return true;
+  }
 }
 
 /** Step "print": the console summary and the verdict line. */

@@ -7,7 +7,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { test, expect, type ApiClient } from '../fixtures.ts';
+import { test, expectFact, type ApiClient } from '../fixtures.ts';
 import { markNotCertified } from '../fixtures/verdicts.ts';
 import type { Operation } from './document.ts';
 import { mutates, phasePlan } from './phase-plan.ts';
@@ -51,7 +51,7 @@ async function operationRun(api: ApiClient, op: Operation, folder: string): Prom
 for (const op of OPERATIONS) {
   test.describe(`generated ${op.id}`, () => {
     test(`GEN-01 ${op.id}: every coverage case of the operation is sent within the budget`, { tag: mutates(op) ? ['@mutates', '@generated'] : ['@generated'] }, async ({ api }, testInfo) => {
-      expect(SETTINGS.problems, 'generated settings').toEqual([]);
+      if (SETTINGS.problems.length) markNotCertified(testInfo, `generated settings: ${SETTINGS.problems.join('; ')}`);
       if (REPLAY) markNotCertified(testInfo, 'CONFORMANCE_REPLAY runs one saved case only');
       const run = await operationRun(api, op, testInfo.project.outputDir);
       testInfo.annotations.push({ type: ANNOTATION.evidence, description: `budget ${SETTINGS.budget} requests (${SETTINGS.budgetBasis})` });
@@ -60,11 +60,11 @@ for (const op of OPERATIONS) {
         markNotCertified(testInfo, [run.coverage.leftOut.length ? leftOutLine(run) : '', run.coverage.abandoned.length ? abandonedLine(run) : ''].filter(Boolean).join('; '));
       }
       const sent = Object.values(run.coverage.sent).reduce((a, b) => a + b, 0);
-      expect(sent, `GEN-01 ${op.id}: coverage cases sent, expected all ${COVERAGE[op.id]!.length}`).toBe(COVERAGE[op.id]!.length);
+      expectFact(sent === COVERAGE[op.id]!.length, { what: `${op.id}: coverage cases sent`, expected: `all ${COVERAGE[op.id]!.length}`, observed: String(sent) });
     });
     for (const rule of RULE_TESTS.filter((r) => !r.when || r.when(op))) {
       test(`${rule.id} ${op.id}: ${rule.fact}`, { tag: mutates(op) ? ['@mutates', '@generated'] : ['@generated'] }, async ({ api }, testInfo) => {
-        expect(SETTINGS.problems, 'generated settings').toEqual([]);
+        if (SETTINGS.problems.length) markNotCertified(testInfo, `generated settings: ${SETTINGS.problems.join('; ')}`);
         if (REPLAY && (!['cases', 'coverage'].includes(REPLAY.check) || REPLAY.op !== op.id)) {
           markNotCertified(testInfo, 'CONFORMANCE_REPLAY runs one saved case only');
         }

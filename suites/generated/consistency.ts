@@ -65,24 +65,24 @@ function judgeRound(api: ApiClient, petId: string, initial: number, writes: stri
   const findings: Finding[] = [];
   answers.responses.forEach((res, i) => {
     if (res.status !== 200) {
-      findings.push(finding(ID, 'update', 'fail', `PATCH #${i + 1} of pet ${petId} was not applied`, '200 with the updated InventoryItem', `${res.status} ${api.redact(res.text).slice(0, 160)}`));
+      findings.push(finding({ id: ID, part: 'update', level: 'fail', message: `PATCH #${i + 1} of pet ${petId} was not applied`, expected: '200 with the updated InventoryItem', observed: `${res.status} ${api.redact(res.text).slice(0, 160)}` }));
       return;
     }
     const body = res.json as Item | undefined;
     const answered = String(body?.quantity);
-    if (!writes.includes(answered)) findings.push(finding(ID, 'answer', 'fail', `PATCH #${i + 1} of pet ${petId} answered a value nobody wrote`, `one of ${writes.join(', ')}`, answered));
+    if (!writes.includes(answered)) findings.push(finding({ id: ID, part: 'answer', level: 'fail', message: `PATCH #${i + 1} of pet ${petId} answered a value nobody wrote`, expected: `one of ${writes.join(', ')}`, observed: answered }));
   });
   const seenDuring = quantityIn(answers.during, petId);
   if (seenDuring !== undefined && seenDuring !== String(initial) && !writes.includes(seenDuring)) {
-    findings.push(finding(ID, 'list', 'fail', `a list during the updates showed pet ${petId} with a value nobody wrote`, `${initial} or one of ${writes.join(', ')}`, seenDuring));
+    findings.push(finding({ id: ID, part: 'list', level: 'fail', message: `a list during the updates showed pet ${petId} with a value nobody wrote`, expected: `${initial} or one of ${writes.join(', ')}`, observed: seenDuring }));
   }
   const final = quantityIn(answers.after, petId);
   if (final === undefined || !writes.includes(final)) {
-    findings.push(finding(ID, 'final', 'fail', `after every update was acknowledged, a list on another connection shows pet ${petId} with a value that is not one of the writes`, `one of ${writes.join(', ')}`, final ?? 'pet missing'));
+    findings.push(finding({ id: ID, part: 'final', level: 'fail', message: `after every update was acknowledged, a list on another connection shows pet ${petId} with a value that is not one of the writes`, expected: `one of ${writes.join(', ')}`, observed: final ?? 'pet missing' }));
   }
   if (!findings.length) {
     const result = checkRegister(String(initial), history);
-    if (!result.linearizable) findings.push(finding(ID, 'linearizability', 'fail', `the history of pet ${petId} is not linearizable`, 'one order of the operations that respects real time and the register', result.reason ?? ''));
+    if (!result.linearizable) findings.push(finding({ id: ID, part: 'linearizability', level: 'fail', message: `the history of pet ${petId} is not linearizable`, expected: 'one order of the operations that respects real time and the register', observed: result.reason ?? '' }));
   }
   return findings;
 }
@@ -93,7 +93,7 @@ async function restorePet(api: ApiClient, petId: string, initial: number, journa
   const check = (await api.inventory(ID)).find((e) => e.id === petId);
   if (restored.status === 200 && check?.quantity === initial && journaled) api.journal?.done([journaled], 'restored', `${ID} (restore)`);
   if (restored.status !== 200 || check?.quantity !== initial) {
-    return [finding(ID, 'restore', 'fail', `pet ${petId} was not restored`, `quantity ${initial}`, `PATCH ${restored.status}, list shows ${check?.quantity ?? 'pet missing'}`)];
+    return [finding({ id: ID, part: 'restore', level: 'fail', message: `pet ${petId} was not restored`, expected: `quantity ${initial}`, observed: `PATCH ${restored.status}, list shows ${check?.quantity ?? 'pet missing'}` })];
   }
   return [];
 }

@@ -64,10 +64,10 @@ const errorBody = (res: JudgedResponse): string[] => (res.method === 'HEAD' ? []
 /** GEN-03: a negative request gets a 4xx with an Error body. `what` names the request. */
 function negativeFindings(what: string, res: JudgedResponse): Finding[] {
   if (res.status < 400) {
-    return [finding(RULES.negative, 'status', 'fail', `${what}: an invalid request was not refused`, 'a 4xx with an Error body', `${res.status}${shortBody(res)}`)];
+    return [finding({ id: RULES.negative, part: 'status', level: 'fail', message: `${what}: an invalid request was not refused`, expected: 'a 4xx with an Error body', observed: `${res.status}${shortBody(res)}` })];
   }
   const problems = errorBody(res);
-  return problems.length ? [finding(RULES.negative, 'error-body', 'fail', `${what}: the ${res.status} is not an Error body`, `an Error body with "status": ${res.status}`, problems.join('; '))] : [];
+  return problems.length ? [finding({ id: RULES.negative, part: 'error-body', level: 'fail', message: `${what}: the ${res.status} is not an Error body`, expected: `an Error body with "status": ${res.status}`, observed: problems.join('; ') })] : [];
 }
 
 /** GEN-05: a positive request gets a documented 2xx with a schema-valid body, or a refusal the document lists, as an Error body. */
@@ -75,20 +75,20 @@ function positiveFindings(op: Operation, what: string, res: JudgedResponse, list
   const refusals = allowedRefusals(op, listedIds);
   if (res.status >= 200 && res.status < 300) {
     const problems = successBodyProblems(op, res);
-    return problems.length ? [finding(RULES.positive, 'body', 'fail', `${what}: the ${res.status} body is not what the document describes`, `a body valid against ${op.successSchemaNames[String(res.status)] ?? 'the documented schema'}`, problems.join('; '))] : [];
+    return problems.length ? [finding({ id: RULES.positive, part: 'body', level: 'fail', message: `${what}: the ${res.status} body is not what the document describes`, expected: `a body valid against ${op.successSchemaNames[String(res.status)] ?? 'the documented schema'}`, observed: problems.join('; ') })] : [];
   }
   if (refusals.includes(res.status)) {
     const problems = errorBody(res);
-    return problems.length ? [finding(RULES.positive, 'refusal', 'fail', `${what}: the ${res.status} refusal is not an Error body`, `an Error body with "status": ${res.status}`, problems.join('; '))] : [];
+    return problems.length ? [finding({ id: RULES.positive, part: 'refusal', level: 'fail', message: `${what}: the ${res.status} refusal is not an Error body`, expected: `an Error body with "status": ${res.status}`, observed: problems.join('; ') })] : [];
   }
-  return [finding(RULES.positive, 'status', 'fail', `${what}: a valid request got neither a success nor a refusal the document allows`, `a documented 2xx${refusals.length ? ` or ${refusals.join('/')} with an Error body` : ''}`, `${res.status}${shortBody(res)}`)];
+  return [finding({ id: RULES.positive, part: 'status', level: 'fail', message: `${what}: a valid request got neither a success nor a refusal the document allows`, expected: `a documented 2xx${refusals.length ? ` or ${refusals.join('/')} with an Error body` : ''}`, observed: `${res.status}${shortBody(res)}` })];
 }
 
 /** GEN-08: an odd request's 4xx is an Error body too. */
 function oddFindings(what: string, res: JudgedResponse): Finding[] {
   if (res.status < 400) return [];
   const problems = errorBody(res);
-  return problems.length ? [finding(RULES.oddErrorBody, 'error-body', 'fail', `${what}: the ${res.status} is not an Error body`, `an Error body with "status": ${res.status}`, problems.join('; '))] : [];
+  return problems.length ? [finding({ id: RULES.oddErrorBody, part: 'error-body', level: 'fail', message: `${what}: the ${res.status} is not an Error body`, expected: `an Error body with "status": ${res.status}`, observed: problems.join('; ') })] : [];
 }
 
 /**
@@ -98,16 +98,16 @@ function oddFindings(what: string, res: JudgedResponse): Finding[] {
 export function judge(op: Operation, req: GeneratedRequest, outcome: Outcome, listedIds: boolean): Finding[] {
   const what = `${req.method} ${req.path} (${req.note})`;
   if (outcome.kind === 'no-response') {
-    return [finding(RULES.noHang, req.expect, 'fail', `${what}: no response`, 'a response within REQUEST_TIMEOUT_MS on an open connection', outcome.error)];
+    return [finding({ id: RULES.noHang, part: req.expect, level: 'fail', message: `${what}: no response`, expected: 'a response within REQUEST_TIMEOUT_MS on an open connection', observed: outcome.error })];
   }
   const res = outcome.response;
   const out: Finding[] = [];
   const serverError = res.status >= 500 && !(req.allowedServerErrors ?? []).includes(res.status);
   if (serverError) {
-    out.push(finding(RULES.noServerError, req.expect, 'fail', `${what}: a server error`, 'a 2xx or 4xx (never a 5xx)', `${res.status}${shortBody(res)}`));
+    out.push(finding({ id: RULES.noServerError, part: req.expect, level: 'fail', message: `${what}: a server error`, expected: 'a 2xx or 4xx (never a 5xx)', observed: `${res.status}${shortBody(res)}` }));
   }
   if (res.missingRateLimit.length) {
-    out.push(finding(RULES.rateLimitHeaders, req.expect, 'fail', `${what}: X-RateLimit headers missing on a ${res.status}`, 'X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset', `missing ${res.missingRateLimit.join(', ')}`));
+    out.push(finding({ id: RULES.rateLimitHeaders, part: req.expect, level: 'fail', message: `${what}: X-RateLimit headers missing on a ${res.status}`, expected: 'X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset', observed: `missing ${res.missingRateLimit.join(', ')}` }));
   }
   if (serverError) return out;
   if (req.expect === 'negative') out.push(...negativeFindings(what, res));

@@ -3,7 +3,7 @@
  * one pet (GEN-07). Both change stock with a valid key (`@mutates`) and put it back.
  */
 import type { TestInfo } from '@playwright/test';
-import { test, expect } from '../fixtures.ts';
+import { test } from '../fixtures.ts';
 import { markNotCertified } from '../fixtures/verdicts.ts';
 import { findingAnnotation, formatFinding } from '../lib/finding.ts';
 import { decodeToken, encodeToken } from './replay.ts';
@@ -25,7 +25,7 @@ function replayOnly(check: string, testInfo: TestInfo) {
 }
 
 test('GEN-06 generated sequences of list, update and send message agree with a model of the store', TAGS, async ({ api }, testInfo) => {
-  expect(SETTINGS.problems, 'generated settings').toEqual([]);
+  if (SETTINGS.problems.length) markNotCertified(testInfo, `generated settings: ${SETTINGS.problems.join('; ')}`);
   replayOnly('stateful', testInfo);
   const run = await runStateful(api, REPLAY ? 40 : ALLOCATION.stateful, SETTINGS.seed, REPLAY);
   testInfo.annotations.push({ type: ANNOTATION.evidence, description: `${run.sequences} sequence(s), ${run.requests} requests (seed ${SETTINGS.seed})` });
@@ -36,7 +36,7 @@ test('GEN-06 generated sequences of list, update and send message agree with a m
 });
 
 test('GEN-07 concurrent updates of one pet are linearizable', TAGS, async ({ api }, testInfo) => {
-  expect(SETTINGS.problems, 'generated settings').toEqual([]);
+  if (SETTINGS.problems.length) markNotCertified(testInfo, `generated settings: ${SETTINGS.problems.join('; ')}`);
   replayOnly('concurrency', testInfo);
   const run = await runConsistency(api, SETTINGS.writers, REPLAY?.seed ?? SETTINGS.seed);
   testInfo.annotations.push({ type: ANNOTATION.evidence, description: `pet ${run.petId}: writes ${run.writes.join(', ')}; ${run.history.length} operations, ${run.requests} requests` });

@@ -35,7 +35,7 @@ export class SequenceDeviation extends Error {
   }
 }
 
-const deviation = (part: string, message: string, expected: string, observed: string) => new SequenceDeviation(finding(ID, part, 'fail', message, expected, observed));
+const deviation = (part: string, message: string, expected: string, observed: string) => new SequenceDeviation(finding({ id: ID, part, level: 'fail', message, expected, observed }));
 
 class ListCommand implements fc.AsyncCommand<Model, Real> {
   check = () => true;
@@ -98,7 +98,7 @@ async function restore(real: Real): Promise<Finding[]> {
   const out: Finding[] = [];
   for (const [id, q] of real.changed) {
     const now = items.find((i) => i.id === id);
-    if (now?.quantity !== q) out.push(finding(ID, 'restore', 'fail', `pet ${id} was not restored after a sequence`, `quantity ${q}`, now ? String(now.quantity) : 'missing'));
+    if (now?.quantity !== q) out.push(finding({ id: ID, part: 'restore', level: 'fail', message: `pet ${id} was not restored after a sequence`, expected: `quantity ${q}`, observed: now ? String(now.quantity) : 'missing' }));
     else if (real.journaled.get(id)) real.api.journal?.done([real.journaled.get(id)!], 'restored', `${ID} (restore)`);
   }
   real.changed.clear();

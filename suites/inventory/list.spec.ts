@@ -2,7 +2,7 @@
  * Spec: Endpoints > 1. List inventory; Resources and their fields > InventoryItem, PetStatus.
  * `GET {base_url}/inventory` answers 200 with a JSON array of InventoryItem.
  */
-import { test, expect, expectNoDeviation, expectStatus } from '../fixtures.ts';
+import { test, expectFact, expectNoDeviation, expectStatus } from '../fixtures.ts';
 import { validate, isInt64 } from '../../schemas/index.ts';
 import { isJsonMediaType } from '../lib/headers.ts';
 import { abbreviate } from '../lib/error-body.ts';
@@ -11,8 +11,8 @@ import { rawIntegerTokens } from '../lib/json-tokens.ts';
 test('INV-01 the list answers 200 with a JSON array of valid InventoryItems', async ({ api }) => {
   const res = await api.listInventory();
   expectStatus(res, 200);
-  expect(res.jsonError, `INV-01: body of ${res.label}: expected JSON, observed ${abbreviate(res.text)}`).toBeUndefined();
-  expect(Array.isArray(res.json), `INV-01: expected a JSON array, observed ${abbreviate(res.text)}`).toBe(true);
+  expectFact(res.jsonError === undefined, { what: `body of ${res.label}`, expected: 'JSON', observed: abbreviate(res.text), res });
+  expectFact(Array.isArray(res.json), { what: `body of ${res.label}`, expected: 'a JSON array', observed: abbreviate(res.text), res });
   const { errors } = validate('Inventory', res.json);
   expectNoDeviation(errors, 'every item a valid InventoryItem', res.label, res);
 });
@@ -43,7 +43,7 @@ test('INV-03 the list is served as application/json', async ({ api }) => {
   const res = await api.listInventory();
   expectStatus(res, 200);
   const ct = res.header('content-type');
-  expect(isJsonMediaType(ct), `INV-03: ${res.label}: expected Content-Type application/json, observed ${ct ?? 'none'}`).toBe(true);
+  expectFact(isJsonMediaType(ct), { expected: 'Content-Type application/json', observed: ct ?? 'none', res });
 });
 
 test('INV-04 every status is available, pending or sold', async ({ api }) => {

@@ -4,7 +4,7 @@
  * an unknown pet. Every test owns its pet (`stock.claim`) and the fixture restores the original
  * quantity afterwards and verifies it through the list.
  */
-import { test, expect, expectNoDeviation, expectStatus, expectErrorBody, type ApiClient } from '../fixtures.ts';
+import { test, expectFact, expectNoDeviation, expectStatus, expectErrorBody, type ApiClient } from '../fixtures.ts';
 import { validate } from '../../schemas/index.ts';
 import { abbreviate } from '../lib/error-body.ts';
 import { rawIntegerTokens } from '../lib/json-tokens.ts';
@@ -22,8 +22,8 @@ test.describe('updateInventory', () => {
     expectNoDeviation(errors, `an InventoryItem (the body was ${abbreviate(res.text)})`, res.label, res);
     const body = res.json as Record<string, unknown>;
     const written = rawIntegerTokens(res.text, 'petId')[0];
-    expect(String(body.petId), `UPD-01: ${res.label}: expected petId ${pet.id}, observed ${written ?? String(body.petId)}`).toBe(pet.id);
-    expect(body.quantity, `UPD-01: ${res.label}: expected quantity ${quantity}, observed ${String(body.quantity)}`).toBe(quantity);
+    expectFact(String(body.petId) === pet.id, { expected: `petId ${pet.id}`, observed: `petId ${written ?? String(body.petId)}`, res });
+    expectFact(body.quantity === quantity, { expected: `quantity ${quantity}`, observed: `quantity ${String(body.quantity)}`, res });
   });
 
   test('UPD-02 the new quantity is seen through the list', TAGS, async ({ api, stock }) => {
@@ -32,7 +32,11 @@ test.describe('updateInventory', () => {
     const res = await api.updateInventory(pet.id, { quantity });
     expectStatus(res, 200);
     const after = (await api.inventory('UPD-02')).find((e) => e.id === pet.id);
-    expect(after?.quantity, `UPD-02: pet ${pet.id} after PATCH quantity ${quantity}: expected the list to show ${quantity}, observed ${after ? after.quantity : 'pet missing'}`).toBe(quantity);
+    expectFact(after?.quantity === quantity, {
+      what: `pet ${pet.id} in the list after ${res.label} (quantity ${quantity})`,
+      expected: `the list to show quantity ${quantity}`,
+      observed: after ? `quantity ${after.quantity}` : 'pet missing',
+    });
   });
 });
 
@@ -60,7 +64,7 @@ test.describe('updateInventory refuses bad bodies', () => {
       expectStatus(res, 400, c.name);
       expectErrorBody(res, c.name);
       const now = await quantityOf(api, pet.id, 'UPD-03');
-      expect(now, `UPD-03: ${c.name}: expected pet ${pet.id} to keep quantity ${pet.quantity}, observed ${now}`).toBe(pet.quantity);
+      expectFact(now === pet.quantity, { what: `pet ${pet.id} in the list after ${c.name}`, expected: `quantity ${pet.quantity} kept`, observed: now === undefined ? 'pet missing' : `quantity ${now}` });
     });
   }
 });

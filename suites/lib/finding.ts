@@ -29,9 +29,17 @@ export interface Finding {
   curl?: string;
 }
 
-/** Makes a finding. */
-export function finding(id: string, part: string | undefined, level: FindingLevel, message: string, expected: string, observed: string): Finding {
-  return { id, ...(part !== undefined ? { part } : {}), level, message, expected, observed };
+/** What `finding` takes: a finding whose optional fields may be given as `undefined`. */
+export type FindingFields = Omit<Finding, 'part' | 'curl'> & { part?: string | undefined; curl?: string | undefined };
+
+/**
+ * Makes a finding from named fields: `finding({ id, part?, level, message, expected, observed, curl? })`.
+ * A `part` or `curl` given as `undefined` is left out, so the finding's JSON (the `finding`
+ * annotation, the reports) holds only the fields that carry something.
+ */
+export function finding(fields: FindingFields): Finding {
+  const { id, part, level, message, expected, observed, curl } = fields;
+  return { id, ...(part !== undefined ? { part } : {}), level, message, expected, observed, ...(curl !== undefined ? { curl } : {}) };
 }
 
 /** One readable line: `LOAD-02 (admission) over-admission …: expected …; observed …`. */

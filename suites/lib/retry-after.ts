@@ -81,3 +81,34 @@ export function retryAfterWaitSeconds(value: string | undefined, dateHeader: str
   const parsed = parseRetryAfter(v, dateHeader, { nowMs });
   return parsed.ok ? parsed.seconds : undefined;
 }
+
+/** What `holdAfter429` reads of one 429, and the margins of its caller. */
+export interface HoldInput {
+  retryAfter: string | undefined;
+  date: string | undefined;
+  /** When the 429 arrived (local clock, ms). */
+  receivedAtMs: number;
+  /** Seconds until `X-RateLimit-Reset` as judged against `Date`, when known and usable. */
+  secondsUntilReset: number | undefined;
+  /** Added to a `Retry-After` wait (the wait counts from the 429's arrival, after the server wrote it). */
+  retryAfterMarginMs: number;
+  /** Added to a wait until the reported reset. */
+  resetMarginMs: number;
+  /** The hold without a usable `Retry-After` nor reset (a conservative minute). */
+  fallbackMs: number;
+}
+
+/**
+ * How long a key is held after a 429, one rule for the pacer that enforces it and the checks that
+ * wait by it (Errors, 429: "the client must wait for the time given in the `Retry-After` header";
+ * RFC 9110 §10.2.3): its `Retry-After` (delta-seconds whatever their size, `retryAfterWaitSeconds`)
+ * plus a margin; without a usable one, until the reported reset plus a margin; else the fallback.
+ * `parsed` is the value as judged (`parseRetryAfter`), for the checks that report it.
+ */
+export function holdAfter429(o: HoldInput): { holdMs: number; parsed: RetryAfterResult } {
+  const parsed = parseRetryAfter(o.retryAfter, o.date, { secondsUntilReset: o.secondsUntilReset, nowMs: o.receivedAtMs });
+  const waitS = retryAfterWaitSeconds(o.retryAfter, o.date, o.receivedAtMs);
+  if (waitS !== undefined) return { holdMs: waitS * 1000 + o.retryAfterMarginMs, parsed };
+  const reset = o.secondsUntilReset;
+  return { holdMs: reset !== undefined && reset > 0 ? reset * 1000 + o.resetMarginMs : o.fallbackMs, parsed };
+}

@@ -180,7 +180,7 @@ function newCtx(config: CapacityConfig): Ctx {
 /** The pacer would have held LOAD_KEY longer than MAX_RETRY_AFTER_S: not certified. */
 function paceFailure(ctx: Ctx, error: unknown): void {
   if (!(error instanceof PacingNotCertified)) throw error;
-  ctx.findings.push(finding(CAPACITY.id, CAPACITY.prerequisite, 'not-certified', `the run-wide pacer holds ${KEY} longer than MAX_RETRY_AFTER_S`, `a wait of at most ${ctx.config.maxRetryAfterS} s`, error.message));
+  ctx.findings.push(finding({ id: CAPACITY.id, part: CAPACITY.prerequisite, level: 'not-certified', message: `the run-wide pacer holds ${KEY} longer than MAX_RETRY_AFTER_S`, expected: `a wait of at most ${ctx.config.maxRetryAfterS} s`, observed: error.message }));
 }
 
 /** One set-up or restore request under its own grant. */
@@ -200,7 +200,7 @@ async function send(ctx: Ctx, method: 'GET' | 'PATCH', url: string, body?: strin
 }
 
 function certificateFinding(observed: string): Finding {
-  return finding(CAPACITY.id, CAPACITY.answered, 'fail', `the target's TLS certificate was refused; nothing carrying ${KEY} was sent`, 'a certificate trusted by Node (NODE_EXTRA_CA_CERTS for a private CA), or INSECURE_TLS=1', observed);
+  return finding({ id: CAPACITY.id, part: CAPACITY.answered, level: 'fail', message: `the target's TLS certificate was refused; nothing carrying ${KEY} was sent`, expected: 'a certificate trusted by Node (NODE_EXTRA_CA_CERTS for a private CA), or INSECURE_TLS=1', observed });
 }
 
 /**
@@ -215,7 +215,7 @@ async function stepsOf(ctx: Ctx, list: ProbeResponse | ProbeFailure): Promise<{ 
   const pet = list.ok && list.status === 200 ? await leasePet(ctx, list) : undefined;
   if (!pet) {
     const observed = !list.ok ? list.error : list.status !== 200 ? String(list.status) : 'none';
-    ctx.findings.push(finding(id, restored, 'not-certified', 'no pet to update under load', `GET ${ctx.listPath} with LOAD_KEY answers 200 with a pet whose quantity is an integer`, observed));
+    ctx.findings.push(finding({ id, part: restored, level: 'not-certified', message: 'no pet to update under load', expected: `GET ${ctx.listPath} with LOAD_KEY answers 200 with a pet whose quantity is an integer`, observed }));
     return undefined;
   }
   ctx.figures.pet = { petId: pet.petId, original: pet.original, restored: null };
@@ -271,8 +271,8 @@ async function loadRun(ctx: Ctx, steps: LoadStep[]): Promise<LoadResult | undefi
     lease = observing(await config.pacer.acquire(KEY, { mode: 'paced', count: planned }));
     if (lease.granted < planned) {
       ctx.findings.push(
-        finding(CAPACITY.id, CAPACITY.prerequisite, 'note', `the run-wide pacer allowed fewer requests than planned on ${KEY} (its X-RateLimit-Remaining, less a reserve); the load stopped there`,
-          `${planned} requests`, `${lease.granted} granted`),
+        finding({ id: CAPACITY.id, part: CAPACITY.prerequisite, level: 'note', message: `the run-wide pacer allowed fewer requests than planned on ${KEY} (its X-RateLimit-Remaining, less a reserve); the load stopped there`,
+          expected: `${planned} requests`, observed: `${lease.granted} granted` }),
       );
     }
     const granted = lease;
@@ -298,7 +298,7 @@ async function loadRun(ctx: Ctx, steps: LoadStep[]): Promise<LoadResult | undefi
     });
   } catch (error) {
     if (error instanceof PacingNotCertified) paceFailure(ctx, error);
-    else ctx.findings.push(finding(CAPACITY.id, CAPACITY.answered, 'fail', 'the load could not run', 'a completed run', (error as Error).message));
+    else ctx.findings.push(finding({ id: CAPACITY.id, part: CAPACITY.answered, level: 'fail', message: 'the load could not run', expected: 'a completed run', observed: (error as Error).message }));
     return undefined;
   } finally {
     await lease?.release();
@@ -314,25 +314,25 @@ function judgeRun(ctx: Ctx, run: LoadResult): number {
   figures.requests.load = f.sent;
   const noAnswer = f.socketErrors + f.timeouts + f.unanswered;
   if (run.tlsError) findings.push(certificateFinding(run.tlsError));
-  else if (f.sent === 0) findings.push(finding(id, answered, 'fail', 'no request could be sent under load', 'requests sent and answered', `${f.dropped} arrivals dropped`));
+  else if (f.sent === 0) findings.push(finding({ id, part: answered, level: 'fail', message: 'no request could be sent under load', expected: 'requests sent and answered', observed: `${f.dropped} arrivals dropped` }));
   else if (noAnswer > 0) {
     findings.push(
-      finding(id, answered, 'fail', `requests under load got no complete answer within the request timeout (LOAD_TIMEOUT_S=${ctx.config.timeoutS})`, 'every request answered',
-        `${noAnswer} of ${f.sent} without an answer (timeouts ${f.timeouts}, connection errors ${f.socketErrors}${f.errorExamples.length ? `: ${f.errorExamples.join('; ')}` : ''}, abandoned ${f.unanswered})`),
+      finding({ id, part: answered, level: 'fail', message: `requests under load got no complete answer within the request timeout (LOAD_TIMEOUT_S=${ctx.config.timeoutS})`, expected: 'every request answered',
+        observed: `${noAnswer} of ${f.sent} without an answer (timeouts ${f.timeouts}, connection errors ${f.socketErrors}${f.errorExamples.length ? `: ${f.errorExamples.join('; ')}` : ''}, abandoned ${f.unanswered})` }),
     );
   }
   if (f.count5xx > 0) {
     const codes = Object.entries(f.statusCodes).filter(([c]) => c.startsWith('5')).map(([c, n]) => `${c} ×${n}`).join(', ');
-    findings.push(finding(id, answered, 'fail', 'responses under load were 5xx', 'no 5xx', codes));
+    findings.push(finding({ id, part: answered, level: 'fail', message: 'responses under load were 5xx', expected: 'no 5xx', observed: codes }));
   }
   const problems = run.samples.flatMap((s) => sampleProblems(s).map((p) => ({ p, s })));
   figures.sampled = run.samples.length;
   figures.invalidSamples = new Set(problems.map((x) => x.s)).size;
-  if (run.samples.length === 0 && f.requests > 0) findings.push(finding(id, schemas, 'fail', 'no response was sampled for schema validation', 'sampled responses', 'none'));
+  if (run.samples.length === 0 && f.requests > 0) findings.push(finding({ id, part: schemas, level: 'fail', message: 'no response was sampled for schema validation', expected: 'sampled responses', observed: 'none' }));
   if (problems.length) {
     findings.push(
-      finding(id, schemas, 'fail', `${figures.invalidSamples} of ${run.samples.length} sampled responses do not match the schema of their own request`, 'every sampled response valid',
-        problems.slice(0, 5).map((x) => x.p).join('; ') + (problems.length > 5 ? `; … (${problems.length} problems)` : '')),
+      finding({ id, part: schemas, level: 'fail', message: `${figures.invalidSamples} of ${run.samples.length} sampled responses do not match the schema of their own request`, expected: 'every sampled response valid',
+        observed: problems.slice(0, 5).map((x) => x.p).join('; ') + (problems.length > 5 ? `; … (${problems.length} problems)` : '') }),
     );
   }
   let notBefore = 0;
@@ -340,20 +340,20 @@ function judgeRun(ctx: Ctx, run: LoadResult): number {
     const held = judgeWindows(run.stoppers);
     notBefore = held.notBefore;
     findings.push(
-      finding(id, prerequisite, 'not-certified', 'LOAD_KEY met its rate limit, so the load stopped at once; use a key whose limit this load does not reach, or lower LOAD_RATE or LOAD_DURATION_S',
-        'no 429 on LOAD_KEY', `429 after ${f.requests} responses (Retry-After ${held.largestRetryAfterS ?? 'invalid'} s)`),
+      finding({ id, part: prerequisite, level: 'not-certified', message: 'LOAD_KEY met its rate limit, so the load stopped at once; use a key whose limit this load does not reach, or lower LOAD_RATE or LOAD_DURATION_S',
+        expected: 'no 429 on LOAD_KEY', observed: `429 after ${f.requests} responses (Retry-After ${held.largestRetryAfterS ?? 'invalid'} s)` }),
     );
   }
   if (f.stoppedBy === 'held') {
     findings.push(
-      finding(id, prerequisite, 'not-certified', 'the load stopped early: a 429 that its key\'s X-RateLimit-Remaining did not predict holds every request to the target until its Retry-After (the limit may be shared)',
-        `${Math.ceil(ctx.config.ratePerS * ctx.config.durationS)} requests over ${ctx.config.durationS} s`, `${f.sent} sent, then held`),
+      finding({ id, part: prerequisite, level: 'not-certified', message: 'the load stopped early: a 429 that its key\'s X-RateLimit-Remaining did not predict holds every request to the target until its Retry-After (the limit may be shared)',
+        expected: `${Math.ceil(ctx.config.ratePerS * ctx.config.durationS)} requests over ${ctx.config.durationS} s`, observed: `${f.sent} sent, then held` }),
     );
   }
   for (const t of userThresholds(ctx.config, f)) {
     if (thresholdHolds(t)) continue;
     const unit = t.unit ? ` ${t.unit}` : '';
-    findings.push(finding(gateId, thresholds, 'gate', `threshold ${t.name} (set by the user) breached: ${t.what}`, `${t.op} ${t.limit}${unit}`, `${t.observed}${unit}`));
+    findings.push(finding({ id: gateId, part: thresholds, level: 'gate', message: `threshold ${t.name} (set by the user) breached: ${t.what}`, expected: `${t.op} ${t.limit}${unit}`, observed: `${t.observed}${unit}` }));
   }
   runEvidence(ctx, run);
   return notBefore;
@@ -380,8 +380,8 @@ async function restorePet(ctx: Ctx, pet: LeasedPet, notBefore: number): Promise<
   const maxWaitS = ctx.config.maxRetryAfterS;
   if (waitMs > maxWaitS * 1000) {
     ctx.findings.push(
-      finding(id, restored, 'fail', `pet ${pet.petId} was not restored: LOAD_KEY must wait (Retry-After) longer than MAX_RETRY_AFTER_S; restore it by hand`,
-        `quantity ${pet.original}`, `a wait of ${Math.ceil(waitMs / 1000)} s > ${maxWaitS} s`),
+      finding({ id, part: restored, level: 'fail', message: `pet ${pet.petId} was not restored: LOAD_KEY must wait (Retry-After) longer than MAX_RETRY_AFTER_S; restore it by hand`,
+        expected: `quantity ${pet.original}`, observed: `a wait of ${Math.ceil(waitMs / 1000)} s > ${maxWaitS} s` }),
     );
     return false;
   }
@@ -399,7 +399,7 @@ async function restorePet(ctx: Ctx, pet: LeasedPet, notBefore: number): Promise<
   if (ok && pet.journaled) ctx.config.journal?.done([pet.journaled], 'restored', `${id} (capacity mix restore)`);
   const line = `pet ${pet.petId}: quantity ${pet.original} before, restore PATCH → ${back.ok ? back.status : back.error}, listed afterwards: ${now ?? 'not found'}`;
   ctx.evidence.push(line);
-  if (!ok) ctx.findings.push(finding(id, restored, 'fail', `the stock changed under load was not restored (pet ${pet.petId})`, `quantity ${pet.original}`, line));
+  if (!ok) ctx.findings.push(finding({ id, part: restored, level: 'fail', message: `the stock changed under load was not restored (pet ${pet.petId})`, expected: `quantity ${pet.original}`, observed: line }));
   return ok;
 }
 
@@ -408,7 +408,7 @@ export async function runCapacityCheck(config: CapacityConfig): Promise<Capacity
   const ctx = newCtx(config);
   const started = Date.now();
   if (config.tls?.insecure && new URL(config.baseUrl).protocol === 'https:') {
-    ctx.findings.push(finding(CAPACITY.id, undefined, 'note', `the target's TLS certificate was not verified`, 'a verified certificate', 'INSECURE_TLS=1 (the user opted out of verification)'));
+    ctx.findings.push(finding({ id: CAPACITY.id, level: 'note', message: `the target's TLS certificate was not verified`, expected: 'a verified certificate', observed: 'INSECURE_TLS=1 (the user opted out of verification)' }));
   }
   await (async () => {
     // One request first: the pacer learns LOAD_KEY's window, the mix finds its pet, TLS is checked.

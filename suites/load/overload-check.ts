@@ -29,7 +29,7 @@
 import { finding, type Finding } from '../lib/finding.ts';
 import { runLoad, type LoadFigures, type RecordedResponse, type TlsOptions } from './engine.ts';
 import { parseRateLimitHeaders, secondsUntilReset, type RateLimitInfo } from '../lib/rate-limit.ts';
-import { parseRetryAfter } from '../lib/retry-after.ts';
+import { holdAfter429 } from '../lib/retry-after.ts';
 import { PacingNotCertified } from '../pacing/client.ts';
 import { join, observing, probe, waitWithProgress, type Pacer, type ProbeFailure, type ProbeResponse } from './http.ts';
 
@@ -190,18 +190,19 @@ function countSuccess(groups: Map<string, WindowCount>, info: RateLimitInfo): vo
 }
 
 /** Holds the key after one 429 until its Retry-After (RFC 9110 §10.2.3), or without a usable one until the reported reset, else a conservative minute. */
-function holdAfter429(t: Tally, r: RecordedResponse, info: RateLimitInfo): void {
-  const untilReset = secondsUntilReset(info);
-  const retry = parseRetryAfter(r.headers['retry-after'], r.headers.date, { secondsUntilReset: untilReset, nowMs: r.receivedAt });
-  let until: number;
-  if (retry.ok) {
-    until = r.receivedAt + retry.seconds * 1000 + RETRY_AFTER_MARGIN_MS;
-    t.largestRetryAfterS = Math.max(t.largestRetryAfterS ?? 0, retry.seconds);
-  } else {
-    t.badRetryAfter.set(retry.reason, (t.badRetryAfter.get(retry.reason) ?? 0) + 1);
-    until = r.receivedAt + (untilReset !== undefined && untilReset > 0 ? untilReset * 1000 + RESET_MARGIN_MS : 60_000);
-  }
-  t.notBefore = Math.max(t.notBefore, until);
+function tallyHold(t: Tally, r: RecordedResponse, info: RateLimitInfo): void {
+  const { holdMs, parsed } = holdAfter429({
+    retryAfter: r.headers['retry-after'],
+    date: r.headers.date,
+    receivedAtMs: r.receivedAt,
+    secondsUntilReset: secondsUntilReset(info),
+    retryAfterMarginMs: RETRY_AFTER_MARGIN_MS,
+    resetMarginMs: RESET_MARGIN_MS,
+    fallbackMs: 60_000,
+  });
+  if (parsed.ok) t.largestRetryAfterS = Math.max(t.largestRetryAfterS ?? 0, parsed.seconds);
+  else t.badRetryAfter.set(parsed.reason, (t.badRetryAfter.get(parsed.reason) ?? 0) + 1);
+  t.notBefore = Math.max(t.notBefore, r.receivedAt + holdMs);
 }
 
 /** Adds up every response on the key, in order: successes per window, refusals per status, missing headers, the holds the 429s ask for. */
@@ -225,7 +226,7 @@ function tallyResponses(responses: readonly RecordedResponse[]): Tally {
     t.refused++;
     t.refusedByStatus[r.status] = (t.refusedByStatus[r.status] ?? 0) + 1;
     if (r.status >= 500) t.count5xx++;
-    if (r.status === 429) holdAfter429(t, r, info);
+    if (r.status === 429) tallyHold(t, r, info);
   }
   return t;
 }
@@ -237,8 +238,7 @@ function admissionFindings(windows: readonly WindowCount[], limitHint: number | 
     const limit = w.limit ?? limitHint;
     if (limit !== undefined && w.successes > limit) {
       findings.push(
-        finding(OVERLOAD.id, OVERLOAD.admission, 'fail', `over-admission in the window whose X-RateLimit-Reset is ${w.reset} (probes included)`,
-          `at most X-RateLimit-Limit ${limit} requests admitted`, `${plural(w.successes, 'request')} admitted`),
+        finding({ id: OVERLOAD.id, part: OVERLOAD.admission, level: 'fail', message: `over-admission in the window whose X-RateLimit-Reset is ${w.reset} (probes included)`, expected: `at most X-RateLimit-Limit ${limit} requests admitted`, observed: `${plural(w.successes, 'request')} admitted` }),
       );
     }
   }
@@ -251,22 +251,22 @@ function refusalFindings(t: Tally, lost: number): Finding[] {
   const findings: Finding[] = [];
   if (t.count5xx > 0) {
     const codes = Object.entries(t.refusedByStatus).filter(([c]) => Number(c) >= 500).map(([c, n]) => `${c} ×${n}`).join(', ');
-    findings.push(finding(id, refusals, 'fail', 'responses to the bursts were 5xx', '2xx or 429', codes));
+    findings.push(finding({ id, part: refusals, level: 'fail', message: 'responses to the bursts were 5xx', expected: '2xx or 429', observed: codes }));
   }
   const other = Object.entries(t.refusedByStatus).filter(([c]) => c !== '429' && Number(c) < 500);
   if (other.length) {
-    findings.push(finding(id, refusals, 'fail', 'refused requests must be 429 Too Many Requests', '429', other.map(([c, n]) => `${c} ×${n}`).join(', ')));
+    findings.push(finding({ id, part: refusals, level: 'fail', message: 'refused requests must be 429 Too Many Requests', expected: '429', observed: other.map(([c, n]) => `${c} ×${n}`).join(', ') }));
   }
   for (const [reason, count] of t.badRetryAfter) {
-    findings.push(finding(id, refusals, 'fail', `${plural(count, '429 response')} without a valid Retry-After`, 'Retry-After as delta-seconds or an HTTP-date', reason));
+    findings.push(finding({ id, part: refusals, level: 'fail', message: `${plural(count, '429 response')} without a valid Retry-After`, expected: 'Retry-After as delta-seconds or an HTTP-date', observed: reason }));
   }
   for (const [missing, { count, example }] of t.missingHeaders) {
     findings.push(
-      finding(id, refusals, 'fail', `${plural(count, 'response')} (e.g. a ${example}) lacked headers`, 'the three X-RateLimit-* headers on every response', `${missing} missing`),
+      finding({ id, part: refusals, level: 'fail', message: `${plural(count, 'response')} (e.g. a ${example}) lacked headers`, expected: 'the three X-RateLimit-* headers on every response', observed: `${missing} missing` }),
     );
   }
   if (lost > 0) {
-    findings.push(finding(id, refusals, 'fail', 'requests of the bursts got no answer within the request timeout', 'every request answered (a refusal with 429)', `${plural(lost, 'request')} unanswered`));
+    findings.push(finding({ id, part: refusals, level: 'fail', message: 'requests of the bursts got no answer within the request timeout', expected: 'every request answered (a refusal with 429)', observed: `${plural(lost, 'request')} unanswered` }));
   }
   return findings;
 }
@@ -395,8 +395,7 @@ async function wait(ctx: Ctx, untilMs: number, what: string): Promise<void> {
   if (ms <= 0) return;
   if (ms > ctx.config.maxRetryAfterS * 1000) {
     throw new Stop(
-      finding(OVERLOAD.id, OVERLOAD.recovery, 'not-certified', `${KEY} must wait for ${what} before the next request; the check stops there and sends nothing more on it`,
-        `a wait of at most MAX_RETRY_AFTER_S=${ctx.config.maxRetryAfterS} s`, `${Math.ceil(ms / 1000)} s`),
+      finding({ id: OVERLOAD.id, part: OVERLOAD.recovery, level: 'not-certified', message: `${KEY} must wait for ${what} before the next request; the check stops there and sends nothing more on it`, expected: `a wait of at most MAX_RETRY_AFTER_S=${ctx.config.maxRetryAfterS} s`, observed: `${Math.ceil(ms / 1000)} s` }),
     );
   }
   await waitWithProgress(ms, `${what} on ${KEY}`, ctx.progress);
@@ -404,7 +403,7 @@ async function wait(ctx: Ctx, untilMs: number, what: string): Promise<void> {
 }
 
 function certificateStop(observed: string): Stop {
-  return new Stop(finding(OVERLOAD.id, OVERLOAD.refusals, 'fail', `the target's TLS certificate was refused; nothing carrying ${KEY} was sent`, 'a certificate trusted by Node (NODE_EXTRA_CA_CERTS for a private CA), or INSECURE_TLS=1', observed));
+  return new Stop(finding({ id: OVERLOAD.id, part: OVERLOAD.refusals, level: 'fail', message: `the target's TLS certificate was refused; nothing carrying ${KEY} was sent`, expected: 'a certificate trusted by Node (NODE_EXTRA_CA_CERTS for a private CA), or INSECURE_TLS=1', observed }));
 }
 
 /** One request on the key, after every pending Retry-After, under its own grant. */
@@ -419,7 +418,7 @@ async function probeKey(ctx: Ctx, what: string): Promise<ProbeResponse> {
   if (!r.ok) {
     if (r.certificate) throw certificateStop(r.error);
     ctx.lost++;
-    throw new Stop(finding(OVERLOAD.id, OVERLOAD.refusals, 'fail', `the probe got no answer`, 'an answer within the request timeout', r.error));
+    throw new Stop(finding({ id: OVERLOAD.id, part: OVERLOAD.refusals, level: 'fail', message: `the probe got no answer`, expected: 'an answer within the request timeout', observed: r.error }));
   }
   // A probe answered otherwise (an unusable key, a 5xx) ends the check with its own finding.
   note(ctx, { step: 'probe', status: r.status, headers: r.headers, receivedAt: r.receivedAt });
@@ -430,16 +429,16 @@ async function probeKey(ctx: Ctx, what: string): Promise<ProbeResponse> {
 function usableProbe(ctx: Ctx, first: ProbeResponse, n: number): { limit: number; remaining: number; window: string } {
   const { id, admission, refusals, recovery } = OVERLOAD;
   if (first.status === 429) {
-    throw new Stop(finding(id, recovery, 'fail', `after waiting its Retry-After the key still got 429`, '2xx once Retry-After has passed', describeProbe(`window ${n}, probe`, first)));
+    throw new Stop(finding({ id, part: recovery, level: 'fail', message: `after waiting its Retry-After the key still got 429`, expected: '2xx once Retry-After has passed', observed: describeProbe(`window ${n}, probe`, first) }));
   }
-  if (first.status >= 500) throw new Stop(finding(id, refusals, 'fail', 'the probe before a burst got a 5xx', '2xx or 429', String(first.status)));
+  if (first.status >= 500) throw new Stop(finding({ id, part: refusals, level: 'fail', message: 'the probe before a burst got a 5xx', expected: '2xx or 429', observed: String(first.status) }));
   if (first.status < 200 || first.status >= 300) {
-    throw new Stop(finding(id, admission, 'not-certified', `RATE_LIMIT_KEY must be a valid key; the burst was not sent`, `GET ${ctx.listPath} with it answers 2xx`, `${first.status}`));
+    throw new Stop(finding({ id, part: admission, level: 'not-certified', message: `RATE_LIMIT_KEY must be a valid key; the burst was not sent`, expected: `GET ${ctx.listPath} with it answers 2xx`, observed: `${first.status}` }));
   }
   const info = parseRateLimitHeaders(first.headers);
   if (info.limit === undefined || info.remaining === undefined) {
     throw new Stop(
-      finding(id, refusals, 'fail', `the probe's rate-limit headers cannot size the burst`, 'X-RateLimit-Limit and X-RateLimit-Remaining as integers', `${info.missing.join(', ') || 'present'}${info.problems.length ? `; ${info.problems.join('; ')}` : ''}`),
+      finding({ id, part: refusals, level: 'fail', message: `the probe's rate-limit headers cannot size the burst`, expected: 'X-RateLimit-Limit and X-RateLimit-Remaining as integers', observed: `${info.missing.join(', ') || 'present'}${info.problems.length ? `; ${info.problems.join('; ')}` : ''}` }),
     );
   }
   return { limit: info.limit, remaining: info.remaining, window: info.raw.reset ?? '(none)' };
@@ -469,10 +468,7 @@ async function openWindow(ctx: Ctx, n: number): Promise<{ limit: number; remaini
   const untilReset = secondsUntilReset(parseRateLimitHeaders(first.headers));
   if (untilReset !== undefined && untilReset > ctx.config.maxRetryAfterS) await wait(ctx, first.receivedAt + untilReset * 1000, partlyUsed(first, probe));
   throw new Stop(
-    finding(OVERLOAD.id, OVERLOAD.admission, 'not-certified',
-      `${KEY} is used by another client, or its limit is shared with other keys (this run sends on API_KEY and LOAD_KEY meanwhile): its X-RateLimit-Remaining fell by ${unexplained} more than this run sent on it; nothing more is sent on it`,
-      `X-RateLimit-Remaining ≥ Limit ${probe.limit} − the ${own} requests this run sent on ${KEY} in the last ${2 * ctx.longestResetS + 1} s (two window lengths)`,
-      `Remaining ${probe.remaining} (Reset ${probe.window})`),
+    finding({ id: OVERLOAD.id, part: OVERLOAD.admission, level: 'not-certified', message: `${KEY} is used by another client, or its limit is shared with other keys (this run sends on API_KEY and LOAD_KEY meanwhile): its X-RateLimit-Remaining fell by ${unexplained} more than this run sent on it; nothing more is sent on it`, expected: `X-RateLimit-Remaining ≥ Limit ${probe.limit} − the ${own} requests this run sent on ${KEY} in the last ${2 * ctx.longestResetS + 1} s (two window lengths)`, observed: `Remaining ${probe.remaining} (Reset ${probe.window})` }),
   );
 }
 
@@ -506,13 +502,13 @@ async function burst(ctx: Ctx, n: number, remaining: number): Promise<void> {
   const { config } = ctx;
   const size = remaining + 1;
   if (size > config.burstMax) {
-    throw new Stop(finding(OVERLOAD.id, OVERLOAD.admission, 'not-certified', `the burst would exceed LOAD_BURST_MAX`, `Remaining + 1 ≤ LOAD_BURST_MAX=${config.burstMax}`, `Remaining + 1 = ${size}`));
+    throw new Stop(finding({ id: OVERLOAD.id, part: OVERLOAD.admission, level: 'not-certified', message: `the burst would exceed LOAD_BURST_MAX`, expected: `Remaining + 1 ≤ LOAD_BURST_MAX=${config.burstMax}`, observed: `Remaining + 1 = ${size}` }));
   }
   const lease = observing(await config.pacer.acquire(KEY, { mode: 'exhaust', count: size }));
   if (lease.granted < size) {
     await lease.release();
     const why = lease.limitedBy ? `the run-wide pacer did not grant the whole burst at once: ${lease.limitedBy}` : 'the run-wide pacer did not grant the whole burst at once';
-    throw new Stop(finding(OVERLOAD.id, OVERLOAD.admission, 'not-certified', why, `Remaining + 1 = ${size} requests granted together`, `${lease.granted} granted`));
+    throw new Stop(finding({ id: OVERLOAD.id, part: OVERLOAD.admission, level: 'not-certified', message: why, expected: `Remaining + 1 = ${size} requests granted together`, observed: `${lease.granted} granted` }));
   }
   const run = runLoad({
     label: `overload burst ${n}/${config.windows}`,
@@ -565,7 +561,7 @@ async function recover(ctx: Ctx): Promise<void> {
   if (!pending && after.status === 429) after = await probeKey(ctx, `after the Retry-After of that 429`);
   ctx.figures.recovered = after.status >= 200 && after.status < 300;
   if (!ctx.figures.recovered) {
-    ctx.findings.push(finding(OVERLOAD.id, OVERLOAD.recovery, 'fail', `after waiting the largest Retry-After the key did not work again`, '2xx', describeProbe('probe', after)));
+    ctx.findings.push(finding({ id: OVERLOAD.id, part: OVERLOAD.recovery, level: 'fail', message: `after waiting the largest Retry-After the key did not work again`, expected: '2xx', observed: describeProbe('probe', after) }));
   }
 }
 
@@ -579,20 +575,20 @@ function summarize(ctx: Ctx, started: number): void {
     evidence.push(`admitted per window vs X-RateLimit-Limit (the opening response and probes included): ${judgement.windows.map((w) => `Reset ${w.reset}: ${w.successes}/${w.limit ?? figures.limit}`).join('; ')}`);
   }
   if (figures.tls === 'not verified') {
-    findings.push(finding(OVERLOAD.id, undefined, 'note', `the target's TLS certificate was not verified`, 'a verified certificate', 'INSECURE_TLS=1 (the user opted out of verification)'));
+    findings.push(finding({ id: OVERLOAD.id, level: 'note', message: `the target's TLS certificate was not verified`, expected: 'a verified certificate', observed: 'INSECURE_TLS=1 (the user opted out of verification)' }));
   }
   if (other) {
     other.maxLatencyMs = other.latenciesMs.length ? Math.max(...other.latenciesMs) : null;
     figures.otherKey = other;
     evidence.push(`${OTHER} during the first burst: ${other.probes} request(s), statuses ${other.statuses.join(', ') || 'none'}, latency max ${other.maxLatencyMs ?? 'n/a'} ms`);
     if (other.thresholdMs !== null && other.maxLatencyMs !== null && other.maxLatencyMs >= other.thresholdMs) {
-      findings.push(finding(OVERLOAD.fairnessId, OVERLOAD.fairness, 'warn', `while ${KEY} was exhausted, ${OTHER} waited longer than LOAD_P99_MS`, `< ${other.thresholdMs} ms`, `${other.maxLatencyMs} ms`));
+      findings.push(finding({ id: OVERLOAD.fairnessId, part: OVERLOAD.fairness, level: 'warn', message: `while ${KEY} was exhausted, ${OTHER} waited longer than LOAD_P99_MS`, expected: `< ${other.thresholdMs} ms`, observed: `${other.maxLatencyMs} ms` }));
     }
     if (other.statuses.some((s) => s === 0 || s >= 500)) {
-      findings.push(finding(OVERLOAD.fairnessId, OVERLOAD.fairness, 'warn', `${OTHER} got no answer or a 5xx during the burst`, '2xx', `statuses ${other.statuses.join(', ')}`));
+      findings.push(finding({ id: OVERLOAD.fairnessId, part: OVERLOAD.fairness, level: 'warn', message: `${OTHER} got no answer or a 5xx during the burst`, expected: '2xx', observed: `statuses ${other.statuses.join(', ')}` }));
     }
   } else {
-    findings.push(finding(OVERLOAD.fairnessId, OVERLOAD.fairness, 'note', 'not measured', 'API_KEY set and distinct from RATE_LIMIT_KEY', 'not set (or the same key)'));
+    findings.push(finding({ id: OVERLOAD.fairnessId, part: OVERLOAD.fairness, level: 'note', message: 'not measured', expected: 'API_KEY set and distinct from RATE_LIMIT_KEY', observed: 'not set (or the same key)' }));
   }
   const requests = figures.requests;
   requests.total = requests.probes + requests.burst + requests.otherKey;
@@ -619,8 +615,8 @@ export async function runOverloadCheck(config: OverloadConfig): Promise<Overload
   } catch (error) {
     if (error instanceof Stop) ctx.findings.push(error.f);
     else if (error instanceof PacingNotCertified) {
-      ctx.findings.push(finding(OVERLOAD.id, OVERLOAD.recovery, 'not-certified', 'the pacer would have to wait longer than MAX_RETRY_AFTER_S', `a wait of at most ${config.maxRetryAfterS} s`, error.message));
-    } else ctx.findings.push(finding(OVERLOAD.id, OVERLOAD.admission, 'fail', 'the check could not run', 'a completed run', (error as Error).message));
+      ctx.findings.push(finding({ id: OVERLOAD.id, part: OVERLOAD.recovery, level: 'not-certified', message: 'the pacer would have to wait longer than MAX_RETRY_AFTER_S', expected: `a wait of at most ${config.maxRetryAfterS} s`, observed: error.message }));
+    } else ctx.findings.push(finding({ id: OVERLOAD.id, part: OVERLOAD.admission, level: 'fail', message: 'the check could not run', expected: 'a completed run', observed: (error as Error).message }));
   }
   summarize(ctx, started);
   return { findings: ctx.findings, evidence: ctx.evidence, figures: ctx.figures };

@@ -3,7 +3,7 @@
  * `POST {api_url}/messages` with `Authorization: Bearer <API_KEY>` and
  * `Content-Type: application/json`. Sending a message is a side effect: `@mutates`.
  */
-import { test, expect, expectNoDeviation, expectStatus, expectErrorBody } from '../fixtures.ts';
+import { test, expectFact, expectNoDeviation, expectStatus, expectErrorBody } from '../fixtures.ts';
 import { isUtcTimestamp } from '../../schemas/index.ts';
 import { isJsonMediaType } from '../lib/headers.ts';
 import { abbreviate, describe as describeValue } from '../lib/error-body.ts';
@@ -17,10 +17,10 @@ function text(prefix: string): string {
 test('MSG-01 a valid message is accepted with id, message, status and createdAt', MUTATES, async ({ api, warn }) => {
   const message = text('MSG-01');
   const res = await api.sendMessage({ message });
-  expect(res.status >= 200 && res.status < 300, `MSG-01: ${res.label}: expected a 2xx success, observed ${res.status}: ${abbreviate(res.text)}`).toBe(true);
+  expectStatus(res, '2xx', 'a valid message');
   if (![200, 201, 202].includes(res.status)) warn(`MSG-01: success answered ${res.status} (the spec names no code; 200, 201 or 202 expected)`);
   const ct = res.header('content-type');
-  expect(isJsonMediaType(ct), `MSG-01: ${res.label}: expected Content-Type application/json, observed ${ct ?? 'none'}`).toBe(true);
+  expectFact(isJsonMediaType(ct), { expected: 'Content-Type application/json', observed: ct ?? 'none', res });
   const body = (res.json ?? {}) as Record<string, unknown>;
   const problems: string[] = [];
   if (res.json === null || typeof res.json !== 'object' || Array.isArray(res.json)) problems.push(`body is not a JSON object: ${abbreviate(res.text)}`);
@@ -33,9 +33,9 @@ test('MSG-01 a valid message is accepted with id, message, status and createdAt'
 
 test('MSG-02 createdAt is an ISO 8601 UTC timestamp', MUTATES, async ({ api }) => {
   const res = await api.sendMessage({ message: text('MSG-02') });
-  expect(res.status >= 200 && res.status < 300, `MSG-02: ${res.label}: expected a 2xx success, observed ${res.status}`).toBe(true);
+  expectStatus(res, '2xx', 'a valid message');
   const createdAt = (res.json as Record<string, unknown> | undefined)?.createdAt;
-  expect(isUtcTimestamp(createdAt), `MSG-02: expected createdAt as an ISO 8601 UTC timestamp (Z or +00:00), observed ${describeValue(createdAt)}`).toBe(true);
+  expectFact(isUtcTimestamp(createdAt), { what: `createdAt of ${res.label}`, expected: 'an ISO 8601 UTC timestamp (Z or +00:00)', observed: describeValue(createdAt), res });
 });
 
 test('MSG-05 status is queued or another string', MUTATES, async ({ api, warn }) => {
@@ -49,7 +49,7 @@ test('MSG-05 status is queued or another string', MUTATES, async ({ api, warn })
 
 test('MSG-06 the documented headers and body are accepted', MUTATES, async ({ api }) => {
   const res = await api.sendMessage({ message: text('MSG-06') }, { contentType: 'application/json' });
-  expect(res.status >= 200 && res.status < 300, `MSG-06: ${res.label}: expected a 2xx success with Authorization: Bearer and Content-Type: application/json, observed ${res.status}: ${abbreviate(res.text)}`).toBe(true);
+  expectStatus(res, '2xx', 'with Authorization: Bearer and Content-Type: application/json');
 });
 
 /** MSG-03: the three 400 cases of the quickstart, each with a valid key. */

@@ -25,7 +25,7 @@
  */
 import { getHeader, type HeaderSource } from '../lib/headers.ts';
 import { parseRateLimitHeaders } from '../lib/rate-limit.ts';
-import { parseRetryAfter, retryAfterWaitSeconds } from '../lib/retry-after.ts';
+import { holdAfter429 } from '../lib/retry-after.ts';
 
 /** `paced` keeps the reserve; `exhaust` (the 429 checks) spends it, but still honours Retry-After. */
 export type PaceMode = 'paced' | 'exhaust';
@@ -381,20 +381,19 @@ export class KeyPacer {
     this.stats.inFlightAt429 += this.inflight;
     if (wasAfterBlock) this.stats.suspectedBans++;
     const untilReset = info.reset !== undefined && info.dateMs !== undefined && resetOk ? info.reset - Math.floor(info.dateMs / 1000) : undefined;
-    const retryAfter = parseRetryAfter(getHeader(obs.headers, 'retry-after'), getHeader(obs.headers, 'date'), {
+    // Delta-seconds are seconds whatever their size, even when judged to look like milliseconds;
+    // no usable Retry-After: until the reported reset, else a conservative minute (one rule: holdAfter429).
+    const hold = holdAfter429({
+      retryAfter: getHeader(obs.headers, 'retry-after'),
+      date: getHeader(obs.headers, 'date'),
+      receivedAtMs: obs.receivedAtMs,
       secondsUntilReset: untilReset,
-      nowMs: obs.receivedAtMs,
+      retryAfterMarginMs: this.options.retryAfterMarginMs,
+      resetMarginMs: this.options.resetMarginMs,
+      fallbackMs: this.options.fallbackHoldMs,
     });
-    // Delta-seconds are seconds whatever their size, even when judged to look like milliseconds.
-    const waitS = retryAfterWaitSeconds(getHeader(obs.headers, 'retry-after'), getHeader(obs.headers, 'date'), obs.receivedAtMs);
-    const retryAfterProblem = retryAfter.ok ? undefined : retryAfter.reason;
-    let blockedForMs: number;
-    if (waitS !== undefined) {
-      blockedForMs = waitS * 1000 + this.options.retryAfterMarginMs;
-    } else {
-      // No usable Retry-After: hold until the reported reset, else a conservative minute.
-      blockedForMs = untilReset !== undefined && untilReset > 0 ? untilReset * 1000 + this.options.resetMarginMs : this.options.fallbackHoldMs;
-    }
+    const retryAfterProblem = hold.parsed.ok ? undefined : hold.parsed.reason;
+    const blockedForMs = hold.holdMs;
     const label = this.options.label;
     const until = obs.receivedAtMs + blockedForMs;
     if (until >= this.blockedUntilMs) {

@@ -29,6 +29,8 @@ export interface Snapshot {
   headers: Record<string, string>;
   text: string;
   receivedAtMs: number;
+  /** A curl command reproducing the request (keys written as `$API_KEY`), for the failure that cites this answer. */
+  curl?: string;
 }
 
 export interface ExhaustRecord {

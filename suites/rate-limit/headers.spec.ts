@@ -4,7 +4,7 @@
  * RFC 9110 §6.6.1 (Date on 2xx and 4xx). Reset is judged against the response's Date, never
  * against the local clock; it is not required to be after Date nor within 60 s.
  */
-import { test, expect, expectNoDeviation, missingPrerequisiteReason, type ApiClient, type ApiResponse, type Stock, type KeyName } from '../fixtures.ts';
+import { test, expectFact, expectNoDeviation, missingPrerequisiteReason, type ApiClient, type ApiResponse, type Stock, type KeyName } from '../fixtures.ts';
 import { ERROR_PATHS } from '../errors/paths.ts';
 import { parseHttpDate } from '../lib/http-date.ts';
 import { limitMatchesPlan } from '../lib/rate-limit.ts';
@@ -84,7 +84,7 @@ for (const k of KEYS) {
     if (!api.hasKey(k.key)) return notCertified(missingPrerequisiteReason(k.keyVar));
     const res = await api.listInventory(k.key);
     const limit = res.rateLimit.limit;
-    expect(limit, `RL-04: ${res.label}: expected an integer X-RateLimit-Limit, observed ${res.rateLimit.raw.limit ?? 'none'}`).toBeDefined();
+    expectFact(limit !== undefined, { expected: 'an integer X-RateLimit-Limit', observed: res.rateLimit.raw.limit ?? 'none', res });
     const plan = k.plan(api);
     if (!plan) {
       const known = Object.entries(PLAN_LIMITS).filter(([, p]) => p.minute === limit || p.day === limit).map(([n]) => n);
@@ -93,7 +93,7 @@ for (const k of KEYS) {
       );
     }
     const figures = plan === 'enterprise' ? 'any positive figure (custom)' : `${PLAN_LIMITS[plan].minute} (minute) or ${PLAN_LIMITS[plan].day} (day)`;
-    expect(limitMatchesPlan(limit!, plan), `RL-04: ${k.keyVar} on plan ${plan}: expected X-RateLimit-Limit ${figures}, observed ${limit}`).toBe(true);
+    expectFact(limitMatchesPlan(limit, plan), { what: `${res.label}: ${k.keyVar} on plan ${plan}`, expected: `X-RateLimit-Limit ${figures}`, observed: String(limit), res });
   });
 }
 

@@ -10,8 +10,8 @@
  * (`oncePerRun`): a worker restarted after a failed check reads it back.
  * The ban is never probed (AUTH-10, RL-13).
  */
-import { test as base, expect, expectNoDeviation } from '../fixtures.ts';
-import { rateLimitOf, type ExhaustRecord } from './exhaust.ts';
+import { test as base, expectFact, expectNoDeviation } from '../fixtures.ts';
+import { rateLimitOf, type ExhaustRecord, type Snapshot } from './exhaust.ts';
 import { runSequence, type Sequence } from './sequence.ts';
 import { ANNOTATION } from '../../core/results.ts';
 
@@ -48,6 +48,12 @@ function report(
   return r;
 }
 
+/** The 429 the checks after RL-05 judge; fails (naming RL-05, which judges its absence) when the sequence saw none. */
+function refusedOf(r: ExhaustRecord): Snapshot {
+  expectFact(r.refused, { what: 'the request past the limit', expected: 'a 429 to judge', observed: 'no 429 was observed (see RL-05)' });
+  return r.refused;
+}
+
 const TAGS = { tag: ['@exhausts'] };
 
 test.describe('429 and Retry-After', () => {
@@ -56,52 +62,62 @@ test.describe('429 and Retry-After', () => {
   test('RL-05 the request past the limit is refused with 429', TAGS, async ({ sequence, warn, notCertified }, testInfo) => {
     const r = report(sequence, 'RL-05', (a) => testInfo.annotations.push(a), warn, notCertified);
     if (r.alreadyLimited) warn(`RL-05: ${r.key} was already at its limit when the sequence began`);
-    expect(r.overAdmission, `RL-05: expected 429 once X-RateLimit-Remaining reached 0, observed ${r.overAdmission}`).toBeUndefined();
-    expect(r.refused?.status, `RL-05: expected the request past the limit to get 429, observed none after ${r.sent} requests`).toBe(429);
+    expectFact(r.overAdmission === undefined, { what: `${r.key} driven to its limit`, expected: '429 once X-RateLimit-Remaining reached 0', observed: r.overAdmission ?? '' });
+    expectFact(r.refused?.status === 429, { what: `${r.key} driven to its limit`, expected: 'the request past the limit refused with 429', observed: `none after ${r.sent} requests` });
   });
 
   test('RL-10 no request is refused early or admitted past the limit', TAGS, async ({ sequence, warn, notCertified }, testInfo) => {
     const r = report(sequence, 'RL-10', (a) => testInfo.annotations.push(a), warn, notCertified);
     if (r.earlyRefusalUnconfirmed) notCertified(r.earlyRefusalUnconfirmed);
-    expect(r.earlyRefusal, `RL-10: off by one: ${r.earlyRefusal}${r.key === '<API_KEY>' ? ' (or another client used API_KEY)' : ''}`).toBeUndefined();
-    expect(r.overAdmission, `RL-10: over-admission: ${r.overAdmission}`).toBeUndefined();
+    const early = `${r.earlyRefusal ?? ''}${r.key === '<API_KEY>' ? ' (or another client used API_KEY)' : ''}`;
+    expectFact(r.earlyRefusal === undefined, { what: `off by one on ${r.key}`, expected: 'no 429 while X-RateLimit-Remaining says requests are left', observed: early, ...(r.refused ? { res: r.refused } : {}) });
+    expectFact(r.overAdmission === undefined, { what: `over-admission on ${r.key}`, expected: 'at most X-RateLimit-Limit admitted in one window', observed: r.overAdmission ?? '' });
     if (r.alreadyLimited) warn('RL-10: the key was already limited; the countdown was not observed');
   });
 
   test('RL-09 the 429 carries the three X-RateLimit headers with Remaining 0', TAGS, async ({ sequence, warn, notCertified }, testInfo) => {
     const r = report(sequence, 'RL-09', (a) => testInfo.annotations.push(a), warn, notCertified);
-    expect(r.refused, 'RL-09: no 429 was observed (see RL-05)').toBeDefined();
-    const info = rateLimitOf(r.refused!);
-    expectNoDeviation(info.missing.map((h) => `${h} missing`), 'X-RateLimit-Limit, -Remaining and -Reset on the 429', r.refused!.label);
-    expect(info.remaining, `RL-09: ${r.refused!.label}: expected X-RateLimit-Remaining 0, observed ${info.raw.remaining ?? 'none'}`).toBe(0);
+    const refused = refusedOf(r);
+    const info = rateLimitOf(refused);
+    expectNoDeviation(info.missing.map((h) => `${h} missing`), 'X-RateLimit-Limit, -Remaining and -Reset on the 429', refused.label, refused);
+    expectFact(info.remaining === 0, { expected: 'X-RateLimit-Remaining 0', observed: info.raw.remaining ?? 'none', res: refused });
   });
 
   test('RL-06 the 429 carries Retry-After', TAGS, async ({ sequence, warn, notCertified }, testInfo) => {
     const r = report(sequence, 'RL-06', (a) => testInfo.annotations.push(a), warn, notCertified);
-    expect(r.refused, 'RL-06: no 429 was observed (see RL-05)').toBeDefined();
-    expect(r.refused!.headers['retry-after'], `RL-06: ${r.refused!.label}: expected a Retry-After header, observed none`).toBeDefined();
+    const refused = refusedOf(r);
+    expectFact(refused.headers['retry-after'] !== undefined, { expected: 'a Retry-After header', observed: 'none', res: refused });
   });
 
   test('RL-07 Retry-After is delta-seconds or an HTTP-date', TAGS, async ({ sequence, warn, notCertified }, testInfo) => {
     const r = report(sequence, 'RL-07', (a) => testInfo.annotations.push(a), warn, notCertified);
-    expect(r.refused, 'RL-07: no 429 was observed (see RL-05)').toBeDefined();
-    const value = r.refused!.headers['retry-after'];
-    expect(value, 'RL-07: no Retry-After to judge (see RL-06)').toBeDefined();
+    const refused = refusedOf(r);
+    const value = refused.headers['retry-after'];
+    expectFact(value !== undefined, { expected: 'a Retry-After to judge', observed: 'none (see RL-06)', res: refused });
     const ra = r.retryAfter!;
-    expect(ra.ok, `RL-07: ${r.refused!.label}: expected delta-seconds or an HTTP-date, observed ${ra.ok ? value : ra.reason}`).toBe(true);
+    expectFact(ra.ok, { expected: 'Retry-After as delta-seconds or an HTTP-date (RFC 9110 §10.2.3)', observed: ra.ok ? value : ra.reason, res: refused });
     if (ra.ok && ra.kind === 'date' && ra.basis === 'local-clock') warn('RL-07: the 429 has no Date header; its Retry-After date was judged against the local clock');
   });
 
   test('RL-08 after waiting Retry-After a request is admitted', TAGS, async ({ sequence, warn, notCertified }, testInfo) => {
     const r = report(sequence, 'RL-08', (a) => testInfo.annotations.push(a), warn, notCertified);
-    expect(r.refused, 'RL-08: no 429 was observed (see RL-05)').toBeDefined();
+    const refused = refusedOf(r);
     if (r.retryNotCertified) notCertified(r.retryNotCertified);
-    expect(r.notRetried, `RL-08: ${r.notRetried}`).toBeUndefined();
+    expectFact(r.notRetried === undefined, { what: 'the request after the wait', expected: 'a request sent once Retry-After has passed', observed: r.notRetried ?? '', res: refused });
     const ra = r.retryAfter!;
     const waitedS = (r.waitedMs ?? 0) / 1000;
-    expect(ra.ok && waitedS >= ra.seconds, `RL-08: the suite must wait Retry-After (${ra.ok ? ra.seconds : '?'} s) before retrying; it waited ${waitedS.toFixed(2)} s`).toBe(true);
+    expectFact(ra.ok && waitedS >= ra.seconds, {
+      what: 'the wait of the suite',
+      expected: `a wait of Retry-After (${ra.ok ? ra.seconds : '?'} s) before the retry`,
+      observed: `a wait of ${waitedS.toFixed(2)} s`,
+      res: refused,
+    });
     const after = r.after!;
     if (r.earlyRefusalUnconfirmed && after.status === 429) notCertified(r.earlyRefusalUnconfirmed);
-    expect(after.status >= 200 && after.status < 300, `RL-08: ${after.label}: expected a 2xx after waiting Retry-After (${r.refused!.headers['retry-after']}), observed ${after.status}${after.status === 429 ? ' (Retry-After too short, e.g. rounded down)' : ''}`).toBe(true);
+    expectFact(after.status >= 200 && after.status < 300, {
+      expected: `a 2xx after waiting Retry-After (${refused.headers['retry-after']})`,
+      observed: `status ${after.status}${after.status === 429 ? ' (Retry-After too short, e.g. rounded down)' : ''}`,
+      res: after,
+    });
   });
 });

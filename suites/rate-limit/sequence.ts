@@ -22,7 +22,7 @@ export function burstSender(api: ApiClient, key: KeyName) {
       return await Promise.all(
         Array.from({ length: lease.granted }, async (_, i) => {
           const res = await api.listInventory(key, { mode: 'exhaust', expect429: true, evidence: evidence && i === 0, lease });
-          return { label: res.label, status: res.status, headers: res.headers, text: res.text.slice(0, 500), receivedAtMs: res.receivedAtMs };
+          return { label: res.label, status: res.status, headers: res.headers, text: res.text.slice(0, 500), receivedAtMs: res.receivedAtMs, curl: res.curl };
         }),
       );
     } finally {

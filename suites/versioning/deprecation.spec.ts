@@ -3,7 +3,7 @@
  * (Deprecation), RFC 8594 (Sunset). The operation's path and payload are not shown: it is probed
  * with a listed pet id; when it is absent (404, 405, 410, 501) nothing fails.
  */
-import { test, expect, expectNoDeviation, type ApiClient, type ApiResponse } from '../fixtures.ts';
+import { test, expectFact, expectNoDeviation, type ApiClient, type ApiResponse } from '../fixtures.ts';
 import { parseDeprecation, judgeSunset } from '../lib/deprecation.ts';
 
 const ABSENT = [404, 405, 410, 501];
@@ -23,7 +23,7 @@ test('VER-04 GET /pets/{petId} marks its deprecation as @<epoch seconds> where p
     return;
   }
   const parsed = parseDeprecation(value);
-  expect(parsed.ok, `VER-04: ${res.label}: expected Deprecation @<epoch seconds>, observed ${parsed.ok ? '' : parsed.reason}`).toBe(true);
+  expectFact(parsed.ok, { expected: 'Deprecation @<epoch seconds> (RFC 9745 §2.1)', observed: parsed.ok ? value : parsed.reason, res });
   if (parsed.ok && parsed.form === 'obsolete') warn(`VER-04: ${parsed.note}`);
 });
 

@@ -47,7 +47,7 @@ function rec(title: string, outcome: TestRecord['outcome'], annotations: TestRec
 }
 
 const errBody = exchange('GET', '/inventory', 401, '{"message":"no"}', 1, '');
-const errFinding = finding('ERR-01', undefined, 'fail', 'Error body of GET /v1/inventory → 401', 'an Error body: string `code` and `message`, integer `status`', '`code` is missing');
+const errFinding = finding({ id: 'ERR-01', level: 'fail', message: 'Error body of GET /v1/inventory → 401', expected: 'an Error body: string `code` and `message`, integer `status`', observed: '`code` is missing' });
 const TESTS: TestRecord[] = [
   rec('ERR-01 missing key: the 401 is an Error body', 'failed', [ann(errBody), findingAnnotation({ ...errFinding, curl: curlOf(errBody) })], [`Error: ${errFinding.message}\n\nexpect(received).toEqual(expected) // deep equality`]),
   // A failure that wrote no finding: its raw diff becomes words, its last exchange a curl line.

@@ -69,7 +69,7 @@ export default defineConfig({
 
 async function certify(ws: ReturnType<typeof workspace>, baseUrl: string) {
   let output = '';
-  const code = await runCertify({
+  const { exitCode: code } = await runCertify({
     env: {
       PATH: process.env.PATH,
       HOME: process.env.HOME,

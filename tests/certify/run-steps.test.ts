@@ -2,7 +2,7 @@ import { test, expect } from '@playwright/test';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { STEPS } from '../../certify/run.ts';
+import { outcomeOf, STEPS } from '../../certify/run.ts';
 import { closeTarget, newContext, runSteps, type RunContext, type Step } from '../../certify/steps/context.ts';
 import {
   certificate,
@@ -12,6 +12,7 @@ import {
   preflight,
   print,
   repairFirst,
+  rescanWritten,
   scanSecrets,
   settleJournal,
   startPacer,
@@ -86,6 +87,7 @@ test('STEPS: the run is one visible list of named steps; judged once, after the 
     'judge',
     'write the reports',
     'certificate',
+    'scan what was written after the verdict',
     'print',
   ]);
   expect(names.filter((n) => n === 'judge')).toHaveLength(1);
@@ -227,6 +229,51 @@ test('scan secrets, judge, write, certificate, print: a key found in a report is
       .map(String)
       .filter((f) => fs.statSync(path.join(run.reportsDir, f)).isFile());
     for (const f of files) expect(fs.readFileSync(path.join(run.reportsDir, f), 'latin1').includes(KEY), f).toBe(false);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('scan what was written after the verdict: a key in a file written after the scan voids the run (exit 5), the file scrubbed', async () => {
+  const dir = tempDir();
+  try {
+    const { ctx, out } = contextIn(dir);
+    const run = ctx.run as PreparedRun;
+    ctx.merged = merged();
+    const before = path.join(run.reportsDir, 'results.json');
+    fs.writeFileSync(before, '{"clean":true}');
+    scanSecrets(ctx);
+    judge(ctx);
+    writeArtifacts(ctx);
+    rescanWritten(ctx);
+    expect(ctx.lateFindings, 'the reports written from redacted data hold no key').toBeUndefined();
+    // A writer that forgot to redact, after the verdict.
+    fs.writeFileSync(path.join(run.reportsDir, 'conformance.md'), `observed Authorization: Bearer ${KEY}\n`);
+    rescanWritten(ctx);
+    expect(ctx.lateFindings).toHaveLength(1);
+    expect(ctx.lateFindings?.[0]).toMatch(/conformance\.md.*scrubbed in place/);
+    expect(out()).toContain('written after the verdict: the run is void (harness trouble, exit 5)');
+    expect(fs.readFileSync(path.join(run.reportsDir, 'conformance.md'), 'utf8').includes(KEY)).toBe(false);
+    expect(out().includes(KEY)).toBe(false);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('the outcome: the exit code of the gate; a key in a file written after the verdict makes it harness trouble (exit 5); a stopped run gives its reasons', () => {
+  const dir = tempDir();
+  try {
+    const { ctx } = contextIn(dir);
+    ctx.merged = merged();
+    scanSecrets(ctx);
+    judge(ctx);
+    const gateExit = ctx.report!.gate.exitCode;
+    expect(outcomeOf(ctx)).toMatchObject({ exitCode: gateExit, report: ctx.report });
+    expect(outcomeOf(ctx).lateFindings).toBeUndefined();
+    ctx.lateFindings = ['conformance.md: API_KEY (raw) — scrubbed in place'];
+    expect(outcomeOf(ctx)).toMatchObject({ exitCode: EXIT.harness, report: ctx.report, lateFindings: ctx.lateFindings });
+    ctx.stop = { exitCode: EXIT.unreachable, reasons: ['target unreachable'] };
+    expect(outcomeOf(ctx)).toEqual({ exitCode: EXIT.unreachable, reasons: ['target unreachable'] });
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }

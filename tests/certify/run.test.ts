@@ -65,7 +65,7 @@ test('a key inside BASE_URL or API_URL (userinfo or query) is a usage error that
       { BASE_URL: 'https://staging.example.com/v1', API_URL: `https://${key}@staging.example.com/quickstart`, API_KEY: key },
     ]) {
       let out = '';
-      const code = await runCertify({ env: { ...env, REPORTS_DIR: dir }, write: (t) => (out += t) });
+      const { exitCode: code } = await runCertify({ env: { ...env, REPORTS_DIR: dir }, write: (t) => (out += t) });
       expect(code).toBe(2);
       expect(out).toMatch(/^certify: usage error:\n {2}- (BASE_URL|API_URL) must not (carry credentials|have a query)/);
       expect(out.includes(key), 'the usage error shows no key').toBe(false);

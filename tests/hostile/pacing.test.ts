@@ -66,7 +66,7 @@ for (const c of HUGE) {
     const ws = workspace();
     let output = '';
     try {
-      const code = await runCertify({
+      const { exitCode: code } = await runCertify({
         env: {
           PATH: process.env.PATH,
           HOME: process.env.HOME,

@@ -92,7 +92,7 @@ for (const c of REFUSED) {
       if (c.home) process.env.HOME = s.home;
       let output = '';
       const started = Date.now();
-      const code = await runCertify({
+      const { exitCode: code } = await runCertify({
         env: { PATH: process.env.PATH, HOME: s.home, BASE_URL: target.baseUrl, API_KEY: KEY, REPORTS_DIR: dir },
         write: (t) => (output += t),
         onlyPhases: ['functional'],

@@ -228,7 +228,7 @@ test('INV-01 the list of a hostile target', async ({ api }) => {
     let output = '';
     const started = Date.now();
     try {
-      const code = await runCertify({
+      const { exitCode: code } = await runCertify({
         env: { PATH: process.env.PATH, HOME: process.env.HOME, BASE_URL: `${server.origin}/v1`, API_KEY: `${KEY}\n`, RATE_LIMIT_KEY: RL_KEY, REPORTS_DIR: ws.reports, REQUEST_TIMEOUT_MS: '1000', PHASE_TIMEOUT_S: '60', MAX_RETRY_AFTER_S: '2' },
         write: (t) => (output += t),
         configFile: ws.config,

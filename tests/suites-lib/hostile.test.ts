@@ -61,7 +61,7 @@ test('not JSON: an HTML page where the list should be fails INV naming the body,
   expect(res.json).toBeUndefined();
   expect(res.jsonError).toBeTruthy();
   nock(ORIGIN).get('/v1/inventory').reply(200, '<html><body>Service Unavailable</body></html>', { 'Content-Type': 'text/html', ...RL });
-  await expect(api.inventory('INV-01')).rejects.toThrow(/INV-01: GET \/inventory, expected a JSON array, observed <html>/);
+  await expect(api.inventory('INV-01')).rejects.toThrow(/INV-01 body of GET \/v1\/inventory → 200: expected a JSON array; observed <html>/);
 });
 
 test('ERR-01 not JSON: an error answered with plain text is reported as Error-body deviations naming the requirement of the test', async ({ api }) => {
@@ -120,7 +120,7 @@ test('a huge body (20 MB) is read, reported abbreviated, and does not crash the 
   const huge = 'x'.repeat(20 * 1024 * 1024);
   nock(ORIGIN).get('/v1/inventory').reply(200, huge, { 'Content-Type': 'application/json', ...RL });
   const err = await api.inventory('INV-01').then(() => undefined, (e: Error) => e);
-  expect(err?.message).toMatch(/INV-01: GET \/inventory, expected a JSON array/);
+  expect(err?.message).toMatch(/INV-01 body of GET \/v1\/inventory → 200: expected a JSON array; observed /);
   expect(err!.message.length).toBeLessThan(2000);
   expect(err!.message).toContain(`(${huge.length} chars)`);
 });

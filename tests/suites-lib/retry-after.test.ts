@@ -1,7 +1,7 @@
 import nock from 'nock';
 import { test, expect } from '@playwright/test';
 import { formatImfFixdate, parseHttpDate } from '../../suites/lib/http-date.ts';
-import { parseRetryAfter, retryAfterWaitSeconds } from '../../suites/lib/retry-after.ts';
+import { holdAfter429, parseRetryAfter, retryAfterWaitSeconds } from '../../suites/lib/retry-after.ts';
 
 test.afterEach(() => nock.cleanAll());
 
@@ -96,4 +96,22 @@ test('a sender waits a value judged to look like milliseconds as seconds', () =>
   expect(retryAfterWaitSeconds('2000', DATE)).toBe(2000);
   expect(retryAfterWaitSeconds('soon', DATE)).toBeUndefined();
   expect(retryAfterWaitSeconds(undefined, DATE)).toBeUndefined();
+});
+
+test('RL-08 holdAfter429: one rule for the pacer and the checks: Retry-After (seconds whatever their size) plus a margin, else the reset plus a margin, else the fallback', () => {
+  const base = { date: 'Wed, 25 Nov 2026 10:00:00 GMT', receivedAtMs: Date.parse('2026-11-25T10:00:00Z'), retryAfterMarginMs: 20, resetMarginMs: 1000, fallbackMs: 60_000 };
+  const rows: Array<{ retryAfter: string | undefined; secondsUntilReset: number | undefined; holdMs: number; ok: boolean }> = [
+    { retryAfter: '7', secondsUntilReset: 30, holdMs: 7_020, ok: true },
+    { retryAfter: 'Wed, 25 Nov 2026 10:00:12 GMT', secondsUntilReset: undefined, holdMs: 12_020, ok: true },
+    // Looks like milliseconds (reported as a problem), still waited as seconds: waiting longer never earns a ban.
+    { retryAfter: '30000', secondsUntilReset: 30, holdMs: 30_000_020, ok: false },
+    { retryAfter: undefined, secondsUntilReset: 30, holdMs: 31_000, ok: false },
+    { retryAfter: '2.5', secondsUntilReset: 4, holdMs: 5_000, ok: false },
+    { retryAfter: 'soon', secondsUntilReset: undefined, holdMs: 60_000, ok: false },
+    { retryAfter: undefined, secondsUntilReset: 0, holdMs: 60_000, ok: false },
+  ];
+  for (const r of rows) {
+    const hold = holdAfter429({ ...base, retryAfter: r.retryAfter, secondsUntilReset: r.secondsUntilReset });
+    expect({ value: r.retryAfter, holdMs: hold.holdMs, ok: hold.parsed.ok }).toEqual({ value: r.retryAfter, holdMs: r.holdMs, ok: r.ok });
+  }
 });
