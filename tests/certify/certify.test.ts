@@ -36,21 +36,10 @@ function cleanEnv(extra: Record<string, string>): Record<string, string> {
   return { ...env, ...extra };
 }
 
-function certify(env: Record<string, string>, timeoutMs: number): Promise<{ code: number | null; output: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('npm', ['run', '--silent', 'certify'], { cwd: ROOT, env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    child.stdout.on('data', (c: Buffer) => (output += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (output += c.toString()));
-    const timer = setTimeout(() => {
-      child.kill('SIGTERM');
-      reject(new Error(`certify did not finish within ${timeoutMs} ms; output so far:\n${output}`));
-    }, timeoutMs);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, output });
-    });
-  });
+/** `npm run certify` with `env`: its exit code and what it printed (stdout, then stderr). */
+async function certify(env: Record<string, string>, timeoutMs: number): Promise<{ code: number | null; output: string }> {
+  const { code, stdout, stderr } = await certifyApart([], env, timeoutMs);
+  return { code, output: stdout + stderr };
 }
 
 function referenceKeys(): { name: string; value: string }[] {
