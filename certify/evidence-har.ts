@@ -9,7 +9,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { ANNOTATION, requirementIds, type TestRecord } from '../core/results.ts';
-import { parseExchange, type RecordedExchange, type RecordedHeader } from '../suites/lib/exchange.ts';
+import { parseExchange, type RecordedExchange, type RecordedHeader } from '../core/exchange.ts';
 import type { ConformanceReport } from './verdict.ts';
 import { REPO_ROOT } from '../core/paths.ts';
 

@@ -21,8 +21,8 @@
 
 import { ANNOTATION, requirementIds, unrestoredOf, type Annotation, type Outcome, type RequirementStatus, type RunProblem, type TestRecord, type Unrestored } from '../core/results.ts';
 import type { Level, LedgerRequirement, Source } from '../core/ledger.ts';
-import { parseFinding, type Finding } from '../suites/lib/finding.ts';
-import { curlOf, parseExchange } from '../suites/lib/exchange.ts';
+import { parseFinding, type Finding } from '../core/finding.ts';
+import { curlOf, parseExchange } from '../core/exchange.ts';
 import { applyBaseline, type Baseline, type BaselineOutcome } from './baseline.ts';
 import { decideGate, type GateResult, type PreviousRun } from './certificate/gate.ts';
 import type { JournalReport } from './steps/repair.ts';

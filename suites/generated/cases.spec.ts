@@ -15,7 +15,7 @@ import { unrestoredAnnotation } from '../lib/unrestored.ts';
 import { runOperation, type OperationRun } from './run-cases.ts';
 import { decodeToken } from './replay.ts';
 import { abandonedLine, coverageSummary, leftOutLine, ruleFailures, ruleFindings, summary } from './report.ts';
-import { findingAnnotation } from '../lib/finding.ts';
+import { findingAnnotation } from '../../core/finding.ts';
 import { RULES } from './judge.ts';
 import { ANNOTATION } from '../../core/results.ts';
 

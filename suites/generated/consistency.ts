@@ -8,7 +8,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import type { ApiClient, ApiResponse } from '../fixtures.ts';
-import { finding, type Finding } from '../lib/finding.ts';
+import { finding, type Finding } from '../../core/finding.ts';
 import { checkRegister, type RegisterOp } from './linearizability.ts';
 import { isUnsafeInteger } from './run-cases.ts';
 

@@ -1,7 +1,7 @@
 /**
  * The rules judged on every generated response (ledger GEN-01 … GEN-05, GEN-08). Pure: a request,
  * what came back, and what the document says of the operation give findings
- * (`suites/lib/finding.ts`), never strings to parse again.
+ * (`core/finding.ts`), never strings to parse again.
  *
  * - GEN-01 never a 5xx;            - GEN-02 never a hang or a dropped connection;
  * - GEN-03 a negative request gets a 4xx with an Error body whose `status` equals the HTTP status;
@@ -11,7 +11,7 @@
  * - GEN-08 an odd request's 4xx is an Error body too.
  */
 import { errorBodyProblems, abbreviate, type ErrorResponseLike } from '../lib/error-body.ts';
-import { finding, type Finding } from '../lib/finding.ts';
+import { finding, type Finding } from '../../core/finding.ts';
 import { schemaNames, validate, type SchemaName } from '../../schemas/index.ts';
 import type { Operation } from './document.ts';
 import type { GeneratedRequest } from './classes.ts';

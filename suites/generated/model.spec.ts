@@ -5,7 +5,7 @@
 import type { TestInfo } from '@playwright/test';
 import { test } from '../fixtures.ts';
 import { markNotCertified } from '../fixtures/verdicts.ts';
-import { findingAnnotation, formatFinding } from '../lib/finding.ts';
+import { findingAnnotation, formatFinding } from '../../core/finding.ts';
 import { decodeToken, encodeToken } from './replay.ts';
 import { phasePlan } from './phase-plan.ts';
 import { replayCommand } from './report.ts';

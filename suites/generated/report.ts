@@ -2,7 +2,7 @@
  * How a generated failure reads: the finding (requirement, expected, observed), the shrunk
  * request, the replay token and the curl reproduction. Pure.
  */
-import { formatFinding, type Finding } from '../lib/finding.ts';
+import { formatFinding, type Finding } from '../../core/finding.ts';
 import type { OperationRun } from './run-cases.ts';
 import { shellQuote } from './replay.ts';
 import { MAX_UNANSWERED } from './run-coverage.ts';

@@ -7,7 +7,7 @@
  */
 import fc from 'fast-check';
 import type { ApiClient, SendOptions } from '../fixtures.ts';
-import type { Finding } from '../lib/finding.ts';
+import type { Finding } from '../../core/finding.ts';
 import type { Operation, Schema } from './document.ts';
 import { classesOf, fillPath, type CaseClass, type GeneratedRequest } from './classes.ts';
 import { judge } from './judge.ts';

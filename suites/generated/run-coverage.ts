@@ -5,7 +5,7 @@
  * line and a replay token. One loop over data; pure apart from the requests.
  */
 import type { ApiClient } from '../fixtures.ts';
-import type { Finding } from '../lib/finding.ts';
+import type { Finding } from '../../core/finding.ts';
 import type { Operation } from './document.ts';
 import { judge } from './judge.ts';
 import { countByLocation, type CoverageCase, type Location } from './coverage.ts';

@@ -8,7 +8,7 @@
  */
 import fc from 'fast-check';
 import type { ApiClient } from '../fixtures.ts';
-import { finding, type Finding } from '../lib/finding.ts';
+import { finding, type Finding } from '../../core/finding.ts';
 import { abbreviate } from '../lib/error-body.ts';
 import { Budget } from './budget.ts';
 import { isUnsafeInteger } from './run-cases.ts';

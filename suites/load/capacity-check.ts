@@ -13,7 +13,7 @@
  * as that threshold (LOAD-04), apart from the spec's requirements.
  */
 import { validate, type SchemaName } from '../../schemas/index.ts';
-import { finding, type Finding } from '../lib/finding.ts';
+import { finding, type Finding } from '../../core/finding.ts';
 import { isJsonMediaType } from '../lib/headers.ts';
 import { parseJson, stringifyJson } from '../lib/json.ts';
 import { PacingNotCertified } from '../pacing/client.ts';

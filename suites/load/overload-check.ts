@@ -26,7 +26,7 @@
  * `maxRetryAfterS`, a burst larger than `burstMax` or an unusable key make LOAD-02 not certified,
  * never failed.
  */
-import { finding, type Finding } from '../lib/finding.ts';
+import { finding, type Finding } from '../../core/finding.ts';
 import { runLoad, type LoadFigures, type RecordedResponse, type TlsOptions } from './engine.ts';
 import { parseRateLimitHeaders, secondsUntilReset, type RateLimitInfo } from '../lib/rate-limit.ts';
 import { holdAfter429 } from '../lib/retry-after.ts';

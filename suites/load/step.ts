@@ -5,14 +5,14 @@
  *   the first test to ask runs it, every other test and a restarted worker read its record back.
  *   The record goes to `${REPORTS_DIR}/load/<step>.json` (docs/architecture.md: certify merges
  *   these into `load.json`), redacted.
- * - The judge turns the record's typed findings (`suites/lib/finding.ts`) into a test's verdict
+ * - The judge turns the record's typed findings (`core/finding.ts`) into a test's verdict
  *   through the suites' verdict fixtures (`warn`, `notCertified`).
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import type { TestInfo } from '@playwright/test';
-import { failed, findingAnnotation, findingsOf, formatFinding, mapFindingText, type Finding } from '../lib/finding.ts';
-import { shellWord } from '../lib/exchange.ts';
+import { failed, findingAnnotation, findingsOf, formatFinding, mapFindingText, type Finding } from '../../core/finding.ts';
+import { shellWord } from '../../core/exchange.ts';
 import { redact, secretsOf } from '../../core/secrets.ts';
 import type { OncePerRun } from '../fixtures/run.ts';
 import { problemsOf, readSettings, type SettingValues } from '../../settings/index.ts';

@@ -1,5 +1,5 @@
 /**
- * The checks fail one way: through a typed finding (`suites/lib/finding.ts`), written as the test's
+ * The checks fail one way: through a typed finding (`core/finding.ts`), written as the test's
  * `finding` annotation by the assertions of `suites/fixtures/assertions.ts` (`expectFact`,
  * `expectStatus`, `expectErrorBody`, `expectNoDeviation`, `failWith`). A call of Playwright's
  * `expect(…)` (with a message string or without, `expect.soft` and `expect.poll` too) in any source

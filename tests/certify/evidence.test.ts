@@ -14,8 +14,8 @@ import { printSummary } from '../../certify/steps/print.ts';
 import { computeVerdict, type LedgerRequirement, type TestRecord } from '../../certify/verdict.ts';
 import { verifyCertificate, writeCertificate } from '../../certify/certificate/index.ts';
 import { redact, secretsOf } from '../../core/secrets.ts';
-import { curlOf, shellWord, type RecordedExchange } from '../../suites/lib/exchange.ts';
-import { findingAnnotation, finding } from '../../suites/lib/finding.ts';
+import { curlOf, shellWord, type RecordedExchange } from '../../core/exchange.ts';
+import { findingAnnotation, finding } from '../../core/finding.ts';
 import { replayCommand } from '../../suites/generated/report.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..');

@@ -7,7 +7,7 @@
  */
 import { test, expect } from '@playwright/test';
 import { startReferenceServer } from '../../reference-server/app.ts';
-import { formatFinding } from '../../suites/lib/finding.ts';
+import { formatFinding } from '../../core/finding.ts';
 import { runCapacityCheck, type CapacityConfig } from '../../suites/load/capacity-check.ts';
 import { readSettings } from '../../settings/index.ts';
 import { fakeApi, inventoryHandler, pacerPerTest, RecordingStore } from './helpers.ts';

@@ -6,7 +6,7 @@
  */
 import { test, expect } from '@playwright/test';
 import { judgeWindows, RETRY_AFTER_MARGIN_MS } from '../../suites/load/overload-check.ts';
-import { formatFinding } from '../../suites/lib/finding.ts';
+import { formatFinding } from '../../core/finding.ts';
 import type { RecordedResponse } from '../../suites/load/engine.ts';
 
 const T0 = Date.UTC(2030, 0, 1, 0, 0, 10);

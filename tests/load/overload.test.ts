@@ -12,7 +12,7 @@ import { startReferenceServer, type RateLimitStore } from '../../reference-serve
 import { decide, newRateState, type RatePolicy, type RateState } from '../../reference-server/rate-limit/policy.ts';
 import { lateByOneStore, racyStore, slidingWindowStore, tokenBucketStore } from '../../faults/stores.ts';
 import { zooStore } from '../../faults/limiters/index.ts';
-import { formatFinding, type Finding } from '../../suites/lib/finding.ts';
+import { formatFinding, type Finding } from '../../core/finding.ts';
 import { runOverloadCheck, type OverloadConfig } from '../../suites/load/overload-check.ts';
 import { pacerPerTest, RecordingStore } from './helpers.ts';
 

@@ -2,11 +2,11 @@
  * The assertions of the suites (suites/fixtures/assertions.ts) fail one way: a typed finding
  * written as the test's `finding` annotation, and an error naming requirement, expected and
  * observed in plain words, with the curl line of the exchange when there is one. `finding()`
- * (suites/lib/finding.ts) takes one object and keeps the shape `parseFinding` reads back.
+ * (core/finding.ts) takes one object and keeps the shape `parseFinding` reads back.
  */
 import { test, expect, type TestInfo } from '@playwright/test';
 import { expectFact, expectNoDeviation, expectStatus, factFinding, type JudgedResponse } from '../../suites/fixtures/assertions.ts';
-import { finding, findingAnnotation, formatFinding, parseFinding, type Finding } from '../../suites/lib/finding.ts';
+import { finding, findingAnnotation, formatFinding, parseFinding, type Finding } from '../../core/finding.ts';
 import { ANNOTATION } from '../../core/results.ts';
 
 const CURL = "curl -sS -X PATCH 'http://127.0.0.1:1/v1/inventory/7' -H 'Authorization: Bearer $API_KEY' --data-raw '{\"quantity\":3}'";

@@ -4,10 +4,10 @@
  * placeholder as its shell variable (`$API_KEY`), and `parseExchange` reads the annotation back. Pure.
  */
 
-import type { RecordedExchange } from '../../core/results.ts';
+import { ANNOTATION, type RecordedExchange } from './results.ts';
 
-export type { RecordedExchange, RecordedHeader } from '../../core/results.ts';
-export { MAX_RECORDED_BODY } from '../../core/results.ts';
+export type { RecordedExchange, RecordedHeader } from './results.ts';
+export { MAX_RECORDED_BODY } from './results.ts';
 
 /** Placeholders a redacted text may hold (core/secrets.ts `placeholderOf`), and the variable each becomes in a shell. */
 const PLACEHOLDERS = ['API_KEY', 'RATE_LIMIT_KEY', 'LOAD_KEY'] as const;
@@ -41,6 +41,11 @@ export function curlOf(ex: Pick<RecordedExchange, 'request'>): string {
   }
   if (r.body !== undefined) parts.push('--data-binary', shellWord(r.body));
   return parts.join(' ');
+}
+
+/** The `exchange` annotation that carries `ex` (already redacted) to the reports: the one encoder of `parseExchange`. */
+export function exchangeAnnotation(ex: RecordedExchange): { type: typeof ANNOTATION.exchange; description: string } {
+  return { type: ANNOTATION.exchange, description: JSON.stringify(ex) };
 }
 
 /** Parses an `exchange` annotation; undefined when it is not one. */
