@@ -31,6 +31,7 @@ import {
   scanSecrets,
   settleJournal,
   startPacer,
+  takeTargetTurn,
   writeArtifacts,
 } from './steps/named.ts';
 import { mergeLoadReports } from './steps/merge.ts';
@@ -56,6 +57,7 @@ export const STEPS: readonly Step[] = [
   { name: 'prepare', run: prepare },
   { name: 'resolve the target', run: resolveTarget },
   { name: 'preflight', run: preflight },
+  { name: "take the target's turn", run: takeTargetTurn },
   { name: 'start the pacer', run: startPacer },
   { name: 'repair first', run: repairFirst },
   { name: 'list what is left out', run: listLeftOut },

@@ -41,9 +41,18 @@ export async function runPair(c: MatrixCase, env: Record<string, string> = MATRI
   }
 }
 
-/** Where a run named another client on a key: the pacer's finding (`pacing`) and what it left not certified because of one. */
+/**
+ * Where a run named another client: the other certification of the target on this machine it
+ * waited for, or that waited for it (`otherRuns`), the pacer's finding (`pacing`), and what it left
+ * not certified because of one.
+ */
 export function namesAnotherClient(o: CaseOutcome): string[] {
-  return [...(o.otherClients.length ? ['pacing'] : []), ...Object.entries(o.notCertified).filter(([, why]) => /another client/.test(why)).map(([id]) => id)];
+  return [
+    ...o.otherRuns.waitedFor.map((pid) => `waited for run ${pid}`),
+    ...o.otherRuns.waitedForThis.map((pid) => `run ${pid} waited for it`),
+    ...(o.otherClients.length ? ['pacing'] : []),
+    ...Object.entries(o.notCertified).filter(([, why]) => /another client/.test(why)).map(([id]) => id),
+  ];
 }
 
 async function main(): Promise<void> {

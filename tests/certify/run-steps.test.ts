@@ -75,6 +75,7 @@ test('STEPS: the run is one visible list of named steps; judged once, after the 
     'prepare',
     'resolve the target',
     'preflight',
+    "take the target's turn",
     'start the pacer',
     'repair first',
     'list what is left out',
@@ -105,6 +106,7 @@ test('run loop: a step that stops ends the run, the prepared run is given up, an
       env: { CONFORMANCE_PACER_URL: 'http://127.0.0.1:1' },
       progress: () => ({ requests: 0, refused: 0, waits: 0 }),
       close: async () => (closed.push('pacer'), []),
+      pendingUntilMs: () => 0,
     };
     const ran: string[] = [];
     const steps: Step[] = [
