@@ -26,6 +26,9 @@ async function stock(baseUrl: string, key: string): Promise<string> {
   return r.text();
 }
 
+/** Hard limit on each certify child of a pair: the run that waits for its turn runs after the other (certify/steps/turns.ts). */
+export const PAIR_TIMEOUT_MS = 540_000;
+
 /** Runs case `c` twice at once against one target and reads the store before and after. */
 export async function runPair(c: MatrixCase, env: Record<string, string> = MATRIX_ENV): Promise<PairOutcome> {
   const t = await startCaseTarget(c);
@@ -33,7 +36,7 @@ export async function runPair(c: MatrixCase, env: Record<string, string> = MATRI
     const base = t.target.server.baseUrl;
     const key = t.target.env.LOAD_KEY;
     const storeBefore = await stock(base, key);
-    const runs = await Promise.all([certifyCase(c, t, { env }), certifyCase(c, t, { env })]);
+    const runs = await Promise.all([certifyCase(c, t, { env, timeoutMs: PAIR_TIMEOUT_MS }), certifyCase(c, t, { env, timeoutMs: PAIR_TIMEOUT_MS })]);
     const storeAfter = await stock(base, key);
     return { runs: runs as [CaseOutcome, CaseOutcome], storeBefore, storeAfter };
   } finally {
