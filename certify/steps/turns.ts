@@ -193,7 +193,13 @@ export async function takeTurn(
 ): Promise<HeldTurn | TurnRefusal> {
   const now = o.now ?? Date.now;
   const p = turnPaths(baseUrl, o.tmp);
-  const mine: TurnFile = { v: 1, pid: process.pid, since: new Date(now()).toISOString(), token: randomBytes(8).toString('hex'), target: targetIdentity(baseUrl) };
+  const mine: TurnFile = {
+    v: 1,
+    pid: process.pid,
+    since: new Date(now()).toISOString(),
+    token: randomBytes(8).toString('hex'),
+    target: targetIdentity(baseUrl),
+  };
   const report: OtherRunsReport = { waitedFor: [], waitedS: 0, waitedForThis: [] };
   const waitFile = path.join(p.folder, `${p.waitPrefix}${process.pid}-${mine.token}`);
   const started = now();
@@ -205,11 +211,15 @@ export async function takeTurn(
       if (tried.holder) addRun(report.waitedFor, tried.holder);
       if (!fs.existsSync(waitFile)) fs.writeFileSync(waitFile, JSON.stringify({ pid: process.pid, since: mine.since }), { mode: 0o644 });
       if (o.signal?.aborted) return { kind: 'aborted' };
-      if (now() - started >= o.maxWaitMs) return { kind: 'deadline', ...(tried.holder ? { holder: tried.holder } : {}), waitedS: (now() - started) / 1000 };
+      if (now() - started >= o.maxWaitMs)
+        return { kind: 'deadline', ...(tried.holder ? { holder: tried.holder } : {}), waitedS: (now() - started) / 1000 };
       await pause(POLL_MS, o.signal);
     }
   } catch (e) {
-    return unheld(report, `the turns of this target could not be kept in ${p.folder} (${(e as Error).message}): a certification of it from this machine at the same time would not wait for this one`);
+    return unheld(
+      report,
+      `the turns of this target could not be kept in ${p.folder} (${(e as Error).message}): a certification of it from this machine at the same time would not wait for this one`,
+    );
   } finally {
     fs.rmSync(waitFile, { force: true });
   }
@@ -218,7 +228,9 @@ export async function takeTurn(
   const quiet = await waitQuiet(p, { deadlineMs: started + o.maxWaitMs, now, ...(o.signal ? { signal: o.signal } : {}) });
   if (quiet.kind === 'aborted' || quiet.kind === 'deadline') {
     turn.release();
-    return quiet.kind === 'aborted' ? quiet : { kind: 'deadline', quietUntil: new Date(quiet.untilMs).toISOString(), waitedS: (now() - started) / 1000 };
+    return quiet.kind === 'aborted'
+      ? quiet
+      : { kind: 'deadline', quietUntil: new Date(quiet.untilMs).toISOString(), waitedS: (now() - started) / 1000 };
   }
   if (quiet.waitedMs > 0) report.waitedForRetryAfterS = Math.round(quiet.waitedMs / 100) / 10;
   return turn;
@@ -304,14 +316,18 @@ export function otherRunsLines(r: OtherRunsReport | undefined): string[] {
   if (r.waitedFor.length) {
     lines.push(
       `another certification of this target on this machine (${r.waitedFor.map(runName).join('; ')}) was running: this run waited ${r.waitedS} s for it to end ` +
-        'before sending anything with a key (runs of one target on one machine take turns, so neither takes the other\'s temporary counts for originals nor sends while the other\'s 429 is pending)',
+        "before sending anything with a key (runs of one target on one machine take turns, so neither takes the other's temporary counts for originals nor sends while the other's 429 is pending)",
     );
   }
   if (r.waitedForRetryAfterS) {
-    lines.push(`then waited ${r.waitedForRetryAfterS} s more: a 429 the run before met on this target was still pending (nothing is sent while a Retry-After is pending, whoever met it)`);
+    lines.push(
+      `then waited ${r.waitedForRetryAfterS} s more: a 429 the run before met on this target was still pending (nothing is sent while a Retry-After is pending, whoever met it)`,
+    );
   }
   if (r.waitedForThis.length) {
-    lines.push(`another certification of this target on this machine (${r.waitedForThis.map(runName).join('; ')}) waited for this run to end before sending anything with a key`);
+    lines.push(
+      `another certification of this target on this machine (${r.waitedForThis.map(runName).join('; ')}) waited for this run to end before sending anything with a key`,
+    );
   }
   if (r.notCoordinated) lines.push(r.notCoordinated);
   if (r.acrossMachines) lines.push(r.acrossMachines);

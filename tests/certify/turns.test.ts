@@ -35,8 +35,14 @@ test('turns: a second run of the target waits until the first gives the turn bac
     const got = await second;
     expect(isHeld(got)).toBe(true);
     const secondReport = (got as HeldTurn).release();
-    expect(firstReport.waitedForThis.map((r) => r.pid), 'the first run names the run that waited for it').toEqual([process.pid]);
-    expect(secondReport.waitedFor.map((r) => r.pid), 'the second run names the run it waited for').toEqual([process.pid]);
+    expect(
+      firstReport.waitedForThis.map((r) => r.pid),
+      'the first run names the run that waited for it',
+    ).toEqual([process.pid]);
+    expect(
+      secondReport.waitedFor.map((r) => r.pid),
+      'the second run names the run it waited for',
+    ).toEqual([process.pid]);
     expect(secondReport.waitedS).toBeGreaterThan(0.5);
     expect(otherRunsLines(secondReport).join('\n')).toContain('waited');
     expect(fs.existsSync(path.join(tmp, TURNS_FOLDER)), 'nothing is left in the temp folder').toBe(false);
@@ -75,7 +81,10 @@ for (const r of refusals) {
       expect(isHeld(t) ? 'held' : t.kind).toBe(r.expected);
       if (!isHeld(t) && t.kind === 'deadline') expect(t.holder?.pid).toBe(process.pid);
       const p = turnPaths(BASE, tmp);
-      expect(fs.readdirSync(p.folder).filter((n) => n.startsWith(p.waitPrefix)), 'no waiting file left').toEqual([]);
+      expect(
+        fs.readdirSync(p.folder).filter((n) => n.startsWith(p.waitPrefix)),
+        'no waiting file left',
+      ).toEqual([]);
       first.release();
     } finally {
       fs.rmSync(tmp, { recursive: true, force: true });

@@ -36,9 +36,14 @@ test('a busy loop on every core: the Connection: close limiter variants keep the
     outcomes.forEach((o, i) => {
       const what = `${o.id} under a busy loop: verdict ${o.verdict} in ${(o.durationMs / 1000).toFixed(1)} s; failing ${JSON.stringify(o.reasons)}; without a result ${JSON.stringify(o.unevidenced)}; problems ${JSON.stringify(o.problems)}; not certified ${JSON.stringify(o.notCertified)}${o.verdict === 'missing' ? `\n${o.tail}` : ''}`;
       expect.soft(caseHolds(cases[i]!, o), what).toBe(true);
-      expect.soft({ early: o.retry.early, bans: o.retry.bans }, `${o.id}: requests sent while a 429's Retry-After was pending, and bans`).toEqual({ early: {}, bans: {} });
+      expect
+        .soft({ early: o.retry.early, bans: o.retry.bans }, `${o.id}: requests sent while a 429's Retry-After was pending, and bans`)
+        .toEqual({ early: {}, bans: {} });
       // A limit of the run under load (not certified) is no false verdict; it is shown, not failed.
-      for (const [id, why] of Object.entries(o.notCertified)) test.info().annotations.push({ type: 'warning', description: `${o.id} under a busy loop: ${id} not certified: ${why.slice(0, 300)}` });
+      for (const [id, why] of Object.entries(o.notCertified))
+        test
+          .info()
+          .annotations.push({ type: 'warning', description: `${o.id} under a busy loop: ${id} not certified: ${why.slice(0, 300)}` });
     });
   } finally {
     outcomes.forEach(cleanup);

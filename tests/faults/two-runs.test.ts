@@ -24,9 +24,16 @@ test('two certify runs with the same keys against one target both pass, send not
     });
     // One run waited for the other, and the other names the run that waited for it.
     const [a, b] = pair.runs.map((o) => o.otherRuns);
-    expect.soft([a.waitedFor.length > 0 && b.waitedForThis.length > 0, b.waitedFor.length > 0 && a.waitedForThis.length > 0], `turns: run 1 ${JSON.stringify(a)}, run 2 ${JSON.stringify(b)}`).toContain(true);
+    expect
+      .soft(
+        [a.waitedFor.length > 0 && b.waitedForThis.length > 0, b.waitedFor.length > 0 && a.waitedForThis.length > 0],
+        `turns: run 1 ${JSON.stringify(a)}, run 2 ${JSON.stringify(b)}`,
+      )
+      .toContain(true);
     const retry = pair.runs[0].retry;
-    expect.soft(total(retry.early), `requests sent on a key while its 429's Retry-After was pending (both runs): ${JSON.stringify(retry)}`).toBe(0);
+    expect
+      .soft(total(retry.early), `requests sent on a key while its 429's Retry-After was pending (both runs): ${JSON.stringify(retry)}`)
+      .toBe(0);
     expect.soft(total(retry.bans), `bans earned (both runs): ${JSON.stringify(retry)}`).toBe(0);
     expect.soft(pair.storeAfter, 'the store after both runs equals the store before').toBe(pair.storeBefore);
   } finally {
