@@ -56,8 +56,8 @@ export type { Phase, RunOptions };
 export const STEPS: readonly Step[] = [
   { name: 'prepare', run: prepare },
   { name: 'resolve the target', run: resolveTarget },
-  { name: 'preflight', run: preflight },
   { name: "take the target's turn", run: takeTargetTurn },
+  { name: 'preflight', run: preflight },
   { name: 'start the pacer', run: startPacer },
   { name: 'repair first', run: repairFirst },
   { name: 'list what is left out', run: listLeftOut },

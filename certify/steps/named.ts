@@ -96,8 +96,9 @@ export async function preflight(ctx: RunContext): Promise<void> {
 
 /**
  * Step "take the target's turn": certifications of one target on one machine take turns (`turns.ts`);
- * this run waits, before it sends anything with a key, until no other holds the turn, at most
- * `OTHER_RUN_WAIT_S` (past it: exit 5, nothing sent with a key; a signal: 130/143).
+ * this run waits, before it sends anything to the target (its preflight included: a 429 the other
+ * run met may hold every request to the target), until no other holds the turn, at most
+ * `OTHER_RUN_WAIT_S` (past it: exit 5, nothing sent; a signal: 130/143).
  */
 export async function takeTargetTurn(ctx: RunContext): Promise<void> {
   const run = need(ctx.run, 'the prepared run');
@@ -113,10 +114,10 @@ export async function takeTargetTurn(ctx: RunContext): Promise<void> {
   }
   const reason =
     turn.kind === 'aborted'
-      ? `stopped while waiting for another certification of this target on this machine to end (${signal?.reason ?? 'SIGINT'}); nothing was sent with a key`
+      ? `stopped while waiting for another certification of this target on this machine to end (${signal?.reason ?? 'SIGINT'}); nothing was sent to the target`
       : turn.quietUntil
-        ? `a 429 the previous certification of this target on this machine met asks that nothing be sent before ${turn.quietUntil}, beyond OTHER_RUN_WAIT_S: nothing was sent with a key; run again after that time`
-        : `another certification of this target on this machine${turn.holder ? ` (pid ${turn.holder.pid}, started ${turn.holder.since})` : ''} still runs after ${Math.round(turn.waitedS)} s (OTHER_RUN_WAIT_S): nothing was sent with a key; run again when it has ended, or raise OTHER_RUN_WAIT_S`;
+        ? `a 429 the previous certification of this target on this machine met asks that nothing be sent before ${turn.quietUntil}, beyond OTHER_RUN_WAIT_S: nothing was sent to the target; run again after that time`
+        : `another certification of this target on this machine${turn.holder ? ` (pid ${turn.holder.pid}, started ${turn.holder.since})` : ''} still runs after ${Math.round(turn.waitedS)} s (OTHER_RUN_WAIT_S): nothing was sent to the target; run again when it has ended, or raise OTHER_RUN_WAIT_S`;
   say(`certify: ${reason}\n`);
   ctx.stop = { exitCode: turn.kind === 'aborted' ? interruptedExit(signal) : EXIT.harness, reasons: [reason] };
 }

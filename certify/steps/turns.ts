@@ -4,11 +4,13 @@
  * each read the other's temporary count as "the original" and restore it; and each run's pacer
  * knows only its own 429s, so one run could send on a key while a 429 the other met is pending
  * (spec, Limits rule 5). Neither can be undone afterwards, so a run waits for its turn: before it
- * sends anything with a key, it takes the target's turn in a registry folder it creates under the
+ * sends anything to the target, it takes the target's turn in a registry folder it creates under the
  * OS temp folder, and gives it back when it has restored what it changed.
  *
  * The registry holds, per target, one turn file (`<id>.turn`: the holder's pid, when it started,
- * the target's address) and one file per waiting run (`<id>.wait-<pid>-<hex>`); `<id>` is a digest
+ * the target's address), one file per waiting run (`<id>.wait-<pid>-<hex>`; `<id>.left-…` once it
+ * gave up, until the holder has named it) and, after a run that met a 429 still pending when it
+ * ended, until when (`<id>.quiet`); `<id>` is a digest
  * of the target's address (`targetIdentity`: origin and path, never userinfo or query). No key,
  * nor anything derived from one, is ever written there. The holder refreshes its turn file's
  * time; a turn whose process is gone, or that was not refreshed for `STALE_MS`, is taken over. Each
@@ -43,7 +45,7 @@ export interface OtherRun {
 
 /** What a run saw of other certifications of its target on this machine (conformance.json `otherRuns`). */
 export interface OtherRunsReport {
-  /** The runs this one waited for before sending anything with a key, and how long it waited in all (s). */
+  /** The runs this one waited for before sending anything to the target, and how long it waited in all (s). */
   waitedFor: OtherRun[];
   waitedS: number;
   /** The runs that waited for this one to end. */
@@ -62,6 +64,8 @@ export interface TurnPaths {
   turn: string;
   /** Prefix of the waiting runs' files. */
   waitPrefix: string;
+  /** Prefix of the files of runs that stopped waiting without the turn (a deadline, a signal), until the holder has named them. */
+  leftPrefix: string;
   /** Until when a 429 the last holder met is still pending (`{ untilMs }`, local clock): the next holder waits for it. */
   quiet: string;
 }
@@ -70,7 +74,13 @@ export interface TurnPaths {
 export function turnPaths(baseUrl: string, tmp = os.tmpdir()): TurnPaths {
   const folder = path.join(tmp, TURNS_FOLDER);
   const id = createHash('sha256').update(targetIdentity(baseUrl)).digest('hex').slice(0, 16);
-  return { folder, turn: path.join(folder, `${id}.turn`), waitPrefix: `${id}.wait-`, quiet: path.join(folder, `${id}.quiet`) };
+  return {
+    folder,
+    turn: path.join(folder, `${id}.turn`),
+    waitPrefix: `${id}.wait-`,
+    leftPrefix: `${id}.left-`,
+    quiet: path.join(folder, `${id}.quiet`),
+  };
 }
 
 interface TurnFile extends OtherRun {
@@ -120,7 +130,11 @@ export function isStale(file: string, now = Date.now(), isAlive = alive): boolea
 }
 
 /** Tries to take the turn (an exclusive create). A stale turn is removed first, if it is still the one judged stale. */
-export function tryTake(p: TurnPaths, mine: TurnFile, isAlive = alive): { taken: true } | { taken: false; holder?: OtherRun } {
+export function tryTake(
+  p: TurnPaths,
+  mine: TurnFile,
+  isAlive = alive,
+): { taken: true } | { taken: false; holder?: OtherRun & { token: string } } {
   const text = JSON.stringify(mine);
   try {
     fs.writeFileSync(p.turn, text, { flag: 'wx', mode: 0o644 });
@@ -135,20 +149,32 @@ export function tryTake(p: TurnPaths, mine: TurnFile, isAlive = alive): { taken:
     if (!held || !again || again.token === held.token) fs.rmSync(p.turn, { force: true });
     return { taken: false };
   }
-  return { taken: false, ...(held ? { holder: { pid: held.pid, since: held.since } } : {}) };
+  return { taken: false, ...(held ? { holder: { pid: held.pid, since: held.since, token: String(held.token) } } : {}) };
 }
 
-/** The waiting runs of a target (their files), other than `self`. */
-export function waiting(p: TurnPaths, self?: string): OtherRun[] {
+/** A waiting run's file: who waits, and for which holder (its token). */
+interface WaitFile extends OtherRun {
+  holder?: string;
+}
+
+/**
+ * The runs that wait, or waited, for the holder `token`: the waiting runs' files, and the files of
+ * runs that stopped waiting for it (read once: each is removed, as is one left for a holder gone).
+ */
+export function waiting(p: TurnPaths, token: string): OtherRun[] {
   let names: string[];
   try {
-    names = fs.readdirSync(p.folder).filter((n) => n.startsWith(p.waitPrefix) && path.join(p.folder, n) !== self);
+    names = fs.readdirSync(p.folder).filter((n) => n.startsWith(p.waitPrefix) || n.startsWith(p.leftPrefix));
   } catch {
     return [];
   }
   return names.flatMap((n) => {
-    const w = readJson<OtherRun>(path.join(p.folder, n));
-    return w && Number.isInteger(w.pid) ? [{ pid: w.pid, since: String(w.since) }] : [];
+    const file = path.join(p.folder, n);
+    const w = readJson<WaitFile>(file);
+    const left = n.startsWith(p.leftPrefix);
+    if (left) fs.rmSync(file, { force: true });
+    if (!w || !Number.isInteger(w.pid) || (left && w.holder !== token)) return [];
+    return [{ pid: w.pid, since: String(w.since) }];
   });
 }
 
@@ -205,14 +231,28 @@ export async function takeTurn(
   const started = now();
   try {
     ensureFolder(p.folder);
+    let waitingFor: string | undefined;
     for (;;) {
       const tried = tryTake(p, mine);
       if (tried.taken) break;
-      if (tried.holder) addRun(report.waitedFor, tried.holder);
-      if (!fs.existsSync(waitFile)) fs.writeFileSync(waitFile, JSON.stringify({ pid: process.pid, since: mine.since }), { mode: 0o644 });
-      if (o.signal?.aborted) return { kind: 'aborted' };
-      if (now() - started >= o.maxWaitMs)
-        return { kind: 'deadline', ...(tried.holder ? { holder: tried.holder } : {}), waitedS: (now() - started) / 1000 };
+      const holder = tried.holder;
+      if (holder) addRun(report.waitedFor, { pid: holder.pid, since: holder.since });
+      if (!fs.existsSync(waitFile) || waitingFor !== holder?.token) {
+        waitingFor = holder?.token;
+        const w: WaitFile = { pid: process.pid, since: mine.since, ...(waitingFor ? { holder: waitingFor } : {}) };
+        fs.writeFileSync(waitFile, JSON.stringify(w), { mode: 0o644 });
+      }
+      const gaveUp = o.signal?.aborted ? 'aborted' : now() - started >= o.maxWaitMs ? 'deadline' : undefined;
+      if (gaveUp) {
+        // The holder names this run too: its file stays, as one that left, until the holder reads it.
+        fs.renameSync(waitFile, path.join(p.folder, `${p.leftPrefix}${process.pid}-${mine.token}`));
+        if (gaveUp === 'aborted') return { kind: 'aborted' };
+        return {
+          kind: 'deadline',
+          ...(holder ? { holder: { pid: holder.pid, since: holder.since } } : {}),
+          waitedS: (now() - started) / 1000,
+        };
+      }
       await pause(POLL_MS, o.signal);
     }
   } catch (e) {
@@ -263,7 +303,7 @@ function unheld(report: OtherRunsReport, why: string): HeldTurn {
 
 /** The turn held: refreshed every `REFRESH_MS`, the waiting runs noted each time and at release. */
 function held(p: TurnPaths, mine: TurnFile, report: OtherRunsReport): HeldTurn {
-  const note = () => waiting(p).forEach((w) => addRun(report.waitedForThis, w));
+  const note = () => waiting(p, mine.token).forEach((w) => addRun(report.waitedForThis, w));
   const timer = setInterval(() => {
     try {
       const t = new Date();
@@ -316,7 +356,7 @@ export function otherRunsLines(r: OtherRunsReport | undefined): string[] {
   if (r.waitedFor.length) {
     lines.push(
       `another certification of this target on this machine (${r.waitedFor.map(runName).join('; ')}) was running: this run waited ${r.waitedS} s for it to end ` +
-        "before sending anything with a key (runs of one target on one machine take turns, so neither takes the other's temporary counts for originals nor sends while the other's 429 is pending)",
+        "before sending anything to the target (runs of one target on one machine take turns, so neither takes the other's temporary counts for originals nor sends while the other's 429 is pending)",
     );
   }
   if (r.waitedForRetryAfterS) {
@@ -326,7 +366,7 @@ export function otherRunsLines(r: OtherRunsReport | undefined): string[] {
   }
   if (r.waitedForThis.length) {
     lines.push(
-      `another certification of this target on this machine (${r.waitedForThis.map(runName).join('; ')}) waited for this run to end before sending anything with a key`,
+      `another certification of this target on this machine (${r.waitedForThis.map(runName).join('; ')}) waited for this run to end before sending anything to the target`,
     );
   }
   if (r.notCoordinated) lines.push(r.notCoordinated);

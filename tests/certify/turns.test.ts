@@ -69,7 +69,7 @@ const refusals: Array<{ name: string; abortAfterMs?: number; expected: string }>
   { name: 'a signal stops the wait', abortAfterMs: 200, expected: 'aborted' },
 ];
 for (const r of refusals) {
-  test(`turns: ${r.name}: the run does not get the turn, and leaves no file of its own`, async () => {
+  test(`turns: ${r.name}: the run does not get the turn, the holder still names it, and no file is left`, async () => {
     const tmp = tempDir();
     try {
       const first = await held(BASE, { maxWaitMs: 1_000, tmp });
@@ -83,9 +83,13 @@ for (const r of refusals) {
       const p = turnPaths(BASE, tmp);
       expect(
         fs.readdirSync(p.folder).filter((n) => n.startsWith(p.waitPrefix)),
-        'no waiting file left',
+        'it no longer counts as waiting',
       ).toEqual([]);
-      first.release();
+      expect(
+        first.release().waitedForThis.map((w) => w.pid),
+        'the holder names the run that gave up waiting',
+      ).toEqual([process.pid]);
+      expect(fs.existsSync(p.folder), 'nothing is left in the temp folder').toBe(false);
     } finally {
       fs.rmSync(tmp, { recursive: true, force: true });
     }
