@@ -74,6 +74,7 @@ async function main(): Promise<void> {
       `run ${i + 1}: verdict ${o.verdict} in ${(o.durationMs / 1000).toFixed(1)} s; failing [${o.failing.join(', ')}]; ` +
         `names another client in [${namesAnotherClient(o).join(', ')}]; not certified [${Object.keys(o.notCertified).join(', ')}]\n`,
     );
+    for (const seen of o.otherClients) process.stdout.write(`    pacing saw another client: ${seen.slice(0, 300)}\n`);
     for (const id of o.failing) process.stdout.write(`    ${id}: ${o.reasons[id]}\n`);
     for (const [id, why] of Object.entries(o.notCertified)) process.stdout.write(`    ${id} not certified: ${why.slice(0, 300)}\n`);
     if (o.problems.length) process.stdout.write(`    run problems: ${o.problems.join('; ')}\n`);
