@@ -27,7 +27,7 @@ async function stock(baseUrl: string, key: string): Promise<string> {
 }
 
 /** Hard limit on each certify child of a pair: the run that waits for its turn runs after the other (certify/steps/turns.ts). */
-export const PAIR_TIMEOUT_MS = 540_000;
+export const PAIR_TIMEOUT_MS = 720_000;
 
 /** Runs case `c` twice at once against one target and reads the store before and after. */
 export async function runPair(c: MatrixCase, env: Record<string, string> = MATRIX_ENV): Promise<PairOutcome> {
