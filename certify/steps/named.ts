@@ -104,7 +104,11 @@ export async function takeTargetTurn(ctx: RunContext): Promise<void> {
   const run = need(ctx.run, 'the prepared run');
   const { say } = need(ctx.voice, "the run's voice");
   const { signal } = ctx.options;
-  const turn = await takeTurn(need(ctx.target, 'the target').env.BASE_URL!, { maxWaitMs: run.settings.OTHER_RUN_WAIT_S * 1000, ...(signal ? { signal } : {}) });
+  const turn = await takeTurn(need(ctx.target, 'the target').env.BASE_URL!, {
+    maxWaitMs: run.settings.OTHER_RUN_WAIT_S * 1000,
+    say: (line) => say(`certify: ${line}\n`),
+    ...(signal ? { signal } : {}),
+  });
   if (isHeld(turn)) {
     ctx.turn = turn;
     ctx.otherRuns = turn.report;

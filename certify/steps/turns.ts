@@ -215,7 +215,7 @@ function pause(ms: number, signal?: AbortSignal): Promise<void> {
  */
 export async function takeTurn(
   baseUrl: string,
-  o: { maxWaitMs: number; signal?: AbortSignal; tmp?: string; now?: () => number },
+  o: { maxWaitMs: number; signal?: AbortSignal; tmp?: string; now?: () => number; say?: (line: string) => void },
 ): Promise<HeldTurn | TurnRefusal> {
   const now = o.now ?? Date.now;
   const p = turnPaths(baseUrl, o.tmp);
@@ -236,6 +236,11 @@ export async function takeTurn(
       const tried = tryTake(p, mine);
       if (tried.taken) break;
       const holder = tried.holder;
+      if (holder && !report.waitedFor.some((r) => r.pid === holder.pid && r.since === holder.since)) {
+        o.say?.(
+          `another certification of this target on this machine (pid ${holder.pid}, started ${holder.since}) holds its turn: waiting for it to end (at most ${Math.round(o.maxWaitMs / 1000)} s)`,
+        );
+      }
       if (holder) addRun(report.waitedFor, { pid: holder.pid, since: holder.since });
       if (!fs.existsSync(waitFile) || waitingFor !== holder?.token) {
         waitingFor = holder?.token;
@@ -265,7 +270,12 @@ export async function takeTurn(
   }
   report.waitedS = Math.round((now() - started) / 100) / 10;
   const turn = held(p, mine, report);
-  const quiet = await waitQuiet(p, { deadlineMs: started + o.maxWaitMs, now, ...(o.signal ? { signal: o.signal } : {}) });
+  const quiet = await waitQuiet(p, {
+    deadlineMs: started + o.maxWaitMs,
+    now,
+    ...(o.signal ? { signal: o.signal } : {}),
+    ...(o.say ? { say: o.say } : {}),
+  });
   if (quiet.kind === 'aborted' || quiet.kind === 'deadline') {
     turn.release();
     return quiet.kind === 'aborted'
@@ -282,10 +292,14 @@ export async function takeTurn(
  */
 async function waitQuiet(
   p: TurnPaths,
-  o: { deadlineMs: number; now: () => number; signal?: AbortSignal },
+  o: { deadlineMs: number; now: () => number; signal?: AbortSignal; say?: (line: string) => void },
 ): Promise<{ kind: 'quiet'; waitedMs: number } | { kind: 'deadline'; untilMs: number } | { kind: 'aborted' }> {
   const untilMs = Number(readJson<{ untilMs?: number }>(p.quiet)?.untilMs) || 0;
   const from = o.now();
+  if (untilMs > from)
+    o.say?.(
+      `a 429 the previous certification of this target on this machine met is pending until ${new Date(untilMs).toISOString()}: waiting for it before sending anything`,
+    );
   if (untilMs > o.deadlineMs) return { kind: 'deadline', untilMs };
   while (o.now() < untilMs) {
     if (o.signal?.aborted) return { kind: 'aborted' };
