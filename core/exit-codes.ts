@@ -14,7 +14,7 @@ export const EXIT = {
   unreachable: 3,
   /** Strict mode: the run passed, but something was not certified (a missing key, the profile). */
   notCertified: 4,
-  /** Harness trouble: a phase timed out or crashed, an internal error, a key found in a report file. */
+  /** Harness trouble: a phase timed out or crashed, an internal error, a key found in a report file, another run of the target held it past OTHER_RUN_WAIT_S. */
   harness: 5,
 } as const;
 
