@@ -98,12 +98,15 @@ export async function preflight(ctx: RunContext): Promise<void> {
  * Step "take the target's turn": certifications of one target on one machine take turns (`turns.ts`);
  * this run waits, before it sends anything to the target (its preflight included: a 429 the other
  * run met may hold every request to the target), until no other holds the turn, at most
- * `OTHER_RUN_WAIT_S` (past it: exit 5, nothing sent; a signal: 130/143).
+ * `OTHER_RUN_WAIT_S` (past it: exit 5, nothing sent; a signal: 130/143). The bundled reference
+ * server needs no turn.
  */
 export async function takeTargetTurn(ctx: RunContext): Promise<void> {
   const run = need(ctx.run, 'the prepared run');
   const { say } = need(ctx.voice, "the run's voice");
   const { signal } = ctx.options;
+  // The bundled reference server is this run's own (a free port, closed with the run): no other run can reach it.
+  if (need(ctx.target, 'the target').reference) return;
   const turn = await takeTurn(need(ctx.target, 'the target').env.BASE_URL!, {
     maxWaitMs: run.settings.OTHER_RUN_WAIT_S * 1000,
     say: (line) => say(`certify: ${line}\n`),

@@ -231,6 +231,7 @@ export async function takeTurn(
   const started = now();
   try {
     ensureFolder(p.folder);
+    sweepQuiet(p.folder, now());
     let waitingFor: string | undefined;
     for (;;) {
       const tried = tryTake(p, mine);
@@ -338,6 +339,7 @@ function held(p: TurnPaths, mine: TurnFile, report: OtherRunsReport): HeldTurn {
       note();
       if (pendingUntilMs > Date.now()) writeQuiet(p, pendingUntilMs);
       if (readJson<TurnFile>(p.turn)?.token === mine.token) fs.rmSync(p.turn, { force: true });
+      sweepQuiet(p.folder, Date.now());
       try {
         fs.rmdirSync(p.folder);
       } catch {
@@ -346,6 +348,24 @@ function held(p: TurnPaths, mine: TurnFile, report: OtherRunsReport): HeldTurn {
       return report;
     },
   };
+}
+
+/**
+ * Removes the `quiet` files, of any target, whose 429 no longer pends: what a run passed on is kept
+ * only while it matters (a file that is not this registry's is never touched).
+ */
+export function sweepQuiet(folder: string, nowMs: number): void {
+  let names: string[];
+  try {
+    names = fs.readdirSync(folder).filter((n) => /^[0-9a-f]{16}\.quiet$/.test(n));
+  } catch {
+    return;
+  }
+  for (const n of names) {
+    const file = path.join(folder, n);
+    const untilMs = Number(readJson<{ untilMs?: number }>(file)?.untilMs) || 0;
+    if (untilMs <= nowMs) fs.rmSync(file, { force: true });
+  }
 }
 
 /** Passes on, before the turn is given back, until when a 429 is pending (the later of the file's and `untilMs`). */

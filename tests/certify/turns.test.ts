@@ -128,6 +128,25 @@ test('turns: the next run waits until a 429 the previous run met stops pending; 
   }
 });
 
+test('turns: a 429 that no longer pends is not kept: taking any turn removes such files, of any target, and keeps one still pending', async () => {
+  const tmp = tempDir();
+  try {
+    const other = turnPaths('https://other.example.com/v1', tmp);
+    const pending = turnPaths('https://third.example.com/v1', tmp);
+    fs.mkdirSync(other.folder, { recursive: true });
+    fs.writeFileSync(other.quiet, JSON.stringify({ untilMs: Date.now() - 1_000 }));
+    fs.writeFileSync(pending.quiet, JSON.stringify({ untilMs: Date.now() + 60_000 }));
+    fs.writeFileSync(path.join(other.folder, 'not-ours.quiet'), '{}');
+    const t = await held(BASE, { maxWaitMs: 1_000, tmp });
+    expect(fs.existsSync(other.quiet), 'past: removed').toBe(false);
+    expect(fs.existsSync(pending.quiet), 'still pending: kept').toBe(true);
+    expect(fs.existsSync(path.join(other.folder, 'not-ours.quiet')), 'a file the registry did not write: untouched').toBe(true);
+    t.release();
+  } finally {
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
+});
+
 test('turns: no key reaches the registry (the target is its origin and path), and an unusable registry is said, not fatal', async () => {
   const tmp = tempDir();
   try {
