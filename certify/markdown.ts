@@ -6,6 +6,7 @@
 import type { ConformanceReport, EvidenceEntry, RequirementResult, RequirementStatus } from './verdict.ts';
 import { quoteSentence } from './certificate/quotes.ts';
 import { failureTexts } from './failure-text.ts';
+import { otherRunsLines } from './steps/turns.ts';
 
 /** Top-level sections in the spec's order; other sections (RFCs, rules) follow in ledger order. */
 const SPEC_ORDER = [
@@ -197,6 +198,8 @@ function pacingMarkdown(report: ConformanceReport): string[] {
     const notes = report.pacing.flatMap((k) => [...(k.notes ?? []), ...(k.anotherClient ? [`another client: ${k.anotherClient}`] : [])].map((n) => `- \`${k.key}\`: ${n}`));
     if (notes.length) lines.push(...notes, '');
   }
+  const others = otherRunsLines(report.otherRuns);
+  if (others.length) lines.push('## Other runs', '', ...others.map((l) => `- ${l}`), '');
   return lines;
 }
 

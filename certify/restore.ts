@@ -20,6 +20,7 @@ import { emptyRepair, repairLines, type RepairOutcome } from '../suites/journal/
 import { inputRedactor, TLS_ENV_REFUSAL } from './env.ts';
 import { interruptedExit, preflight, PREFLIGHT_EXIT } from './steps/preflight.ts';
 import { startRunPacer } from './steps/pacer.ts';
+import { isHeld, takeTurn } from './steps/turns.ts';
 import { reportsDirProblem } from './steps/reports-dir.ts';
 import { repairWith } from './steps/repair.ts';
 
@@ -68,6 +69,12 @@ export async function runRestore(o: RestoreOptions): Promise<number> {
     say(`restore: ${pre.interrupted ? '' : 'preflight failed: '}${pre.line}\n`);
     return pre.interrupted ? interruptedExit(o.signal) : PREFLIGHT_EXIT;
   }
+  // A certification of the target on this machine may hold counts it changed for a moment: wait for its turn (steps/turns.ts).
+  const turn = await takeTurn(v.BASE_URL!, { maxWaitMs: v.OTHER_RUN_WAIT_S * 1000, ...(o.signal ? { signal: o.signal } : {}) });
+  if (!isHeld(turn)) {
+    say(`restore: ${turn.kind === 'aborted' ? 'stopped while waiting for' : `gave up after OTHER_RUN_WAIT_S waiting for`} another certification of this target on this machine; nothing was sent with a key\n`);
+    return turn.kind === 'aborted' ? interruptedExit(o.signal) : EXIT.harness;
+  }
   const pacer = await startRunPacer({ maxRetryAfterS: v.MAX_RETRY_AFTER_S, workers: v.WORKERS });
   let outcome: RepairOutcome;
   let requests = 0;
@@ -77,6 +84,7 @@ export async function runRestore(o: RestoreOptions): Promise<number> {
     requests = r.requests;
   } finally {
     await pacer.close();
+    turn.release(pacer.pendingUntilMs());
   }
   o.onOutcome?.(outcome);
   for (const line of repairLines(outcome, 'restore')) say(`${line}\n`);

@@ -32,6 +32,7 @@ import {
   scanSecrets,
   settleJournal,
   startPacer,
+  takeTargetTurn,
   writeArtifacts,
 } from './steps/named.ts';
 import { mergeLoadReports } from './steps/merge.ts';
@@ -56,6 +57,7 @@ export type { Phase, RunOptions };
 export const STEPS: readonly Step[] = [
   { name: 'prepare', run: prepare },
   { name: 'resolve the target', run: resolveTarget },
+  { name: "take the target's turn", run: takeTargetTurn },
   { name: 'preflight', run: preflight },
   { name: 'start the pacer', run: startPacer },
   { name: 'repair first', run: repairFirst },

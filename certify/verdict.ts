@@ -26,6 +26,7 @@ import { curlOf, parseExchange } from '../core/exchange.ts';
 import { applyBaseline, type Baseline, type BaselineOutcome } from './baseline.ts';
 import { decideGate, type GateResult, type PreviousRun } from './certificate/gate.ts';
 import type { JournalReport } from './steps/repair.ts';
+import type { OtherRunsReport } from './steps/turns.ts';
 
 export type { Annotation, Level, LedgerRequirement, Outcome, RequirementStatus, RunProblem, Source, TestRecord };
 export interface EvidenceEntry {
@@ -163,6 +164,8 @@ export interface ConformanceReport {
   pacing?: PacingSummary[];
   /** The journal of changes: what an earlier run left open and this one repaired first, and what this one left changed (certify/steps/repair.ts). */
   journal?: JournalReport;
+  /** Other certifications of the target on this machine (runs take turns), and what another client seen by the pacer means for the restored counts (certify/steps/turns.ts). */
+  otherRuns?: OtherRunsReport;
 }
 
 function descriptions(test: TestRecord, type: string): string[] {

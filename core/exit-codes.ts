@@ -14,7 +14,7 @@ export const EXIT = {
   unreachable: 3,
   /** Strict mode: the run passed, but something was not certified (a missing key, the profile). */
   notCertified: 4,
-  /** Harness trouble: a phase timed out or crashed, an internal error, a key found in a report file. */
+  /** Harness trouble: a phase timed out or crashed, an internal error, a key found in a report file, another run of the target held it past OTHER_RUN_WAIT_S. */
   harness: 5,
 } as const;
 
@@ -38,5 +38,5 @@ export const EXIT_DESCRIPTIONS: readonly { code: ExitCode; name: ExitName; meani
   { code: EXIT.usage, name: 'usage', meaning: 'usage error: unknown flag, malformed value, bad config file, literal key in the config; nothing ran' },
   { code: EXIT.unreachable, name: 'unreachable', meaning: 'the target did not answer (connection refused, DNS, TLS); nothing was judged' },
   { code: EXIT.notCertified, name: 'notCertified', meaning: '--strict: the checks that ran passed, but something was not certified (missing key, profile)' },
-  { code: EXIT.harness, name: 'harness', meaning: 'harness trouble: a phase timed out or ended without a report, an internal error, a key found in a report file' },
+  { code: EXIT.harness, name: 'harness', meaning: 'harness trouble: a phase timed out or ended without a report, an internal error, a key found in a report file, another run of the target on this machine still held it after OTHER_RUN_WAIT_S' },
 ];

@@ -69,6 +69,8 @@ export interface CaseOutcome {
   notCertified: Record<string, string>;
   /** What the run-wide pacer saw of another consumer of a key's limit (conformance.json `pacing[].anotherClient`). */
   otherClients: string[];
+  /** Other certifications of the target on this machine it waited for, or that waited for it (conformance.json `otherRuns`), by pid. */
+  otherRuns: { waitedFor: number[]; waitedForThis: number[] };
 }
 
 export interface RunCaseOptions {
@@ -85,6 +87,7 @@ interface ConformanceJson {
   problems?: RunProblem[];
   requirements?: Array<{ id: string; status: string; reason?: string; evidence?: Array<{ errors?: string[] }> }>;
   pacing?: Array<{ key: string; anotherClient?: string }>;
+  otherRuns?: { waitedFor?: Array<{ pid: number }>; waitedForThis?: Array<{ pid: number }> };
 }
 
 /** A case's target with the fault proxy in front of it (`close` stops both). */
@@ -140,7 +143,7 @@ export async function certifyCase(c: MatrixCase, t: CaseTarget, options: RunCase
   const { code, output } = await spawnCertify(argv, env, options.timeoutMs ?? 240_000);
   const outcome: CaseOutcome = {
     id: c.id, verdict: 'missing', failing: [], reasons: {}, unevidenced: [], exitCode: code, durationMs: 0, reportsDir,
-    tail: output.split('\n').slice(-40).join('\n'), problems: [], retry: t.proxy.stats(), notCertified: {}, otherClients: [],
+    tail: output.split('\n').slice(-40).join('\n'), problems: [], retry: t.proxy.stats(), notCertified: {}, otherClients: [], otherRuns: { waitedFor: [], waitedForThis: [] },
   };
   const file = path.join(reportsDir, 'conformance.json');
   if (fs.existsSync(file)) readReport(JSON.parse(fs.readFileSync(file, 'utf8')) as ConformanceJson, outcome);
@@ -153,6 +156,7 @@ function readReport(report: ConformanceJson, outcome: CaseOutcome): void {
   outcome.verdict = report.verdict === 'pass' ? 'pass' : 'fail';
   outcome.problems = (report.problems ?? []).map((p) => `${p.kind}: ${p.reason}`);
   outcome.otherClients = (report.pacing ?? []).flatMap((k) => (k.anotherClient ? [k.anotherClient] : []));
+  outcome.otherRuns = { waitedFor: (report.otherRuns?.waitedFor ?? []).map((r) => r.pid), waitedForThis: (report.otherRuns?.waitedForThis ?? []).map((r) => r.pid) };
   for (const r of report.requirements ?? []) {
     if (r.status !== 'fail') {
       if (r.status === 'not-certified' || /not certified/i.test(r.reason ?? '')) outcome.notCertified[r.id] = (r.reason ?? '').slice(0, 600);

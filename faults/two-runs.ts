@@ -26,6 +26,9 @@ async function stock(baseUrl: string, key: string): Promise<string> {
   return r.text();
 }
 
+/** Hard limit on each certify child of a pair: the run that waits for its turn runs after the other (certify/steps/turns.ts). */
+export const PAIR_TIMEOUT_MS = 720_000;
+
 /** Runs case `c` twice at once against one target and reads the store before and after. */
 export async function runPair(c: MatrixCase, env: Record<string, string> = MATRIX_ENV): Promise<PairOutcome> {
   const t = await startCaseTarget(c);
@@ -33,7 +36,7 @@ export async function runPair(c: MatrixCase, env: Record<string, string> = MATRI
     const base = t.target.server.baseUrl;
     const key = t.target.env.LOAD_KEY;
     const storeBefore = await stock(base, key);
-    const runs = await Promise.all([certifyCase(c, t, { env }), certifyCase(c, t, { env })]);
+    const runs = await Promise.all([certifyCase(c, t, { env, timeoutMs: PAIR_TIMEOUT_MS }), certifyCase(c, t, { env, timeoutMs: PAIR_TIMEOUT_MS })]);
     const storeAfter = await stock(base, key);
     return { runs: runs as [CaseOutcome, CaseOutcome], storeBefore, storeAfter };
   } finally {
@@ -41,9 +44,18 @@ export async function runPair(c: MatrixCase, env: Record<string, string> = MATRI
   }
 }
 
-/** Where a run named another client on a key: the pacer's finding (`pacing`) and what it left not certified because of one. */
+/**
+ * Where a run named another client: the other certification of the target on this machine it
+ * waited for, or that waited for it (`otherRuns`), the pacer's finding (`pacing`), and what it left
+ * not certified because of one.
+ */
 export function namesAnotherClient(o: CaseOutcome): string[] {
-  return [...(o.otherClients.length ? ['pacing'] : []), ...Object.entries(o.notCertified).filter(([, why]) => /another client/.test(why)).map(([id]) => id)];
+  return [
+    ...o.otherRuns.waitedFor.map((pid) => `waited for run ${pid}`),
+    ...o.otherRuns.waitedForThis.map((pid) => `run ${pid} waited for it`),
+    ...(o.otherClients.length ? ['pacing'] : []),
+    ...Object.entries(o.notCertified).filter(([, why]) => /another client/.test(why)).map(([id]) => id),
+  ];
 }
 
 async function main(): Promise<void> {
@@ -62,6 +74,7 @@ async function main(): Promise<void> {
       `run ${i + 1}: verdict ${o.verdict} in ${(o.durationMs / 1000).toFixed(1)} s; failing [${o.failing.join(', ')}]; ` +
         `names another client in [${namesAnotherClient(o).join(', ')}]; not certified [${Object.keys(o.notCertified).join(', ')}]\n`,
     );
+    for (const seen of o.otherClients) process.stdout.write(`    pacing saw another client: ${seen.slice(0, 300)}\n`);
     for (const id of o.failing) process.stdout.write(`    ${id}: ${o.reasons[id]}\n`);
     for (const [id, why] of Object.entries(o.notCertified)) process.stdout.write(`    ${id} not certified: ${why.slice(0, 300)}\n`);
     if (o.problems.length) process.stdout.write(`    run problems: ${o.problems.join('; ')}\n`);

@@ -27,4 +27,5 @@ export const RUN_SETTINGS = defineGroup('run', 'Target, keys and run', [
   setting({ name: 'MAX_EXHAUST_REQUESTS', kind: 'integer', min: 1, default: 2000, help: 'Most requests the 429 checks send to drive a key to its limit; more needed: not certified.' }),
   setting({ name: 'REQUEST_TIMEOUT_MS', kind: 'integer', min: 1, default: 15_000, unit: 'milliseconds', help: 'Per-request deadline of the suites, wall clock to the last byte of the answer (the preflight uses at most 10 s): a trickling or endless answer fails the request at it.' }),
   setting({ name: 'PHASE_TIMEOUT_S', kind: 'integer', min: 1, default: 900, unit: 'seconds', help: 'Hard limit per phase (Playwright --global-timeout, then SIGTERM and SIGKILL 30 s later); a phase over it is a run problem.' }),
+  setting({ name: 'OTHER_RUN_WAIT_S', kind: 'integer', min: 1, default: 3600, unit: 'seconds', help: 'Certifications of one target on one machine take turns: the longest a run waits for another to end before it sends anything to the target; past it the run stops (exit 5), having sent nothing.' }),
 ] as const);

@@ -16,6 +16,7 @@ import type { RunPacer } from './pacer.ts';
 import { abandonRun, type PreparedRun } from './prepare.ts';
 import type { JournalReport } from './repair.ts';
 import type { ResolvedTarget } from './resolve-target.ts';
+import type { HeldTurn, OtherRunsReport } from './turns.ts';
 
 type Env = Record<string, string | undefined>;
 
@@ -62,6 +63,10 @@ export interface RunContext {
   target?: ResolvedTarget;
   targetClosed?: boolean;
   voice?: RunVoice;
+  /** takeTurn: the target's turn on this machine, until the target is closed (`turns.ts`). */
+  turn?: HeldTurn;
+  /** What the run saw of other certifications of its target on this machine. */
+  otherRuns?: OtherRunsReport;
   /** startPacer: the run-wide pacer and the environment every child gets. */
   pacer?: RunPacer;
   childEnv?: Env;
@@ -118,16 +123,30 @@ export function need<T>(value: T | undefined, what: string): T {
   return value;
 }
 
-/** Closes the run-wide pacer (keeping its report) and the target, each once; the target is closed even if the pacer's close throws. */
+/**
+ * Closes the run-wide pacer (keeping its report) and the target, each once, then gives back the
+ * target's turn (nothing more is sent to it), passing on when a 429 the run met is still pending;
+ * the target is closed and the turn given back even if the pacer's close throws.
+ */
 export async function closeTarget(ctx: RunContext): Promise<void> {
   const pacer = ctx.pacer;
   ctx.pacer = undefined;
+  let pendingUntilMs = 0;
   try {
-    if (pacer) ctx.pacing = await pacer.close();
+    if (pacer) {
+      ctx.pacing = await pacer.close();
+      pendingUntilMs = pacer.pendingUntilMs();
+    }
   } finally {
-    if (ctx.target && !ctx.targetClosed) {
-      ctx.targetClosed = true;
-      await ctx.target.close();
+    try {
+      if (ctx.target && !ctx.targetClosed) {
+        ctx.targetClosed = true;
+        await ctx.target.close();
+      }
+    } finally {
+      const turn = ctx.turn;
+      ctx.turn = undefined;
+      if (turn) ctx.otherRuns = turn.release(pendingUntilMs);
     }
   }
 }

@@ -25,6 +25,7 @@ import { journalProblem, repairFirst as repairJournal, settleOwn } from './repai
 import { resolveTarget as startTargetOf } from './resolve-target.ts';
 import { runAllPhases } from './run-phases.ts';
 import { scanSecrets as scanFolder } from './scan-secrets.ts';
+import { acrossMachinesNote, isHeld, takeTurn } from './turns.ts';
 
 /** Step "prepare": the variables, the reports folder, the gate's inputs, the ledger; a problem is a usage error (exit 2), every key redacted from it. */
 export function prepare(ctx: RunContext): void {
@@ -93,6 +94,41 @@ export async function preflight(ctx: RunContext): Promise<void> {
       `${SECRET_VARIABLES.filter((n) => target.env[n]).join(', ') || 'none'}; reports in ${run.reportsDir}\n`,
   );
   for (const note of run.config.notes) say(`certify: note: ${note}\n`);
+}
+
+/**
+ * Step "take the target's turn": certifications of one target on one machine take turns (`turns.ts`);
+ * this run waits, before it sends anything to the target (its preflight included: a 429 the other
+ * run met may hold every request to the target), until no other holds the turn, at most
+ * `OTHER_RUN_WAIT_S` (past it: exit 5, nothing sent; a signal: 130/143). The bundled reference
+ * server needs no turn.
+ */
+export async function takeTargetTurn(ctx: RunContext): Promise<void> {
+  const run = need(ctx.run, 'the prepared run');
+  const { say } = need(ctx.voice, "the run's voice");
+  const { signal } = ctx.options;
+  // The bundled reference server is this run's own (a free port, closed with the run): no other run can reach it.
+  if (need(ctx.target, 'the target').reference) return;
+  const turn = await takeTurn(need(ctx.target, 'the target').env.BASE_URL!, {
+    maxWaitMs: run.settings.OTHER_RUN_WAIT_S * 1000,
+    say: (line) => say(`certify: ${line}\n`),
+    ...(signal ? { signal } : {}),
+  });
+  if (isHeld(turn)) {
+    ctx.turn = turn;
+    ctx.otherRuns = turn.report;
+    if (turn.report.waitedFor.length) say(`certify: waited ${turn.report.waitedS} s for another certification of this target on this machine to end (pid ${turn.report.waitedFor.map((r) => r.pid).join(', ')})\n`);
+    if (turn.report.notCoordinated) say(`certify: note: ${turn.report.notCoordinated}\n`);
+    return;
+  }
+  const reason =
+    turn.kind === 'aborted'
+      ? `stopped while waiting for another certification of this target on this machine to end (${signal?.reason ?? 'SIGINT'}); nothing was sent to the target`
+      : turn.quietUntil
+        ? `a 429 the previous certification of this target on this machine met asks that nothing be sent before ${turn.quietUntil}, beyond OTHER_RUN_WAIT_S: nothing was sent to the target; run again after that time`
+        : `another certification of this target on this machine${turn.holder ? ` (pid ${turn.holder.pid}, started ${turn.holder.since})` : ''} still runs after ${Math.round(turn.waitedS)} s (OTHER_RUN_WAIT_S): nothing was sent to the target; run again when it has ended, or raise OTHER_RUN_WAIT_S`;
+  say(`certify: ${reason}\n`);
+  ctx.stop = { exitCode: turn.kind === 'aborted' ? interruptedExit(signal) : EXIT.harness, reasons: [reason] };
 }
 
 /** Step "start the pacer": one run-wide pacer for every phase; the environment every child gets (the pacer, the profile, the reports folder, the journal). */
@@ -209,7 +245,9 @@ export function verdictInputOf(ctx: RunContext): VerdictInput {
 
 /** Step "judge": the verdict and its gate, once, after the secret scan (a key found fails the run). */
 export function judge(ctx: RunContext): void {
-  const extra = { ...(ctx.pacing ? { pacing: ctx.pacing } : {}), journal: ctx.journal };
+  const across = acrossMachinesNote((ctx.pacing ?? []).filter((k) => k.anotherClient).map((k) => k.key));
+  const otherRuns = ctx.otherRuns || across ? { ...(ctx.otherRuns ?? { waitedFor: [], waitedS: 0, waitedForThis: [] }), ...(across ? { acrossMachines: across } : {}) } : undefined;
+  const extra = { ...(ctx.pacing ? { pacing: ctx.pacing } : {}), journal: ctx.journal, ...(otherRuns ? { otherRuns } : {}) };
   // The report as conformance.json states it (redacted): the CLI prints it, the certificate is written from it.
   ctx.report = redactReport(judgeReport(verdictInputOf(ctx), extra), need(ctx.voice, "the run's voice").redact);
 }

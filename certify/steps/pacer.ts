@@ -14,6 +14,8 @@ export interface RunPacer {
   env: { CONFORMANCE_PACER_URL: string };
   /** Closes the coordinator and returns what it saw, per key. */
   close(): Promise<PacingSummary[]>;
+  /** After `close`: until when (local clock, ms) a 429 or a hold the run met asks that nothing be sent on some key (0: none pending). */
+  pendingUntilMs(): number;
   /** Requests granted, 429s seen and waits so far, all keys together (the progress lines). */
   progress(): { requests: number; refused: number; waits: number };
 }
@@ -50,8 +52,10 @@ export async function startRunPacer(
 ): Promise<RunPacer> {
   const coordinator = await start({ maxWaitMs: settings.maxRetryAfterS * 1000, reserve: settings.workers + 1 });
   let closed: PacingSummary[] | undefined;
+  let pendingUntilMs = 0;
   return {
     env: { CONFORMANCE_PACER_URL: coordinator.url },
+    pendingUntilMs: () => pendingUntilMs,
     progress: () =>
       coordinator.report().keys.reduce(
         (t, k) => ({ requests: t.requests + k.granted, refused: t.refused + k.refused, waits: t.waits + ((k as { waits?: number }).waits ?? 0) }),
@@ -60,6 +64,7 @@ export async function startRunPacer(
     async close() {
       if (closed) return closed;
       const report = coordinator.report();
+      pendingUntilMs = Math.max(0, ...report.keys.map((k) => k.blockedUntilMs ?? 0));
       await coordinator.close();
       closed = report.keys.map((k) => pacingSummary(k as Parameters<typeof pacingSummary>[0], report.holds ?? []));
       return closed;

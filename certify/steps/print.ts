@@ -8,6 +8,7 @@ import type { JournalReport } from './repair.ts';
 import type { ConformanceReport } from '../verdict.ts';
 import { quoteSentence } from '../certificate/quotes.ts';
 import { failureLine, failureTexts } from '../failure-text.ts';
+import { otherRunsLines } from './turns.ts';
 
 /** The run-level "target left changed" lines: each pet, its original and its current count, what to do; the messages the run posted. */
 export function leftChangedLines(problems: readonly RunProblem[], journal?: JournalReport): string[] {
@@ -81,6 +82,7 @@ export function printSummary(report: ConformanceReport, say: (text: string) => v
     for (const note of k.notes ?? []) say(`  ◦ ${note}\n`);
     if (k.anotherClient) say(`  ◦ another client: ${k.anotherClient}\n`);
   }
+  for (const line of otherRunsLines(report.otherRuns)) say(`other runs: ${line}\n`);
   say(`\nreports: ${o.reportsFile} (also ${o.otherReports.join(', ')})\n`);
   const g = report.gate;
   const label = g.result === 'harness' ? 'HARNESS TROUBLE' : g.result.toUpperCase();

@@ -129,6 +129,8 @@ export interface KeyReport {
    */
   anotherClient?: string;
   notCertified: string[];
+  /** Until when (local clock, ms) nothing may be sent on the key: a 429's Retry-After or a run-wide hold; 0 when none was met. */
+  blockedUntilMs?: number;
 }
 
 const clampInt = (n: number) => Math.max(0, Math.floor(n));
@@ -464,6 +466,6 @@ export class KeyPacer {
   }
 
   report(): KeyReport {
-    return { ...this.stats, notCertified: [...this.stats.notCertified] };
+    return { ...this.stats, notCertified: [...this.stats.notCertified], blockedUntilMs: this.blockedUntilMs };
   }
 }

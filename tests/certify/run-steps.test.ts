@@ -16,6 +16,7 @@ import {
   scanSecrets,
   settleJournal,
   startPacer,
+  takeTargetTurn,
   voiceOf,
   writeArtifacts,
 } from '../../certify/steps/named.ts';
@@ -75,6 +76,7 @@ test('STEPS: the run is one visible list of named steps; judged once, after the 
   expect(names).toEqual([
     'prepare',
     'resolve the target',
+    "take the target's turn",
     'preflight',
     'start the pacer',
     'repair first',
@@ -107,6 +109,7 @@ test('run loop: a step that stops ends the run, the prepared run is given up, an
       env: { CONFORMANCE_PACER_URL: 'http://127.0.0.1:1' },
       progress: () => ({ requests: 0, refused: 0, waits: 0 }),
       close: async () => (closed.push('pacer'), []),
+      pendingUntilMs: () => 0,
     };
     const ran: string[] = [];
     const steps: Step[] = [
@@ -297,6 +300,40 @@ test('start the pacer, repair first, list what is left out, settle the journal, 
     expect(ctx.pacer).toBeUndefined();
     expect(ctx.pacing, "the pacer's report is kept").toEqual([]);
     expect(closed).toEqual(['target']);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("take the target's turn: a free turn is taken and given back when the target is closed; another run's turn past OTHER_RUN_WAIT_S stops the run with exit 5, a signal with 130; nothing sent, no key said", async () => {
+  const dir = tempDir();
+  const base = `http://127.0.0.1:${20_000 + Math.floor(Math.random() * 40_000)}/v1`;
+  try {
+    const free = contextIn(dir, { BASE_URL: base, OTHER_RUN_WAIT_S: '1' });
+    await takeTargetTurn(free.ctx);
+    expect(free.ctx.stop).toBeUndefined();
+    expect(free.ctx.turn, 'the turn is held until the target is closed').toBeDefined();
+
+    const late = contextIn(dir, { BASE_URL: base, OTHER_RUN_WAIT_S: '1' });
+    await takeTargetTurn(late.ctx);
+    expect(late.ctx.stop?.exitCode).toBe(EXIT.harness);
+    expect(late.ctx.stop?.reasons.join('\n')).toMatch(/another certification of this target on this machine \(pid \d+.*OTHER_RUN_WAIT_S.*nothing was sent/);
+    expect(late.out(), 'the wait is said when it starts').toMatch(/holds its turn: waiting for it to end \(at most 1 s\)/);
+    expect(late.out()).not.toContain(KEY);
+
+    const ac = new AbortController();
+    const stopped = contextIn(dir, { BASE_URL: base, OTHER_RUN_WAIT_S: '60' }, ac.signal);
+    setTimeout(() => ac.abort('SIGINT'), 200);
+    await takeTargetTurn(stopped.ctx);
+    expect(stopped.ctx.stop?.exitCode).toBe(130);
+
+    await closeTarget(free.ctx);
+    expect(free.ctx.turn).toBeUndefined();
+    expect(free.ctx.otherRuns?.waitedForThis.length, 'the runs that waited are named').toBeGreaterThan(0);
+    const next = contextIn(dir, { BASE_URL: base, OTHER_RUN_WAIT_S: '1' });
+    await takeTargetTurn(next.ctx);
+    expect(next.ctx.stop, 'the turn given back is free').toBeUndefined();
+    await closeTarget(next.ctx);
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
