@@ -205,13 +205,19 @@ async function restorePets(
   }
 }
 
+/** A few ids for a line of the console, each shortened; the rest counted (the report lists them all). */
+function idsText(ids: readonly string[], shown = 5): string {
+  const short = ids.slice(0, shown).map((id) => (id.length > 24 ? `${id.slice(0, 20)}… (${id.length} characters)` : id));
+  return ids.length > shown ? `${short.join(', ')} and ${ids.length - shown} more (conformance.json, journal)` : short.join(', ');
+}
+
 /** Lines for people: what was put back, what is left changed (with what to do), what was left alone. */
 export function repairLines(r: RepairOutcome, when: string): string[] {
   const lines: string[] = [];
   const back = r.restored.filter((p) => p.how !== 'absent');
   const absent = r.restored.filter((p) => p.how === 'absent');
   if (back.length) lines.push(`${when}: ${back.length} pet(s) put back and verified through the list: ${back.map((p) => `pet ${p.petId} (quantity ${p.original}, ${p.how}; journaled by ${p.by})`).join(', ')}`);
-  if (absent.length) lines.push(`${when}: ${absent.length} request(s) on pets that were not listed created nothing: the list shows none of ${absent.map((p) => p.petId).join(', ')}`);
+  if (absent.length) lines.push(`${when}: ${absent.length} request(s) on pets that were not listed created nothing: the list shows none of ${idsText(absent.map((p) => p.petId))}`);
   for (const l of r.left) lines.push(`${when}: target left changed: ${l.reason} (journaled by ${l.by} in ${l.file})`);
   for (const address of new Set(r.messages.map((m) => m.address))) {
     const posted = r.messages.filter((m) => m.address === address);

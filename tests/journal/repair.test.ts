@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { appendRecord, newEntryId, readJournals, type ChangeRecord, type JournalRecord } from '../../core/journal.ts';
-import { repairJournals, repairLines } from '../../suites/journal/repair.ts';
+import { emptyRepair, repairJournals, repairLines } from '../../suites/journal/repair.ts';
 import type { ApiClient } from '../../suites/fixtures.ts';
 
 const TARGET = 'http://127.0.0.1:8080/v1';
@@ -93,4 +93,11 @@ test('JOURNAL repair: another target\'s entries are left alone and named; a mess
   const lines = repairLines(out, 'restore').join('\n');
   expect(lines).toMatch(/holds 2 open entries for another target, https:\/\/staging\.example\.com\/v1: left alone/);
   expect(lines).toMatch(/1 message\(s\) posted to http:\/\/127\.0\.0\.1:8080\/quickstart\/messages \(by functional MSG-01;.*delete them by hand/);
+});
+
+test('repairLines: requests on pets that were not listed are named by a few shortened ids, the rest counted', () => {
+  const long = '9'.repeat(2000);
+  const absent = ['1.5', long, 'abc', 'null', 'true', '2.5', '-1.5'].map((petId) => ({ petId, original: '0', how: 'absent' as const, by: 'generated GEN-01', file: 'journal/run.jsonl' }));
+  const lines = repairLines({ ...emptyRepair(), restored: absent }, 'end of run');
+  expect(lines).toEqual([`end of run: 7 request(s) on pets that were not listed created nothing: the list shows none of 1.5, ${'9'.repeat(20)}… (2000 characters), abc, null, true and 2 more (conformance.json, journal)`]);
 });
