@@ -107,6 +107,26 @@ function legacyResponse(res: ProxyResponse, req: ProxyRequest): ProxyResponse {
   return { ...out, headers: renameHeaders(out.headers, (k) => k.toUpperCase()) };
 }
 
+/**
+ * A server that stamps each item with the time of its last update: `updatedAt` changes with every
+ * successful PATCH, so after a run has put a count back the item differs from what was first
+ * listed in that member only.
+ */
+function updatedAtStamp(): FaultHooks {
+  const stamps = new Map<string, string>();
+  const stampOf = (id: string) => stamps.get(id) ?? '2026-01-01T00:00:00.000Z';
+  return {
+    response(res, req) {
+      if (isPatch(req) && res.status === 200) {
+        stamps.set(petIdOf(req), new Date().toISOString());
+        return mapJson(res, (b) => ({ ...b, updatedAt: stampOf(petIdOf(req)) }));
+      }
+      if (isList(req) && res.status === 200) return mapJson(res, (b) => (Array.isArray(b) ? b.map((i) => ({ ...i, updatedAt: stampOf(String(i?.petId)) })) : b));
+      return res;
+    },
+  };
+}
+
 export const variants: Variant[] = [
   {
     name: 'gateway-style',
@@ -178,6 +198,14 @@ export const variants: Variant[] = [
         return { ...out, headers: renameHeaders(out.headers, (k) => odd[k.toLowerCase()] ?? k) };
       },
     }),
+  },
+  {
+    name: 'updated-at-stamp',
+    description: 'Items carry `updatedAt`, the time of their last successful update: it changes with every PATCH, also with one that writes the count back.',
+    choices: [
+      'an extra member `updatedAt` in items that changes with every update (the spec lists required fields only; a restored count leaves a new stamp)',
+    ],
+    proxy: () => updatedAtStamp(),
   },
   {
     name: 'multi-instance-redis',

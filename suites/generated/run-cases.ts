@@ -164,8 +164,8 @@ const VERIFY_PAUSE_MS = 300;
 
 /**
  * Puts a listed item back, and verifies through the list. When the run changed it (`changed`),
- * it is written back whatever the list shows (a lagging list may show the original); counts are
- * compared by value (`5.0` is 5). An item it cannot put back is a GEN-06 finding and a typed record.
+ * it is written back whatever the list shows (a lagging list may show the original); the members
+ * the request body writes are compared, by value (`5.0` is 5). An item it cannot put back is a GEN-06 finding and a typed record.
  */
 async function restore(api: ApiClient, op: Operation, operations: Operation[], values: Record<string, string>, item: Record<string, unknown>, changed: boolean): Promise<{ findings: Finding[]; unrestored: Unrestored[] }> {
   const name = op.pathParameters[0]!.name;
@@ -174,7 +174,11 @@ async function restore(api: ApiClient, op: Operation, operations: Operation[], v
     const res = await api.send({ method: source.method, base: source.base, path: source.path, evidence: false });
     return (Array.isArray(res.json) ? (res.json as Record<string, unknown>[]) : []).find((i) => String(i?.[name]) === values[name]);
   };
-  const same = (a?: Record<string, unknown>) => !!a && Object.keys(item).every((k) => sameCount(a[k], item[k]));
+  // Only what the run writes back is compared: other members (an `updatedAt`, a revision) may
+  // change with every update on a conformant server (the spec lists required fields only).
+  const writable = Object.keys((op.requestBody?.schema.properties as Record<string, unknown> | undefined) ?? {}).filter((k) => k in item);
+  const compared = writable.length ? writable : Object.keys(item);
+  const same = (a?: Record<string, unknown>) => !!a && compared.every((k) => sameCount(a[k], item[k]));
   let now = changed ? undefined : await read();
   if (same(now)) return { findings: [], unrestored: [] };
   const body = restoreBody(op, item);

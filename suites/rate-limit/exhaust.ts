@@ -55,6 +55,8 @@ export interface ExhaustRecord {
   anotherClient?: string;
   /** A 429 while Remaining said at least one was left, in both drives to the limit. */
   earlyRefusal?: string;
+  /** The early refusal fell short by exactly one: one 429 in a burst that spent all Remaining announced. */
+  earlyRefusalByOne?: boolean;
   /** A 429 while Remaining said some were left that was not seen again (or could not be tried again): off by one, and a 429 after the wait, are not certified. */
   earlyRefusalUnconfirmed?: string;
   /** More admitted in one window than its Limit (probes included), or a 2xx after Remaining reached 0. */
@@ -216,6 +218,7 @@ async function countToZero(q: Sequence, start: number): Promise<'done' | 'stop'>
     const refused = batch.find((s) => s.status === 429);
     if (refused) {
       rec.earlyRefusal = `${refused.label}: refused with 429 while X-RateLimit-Remaining said ${before} left (a burst of ${batch.length})`;
+      rec.earlyRefusalByOne = batch.length === before && batch.filter((s) => s.status === 429).length === 1;
       rec.refused = refused;
       rec.inFlightAtRefusal = batch.filter((s) => s.receivedAtMs > refused.receivedAtMs).length;
       return 'done';
@@ -426,19 +429,38 @@ export async function exhaust(o: ExhaustOptions): Promise<ExhaustRecord> {
  * announced, once, without this run seeing a fall. After the Retry-After the key is driven to its
  * limit once more (one more window of requests); the record then describes that second drive, and
  * an early refusal that did not recur is `earlyRefusalUnconfirmed` (RL-10 not certified).
+ * A recurrence short by exactly one is off by one only in a window that began whole (the request
+ * after Retry-After left Limit − 1): a sliding-window counter rounds its weighted count (limiter
+ * notes: "Limit − (previous × (1 − elapsed/W) + current), rounded"), so while an earlier window
+ * still weighs on the key, `Remaining: 1` can precede a conformant 429 (`shortByOneWhileWeighed`).
  */
 async function confirmEarlyRefusal(q: Sequence): Promise<void> {
   const { rec } = q;
   const first = rec.earlyRefusal!;
+  const whole = rateLimitOf(rec.after!);
+  const wholeWindow = whole.limit !== undefined && whole.remaining === whole.limit - 1;
   q.log(`[rate-limit] ${first}; driving ${q.o.key} to its limit once more to tell an off-by-one limiter from another client`);
   q.res = rec.after!;
   q.withinSecond = 0;
-  for (const k of ['earlyRefusal', 'refused', 'inFlightAtRefusal', 'retryAfter', 'notRetried', 'retryNotCertified', 'waitedMs', 'after'] as const) delete rec[k];
+  for (const k of ['earlyRefusal', 'earlyRefusalByOne', 'refused', 'inFlightAtRefusal', 'retryAfter', 'notRetried', 'retryNotCertified', 'waitedMs', 'after'] as const) delete rec[k];
   if (await driveToLimit(q)) await retryAfterRefusal(q);
-  if (rec.earlyRefusal) rec.earlyRefusal = `${first}; again when driven to the limit once more: ${rec.earlyRefusal}`;
+  if (rec.earlyRefusal && rec.earlyRefusalByOne && !wholeWindow) shortByOneWhileWeighed(rec, first, whole.remaining);
+  else if (rec.earlyRefusal) rec.earlyRefusal = `${first}; again when driven to the limit once more: ${rec.earlyRefusal}`;
   else if (!rec.notCertified && !rec.aborted && !rec.overAdmission) {
     rec.earlyRefusalUnconfirmed =
       `a 429 came while X-RateLimit-Remaining said some were left (${first}), but not when ${q.o.key} was driven to its limit once more: ` +
       'another client on the key, or a limit shared with other keys, may have taken what Remaining announced';
   }
+}
+
+/**
+ * The second drive fell short by one too, but it began in a window an earlier one still weighed
+ * on (the request after Retry-After left `remaining`, not Limit − 1): a sliding-window counter that
+ * rounds its weighted count shows that, so RL-10 is not certified, never failed.
+ */
+function shortByOneWhileWeighed(rec: ExhaustRecord, first: string, remaining: number | undefined): void {
+  rec.earlyRefusalUnconfirmed =
+    `${first}; again when driven to the limit once more: ${rec.earlyRefusal}; but that drive began with X-RateLimit-Remaining ${remaining ?? 'unknown'}, ` +
+    'not Limit − 1: an earlier window still weighed on the key, and a sliding-window counter that rounds its weighted count refuses so by one';
+  delete rec.earlyRefusal;
 }

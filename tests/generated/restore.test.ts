@@ -29,13 +29,17 @@ interface Broken {
   quantityAs?: 'string' | 'fraction';
   /** The restore (a write of the original) is stored as 0. */
   dropRestore?: boolean;
+  /** Conformant: items carry `updatedAt`, the time of their last update (it changes with the restore too). */
+  stamped?: boolean;
 }
 
 async function startStore(broken: Broken) {
   let quantity = 11;
+  let updates = 0;
   const lag = { reads: 0, snapshot: '' };
   const written = () => (broken.quantityAs === 'string' ? `"${quantity}"` : broken.quantityAs === 'fraction' ? `${quantity}.0` : String(quantity));
-  const list = () => `[{"petId":1,"quantity":${written()},"status":"available"}]`;
+  const stamp = () => (broken.stamped ? `,"updatedAt":"2026-01-01T00:00:${String(updates).padStart(2, '0')}Z"` : '');
+  const list = () => `[{"petId":1,"quantity":${written()},"status":"available"${stamp()}}]`;
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -54,6 +58,7 @@ async function startStore(broken: Broken) {
         if (broken.lagReads && lag.reads === 0) lag.snapshot = list();
         if (broken.lagReads) lag.reads = broken.lagReads;
         quantity = broken.dropRestore && q === 11 ? 0 : q;
+        updates++;
         res.writeHead(200, headers).end(`{"petId":1,"quantity":${quantity},"status":"available"}`);
         return;
       }
@@ -91,6 +96,7 @@ const BROKEN: Array<{ name: string; broken: Broken }> = [
   { name: 'quantities listed as strings ("11")', broken: { quantityAs: 'string' } },
   { name: 'quantities listed as fractions (11.0)', broken: { quantityAs: 'fraction' } },
   { name: 'a lagging list with quantities as fractions', broken: { lagReads: 1, quantityAs: 'fraction' } },
+  { name: 'items stamped with the time of their last update (a conformant extra member)', broken: { stamped: true } },
 ];
 
 for (const { name, broken } of BROKEN) {

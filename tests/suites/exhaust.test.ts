@@ -5,7 +5,8 @@
  */
 import { test, expect } from '@playwright/test';
 import { exhaust, type Snapshot } from '../../suites/rate-limit/exhaust.ts';
-import { zooStore } from '../../faults/limiters/index.ts';
+import { limiterStore, zooStore } from '../../faults/limiters/index.ts';
+import { slidingCounterRounded } from '../../faults/limiters/sliding-counter.ts';
 import type { RateDecision, RatePolicy } from '../../reference-server/rate-limit/policy.ts';
 
 interface Limiter {
@@ -290,4 +291,41 @@ test('refused early and again after waiting Retry-After: neither off by one nor 
   const r = await run(send);
   expect(r.earlyRefusalUnconfirmed).toMatch(/said 3 left.*and the request after its Retry-After was refused too: another client on <RATE_LIMIT_KEY>/);
   expect(r.after?.status).toBe(429);
+});
+
+/**
+ * A sliding-window counter that rounds Remaining (faults/limiters/sliding-counter.ts,
+ * `slidingCounterRounded`), 10 per 10 s, whose previous window still weighs: 5 requests at `atMs`
+ * of the window before the sequence, 200 ms between requests, and each request after a 429 sent
+ * `lateMs` after its Retry-After (a busy runner). Returns the record and the statuses (0: banned).
+ */
+async function roundedCounter(atMs: number, lateMs: number) {
+  const policy: RatePolicy = { windows: [{ name: 'minute', limit: 10, ms: 10_000 }], banThreshold: 1, banMs: 60_000 };
+  const store = limiterStore(slidingCounterRounded);
+  const start = 1_800_000_000_000;
+  for (let i = 0; i < 5; i++) store.hit('k', policy, start + atMs);
+  let now = start + 10_000;
+  const statuses: number[] = [];
+  const send = async (): Promise<Snapshot> => {
+    now += 200;
+    const d = store.hit('k', policy, now) as RateDecision;
+    const status = d.outcome === 'admitted' ? 200 : 429;
+    statuses.push(d.outcome === 'banned' ? 0 : status);
+    const headers: Record<string, string> = {
+      'x-ratelimit-limit': String(d.limit), 'x-ratelimit-remaining': String(d.remaining), 'x-ratelimit-reset': String(d.resetSeconds), date: new Date(now).toUTCString(),
+    };
+    if (status === 429) headers['retry-after'] = String(d.retryAfterSeconds);
+    const s: Snapshot = { label: `GET /v1/inventory → ${status}`, status, headers, text: '', receivedAtMs: now };
+    if (status === 429) now += d.retryAfterSeconds * 1000 + lateMs; // the next request leaves after Retry-After
+    return s;
+  };
+  return { r: await run(send), statuses };
+}
+
+for (const [atMs, lateMs] of [[1_000, 600], [5_000, 900]] as const) test(`RL-10 a sliding-window counter that rounds Remaining, its previous window still weighing (requests at ${atMs} ms, ${lateMs} ms late after Retry-After): a 429 after Remaining 1, twice, is not certified, never off by one`, async () => {
+  const { r, statuses } = await roundedCounter(atMs, lateMs);
+  expect(statuses).not.toContain(0); // never banned: nothing was sent early
+  expect(r.overAdmission).toBeUndefined();
+  expect(r.earlyRefusal).toBeUndefined();
+  expect(r.earlyRefusalUnconfirmed).toMatch(/said 1 left.*again when driven to the limit once more.*said 1 left.*a sliding-window counter that rounds its weighted count/);
 });
