@@ -94,7 +94,8 @@ interface Target {
 
 /** Starts `bench/target.ts` with `env` and reads its `{origin, keys, pids}` line. */
 function startTarget(label: string, env: Record<string, string>, profileAs?: string): Promise<Target> {
-  const profile = PROFILE_DIR !== undefined && profileAs !== undefined ? ['--cpu-prof', '--cpu-prof-dir', join(PROFILE_DIR, profileAs)] : [];
+  const profile =
+    PROFILE_DIR !== undefined && profileAs !== undefined ? ['--cpu-prof', '--cpu-prof-dir', join(PROFILE_DIR, profileAs)] : [];
   const child = spawn(process.execPath, [...profile, '--import', TSX_LOADER, TARGET_SCRIPT], {
     stdio: ['pipe', 'pipe', 'inherit'],
     env: { ...process.env, PORT: '0', HOST: '127.0.0.1', REDIS_URL: '', INSTANCES: '1', RATELIMIT_FIELDS: 'off', ...env },
@@ -178,7 +179,13 @@ interface Generated {
 }
 
 /** autocannon in this process (or `workers` threads). */
-async function autocannonRun(url: string, request: RequestSpec, authorization: string | undefined, duration: number, workers: number): Promise<Generated> {
+async function autocannonRun(
+  url: string,
+  request: RequestSpec,
+  authorization: string | undefined,
+  duration: number,
+  workers: number,
+): Promise<Generated> {
   const headers: Record<string, string> = {};
   if (authorization) headers.authorization = authorization;
   if (request.body) headers['content-type'] = 'application/json';
@@ -194,10 +201,19 @@ async function autocannonRun(url: string, request: RequestSpec, authorization: s
     ...(workers > 0 ? { workers } : {}),
   });
   const statuses: Record<string, number> = {};
-  for (const [code, stat] of Object.entries((result as unknown as { statusCodeStats?: Record<string, { count: number }> }).statusCodeStats ?? {})) {
+  for (const [code, stat] of Object.entries(
+    (result as unknown as { statusCodeStats?: Record<string, { count: number }> }).statusCodeStats ?? {},
+  )) {
     statuses[code] = stat.count;
   }
-  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, total: result.requests.total, statuses, errors: result.errors + result.timeouts };
+  return {
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    total: result.requests.total,
+    statuses,
+    errors: result.errors + result.timeouts,
+  };
 }
 
 /** A wrk script that takes method, body and Authorization from the environment (so no key is ever written to a file). */
@@ -222,9 +238,21 @@ const WRK_SCRIPT = (() => {
 const WRK_INSTALLED = spawnSync('wrk', ['--version']).error === undefined;
 
 /** `wrk -t<threads>` (C, event loop per thread); statuses are `2xx/3xx` and `other` (wrk counts no more). */
-function wrkRun(url: string, request: RequestSpec, authorization: string | undefined, duration: number, threads: number): Promise<Generated> {
+function wrkRun(
+  url: string,
+  request: RequestSpec,
+  authorization: string | undefined,
+  duration: number,
+  threads: number,
+): Promise<Generated> {
   const args = [`-t${threads}`, `-c${settings.connections}`, `-d${duration}s`, '--latency', '-s', WRK_SCRIPT, url];
-  const env = { ...process.env, BENCH_METHOD: request.method, BENCH_BODY: request.body ?? '', BENCH_AUTH: authorization ?? '', BENCH_CLOSE: request.close ? '1' : '' };
+  const env = {
+    ...process.env,
+    BENCH_METHOD: request.method,
+    BENCH_BODY: request.body ?? '',
+    BENCH_AUTH: authorization ?? '',
+    BENCH_CLOSE: request.close ? '1' : '',
+  };
   return new Promise((resolve, reject) => {
     const child = spawn('wrk', args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
@@ -267,13 +295,23 @@ const GENERATOR: Generator = (() => {
   return WRK_INSTALLED ? 'wrk' : 'autocannon';
 })();
 
-async function load(target: Target, request: RequestSpec, duration: number, extraPids: number[] = [], generator: Generator = GENERATOR, workers = settings.workers): Promise<RunResult> {
+async function load(
+  target: Target,
+  request: RequestSpec,
+  duration: number,
+  extraPids: number[] = [],
+  generator: Generator = GENERATOR,
+  workers = settings.workers,
+): Promise<RunResult> {
   const pids = [...target.pids, ...extraPids];
   const authorization = request.key ? `Bearer ${target.keys[request.key] ?? 'unused'}` : undefined;
   const url = `${target.origin}${request.path}`;
   const cpuBefore = cpuMicros(pids);
   const extraBefore = cpuMicros(extraPids);
-  const result = generator === 'wrk' ? await wrkRun(url, request, authorization, duration, Math.max(1, workers)) : await autocannonRun(url, request, authorization, duration, workers);
+  const result =
+    generator === 'wrk'
+      ? await wrkRun(url, request, authorization, duration, Math.max(1, workers))
+      : await autocannonRun(url, request, authorization, duration, workers);
   const cpu = cpuMicros(pids) - cpuBefore;
   const extraCpu = cpuMicros(extraPids) - extraBefore;
   target.served += result.total;
@@ -344,11 +382,16 @@ async function compare(pair: Pair): Promise<{ a: RunResult[]; b: RunResult[]; ra
     cpuRatios.push(results.b.cpuPerRequest / results.a.cpuPerRequest);
     console.log(`  round ${String(round).padStart(2)}  ${pair.a.target.label.padEnd(12)} ${fmt(results.a)}`);
     console.log(`            ${pair.b.target.label.padEnd(12)} ${fmt(results.b)}`);
-    console.log(`            ratio ${pair.ratioName} ${ratios.at(-1)!.toFixed(3)} by req/s, ${cpuRatios.at(-1)!.toFixed(3)} by CPU per request`);
+    console.log(
+      `            ratio ${pair.ratioName} ${ratios.at(-1)!.toFixed(3)} by req/s, ${cpuRatios.at(-1)!.toFixed(3)} by CPU per request`,
+    );
   }
   const ratio = median(ratios);
   const cpuRatio = median(cpuRatios);
-  const goal = pair.goal === undefined ? '' : `  (goal >= ${pair.goal}: ${ratio >= pair.goal ? 'met' : 'NOT met'} by req/s, ${cpuRatio >= pair.goal ? 'met' : 'NOT met'} by CPU)`;
+  const goal =
+    pair.goal === undefined
+      ? ''
+      : `  (goal >= ${pair.goal}: ${ratio >= pair.goal ? 'met' : 'NOT met'} by req/s, ${cpuRatio >= pair.goal ? 'met' : 'NOT met'} by CPU)`;
   const line =
     `${pair.scenario.padEnd(9)} median ratio ${pair.ratioName}: ${ratio.toFixed(3)} by req/s, ${cpuRatio.toFixed(3)} by CPU per request${goal}; ` +
     `median ${median(runs.a.map((r) => r.rps)).toFixed(0)} vs ${median(runs.b.map((r) => r.rps)).toFixed(0)} req/s, ` +
@@ -364,7 +407,12 @@ async function compare(pair: Pair): Promise<{ a: RunResult[]; b: RunResult[]; ra
 const SAMPLE_HEADERS = ['Content-Type', 'Content-Length', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Retry-After'];
 
 /** The reference's response to `request` as a bare target's environment (over https with the test CA for an https target). */
-async function sampleOf(target: Target, request: RequestSpec, readBody: boolean, extraEnv: Record<string, string> = {}): Promise<Record<string, string>> {
+async function sampleOf(
+  target: Target,
+  request: RequestSpec,
+  readBody: boolean,
+  extraEnv: Record<string, string> = {},
+): Promise<Record<string, string>> {
   const url = new URL(`${target.origin}${request.path}`);
   const headers: Record<string, string> = {
     ...(request.key ? { authorization: `Bearer ${target.keys[request.key]}` } : {}),
@@ -382,7 +430,8 @@ async function sampleOf(target: Target, request: RequestSpec, readBody: boolean,
     req.setTimeout(10_000, () => req.destroy(new Error('no answer to the sample request within 10 s')));
     req.end(request.body);
   });
-  if (response.status !== request.status) throw new Error(`${target.label} answered ${response.status} to the sample request, expected ${request.status}`);
+  if (response.status !== request.status)
+    throw new Error(`${target.label} answered ${response.status} to the sample request, expected ${request.status}`);
   const sampleHeaders: string[] = [];
   for (const name of SAMPLE_HEADERS) {
     const value = response.headers[name.toLowerCase()];
@@ -411,15 +460,27 @@ async function withTargets<T>(starts: (() => Promise<Target>)[], body: (targets:
 }
 
 /** The reference against a bare server that answers its bytes (`bothEnv` goes to both targets). */
-async function againstBare(scenario: string, request: RequestSpec, goal: number | undefined, referenceEnv: Record<string, string> = {}, bothEnv: Record<string, string> = {}): Promise<void> {
-  await withTargets([() => startTarget('reference', { BENCH_TARGET: 'reference', ...referenceEnv, ...bothEnv }, `${scenario}-reference`)], async ([reference]) => {
-    const sample = await sampleOf(reference, request, request.body !== undefined, bothEnv);
-    await withTargets([() => startTarget('bare', sample, `${scenario}-bare`)], async ([bare]) => {
-      await compare({ scenario, ratioName: 'reference/bare', goal, a: { target: reference, request }, b: { target: bare, request } });
-      if (PROFILE_DIR === undefined) return;
-      for (const t of [reference, bare]) console.log(`  profile ${join(PROFILE_DIR, `${scenario}-${t.label}`)}: ${t.served} requests (the reference also answered one sample request)`);
-    });
-  });
+async function againstBare(
+  scenario: string,
+  request: RequestSpec,
+  goal: number | undefined,
+  referenceEnv: Record<string, string> = {},
+  bothEnv: Record<string, string> = {},
+): Promise<void> {
+  await withTargets(
+    [() => startTarget('reference', { BENCH_TARGET: 'reference', ...referenceEnv, ...bothEnv }, `${scenario}-reference`)],
+    async ([reference]) => {
+      const sample = await sampleOf(reference, request, request.body !== undefined, bothEnv);
+      await withTargets([() => startTarget('bare', sample, `${scenario}-bare`)], async ([bare]) => {
+        await compare({ scenario, ratioName: 'reference/bare', goal, a: { target: reference, request }, b: { target: bare, request } });
+        if (PROFILE_DIR === undefined) return;
+        for (const t of [reference, bare])
+          console.log(
+            `  profile ${join(PROFILE_DIR, `${scenario}-${t.label}`)}: ${t.served} requests (the reference also answered one sample request)`,
+          );
+      });
+    },
+  );
 }
 
 async function ceiling(): Promise<void> {
@@ -433,14 +494,18 @@ async function ceiling(): Promise<void> {
       for (let round = 0; round < rounds; round++) {
         rows['autocannon 1 thread'].push((await load(bare, LIST, settings.duration, [], 'autocannon', 0)).rps);
         rows['autocannon 2 workers'].push((await load(bare, LIST, settings.duration, [], 'autocannon', 2)).rps);
-        for (const threads of WRK_INSTALLED ? [1, 2] : []) rows[`wrk -t${threads}`].push((await load(bare, LIST, settings.duration, [], 'wrk', threads)).rps);
+        for (const threads of WRK_INSTALLED ? [1, 2] : [])
+          rows[`wrk -t${threads}`].push((await load(bare, LIST, settings.duration, [], 'wrk', threads)).rps);
       }
       const medians = Object.fromEntries(Object.entries(rows).map(([name, values]) => [name, median(values)]));
-      for (const [name, value] of Object.entries(medians)) console.log(`  ${name.padEnd(22)} ${value.toFixed(0).padStart(7)} req/s (median of ${rounds})`);
+      for (const [name, value] of Object.entries(medians))
+        console.log(`  ${name.padEnd(22)} ${value.toFixed(0).padStart(7)} req/s (median of ${rounds})`);
       const best = Math.max(...Object.values(medians));
       const line =
         `ceiling   bare server, ${settings.connections} connections: autocannon (1 thread) reaches ${(medians['autocannon 1 thread'] / best).toFixed(2)} ` +
-        `of the best generator (${Object.entries(medians).map(([n, v]) => `${n} ${v.toFixed(0)}`).join(', ')})` +
+        `of the best generator (${Object.entries(medians)
+          .map(([n, v]) => `${n} ${v.toFixed(0)}`)
+          .join(', ')})` +
         (WRK_INSTALLED ? '' : '; wrk not installed (apt-get install wrk), so measured against autocannon workers only');
       console.log(line);
       summary.push(line);
@@ -453,7 +518,11 @@ async function redisOrSkip(scenario: string): Promise<{ url: string; pid: number
   const { startRedisServer } = await import('../reference-server/shared-state/redis-server.ts');
   try {
     const redis = await startRedisServer();
-    const pid = Number(execFileSync('redis-cli', ['-p', String(redis.port), 'info', 'server']).toString().match(/process_id:(\d+)/)?.[1]);
+    const pid = Number(
+      execFileSync('redis-cli', ['-p', String(redis.port), 'info', 'server'])
+        .toString()
+        .match(/process_id:(\d+)/)?.[1],
+    );
     return { url: redis.url, pid, stop: () => redis.stop() };
   } catch (error) {
     const line = `${scenario.padEnd(9)} skipped: ${(error as Error).message}`;
@@ -468,9 +537,17 @@ async function redisScenario(): Promise<void> {
   if (!redis) return;
   try {
     await withTargets(
-      [() => startTarget('on Redis', { BENCH_TARGET: 'reference', REDIS_URL: redis.url }), () => startTarget('in memory', { BENCH_TARGET: 'reference' })],
+      [
+        () => startTarget('on Redis', { BENCH_TARGET: 'reference', REDIS_URL: redis.url }),
+        () => startTarget('in memory', { BENCH_TARGET: 'reference' }),
+      ],
       async ([onRedis, inMemory]) => {
-        await compare({ scenario: 'redis', ratioName: 'Redis/in-memory', a: { target: onRedis, request: LIST, extraPids: [redis.pid] }, b: { target: inMemory, request: LIST } });
+        await compare({
+          scenario: 'redis',
+          ratioName: 'Redis/in-memory',
+          a: { target: onRedis, request: LIST, extraPids: [redis.pid] },
+          b: { target: inMemory, request: LIST },
+        });
       },
     );
   } finally {
@@ -511,7 +588,8 @@ function model(three: RunResult[], one: RunResult[]): void {
   const cpu = median(three.map((r) => r.cpuPerRequest));
   const cpuOne = median(one.map((r) => r.cpuPerRequest));
   const rps = median(three.map((r) => r.rps));
-  const line1 = `instances CPU per request: ${cpu.toFixed(1)} µs with 3 instances, ${cpuOne.toFixed(1)} µs with 1 (primary, workers and redis-server together). ` +
+  const line1 =
+    `instances CPU per request: ${cpu.toFixed(1)} µs with 3 instances, ${cpuOne.toFixed(1)} µs with 1 (primary, workers and redis-server together). ` +
     `On 2 cores shared with the load generator (about one core) the server side has one core whatever the number of instances, ` +
     `so 3 instances can only fill the time one instance waits for Redis; beyond that the ratio shows the cost of the extra processes.`;
   console.log(line1);
@@ -520,7 +598,8 @@ function model(three: RunResult[], one: RunResult[]): void {
     const redisUs = median(three.map((r) => r.extraCpuPerRequest));
     const nodeUs = cpu - redisUs;
     const rows = [2, 4, 8, 16].map((k) => `${k} cores ≈ ${Math.round(Math.min((k * 1e6) / nodeUs, 1e6 / redisUs)).toLocaleString('en')}`);
-    const line2 = `instances model (server cores k, generator elsewhere; Redis one thread at ${redisUs.toFixed(1)} µs/req, node ${nodeUs.toFixed(1)} µs/req): ` +
+    const line2 =
+      `instances model (server cores k, generator elsewhere; Redis one thread at ${redisUs.toFixed(1)} µs/req, node ${nodeUs.toFixed(1)} µs/req): ` +
       `${rows.join(', ')} req/s; Redis saturates at ≈ ${Math.round(1e6 / redisUs).toLocaleString('en')} req/s (then shard keys or pipeline). Measured here: ${rps.toFixed(0)} req/s.`;
     console.log(line2);
     summary.push(line2);
@@ -539,7 +618,14 @@ async function storeScenario(): Promise<void> {
   const client = new Redis(redis.url);
   try {
     const ours = new RedisRateLimitStore(client, { prefix: 'bench:' });
-    const policy = { windows: [{ name: 'minute' as const, limit: 1e9, ms: 60_000 }, { name: 'day' as const, limit: 1e9, ms: 86_400_000 }], banThreshold: 10, banMs: 600_000 };
+    const policy = {
+      windows: [
+        { name: 'minute' as const, limit: 1e9, ms: 60_000 },
+        { name: 'day' as const, limit: 1e9, ms: 86_400_000 },
+      ],
+      banThreshold: 10,
+      banMs: 600_000,
+    };
     const minute = new RateLimiterRedis({ storeClient: client, keyPrefix: 'rlf-minute', points: 1e9, duration: 60 });
     const day = new RateLimiterRedis({ storeClient: client, keyPrefix: 'rlf-day', points: 1e9, duration: 86_400 });
     const union = new RateLimiterUnion(minute, day);
@@ -551,12 +637,14 @@ async function storeScenario(): Promise<void> {
     const measure = async (fn: () => Promise<unknown>, ms: number): Promise<number> => {
       let done = 0;
       const end = Date.now() + ms;
-      await Promise.all(Array.from({ length: settings.connections }, async () => {
-        while (Date.now() < end) {
-          await fn();
-          done++;
-        }
-      }));
+      await Promise.all(
+        Array.from({ length: settings.connections }, async () => {
+          while (Date.now() < end) {
+            await fn();
+            done++;
+          }
+        }),
+      );
       return (done * 1000) / ms;
     };
     for (const [, fn] of variants) await measure(fn, 500);
@@ -584,7 +672,8 @@ async function main(): Promise<void> {
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean) as ScenarioName[];
-  for (const name of wanted) if (!ALL_SCENARIOS.includes(name)) throw new Error(`unknown scenario ${name}; known: ${ALL_SCENARIOS.join(', ')}`);
+  for (const name of wanted)
+    if (!ALL_SCENARIOS.includes(name)) throw new Error(`unknown scenario ${name}; known: ${ALL_SCENARIOS.join(', ')}`);
   console.log(
     `bench: ${wanted.join(', ')}; ${settings.connections} connections, pipelining ${settings.pipelining}, ${settings.duration} s per run, ` +
       `${settings.rounds} alternating rounds, warm-up ${settings.warmup} s, generator ${GENERATOR === 'wrk' ? `wrk -t${Math.max(1, settings.workers)}` : `autocannon ${settings.workers ? `${settings.workers} workers` : 'in this thread'}`}` +

@@ -52,7 +52,8 @@ function connection(server: Server, onResponse: (head: Buffer, again: () => void
   const duplex = new Duplex({
     read() {},
     write(chunk: Buffer, _encoding, callback) {
-      if (chunk.length > 12 && chunk.toString('latin1', 0, 9) === 'HTTP/1.1 ') onResponse(chunk, () => setImmediate(() => duplex.push(request)));
+      if (chunk.length > 12 && chunk.toString('latin1', 0, 9) === 'HTTP/1.1 ')
+        onResponse(chunk, () => setImmediate(() => duplex.push(request)));
       callback();
     },
   });
@@ -69,15 +70,19 @@ function run(server: Server, request: Buffer, ms: number): Promise<number> {
     let answered = 0;
     let open = IN_FLIGHT;
     for (let i = 0; i < IN_FLIGHT; i++) {
-      connection(server, (head, again) => {
-        if (head.toString('latin1', 9, 12) !== '200') return reject(new Error(`expected 200, got ${head.toString('latin1', 0, 40)}`));
-        answered++;
-        if (Date.now() < end) return again();
-        if (--open === 0) {
-          const used = process.cpuUsage(cpu);
-          resolve((used.user + used.system) / answered);
-        }
-      }, request);
+      connection(
+        server,
+        (head, again) => {
+          if (head.toString('latin1', 9, 12) !== '200') return reject(new Error(`expected 200, got ${head.toString('latin1', 0, 40)}`));
+          answered++;
+          if (Date.now() < end) return again();
+          if (--open === 0) {
+            const used = process.cpuUsage(cpu);
+            resolve((used.user + used.system) / answered);
+          }
+        },
+        request,
+      );
     }
   });
 }
@@ -92,7 +97,8 @@ async function takeSample(): Promise<void> {
         const all = Buffer.concat(chunks);
         const split = all.indexOf('\r\n\r\n');
         const length = Number(/content-length: (\d+)/i.exec(all.toString('latin1', 0, Math.max(0, split)))?.[1] ?? -1);
-        if (split >= 0 && all.length >= split + 4 + length) resolve({ head: all.toString('latin1', 0, split), body: all.subarray(split + 4, split + 4 + length) });
+        if (split >= 0 && all.length >= split + 4 + length)
+          resolve({ head: all.toString('latin1', 0, split), body: all.subarray(split + 4, split + 4 + length) });
         callback();
       },
     });

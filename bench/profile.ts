@@ -32,7 +32,9 @@ interface CpuProfile {
 /** The profile file: `path` itself, or the largest `.cpuprofile` in the directory `path`. */
 export function profileFile(path: string): string {
   if (!statSync(path).isDirectory()) return path;
-  const files = readdirSync(path).filter((f) => f.endsWith('.cpuprofile')).map((f) => join(path, f));
+  const files = readdirSync(path)
+    .filter((f) => f.endsWith('.cpuprofile'))
+    .map((f) => join(path, f));
   if (files.length === 0) throw new Error(`${path}: no .cpuprofile in it`);
   return files.sort((a, b) => statSync(b).size - statSync(a).size)[0];
 }
@@ -53,7 +55,8 @@ export function areaOf(frame: CallFrame): string {
   return 'other node internals';
 }
 
-const label = (f: CallFrame): string => `${f.functionName || '(anonymous)'} ${f.url.replace(/^.*?\/(reference-server|bench|node_modules)\//, '$1/')}:${f.lineNumber + 1}`;
+const label = (f: CallFrame): string =>
+  `${f.functionName || '(anonymous)'} ${f.url.replace(/^.*?\/(reference-server|bench|node_modules)\//, '$1/')}:${f.lineNumber + 1}`;
 
 /** Time per request (µs) by area, by function (self) and by the repository's functions (inclusive). */
 export function summarize(profile: CpuProfile, requests: number) {

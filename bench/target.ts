@@ -40,7 +40,13 @@ async function referenceOverTls(): Promise<{ origin: string; keys: Record<string
   const { resolveConfig } = await import('../reference-server/config.ts');
   const config = resolveConfig({ port: 0, host: '127.0.0.1', redisUrl: 'none' });
   const app = createReferenceApp(config, new MemoryRateLimitStore());
-  const options = { requireHostHeader: false, headersTimeout: Math.min(60_000, config.bodyTimeoutMs), requestTimeout: config.bodyTimeoutMs + 5_000, connectionsCheckingInterval: 1_000, keepAliveTimeout: 5_000 };
+  const options = {
+    requireHostHeader: false,
+    headersTimeout: Math.min(60_000, config.bodyTimeoutMs),
+    requestTimeout: config.bodyTimeoutMs + 5_000,
+    connectionsCheckingInterval: 1_000,
+    keepAliveTimeout: 5_000,
+  };
   const server = serverOf(options, (req: IncomingMessage, res: ServerResponse) => app.onRequest(req, res));
   server.on('clientError', app.onClientError);
   server.on('checkExpectation', app.onExpectation);

@@ -86,7 +86,8 @@ export function parseBaseline(text: string): Baseline {
     const entry = typeof raw === 'string' ? { id: raw } : (raw as Record<string, unknown> | null);
     if (!entry || typeof entry !== 'object') return void problems.push(`entry ${i + 1}: expected an id or { id, reason, tests }`);
     const { id, reason, tests, ...rest } = entry as Record<string, unknown>;
-    if (typeof id !== 'string' || !ID.test(id)) return void problems.push(`entry ${i + 1}: id ${JSON.stringify(id)} is not a requirement id (e.g. UPD-06)`);
+    if (typeof id !== 'string' || !ID.test(id))
+      return void problems.push(`entry ${i + 1}: id ${JSON.stringify(id)} is not a requirement id (e.g. UPD-06)`);
     if (seen.has(id)) return void problems.push(`${id}: listed twice`);
     seen.add(id);
     const unknown = Object.keys(rest);
@@ -123,7 +124,13 @@ export function applyBaseline(report: BaselineReport, baseline: Baseline): Basel
       }
       const unlisted = entry.tests ? tests.filter((t) => !entry.tests!.includes(t)) : [];
       if (unlisted.length) {
-        out.newFailures.push({ id: r.id, title: r.title, level: r.level, failingTests: unlisted, why: 'the baseline lists other tests of it' });
+        out.newFailures.push({
+          id: r.id,
+          title: r.title,
+          level: r.level,
+          failingTests: unlisted,
+          why: 'the baseline lists other tests of it',
+        });
         continue;
       }
       // A requirement failing for want of any result (no tests) is known too, if listed.

@@ -22,7 +22,11 @@ const identity = (s: string) => s;
 
 async function baseline(dir: string): Promise<number> {
   const t = Date.now();
-  await runPlaywright(['test', '--config', config, NOTHING, '--pass-with-no-tests', '--reporter=list', `--output=${dir}/out`], { ...process.env }, identity);
+  await runPlaywright(
+    ['test', '--config', config, NOTHING, '--pass-with-no-tests', '--reporter=list', `--output=${dir}/out`],
+    { ...process.env },
+    identity,
+  );
   return Date.now() - t;
 }
 
@@ -30,7 +34,16 @@ async function orchestrated(dir: string): Promise<{ total: number; phases: numbe
   const t = Date.now();
   for (const phase of PHASES) {
     await runPhase(
-      { phase, configFile: config, env: { ...process.env }, blobFile: path.join(dir, 'blob', `${phase}.zip`), outputDir: path.join(dir, 'out'), timeoutS: 120, write: () => {}, extraArgs: [NOTHING] },
+      {
+        phase,
+        configFile: config,
+        env: { ...process.env },
+        blobFile: path.join(dir, 'blob', `${phase}.zip`),
+        outputDir: path.join(dir, 'out'),
+        timeoutS: 120,
+        write: () => {},
+        extraArgs: [NOTHING],
+      },
       identity,
     );
   }
@@ -53,9 +66,16 @@ for (let i = 0; i < rounds; i++) {
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
-  console.log(`round ${i + 1}: baseline ${s(base[i]!)} | certify ${s(orch[i]!.total)} (phases ${s(orch[i]!.phases)}, merge ${s(orch[i]!.merge)})`);
+  console.log(
+    `round ${i + 1}: baseline ${s(base[i]!)} | certify ${s(orch[i]!.total)} (phases ${s(orch[i]!.phases)}, merge ${s(orch[i]!.merge)})`,
+  );
 }
 const b = median(base);
 const o = median(orch.map((x) => x.total));
 console.log(`\nmedian of ${rounds}: baseline ${s(b)}  certify ${s(o)}  ratio ${(o / b).toFixed(2)}  overhead ${s(o - b)} per run`);
-console.log(`load average: ${os.loadavg().map((x) => x.toFixed(1)).join(' ')} (${os.cpus().length} cores)`);
+console.log(
+  `load average: ${os
+    .loadavg()
+    .map((x) => x.toFixed(1))
+    .join(' ')} (${os.cpus().length} cores)`,
+);

@@ -72,14 +72,18 @@ export function parseEnv(env: Env): ParseResult {
     if (!given(env, 'API_KEY')) {
       errors.push('API_KEY is required when BASE_URL is set (a valid key of the target; it is never written to any report)');
     }
-    if (!given(env, 'API_URL')) notes.push('API_URL is not set: the quickstart messages checks cannot run and are not certified, naming API_URL');
+    if (!given(env, 'API_URL'))
+      notes.push('API_URL is not set: the quickstart messages checks cannot run and are not certified, naming API_URL');
     if (!given(env, 'RATE_LIMIT_KEY')) notes.push('RATE_LIMIT_KEY is not set: the 429 checks run last, on API_KEY');
-    if (!given(env, 'LOAD_KEY')) notes.push('LOAD_KEY is not set: the load capacity check cannot run and is not certified, naming LOAD_KEY');
+    if (!given(env, 'LOAD_KEY'))
+      notes.push('LOAD_KEY is not set: the load capacity check cannot run and is not certified, naming LOAD_KEY');
     if (given(env, 'RATE_LIMIT_PLAN') && !given(env, 'RATE_LIMIT_KEY')) errors.push('RATE_LIMIT_PLAN is set but RATE_LIMIT_KEY is not');
   } else {
     const stray = (['API_URL', 'API_KEY', 'RATE_LIMIT_KEY', 'LOAD_KEY'] as const).filter((n) => given(env, n));
     if (stray.length) {
-      errors.push(`${stray.join(', ')} ${stray.length > 1 ? 'need' : 'needs'} BASE_URL; set BASE_URL to certify that target, or unset ${stray.length > 1 ? 'them' : 'it'} to certify the bundled reference server`);
+      errors.push(
+        `${stray.join(', ')} ${stray.length > 1 ? 'need' : 'needs'} BASE_URL; set BASE_URL to certify that target, or unset ${stray.length > 1 ? 'them' : 'it'} to certify the bundled reference server`,
+      );
     }
   }
   if (v.RATE_LIMIT_KEY !== undefined && v.RATE_LIMIT_KEY === v.API_KEY) {

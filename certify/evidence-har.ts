@@ -15,19 +15,39 @@ import { REPO_ROOT } from '../core/paths.ts';
 
 export const EVIDENCE_HAR = 'evidence.har';
 
-interface HarHeader { name: string; value: string }
-interface HarQuery { name: string; value: string }
+interface HarHeader {
+  name: string;
+  value: string;
+}
+interface HarQuery {
+  name: string;
+  value: string;
+}
 
 export interface HarEntry {
   startedDateTime: string;
   time: number;
   request: {
-    method: string; url: string; httpVersion: string; cookies: []; headers: HarHeader[]; queryString: HarQuery[];
-    postData?: { mimeType: string; text: string }; headersSize: number; bodySize: number;
+    method: string;
+    url: string;
+    httpVersion: string;
+    cookies: [];
+    headers: HarHeader[];
+    queryString: HarQuery[];
+    postData?: { mimeType: string; text: string };
+    headersSize: number;
+    bodySize: number;
   };
   response: {
-    status: number; statusText: string; httpVersion: string; cookies: []; headers: HarHeader[];
-    content: { size: number; mimeType: string; text: string; comment?: string }; redirectURL: string; headersSize: number; bodySize: number;
+    status: number;
+    statusText: string;
+    httpVersion: string;
+    cookies: [];
+    headers: HarHeader[];
+    content: { size: number; mimeType: string; text: string; comment?: string };
+    redirectURL: string;
+    headersSize: number;
+    bodySize: number;
   };
   cache: Record<string, never>;
   timings: { send: number; wait: number; receive: number };
@@ -92,7 +112,11 @@ export function harEntry(ex: RecordedExchange, requirements: string[], test: Tes
  * one the first exchange of a passing test. An exchange behind several requirements is one entry
  * naming them all. Entries in the order they were sent.
  */
-export function buildEvidenceHar(report: Pick<ConformanceReport, 'requirements'>, tests: readonly TestRecord[], creator: { name: string; version: string }): Har {
+export function buildEvidenceHar(
+  report: Pick<ConformanceReport, 'requirements'>,
+  tests: readonly TestRecord[],
+  creator: { name: string; version: string },
+): Har {
   const status = new Map(report.requirements.map((r) => [r.id, r.status]));
   const picked = new Map<string, { ex: RecordedExchange; test: TestRecord; ids: string[] }>();
   const passingShown = new Set<string>();
@@ -120,7 +144,8 @@ export function buildEvidenceHar(report: Pick<ConformanceReport, 'requirements'>
     log: {
       version: '1.2',
       creator,
-      comment: 'Exchanges behind every failing or warned requirement, and one passing exchange per requirement; `_requirements` names the ledger ids. Keys are written as <API_KEY>.',
+      comment:
+        'Exchanges behind every failing or warned requirement, and one passing exchange per requirement; `_requirements` names the ledger ids. Keys are written as <API_KEY>.',
       entries,
     },
   };
@@ -133,7 +158,13 @@ function suiteCreator(): { name: string; version: string } {
 }
 
 /** Writes `evidence.har` under `reportsDir` (redacted once more); returns its path. */
-export function writeEvidenceHar(reportsDir: string, report: Pick<ConformanceReport, 'requirements'>, tests: readonly TestRecord[], redact: (s: string) => string, creator = suiteCreator()): string {
+export function writeEvidenceHar(
+  reportsDir: string,
+  report: Pick<ConformanceReport, 'requirements'>,
+  tests: readonly TestRecord[],
+  redact: (s: string) => string,
+  creator = suiteCreator(),
+): string {
   const file = path.join(reportsDir, EVIDENCE_HAR);
   fs.writeFileSync(file, `${redact(JSON.stringify(buildEvidenceHar(report, tests, creator), null, 2))}\n`);
   return file;

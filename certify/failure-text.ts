@@ -34,11 +34,22 @@ export function plainError(message: string): { what: string; expected?: string; 
     if (DIFF_LINE.test(line) || (line.trim() === '' && head.length)) break;
     if (line.trim()) head.push(line.trim());
   }
-  const what = head.join(' ').replace(/:\s*(expected .*)?observed( these [a-z ]+)?$/i, '').trim();
-  const value = (label: string) => lines.find((l) => new RegExp(`^\\s*${label}:`).test(l))?.replace(new RegExp(`^\\s*${label}:\\s*`), '').trim();
+  const what = head
+    .join(' ')
+    .replace(/:\s*(expected .*)?observed( these [a-z ]+)?$/i, '')
+    .trim();
+  const value = (label: string) =>
+    lines
+      .find((l) => new RegExp(`^\\s*${label}:`).test(l))
+      ?.replace(new RegExp(`^\\s*${label}:\\s*`), '')
+      .trim();
   const expected = value('Expected');
   const observed = value('Received');
-  return { what: what || 'the check failed', ...(expected !== undefined ? { expected } : {}), ...(observed !== undefined ? { observed } : {}) };
+  return {
+    what: what || 'the check failed',
+    ...(expected !== undefined ? { expected } : {}),
+    ...(observed !== undefined ? { observed } : {}),
+  };
 }
 
 /** Every failure (and, with `warnings`, every warned finding) of a requirement's evidence, in plain words. */
@@ -49,7 +60,13 @@ export function failureTexts(evidence: readonly EvidenceEntry[], options: { warn
     const levels = failed ? ['fail', 'gate'] : options.warnings ? ['warn'] : [];
     const findings = (e.findings ?? []).filter((f) => levels.includes(f.level));
     for (const f of findings) {
-      out.push({ test: e.test, what: `${f.part ? `(${f.part}) ` : ''}${f.message}`, expected: f.expected, observed: f.observed, ...(f.curl ?? e.curl ? { curl: f.curl ?? e.curl } : {}) });
+      out.push({
+        test: e.test,
+        what: `${f.part ? `(${f.part}) ` : ''}${f.message}`,
+        expected: f.expected,
+        observed: f.observed,
+        ...((f.curl ?? e.curl) ? { curl: f.curl ?? e.curl } : {}),
+      });
     }
     if (failed && findings.length === 0) {
       const plain = plainError(e.errors?.[0] ?? 'failed without a message');

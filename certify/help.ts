@@ -26,4 +26,3 @@ export const EXIT_STATUS_HELP = [
   'A requirement the harness could not judge (a prerequisite missing, a cap reached, a Retry-After beyond',
   'MAX_RETRY_AFTER_S, a shared key) is listed as not certified with the reason, never as passed or failed.',
 ].join('\n');
-

@@ -14,11 +14,18 @@ export function xmlEscape(text: string): string {
 }
 
 function unescapeXml(text: string): string {
-  return text.replace(/&quot;/g, '"').replace(/&apos;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+  return text
+    .replace(/&quot;/g, '"')
+    .replace(/&apos;/g, "'")
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&');
 }
 
 /** The failing tests (project and title) whose every failed requirement is a known failure, with the reason. */
-export function knownFailingTests(report: Pick<ConformanceReport, 'gate' | 'requirements'>): { project: string; title: string; reason: string }[] {
+export function knownFailingTests(
+  report: Pick<ConformanceReport, 'gate' | 'requirements'>,
+): { project: string; title: string; reason: string }[] {
   const known = new Map(report.gate.knownFailures.map((k) => [k.id, k]));
   const failedBy = new Map<string, { project: string; title: string; ids: string[] }>();
   for (const r of report.requirements.filter((x) => x.status === 'fail' || x.status === 'warn')) {
@@ -47,7 +54,9 @@ function attr(tag: string, name: string): string | undefined {
 }
 
 function setAttr(tag: string, name: string, value: number): string {
-  return new RegExp(`\\s${name}="`).test(tag) ? tag.replace(new RegExp(`(\\s${name}=")[^"]*(")`), `$1${value}$2`) : tag.replace(/>$/, ` ${name}="${value}">`);
+  return new RegExp(`\\s${name}="`).test(tag)
+    ? tag.replace(new RegExp(`(\\s${name}=")[^"]*(")`), `$1${value}$2`)
+    : tag.replace(/>$/, ` ${name}="${value}">`);
 }
 
 /** The gate's own suite: one case that passes, fails (exit 1, 4, 5) or reads as the gate does. */
@@ -59,7 +68,9 @@ function gateSuite(report: Pick<ConformanceReport, 'gate' | 'generatedAt'>, line
     `<testsuite name="inventory-conformance gate" timestamp="${xmlEscape(report.generatedAt)}" hostname="gate" tests="1" failures="${failed ? 1 : 0}" skipped="0" time="0" errors="0">\n` +
     `<testcase name="${xmlEscape(line)}" classname="gate" time="0">\n` +
     (failed ? `<failure message="${xmlEscape(line)}" type="GATE">\n${body}\n</failure>\n` : '') +
-    (g.knownFailures.length ? `<properties>\n${g.knownFailures.map((k) => `<property name="known failure" value="${xmlEscape(`${k.id}${k.reason ? `: ${k.reason}` : ''}`)}">\n</property>\n`).join('')}</properties>\n` : '') +
+    (g.knownFailures.length
+      ? `<properties>\n${g.knownFailures.map((k) => `<property name="known failure" value="${xmlEscape(`${k.id}${k.reason ? `: ${k.reason}` : ''}`)}">\n</property>\n`).join('')}</properties>\n`
+      : '') +
     `<system-out>\n${body}\n</system-out>\n</testcase>\n</testsuite>\n`
   );
 }

@@ -27,7 +27,12 @@ export const HTTP_RULES = 'HTTP rules, by RFC clause';
 export function sectionOf(section: string): [string, string] {
   for (const top of SPEC_ORDER) {
     if (section === top) return [top, '—'];
-    if (section.startsWith(`${top} > `) || section.startsWith(`${top},`) || section.startsWith(`${top};`) || section.startsWith(`${top} (`)) {
+    if (
+      section.startsWith(`${top} > `) ||
+      section.startsWith(`${top},`) ||
+      section.startsWith(`${top};`) ||
+      section.startsWith(`${top} (`)
+    ) {
       return [top, section.slice(top.length).replace(/^(\s*>\s*|[,;]\s*|\s+)/, '')];
     }
   }
@@ -105,14 +110,27 @@ const GATE_LABEL: Record<ConformanceReport['gate']['result'], string> = {
 /** The gate's part: the one result every report states, its exit code, and the known, fixed and new failures. */
 export function gateMarkdown(report: ConformanceReport): string[] {
   const g = report.gate;
-  const lines = [`**Gate: ${GATE_LABEL[g.result]}${g.result === 'pass' && g.knownFailures.length ? ' (with known failures)' : ''}** — exit code ${g.exitCode}${g.strict ? ' (strict)' : ''}`, ''];
+  const lines = [
+    `**Gate: ${GATE_LABEL[g.result]}${g.result === 'pass' && g.knownFailures.length ? ' (with known failures)' : ''}** — exit code ${g.exitCode}${g.strict ? ' (strict)' : ''}`,
+    '',
+  ];
   for (const r of g.reasons) lines.push(`- ${r.replace(/\n/g, ' ')}`);
   if (g.reasons.length) lines.push('');
   if (g.baseline) lines.push(`Baseline: \`${g.baseline.file}\` (sha256 ${g.baseline.digest.slice(0, 16)}…)`, '');
-  if (g.comparedWith) lines.push(`Compared with: \`${g.comparedWith.file}\` of ${g.comparedWith.generatedAt} (certificate ${g.comparedWith.certificate.slice(0, 16)}…): only what passed there and fails now fails the gate.`, '');
-  if (g.newFailures.length) lines.push(`New failures (they fail the gate): ${g.newFailures.map((f) => `**${f.id}** (${f.why})`).join(', ')}`, '');
-  if (g.knownFailures.length) lines.push(`Known failures (they do not fail the gate): ${g.knownFailures.map((k) => `**${k.id}**${k.reason ? ` (${k.reason.replace(/\n/g, ' ')})` : ''}`).join(', ')}`, '');
-  if (g.fixedFailures.length) lines.push(`Fixed (remove them from the baseline): ${g.fixedFailures.map((f) => `**${f.id}** now ${f.status}`).join(', ')}`, '');
+  if (g.comparedWith)
+    lines.push(
+      `Compared with: \`${g.comparedWith.file}\` of ${g.comparedWith.generatedAt} (certificate ${g.comparedWith.certificate.slice(0, 16)}…): only what passed there and fails now fails the gate.`,
+      '',
+    );
+  if (g.newFailures.length)
+    lines.push(`New failures (they fail the gate): ${g.newFailures.map((f) => `**${f.id}** (${f.why})`).join(', ')}`, '');
+  if (g.knownFailures.length)
+    lines.push(
+      `Known failures (they do not fail the gate): ${g.knownFailures.map((k) => `**${k.id}**${k.reason ? ` (${k.reason.replace(/\n/g, ' ')})` : ''}`).join(', ')}`,
+      '',
+    );
+  if (g.fixedFailures.length)
+    lines.push(`Fixed (remove them from the baseline): ${g.fixedFailures.map((f) => `**${f.id}** now ${f.status}`).join(', ')}`, '');
   return lines;
 }
 
@@ -121,22 +139,36 @@ export function leftChangedMarkdown(report: ConformanceReport): string[] {
   const lines: string[] = [];
   const pets = report.problems.filter((p) => p.kind === 'target-left-changed');
   if (pets.length) {
-    lines.push('## Target left changed', '', 'The run could not restore these pets; restore them by hand. This fails the gate, whatever the requirements say.', '');
+    lines.push(
+      '## Target left changed',
+      '',
+      'The run could not restore these pets; restore them by hand. This fails the gate, whatever the requirements say.',
+      '',
+    );
     lines.push('| Pet | Original quantity | Current quantity | What to do |', '|---|---|---|---|');
     for (const p of pets.flatMap((x) => x.pets ?? [])) {
-      lines.push(`| ${cell(p.petId)} | ${cell(p.created ? 'not listed (created by the run)' : p.original)} | ${cell(p.current ?? 'missing from the list')} | ${cell(p.action ?? 'set its quantity back by hand')} |`);
+      lines.push(
+        `| ${cell(p.petId)} | ${cell(p.created ? 'not listed (created by the run)' : p.original)} | ${cell(p.current ?? 'missing from the list')} | ${cell(p.action ?? 'set its quantity back by hand')} |`,
+      );
     }
     lines.push('');
   }
   const j = report.journal;
   const messages = j ? [...j.repair.messages, ...j.end.messages] : [];
   if (messages.length) {
-    lines.push(`Messages posted (${messages.length}; the API cannot take a message back, delete them by hand if the service allows; this does not fail the gate): ${messages.map((m) => `${cell(m.address)}/messages at ${cell(m.at)} (${cell(m.by)})`).join('; ')}`, '');
+    lines.push(
+      `Messages posted (${messages.length}; the API cannot take a message back, delete them by hand if the service allows; this does not fail the gate): ${messages.map((m) => `${cell(m.address)}/messages at ${cell(m.at)} (${cell(m.by)})`).join('; ')}`,
+      '',
+    );
   }
   if (j?.repair.restored.length) {
-    lines.push(`Repaired first: an earlier run did not finish; before this run sent anything else it put back and verified ${j.repair.restored.map((p) => `pet ${cell(p.petId)} (${p.how})`).join(', ')}.`, '');
+    lines.push(
+      `Repaired first: an earlier run did not finish; before this run sent anything else it put back and verified ${j.repair.restored.map((p) => `pet ${cell(p.petId)} (${p.how})`).join(', ')}.`,
+      '',
+    );
   }
-  for (const o of j?.repair.otherTargets ?? []) lines.push(`Journal of another target left alone: ${cell(o.file)} (${o.open} open for ${cell(o.target)}).`, '');
+  for (const o of j?.repair.otherTargets ?? [])
+    lines.push(`Journal of another target left alone: ${cell(o.file)} (${o.open} open for ${cell(o.target)}).`, '');
   return lines;
 }
 
@@ -147,7 +179,9 @@ function headMarkdown(report: ConformanceReport): string[] {
   lines.push(...gateMarkdown(report));
   lines.push(`- Target: ${targetLine(report.target)}`);
   lines.push(`- Profile: \`${report.profile}\``);
-  const byPhase = Object.entries(report.requestsByPhase ?? {}).map(([p, n]) => `${p} ${n}`).join(', ');
+  const byPhase = Object.entries(report.requestsByPhase ?? {})
+    .map(([p, n]) => `${p} ${n}`)
+    .join(', ');
   lines.push(`- Requests sent: ${report.requests}${byPhase ? ` (${byPhase})` : ''}`);
   const phases = (report.phases ?? [])
     .map((p) => (p.ran ? `${p.name} ${p.seconds} s${p.exit === 0 ? '' : ` (exit ${p.exit})`}` : `${p.name} not run (${p.reason})`))
@@ -179,7 +213,8 @@ function notCertifiedMarkdown(report: ConformanceReport): string[] {
   }
   for (const [reason, list] of byReason) {
     lines.push(`${reason}:`, '');
-    for (const n of list) lines.push(`- **${n.id}** (${n.level}) ${quoteSentence(n.title)}${n.partial ? ' — _partly: its other checks ran_' : ''}`);
+    for (const n of list)
+      lines.push(`- **${n.id}** (${n.level}) ${quoteSentence(n.title)}${n.partial ? ' — _partly: its other checks ran_' : ''}`);
     lines.push('');
   }
   return lines;
@@ -189,13 +224,22 @@ function notCertifiedMarkdown(report: ConformanceReport): string[] {
 function pacingMarkdown(report: ConformanceReport): string[] {
   const lines: string[] = [];
   if (report.pacing?.length) {
-    lines.push('## Pacing', '', 'What the run-wide pacer saw on each key (by label): nothing is sent on a key while a 429 on it is pending.', '');
+    lines.push(
+      '## Pacing',
+      '',
+      'What the run-wide pacer saw on each key (by label): nothing is sent on a key while a 429 on it is pending.',
+      '',
+    );
     lines.push('| Key | Requests | Waits | Longest wait | 429s | Early requests | Ban suspected |', '|---|---|---|---|---|---|---|');
     for (const k of report.pacing) {
-      lines.push(`| \`${k.key}\` | ${k.requests} | ${k.waits ?? '—'} | ${k.longestWaitS} s | ${k.refused} | ${k.earlyRequests} | ${k.suspectedBan ? 'yes' : 'no'} |`);
+      lines.push(
+        `| \`${k.key}\` | ${k.requests} | ${k.waits ?? '—'} | ${k.longestWaitS} s | ${k.refused} | ${k.earlyRequests} | ${k.suspectedBan ? 'yes' : 'no'} |`,
+      );
     }
     lines.push('');
-    const notes = report.pacing.flatMap((k) => [...(k.notes ?? []), ...(k.anotherClient ? [`another client: ${k.anotherClient}`] : [])].map((n) => `- \`${k.key}\`: ${n}`));
+    const notes = report.pacing.flatMap((k) =>
+      [...(k.notes ?? []), ...(k.anotherClient ? [`another client: ${k.anotherClient}`] : [])].map((n) => `- \`${k.key}\`: ${n}`),
+    );
     if (notes.length) lines.push(...notes, '');
   }
   const others = otherRunsLines(report.otherRuns);
@@ -243,7 +287,8 @@ function warningsMarkdown(report: ConformanceReport): string[] {
     for (const r of warned) {
       lines.push(`### ${name(r)} (${r.level}) ${quoteSentence(r.title)}`, '');
       if (r.reason) lines.push(`Reason: ${r.reason}`, '');
-      for (const e of r.evidence.filter((x) => x.outcome !== 'passed' || (x.warnings?.length ?? 0) > 0)) lines.push(...evidenceLines(e, false));
+      for (const e of r.evidence.filter((x) => x.outcome !== 'passed' || (x.warnings?.length ?? 0) > 0))
+        lines.push(...evidenceLines(e, false));
       lines.push('');
     }
   }
@@ -306,8 +351,14 @@ function excludedMarkdown(report: ConformanceReport): string[] {
   const lines: string[] = [];
   const excluded = report.requirements.filter((r) => r.status === 'skipped' && r.reason?.startsWith('excluded'));
   if (excluded.length) {
-    lines.push('## Excluded from certification', '', 'The ledger excludes these: they cannot be observed from outside, or the spec does not show them.', '');
-    for (const r of excluded) lines.push(`- **${r.id}** (${r.level}) ${quoteSentence(r.title)} — ${r.reason!.replace(/^excluded:\s*/, '').replace(/\n/g, ' ')}`);
+    lines.push(
+      '## Excluded from certification',
+      '',
+      'The ledger excludes these: they cannot be observed from outside, or the spec does not show them.',
+      '',
+    );
+    for (const r of excluded)
+      lines.push(`- **${r.id}** (${r.level}) ${quoteSentence(r.title)} — ${r.reason!.replace(/^excluded:\s*/, '').replace(/\n/g, ' ')}`);
     lines.push('');
   }
   return lines;

@@ -185,11 +185,14 @@ export function runPhase(o: PhaseOptions, redact: (s: string) => string): Promis
     o.signal?.addEventListener('abort', onAbort, { once: true });
     let timedOut = false;
     // Backstop beyond Playwright's own --global-timeout.
-    const killer = setTimeout(() => {
-      timedOut = true;
-      sink(`  ✗ phase ${o.phase} exceeded PHASE_TIMEOUT_S=${o.timeoutS}; stopping it\n`);
-      stop(0);
-    }, o.timeoutS * 1000 + 30_000);
+    const killer = setTimeout(
+      () => {
+        timedOut = true;
+        sink(`  ✗ phase ${o.phase} exceeded PHASE_TIMEOUT_S=${o.timeoutS}; stopping it\n`);
+        stop(0);
+      },
+      o.timeoutS * 1000 + 30_000,
+    );
     child.on('exit', () => {
       exited = true;
     });
@@ -226,7 +229,11 @@ export function runPlaywright(
   timeoutMs = 120_000,
 ): Promise<{ exitCode: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [PLAYWRIGHT_CLI, ...args], { cwd, env: { ...env, FORCE_COLOR: '0' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [PLAYWRIGHT_CLI, ...args], {
+      cwd,
+      env: { ...env, FORCE_COLOR: '0' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));

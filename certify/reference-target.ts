@@ -79,7 +79,11 @@ export async function startReferenceTarget(options: ReferenceTargetOptions = {})
  * certify it, its settings, and a `close()` that stops it once, then runs `after` (its own
  * redis-server, say). Holds keys in `env`: never print it.
  */
-export function referenceTargetOf(server: ReferenceTarget['server'], settings: ReferenceTarget['settings'], after?: () => Promise<void>): ReferenceTarget {
+export function referenceTargetOf(
+  server: ReferenceTarget['server'],
+  settings: ReferenceTarget['settings'],
+  after?: () => Promise<void>,
+): ReferenceTarget {
   let closed = false;
   return {
     env: targetEnvOf(server, settings.apiPlan),

@@ -35,10 +35,20 @@ export interface RestoreOptions {
 /** Why the environment cannot run a restore, or nothing. */
 function usageProblems(env: Record<string, string | undefined>): string[] {
   const { values: v, problems } = readSettings(env);
-  const errors = problems.filter((p) => ['BASE_URL', 'API_URL', 'API_KEY', 'REPORTS_DIR', 'REQUEST_TIMEOUT_MS', 'MAX_RETRY_AFTER_S', 'INSECURE_TLS', 'WORKERS'].includes(p.name)).map((p) => p.message);
+  const errors = problems
+    .filter((p) =>
+      ['BASE_URL', 'API_URL', 'API_KEY', 'REPORTS_DIR', 'REQUEST_TIMEOUT_MS', 'MAX_RETRY_AFTER_S', 'INSECURE_TLS', 'WORKERS'].includes(
+        p.name,
+      ),
+    )
+    .map((p) => p.message);
   if (env.NODE_TLS_REJECT_UNAUTHORIZED?.trim() === '0') errors.push(TLS_ENV_REFUSAL);
-  if (!v.BASE_URL) errors.push('restore needs BASE_URL: the target whose changes the journal lists (the bundled reference server keeps nothing between runs)');
-  if (!v.API_KEY) errors.push('restore needs API_KEY (from the environment, as for certify): a valid key of the target; it is never written or printed');
+  if (!v.BASE_URL)
+    errors.push(
+      'restore needs BASE_URL: the target whose changes the journal lists (the bundled reference server keeps nothing between runs)',
+    );
+  if (!v.API_KEY)
+    errors.push('restore needs API_KEY (from the environment, as for certify): a valid key of the target; it is never written or printed');
   const dirProblem = v.REPORTS_DIR ? reportsDirProblem(v.REPORTS_DIR) : undefined;
   if (dirProblem) errors.push(dirProblem);
   return errors;
@@ -64,7 +74,10 @@ export async function runRestore(o: RestoreOptions): Promise<number> {
     say(`restore: no open entry in ${path.join(reportsDir, 'journal')}: nothing to restore\n`);
     return EXIT.pass;
   }
-  const pre = await preflight({ baseUrl: v.BASE_URL!, ...(v.API_URL ? { apiUrl: v.API_URL } : {}) }, { timeoutMs: Math.min(v.REQUEST_TIMEOUT_MS, 10_000), insecure: v.INSECURE_TLS === true, ...(o.signal ? { signal: o.signal } : {}) });
+  const pre = await preflight(
+    { baseUrl: v.BASE_URL!, ...(v.API_URL ? { apiUrl: v.API_URL } : {}) },
+    { timeoutMs: Math.min(v.REQUEST_TIMEOUT_MS, 10_000), insecure: v.INSECURE_TLS === true, ...(o.signal ? { signal: o.signal } : {}) },
+  );
   if (!pre.ok) {
     say(`restore: ${pre.interrupted ? '' : 'preflight failed: '}${pre.line}\n`);
     return pre.interrupted ? interruptedExit(o.signal) : PREFLIGHT_EXIT;
@@ -72,7 +85,9 @@ export async function runRestore(o: RestoreOptions): Promise<number> {
   // A certification of the target on this machine may hold counts it changed for a moment: wait for its turn (steps/turns.ts).
   const turn = await takeTurn(v.BASE_URL!, { maxWaitMs: v.OTHER_RUN_WAIT_S * 1000, ...(o.signal ? { signal: o.signal } : {}) });
   if (!isHeld(turn)) {
-    say(`restore: ${turn.kind === 'aborted' ? 'stopped while waiting for' : `gave up after OTHER_RUN_WAIT_S waiting for`} another certification of this target on this machine; nothing was sent with a key\n`);
+    say(
+      `restore: ${turn.kind === 'aborted' ? 'stopped while waiting for' : `gave up after OTHER_RUN_WAIT_S waiting for`} another certification of this target on this machine; nothing was sent with a key\n`,
+    );
     return turn.kind === 'aborted' ? interruptedExit(o.signal) : EXIT.harness;
   }
   const pacer = await startRunPacer({ maxRetryAfterS: v.MAX_RETRY_AFTER_S, workers: v.WORKERS });
@@ -88,6 +103,8 @@ export async function runRestore(o: RestoreOptions): Promise<number> {
   }
   o.onOutcome?.(outcome);
   for (const line of repairLines(outcome, 'restore')) say(`${line}\n`);
-  say(`restore: ${outcome.restored.length} entr${outcome.restored.length === 1 ? 'y' : 'ies'} closed, ${outcome.left.length} left changed; requests sent: ${requests}\n`);
+  say(
+    `restore: ${outcome.restored.length} entr${outcome.restored.length === 1 ? 'y' : 'ies'} closed, ${outcome.left.length} left changed; requests sent: ${requests}\n`,
+  );
   return outcome.left.length || outcome.stopped ? EXIT.fail : EXIT.pass;
 }

@@ -100,5 +100,10 @@ export function outcomeOf(ctx: RunContext): CertifyOutcome {
   if (ctx.stop) return { exitCode: ctx.stop.exitCode, reasons: ctx.stop.reasons };
   if (!ctx.report) return { exitCode: EXIT.harness, reasons: ['the run ended without a verdict'] };
   const exitCode = ctx.lateFindings?.length ? EXIT.harness : ctx.report.gate.exitCode;
-  return { exitCode, report: ctx.report, ...(ctx.certificate ? { certificate: ctx.certificate } : {}), ...(ctx.lateFindings?.length ? { lateFindings: ctx.lateFindings } : {}) };
+  return {
+    exitCode,
+    report: ctx.report,
+    ...(ctx.certificate ? { certificate: ctx.certificate } : {}),
+    ...(ctx.lateFindings?.length ? { lateFindings: ctx.lateFindings } : {}),
+  };
 }

@@ -19,7 +19,17 @@
  * target was left changed.
  */
 
-import { ANNOTATION, requirementIds, unrestoredOf, type Annotation, type Outcome, type RequirementStatus, type RunProblem, type TestRecord, type Unrestored } from '../core/results.ts';
+import {
+  ANNOTATION,
+  requirementIds,
+  unrestoredOf,
+  type Annotation,
+  type Outcome,
+  type RequirementStatus,
+  type RunProblem,
+  type TestRecord,
+  type Unrestored,
+} from '../core/results.ts';
 import type { Level, LedgerRequirement, Source } from '../core/ledger.ts';
 import { parseFinding, type Finding } from '../core/finding.ts';
 import { curlOf, parseExchange } from '../core/exchange.ts';
@@ -169,7 +179,10 @@ export interface ConformanceReport {
 }
 
 function descriptions(test: TestRecord, type: string): string[] {
-  return test.annotations.filter((a) => a.type === type).map((a) => a.description ?? '').filter((d) => d !== '');
+  return test.annotations
+    .filter((a) => a.type === type)
+    .map((a) => a.description ?? '')
+    .filter((d) => d !== '');
 }
 
 function notCertifiedReason(test: TestRecord): string | undefined {
@@ -188,10 +201,17 @@ function toEvidence(test: TestRecord): EvidenceEntry {
   const nc = notCertifiedReason(test);
   if (nc) entry.notCertified = nc;
   if (test.requests) entry.requests = test.requests;
-  const findings = test.annotations.filter((a) => a.type === ANNOTATION.finding).map((a) => parseFinding(a.description)).filter((f): f is Finding => f !== undefined);
+  const findings = test.annotations
+    .filter((a) => a.type === ANNOTATION.finding)
+    .map((a) => parseFinding(a.description))
+    .filter((f): f is Finding => f !== undefined);
   if (findings.length) entry.findings = findings;
   if (FAILED.includes(test.outcome) && !findings.some((f) => f.curl)) {
-    const last = test.annotations.filter((a) => a.type === ANNOTATION.exchange).map((a) => parseExchange(a.description)).filter((x) => x !== undefined).at(-1);
+    const last = test.annotations
+      .filter((a) => a.type === ANNOTATION.exchange)
+      .map((a) => parseExchange(a.description))
+      .filter((x) => x !== undefined)
+      .at(-1);
     if (last) entry.curl = curlOf(last);
   }
   return entry;
@@ -278,14 +298,25 @@ function withLeftChanged(given: readonly RunProblem[], fromTests: RunProblem | u
   const seen = new Set((journal.pets ?? []).map((p) => p.petId));
   const extra = (fromTests.pets ?? []).filter((p) => !seen.has(p.petId));
   if (!extra.length) return [...given];
-  const merged: RunProblem = { ...journal, pets: [...(journal.pets ?? []), ...extra], reason: `${journal.reason}; ${fromTests.reason.replace(/^target left changed: /, '')}` };
+  const merged: RunProblem = {
+    ...journal,
+    pets: [...(journal.pets ?? []), ...extra],
+    reason: `${journal.reason}; ${fromTests.reason.replace(/^target left changed: /, '')}`,
+  };
   return given.map((p) => (p === journal ? merged : p));
 }
 
 /** A requirement no check judged because a signal stopped the run first: not certified. */
-function stoppedBeforeJudged(req: LedgerRequirement, signal: string): { status: RequirementStatus; reason: string; notCertified: NotCertified } {
+function stoppedBeforeJudged(
+  req: LedgerRequirement,
+  signal: string,
+): { status: RequirementStatus; reason: string; notCertified: NotCertified } {
   const reason = `the run was stopped by ${signal} before any check of it ended`;
-  return { status: 'skipped', reason: `not certified: ${reason}`, notCertified: { id: req.id, title: req.title, level: req.level, reason, partial: false } };
+  return {
+    status: 'skipped',
+    reason: `not certified: ${reason}`,
+    notCertified: { id: req.id, title: req.title, level: req.level, reason, partial: false },
+  };
 }
 
 /** The checks a signal cut short (interrupted, or skipped without a reason of their own) as not certified, with the signal. */
@@ -293,27 +324,42 @@ function stoppedAsNotCertified(tests: TestRecord[], signal: string): TestRecord[
   const reason = `the run was stopped by ${signal} before this check ended`;
   return tests.map((t) =>
     t.outcome === 'interrupted' || (t.outcome === 'skipped' && notCertifiedReason(t) === undefined)
-      ? { ...t, outcome: 'skipped', errors: [], annotations: [...t.annotations.filter((a) => a.type === ANNOTATION.requirement), { type: ANNOTATION.notCertified, description: reason }] }
+      ? {
+          ...t,
+          outcome: 'skipped',
+          errors: [],
+          annotations: [
+            ...t.annotations.filter((a) => a.type === ANNOTATION.requirement),
+            { type: ANNOTATION.notCertified, description: reason },
+          ],
+        }
       : t,
   );
 }
 
 /** The tests of the run by each ledger requirement they name; the tests that name none in the ledger, and a failed one of them as a run problem. */
-function testsByRequirement(tests: readonly TestRecord[], known: ReadonlySet<string>): { byId: Map<string, TestRecord[]>; unmapped: ConformanceReport['unmapped']; problems: RunProblem[] } {
+function testsByRequirement(
+  tests: readonly TestRecord[],
+  known: ReadonlySet<string>,
+): { byId: Map<string, TestRecord[]>; unmapped: ConformanceReport['unmapped']; problems: RunProblem[] } {
   const byId = new Map<string, TestRecord[]>();
   const unmapped: ConformanceReport['unmapped'] = [];
   const problems: RunProblem[] = [];
   for (const test of tests) {
     const ids = requirementIds(test);
     const mapped = ids.filter((id) => known.has(id));
-    for (const id of ids) if (!known.has(id)) {
-      const reason = `test "${test.title}" [${test.project}] names ${id}, which is not in the ledger`;
-      if (FAILED.includes(test.outcome)) problems.push({ kind: 'unmapped-failure', id, reason });
-    }
+    for (const id of ids)
+      if (!known.has(id)) {
+        const reason = `test "${test.title}" [${test.project}] names ${id}, which is not in the ledger`;
+        if (FAILED.includes(test.outcome)) problems.push({ kind: 'unmapped-failure', id, reason });
+      }
     if (mapped.length === 0) {
       unmapped.push({ test: test.title, project: test.project, outcome: test.outcome });
       if (FAILED.includes(test.outcome) && ids.length === 0) {
-        problems.push({ kind: 'unmapped-failure', reason: `test "${test.title}" [${test.project}] failed and names no ledger requirement` });
+        problems.push({
+          kind: 'unmapped-failure',
+          reason: `test "${test.title}" [${test.project}] failed and names no ledger requirement`,
+        });
       }
       continue;
     }
@@ -327,12 +373,19 @@ function testsByRequirement(tests: readonly TestRecord[], known: ReadonlySet<str
 }
 
 /** One result per ledger requirement from the tests that evidence it, and the requirements not certified. */
-function judgeRequirements(input: VerdictInput, byId: ReadonlyMap<string, TestRecord[]>): { requirements: RequirementResult[]; notCertified: NotCertified[] } {
+function judgeRequirements(
+  input: VerdictInput,
+  byId: ReadonlyMap<string, TestRecord[]>,
+): { requirements: RequirementResult[]; notCertified: NotCertified[] } {
   const requirements: RequirementResult[] = [];
   const notCertified: NotCertified[] = [];
   for (const req of input.ledger) {
     const tests = byId.get(req.id) ?? [];
-    const { status, reason, notCertified: nc } = input.interrupted && tests.length === 0 && !req.excluded
+    const {
+      status,
+      reason,
+      notCertified: nc,
+    } = input.interrupted && tests.length === 0 && !req.excluded
       ? stoppedBeforeJudged(req, input.interrupted.signal)
       : requirementStatus(req, tests);
     const result: RequirementResult = {
@@ -353,12 +406,26 @@ function judgeRequirements(input: VerdictInput, byId: ReadonlyMap<string, TestRe
 }
 
 /** The gate of the judged run (certificate/gate.ts), with the baseline applied when one is given; `interrupted` when a signal stopped the run. */
-function gateOf(input: VerdictInput, judged: { requirements: RequirementResult[]; problems: RunProblem[]; notCertified: NotCertified[] }): { gate: GateResult; baseline: ConformanceReport['baseline'] } {
+function gateOf(
+  input: VerdictInput,
+  judged: { requirements: RequirementResult[]; problems: RunProblem[]; notCertified: NotCertified[] },
+): { gate: GateResult; baseline: ConformanceReport['baseline'] } {
   const g = input.gate ?? {};
-  const baseline = g.baseline ? { ...applyBaseline(judged, g.baseline.baseline), file: g.baseline.file, digest: g.baseline.digest } : undefined;
-  const decided = decideGate(judged, { strict: g.strict ?? false, ...(baseline ? { baseline } : {}), ...(g.previous ? { previous: g.previous } : {}) });
+  const baseline = g.baseline
+    ? { ...applyBaseline(judged, g.baseline.baseline), file: g.baseline.file, digest: g.baseline.digest }
+    : undefined;
+  const decided = decideGate(judged, {
+    strict: g.strict ?? false,
+    ...(baseline ? { baseline } : {}),
+    ...(g.previous ? { previous: g.previous } : {}),
+  });
   const gate: GateResult = input.interrupted
-    ? { ...decided, result: 'interrupted', exitCode: input.interrupted.exitCode, reasons: [`stopped by ${input.interrupted.signal}: what ran is reported; what did not end is not certified`, ...decided.reasons] }
+    ? {
+        ...decided,
+        result: 'interrupted',
+        exitCode: input.interrupted.exitCode,
+        reasons: [`stopped by ${input.interrupted.signal}: what ran is reported; what did not end is not certified`, ...decided.reasons],
+      }
     : decided;
   return { gate, baseline };
 }

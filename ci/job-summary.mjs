@@ -10,7 +10,11 @@ import { pathToFileURL } from 'node:url';
 const LABEL = { pass: 'PASS', fail: 'FAIL', 'not-certified': 'NOT CERTIFIED', harness: 'HARNESS TROUBLE', interrupted: 'INTERRUPTED' };
 
 /** A table cell: one line, `|` and `<` escaped. */
-const cell = (s) => String(s ?? '').replace(/\s+/g, ' ').replace(/\|/g, '\\|').replace(/</g, '&lt;');
+const cell = (s) =>
+  String(s ?? '')
+    .replace(/\s+/g, ' ')
+    .replace(/\|/g, '\\|')
+    .replace(/</g, '&lt;');
 
 function table(header, rows) {
   if (!rows.length) return ['None.'];
@@ -19,7 +23,13 @@ function table(header, rows) {
 
 /** The summary's Markdown for a certificate (undefined: none was written). */
 export function jobSummary(c, certifyExit) {
-  if (!c?.results?.gate) return ['## Inventory Service conformance: no certificate', '', `certify exit ${certifyExit || 'unknown'}: no certificate was written; the step log says why.`, ''].join('\n');
+  if (!c?.results?.gate)
+    return [
+      '## Inventory Service conformance: no certificate',
+      '',
+      `certify exit ${certifyExit || 'unknown'}: no certificate was written; the step log says why.`,
+      '',
+    ].join('\n');
   const g = { reasons: [], ...c.results.gate };
   const s = { pass: 0, warn: 0, fail: 0, skipped: 0, ...c.results.summary };
   const requirements = Array.isArray(c.results.requirements) ? c.results.requirements : [];
@@ -36,11 +46,17 @@ export function jobSummary(c, certifyExit) {
     ...(g.reasons.length ? [''] : []),
     `### Failed requirements (${failed.length})`,
     '',
-    ...table(['requirement', 'level', 'why'], failed.map((q) => [q.id, q.level, why(q)])),
+    ...table(
+      ['requirement', 'level', 'why'],
+      failed.map((q) => [q.id, q.level, why(q)]),
+    ),
     '',
     `### Not certified (${notCertified.length})`,
     '',
-    ...table(['requirement', 'level', 'reason'], notCertified.map((n) => [n.id, n.level, n.reason])),
+    ...table(
+      ['requirement', 'level', 'reason'],
+      notCertified.map((n) => [n.id, n.level, n.reason]),
+    ),
     '',
   ].join('\n');
 }

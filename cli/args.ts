@@ -15,12 +15,36 @@ export const ALIASES: Record<string, string> = { '--plan': 'API_PLAN' };
 
 /** Flags of the CLI itself (not settings): name → takes a value. */
 export const OWN_FLAGS: Record<string, { value: boolean; help: string; commands: readonly Command[] }> = {
-  '--json': { value: false, help: 'print only the verdict document (JSON) on stdout; progress goes to stderr', commands: ['certify', 'replay', 'verify', 'restore'] },
-  '--dry-run': { value: false, help: 'print every setting with its value and where it came from (keys: given or not), then stop; nothing is sent', commands: ['certify'] },
-  '--list-cases': { value: false, help: 'print the coverage cases of the generated phase per operation and location (and which the budget leaves out), then stop; nothing is sent', commands: ['certify'] },
-  '--write-baseline': { value: true, help: "write the run's failed requirements as a baseline file (then pass it with --baseline)", commands: ['certify'] },
-  '--public-key': { value: true, help: 'verify: PEM public key that must have signed the certificate (an unsigned one then fails)', commands: ['verify'] },
-  '--accept-expired': { value: false, help: 'verify: report a certificate past its validUntil without failing on it', commands: ['verify'] },
+  '--json': {
+    value: false,
+    help: 'print only the verdict document (JSON) on stdout; progress goes to stderr',
+    commands: ['certify', 'replay', 'verify', 'restore'],
+  },
+  '--dry-run': {
+    value: false,
+    help: 'print every setting with its value and where it came from (keys: given or not), then stop; nothing is sent',
+    commands: ['certify'],
+  },
+  '--list-cases': {
+    value: false,
+    help: 'print the coverage cases of the generated phase per operation and location (and which the budget leaves out), then stop; nothing is sent',
+    commands: ['certify'],
+  },
+  '--write-baseline': {
+    value: true,
+    help: "write the run's failed requirements as a baseline file (then pass it with --baseline)",
+    commands: ['certify'],
+  },
+  '--public-key': {
+    value: true,
+    help: 'verify: PEM public key that must have signed the certificate (an unsigned one then fails)',
+    commands: ['verify'],
+  },
+  '--accept-expired': {
+    value: false,
+    help: 'verify: report a certificate past its validUntil without failing on it',
+    commands: ['verify'],
+  },
   '--help': { value: false, help: 'this help', commands: ['certify', 'serve', 'replay', 'verify', 'restore', 'help'] },
 };
 
@@ -102,11 +126,13 @@ type OptionToken = { name: string; rawName: string; value?: string | undefined; 
 
 /** Why an option cannot be used here (never echoing a key), or undefined. */
 function optionError(m: Meaning, token: OptionToken, command: Command): string | undefined {
-  if (m.kind === 'secret') return `${token.rawName}: keys are read only from the environment (${m.variable}), never from a flag: a command line is visible to every user of the machine`;
+  if (m.kind === 'secret')
+    return `${token.rawName}: keys are read only from the environment (${m.variable}), never from a flag: a command line is visible to every user of the machine`;
   if (m.kind === 'own' && !OWN_FLAGS[m.flag]!.commands.includes(command)) return `${token.rawName} does not apply to ${command}`;
   const takesValue = m.kind === 'own' ? m.value : !m.negated && m.setting.kind !== 'boolean';
   const missing = token.value === undefined || token.value === '' || (!token.inlineValue && token.value.startsWith('--'));
-  if (takesValue && missing) return m.kind === 'own' ? `${token.rawName} needs a value` : `${token.rawName} needs a value (${m.setting.name})`;
+  if (takesValue && missing)
+    return m.kind === 'own' ? `${token.rawName} needs a value` : `${token.rawName} needs a value (${m.setting.name})`;
   return undefined;
 }
 

@@ -20,7 +20,8 @@ const SKIP = new Set(['cli/bin.mjs', 'cli/build.mjs']);
 // nothing needs building; npm sets these variables only while it prepares a git dependency (it
 // installs the clone's dependencies with _PACOTE_NO_PREPARE_, then runs prepare with
 // npm_package_resolved), which is the case that needs dist/.
-if (process.argv.includes('--git-dependency-only') && !process.env._PACOTE_NO_PREPARE_ && !process.env.npm_package_resolved) process.exit(0);
+if (process.argv.includes('--git-dependency-only') && !process.env._PACOTE_NO_PREPARE_ && !process.env.npm_package_resolved)
+  process.exit(0);
 
 fs.rmSync(DIST, { recursive: true, force: true });
 const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
@@ -44,15 +45,26 @@ for (const dir of DATA_DIRS) copyData(dir);
 
 // The package root of the compiled tree: the harness finds its root by this file's name.
 const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
-const manifest = { name: pkg.name, version: pkg.version, description: pkg.description, type: pkg.type, private: true, dependencies: pkg.dependencies, engines: pkg.engines };
+const manifest = {
+  name: pkg.name,
+  version: pkg.version,
+  description: pkg.description,
+  type: pkg.type,
+  private: true,
+  dependencies: pkg.dependencies,
+  engines: pkg.engines,
+};
 fs.writeFileSync(path.join(DIST, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
 // The sources this tree was compiled from, and what was compiled: a certificate written by the
 // package names the same suite as one written by a clone of the same sources (certify/certificate/digest.ts).
 const { sourceManifest, SUITE_SOURCE_FILE } = await import(pathToFileURL(path.join(DIST, 'certify', 'certificate', 'digest.js')).href);
-fs.writeFileSync(path.join(DIST, SUITE_SOURCE_FILE), `${JSON.stringify({ source: sourceManifest(ROOT), compiled: sourceManifest(DIST) }, null, 2)}\n`);
+fs.writeFileSync(
+  path.join(DIST, SUITE_SOURCE_FILE),
+  `${JSON.stringify({ source: sourceManifest(ROOT), compiled: sourceManifest(DIST) }, null, 2)}\n`,
+);
 const files = [];
 const count = (d) => {
-  for (const e of fs.readdirSync(d, { withFileTypes: true })) (e.isDirectory() ? count(path.join(d, e.name)) : files.push(e.name));
+  for (const e of fs.readdirSync(d, { withFileTypes: true })) e.isDirectory() ? count(path.join(d, e.name)) : files.push(e.name);
 };
 count(DIST);
 console.log(`build: dist/ holds ${files.length} files (${files.filter((f) => f.endsWith('.js')).length} compiled modules)`);

@@ -48,9 +48,7 @@ export function variableOf(key: string): string {
   return key.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase();
 }
 
-export type ConfigResult =
-  | { ok: true; env: Record<string, string>; target: string; notes: string[] }
-  | { ok: false; errors: string[] };
+export type ConfigResult = { ok: true; env: Record<string, string>; target: string; notes: string[] } | { ok: false; errors: string[] };
 
 type Env = Record<string, string | undefined>;
 
@@ -161,7 +159,8 @@ export function loadConfig(file: string, env: Env, targetName?: string): ConfigR
     return {
       ok: false,
       errors: literals.map(
-        (at) => `${name}: ${at} holds a literal key. Keys may appear only as \${VAR} references (e.g. apiKey: \${STAGING_API_KEY}); the value is not printed. Remove it from the file and from its history.`,
+        (at) =>
+          `${name}: ${at} holds a literal key. Keys may appear only as \${VAR} references (e.g. apiKey: \${STAGING_API_KEY}); the value is not printed. Remove it from the file and from its history.`,
       ),
     };
   }
@@ -176,7 +175,11 @@ export function loadConfig(file: string, env: Env, targetName?: string): ConfigR
   } & Record<string, unknown>;
   const names = Object.keys(config.targets);
   const wanted = targetName ?? config.default ?? (names.length === 1 ? names[0] : undefined);
-  if (!wanted) return { ok: false, errors: [`${name}: ${names.length} targets (${names.join(', ')}); choose one with --target or a \`default:\` key`] };
+  if (!wanted)
+    return {
+      ok: false,
+      errors: [`${name}: ${names.length} targets (${names.join(', ')}); choose one with --target or a \`default:\` key`],
+    };
   const target = config.targets[wanted];
   if (!target) return { ok: false, errors: [`${name}: no target "${wanted}" (targets: ${names.join(', ')})`] };
 
@@ -195,7 +198,10 @@ export function loadConfig(file: string, env: Env, targetName?: string): ConfigR
     });
     if (empty) {
       // An unset CI secret arrives as an empty variable: say so, never run silently without it.
-      if (isKey) notes.push(`${at} refers to an unset or empty variable: ${variable} is not given, and the checks that need it are not certified (--strict fails the gate on that)`);
+      if (isKey)
+        notes.push(
+          `${at} refers to an unset or empty variable: ${variable} is not given, and the checks that need it are not certified (--strict fails the gate on that)`,
+        );
       else errors.push(`${name}: ${at} refers to an unset or empty variable`);
       return;
     }

@@ -52,12 +52,19 @@ export function diffCommand(argv: readonly string[], io: DiffIo): number {
   let positionals: string[];
   const json = argv.includes('--json');
   const usage = (errors: string[]) => {
-    io.stderr(`inventory-conformance: usage error:\n${errors.map((e) => `  - ${e}\n`).join('')}Run \`inventory-conformance diff --help\` for the flags.\n`);
+    io.stderr(
+      `inventory-conformance: usage error:\n${errors.map((e) => `  - ${e}\n`).join('')}Run \`inventory-conformance diff --help\` for the flags.\n`,
+    );
     if (json) io.stdout(`${JSON.stringify({ result: 'usage', exitCode: EXIT.usage, errors }, null, 2)}\n`);
     return EXIT.usage;
   };
   try {
-    ({ values, positionals } = parseArgs({ args: [...argv], options: { json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true }));
+    ({ values, positionals } = parseArgs({
+      args: [...argv],
+      options: { json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
+      allowPositionals: true,
+      strict: true,
+    }));
   } catch (error) {
     return usage([(error as Error).message.split('\n')[0]!]);
   }

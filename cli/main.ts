@@ -59,7 +59,9 @@ const EXAMPLES: Record<Command, string[]> = {
     `npx ${BIN} verify reports/certificate.json --public-key signer.pub.pem`,
     `npx ${BIN} verify submission/acme-acme-inventory-2.4.1 --public-key acme.pub.pem --json   # a submission folder (submit --help)`,
   ],
-  restore: [`API_KEY=… npx ${BIN} restore --base-url https://staging.example.com/v1   # what a run that died left changed, from reports/journal/`],
+  restore: [
+    `API_KEY=… npx ${BIN} restore --base-url https://staging.example.com/v1   # what a run that died left changed, from reports/journal/`,
+  ],
   help: [],
 };
 
@@ -67,8 +69,9 @@ const SUMMARY: Record<Exclude<Command, 'help'>, string> = {
   certify: 'certify a deployment (no --base-url: the bundled reference server); writes reports/ and the certificate',
   serve: 'run the reference server (flags: serve --help)',
   replay: 'run the generated phase on one case only (CONFORMANCE_REPLAY=<token>)',
-  verify: "recompute a certificate's digests against this installed harness, check its signature and that it has not expired; or check a submission folder whole",
-  restore: "put back what a run that died left changed on the target (the journal in the reports folder); exit 1 naming what could not be",
+  verify:
+    "recompute a certificate's digests against this installed harness, check its signature and that it has not expired; or check a submission folder whole",
+  restore: 'put back what a run that died left changed on the target (the journal in the reports folder); exit 1 naming what could not be',
 };
 
 /** What `restore --help` adds: the settings it reads and its own exit codes. */
@@ -96,12 +99,26 @@ export function help(command?: Command): string {
     for (const [c, s] of Object.entries(SUMMARY)) lines.push(`  ${c.padEnd(9)}${s}`);
     lines.push(`  ${'diff'.padEnd(9)}the requirement-level difference between two certificates (diff --help)`);
     lines.push(`  ${'submit'.padEnd(9)}write a submission folder anyone can check from a strict, signed run (submit --help)`);
-    lines.push('', 'Examples:', ...Object.values(EXAMPLES).flat().map((e) => `  ${e}`));
+    lines.push(
+      '',
+      'Examples:',
+      ...Object.values(EXAMPLES)
+        .flat()
+        .map((e) => `  ${e}`),
+    );
     lines.push('', `Run \`${BIN} <command> --help\` for its flags.`, '', 'Exit codes:', ...exitCodeLines(), '');
     return lines.join('\n');
   }
   const positional = command === 'replay' ? ' <token>' : command === 'verify' ? ' <certificate.json | submission folder>' : '';
-  lines.push(`Usage: ${BIN} ${command}${positional} [flags]`, '', SUMMARY[command as Exclude<Command, 'help'>], '', 'Examples:', ...EXAMPLES[command].map((e) => `  ${e}`), '');
+  lines.push(
+    `Usage: ${BIN} ${command}${positional} [flags]`,
+    '',
+    SUMMARY[command as Exclude<Command, 'help'>],
+    '',
+    'Examples:',
+    ...EXAMPLES[command].map((e) => `  ${e}`),
+    '',
+  );
   if (command === 'verify') lines.push(...VERIFY_NOTES);
   const own = Object.entries(OWN_FLAGS).filter(([, f]) => f.commands.includes(command));
   lines.push('Flags:', ...own.map(([flag, f]) => `  ${`${flag}${f.value ? ' <value>' : ''}`.padEnd(26)}${f.help}`), '');
@@ -109,7 +126,9 @@ export function help(command?: Command): string {
     lines.push(
       'Settings: each is an environment variable and a flag (shown last); the flag wins, then the',
       'variable, then the config file (conformance.yaml, see conformance.example.yaml), then the default.',
-      `Keys (API_KEY, RATE_LIMIT_KEY, LOAD_KEY) are read only from the environment. Aliases: ${Object.entries(ALIASES).map(([a, n]) => `${a} = ${n}`).join(', ')}.`,
+      `Keys (API_KEY, RATE_LIMIT_KEY, LOAD_KEY) are read only from the environment. Aliases: ${Object.entries(ALIASES)
+        .map(([a, n]) => `${a} = ${n}`)
+        .join(', ')}.`,
       '',
       renderHelp(GROUPS, { flags: true }),
     );
@@ -125,12 +144,19 @@ export function help(command?: Command): string {
 function usageError(io: Io, errors: string[], command?: Command): number {
   const redact = inputRedactor(io.env);
   io.reasons?.push(...errors.map((e) => redact(e)));
-  io.stderr(redact(`${BIN}: usage error:\n${errors.map((e) => `  - ${e}\n`).join('')}Run \`${BIN} ${command && command !== 'help' ? `${command} ` : ''}--help\` for the flags.\n`));
+  io.stderr(
+    redact(
+      `${BIN}: usage error:\n${errors.map((e) => `  - ${e}\n`).join('')}Run \`${BIN} ${command && command !== 'help' ? `${command} ` : ''}--help\` for the flags.\n`,
+    ),
+  );
   return EXIT.usage;
 }
 
 /** Assembles the run's variables from the config file, the environment and the flags. */
-function runEnv(io: Io, flagEnv: Record<string, string>): { env: Record<string, string | undefined>; notes: string[]; configEnv: Record<string, string> } | { errors: string[] } {
+function runEnv(
+  io: Io,
+  flagEnv: Record<string, string>,
+): { env: Record<string, string | undefined>; notes: string[]; configEnv: Record<string, string> } | { errors: string[] } {
   const given = flagEnv.CONFORMANCE_CONFIG ?? io.env.CONFORMANCE_CONFIG?.trim();
   const file = configFile(given || undefined, io.cwd);
   let configEnv: Record<string, string> = {};
@@ -148,7 +174,9 @@ function runEnv(io: Io, flagEnv: Record<string, string>): { env: Record<string, 
   }
   const env = mergeEnv(io.env, configEnv, flagEnv);
   // The gate's own settings; certify validates the rest with its own messages.
-  const problems = readSettings(env).problems.filter((p) => CLI_SETTINGS.settings.some((s) => s.name === p.name)).map((p) => p.message);
+  const problems = readSettings(env)
+    .problems.filter((p) => CLI_SETTINGS.settings.some((s) => s.name === p.name))
+    .map((p) => p.message);
   if (problems.length) return { errors: problems };
   // The gate's own files must be readable before an hour-long run, not after it.
   const errors: string[] = [];
@@ -158,7 +186,9 @@ function runEnv(io: Io, flagEnv: Record<string, string>): { env: Record<string, 
       parseBaseline(fs.readFileSync(path.resolve(io.cwd, baseline), 'utf8'));
       env.CONFORMANCE_BASELINE = path.resolve(io.cwd, baseline);
     } catch (error) {
-      errors.push(`CONFORMANCE_BASELINE (${baseline}): ${(error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message}`);
+      errors.push(
+        `CONFORMANCE_BASELINE (${baseline}): ${(error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message}`,
+      );
     }
   }
   const keyFile = env.CONFORMANCE_SIGNING_KEY_FILE?.trim();
@@ -167,7 +197,9 @@ function runEnv(io: Io, flagEnv: Record<string, string>): { env: Record<string, 
       loadPrivateKey(fs.readFileSync(path.resolve(io.cwd, keyFile), 'utf8'), 'CONFORMANCE_SIGNING_KEY_FILE');
       env.CONFORMANCE_SIGNING_KEY_FILE = path.resolve(io.cwd, keyFile);
     } catch (error) {
-      errors.push((error as NodeJS.ErrnoException).code === 'ENOENT' ? 'CONFORMANCE_SIGNING_KEY_FILE: no such file' : (error as Error).message);
+      errors.push(
+        (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'CONFORMANCE_SIGNING_KEY_FILE: no such file' : (error as Error).message,
+      );
     }
   }
   if (errors.length) return { errors };
@@ -187,14 +219,37 @@ export function describeSettings(
   const set = (v: string | undefined) => v !== undefined && v.trim() !== '';
   const width = Math.max(...SETTINGS.map((s) => s.name.length)) + 2;
   const lines = SETTINGS.map((s) => {
-    const origin = s.name in flagEnv ? 'flag' : set(processEnv[s.name]) ? 'environment' : s.name in configEnv ? 'config file' : s.default !== undefined ? 'default' : '';
-    const value = s.secret ? (set(env[s.name]) ? 'given' : 'not given') : set(env[s.name]) ? env[s.name]! : s.default !== undefined ? String(s.default) : '(unset)';
+    const origin =
+      s.name in flagEnv
+        ? 'flag'
+        : set(processEnv[s.name])
+          ? 'environment'
+          : s.name in configEnv
+            ? 'config file'
+            : s.default !== undefined
+              ? 'default'
+              : '';
+    const value = s.secret
+      ? set(env[s.name])
+        ? 'given'
+        : 'not given'
+      : set(env[s.name])
+        ? env[s.name]!
+        : s.default !== undefined
+          ? String(s.default)
+          : '(unset)';
     return `  ${s.name.padEnd(width)}${value}${origin ? `  (${origin})` : ''}`;
   });
   return `Settings of this run (nothing was sent):\n${lines.join('\n')}\n`;
 }
 
-async function certify(io: Io, args: ReturnType<typeof parseArgs>, extraEnv: Record<string, string> = {}, onlyPhases?: string[], replayTarget?: string): Promise<number> {
+async function certify(
+  io: Io,
+  args: ReturnType<typeof parseArgs>,
+  extraEnv: Record<string, string> = {},
+  onlyPhases?: string[],
+  replayTarget?: string,
+): Promise<number> {
   const replaying = extraEnv.CONFORMANCE_REPLAY !== undefined;
   const json = args.own['--json'] === 'true';
   const say = json ? io.stderr : io.stdout;
@@ -254,13 +309,17 @@ async function certify(io: Io, args: ReturnType<typeof parseArgs>, extraEnv: Rec
   const gate = report.gate;
   const b = report.baseline;
   if (b) {
-    say(`\nbaseline ${b.file}: ${b.known.length} known failure(s)${b.known.length ? ` (${b.known.map((k) => k.id).join(', ')})` : ''}, ${b.newFailures.length} new${b.newFailures.length ? ` (${b.newFailures.map((k) => k.id).join(', ')})` : ''}\n`);
+    say(
+      `\nbaseline ${b.file}: ${b.known.length} known failure(s)${b.known.length ? ` (${b.known.map((k) => k.id).join(', ')})` : ''}, ${b.newFailures.length} new${b.newFailures.length ? ` (${b.newFailures.map((k) => k.id).join(', ')})` : ''}\n`,
+    );
     for (const f of b.fixed) say(`  fixed: ${f.id} now ${f.status}: remove it from the baseline\n`);
     for (const u of b.unjudged) say(`  not judged: ${u.id} (${u.why.split('\n')[0]})\n`);
   }
   const comparison = written.certificate.results.comparison;
   if (gate.comparedWith && comparison) {
-    say(`\ncompared with ${gate.comparedWith.file} (${gate.comparedWith.generatedAt}): ${comparison.regressed.length} regressed${comparison.regressed.length ? ` (${comparison.regressed.map((c) => `${c.id} ${c.before} → ${c.now}`).join(', ')})` : ''}, ${comparison.fixed.length} fixed, ${comparison.added.length} new, ${comparison.removed.length} removed\n`);
+    say(
+      `\ncompared with ${gate.comparedWith.file} (${gate.comparedWith.generatedAt}): ${comparison.regressed.length} regressed${comparison.regressed.length ? ` (${comparison.regressed.map((c) => `${c.id} ${c.before} → ${c.now}`).join(', ')})` : ''}, ${comparison.fixed.length} fixed, ${comparison.added.length} new, ${comparison.removed.length} removed\n`,
+    );
   }
   if (args.own['--write-baseline']) {
     const file = path.resolve(io.cwd, args.own['--write-baseline']);
@@ -277,10 +336,13 @@ async function certify(io: Io, args: ReturnType<typeof parseArgs>, extraEnv: Rec
  * case evidences. 0: the case passes now; 1: it still fails; 5: it did not run (harness trouble).
  */
 function replayOutcome(report: ConformanceReport, say: (text: string) => void, target: string): number {
-  const ran = report.requirements.flatMap((r) => r.evidence.filter((e) => e.project === 'generated' && e.outcome !== 'skipped').map((e) => ({ id: r.id, e })));
+  const ran = report.requirements.flatMap((r) =>
+    r.evidence.filter((e) => e.project === 'generated' && e.outcome !== 'skipped').map((e) => ({ id: r.id, e })),
+  );
   const failed = ran.filter(({ e }) => e.outcome === 'failed' || e.outcome === 'flaky' || e.outcome === 'interrupted');
   const harness = report.problems.filter(isHarnessProblem);
-  for (const { id, e } of failed) say(`replay: ${id} ${e.test}: still fails\n${(e.errors ?? []).map((x) => `  ${x.split('\n')[0]}\n`).join('')}`);
+  for (const { id, e } of failed)
+    say(`replay: ${id} ${e.test}: still fails\n${(e.errors ?? []).map((x) => `  ${x.split('\n')[0]}\n`).join('')}`);
   if (harness.length) {
     say(`replay: the case did not run cleanly: ${harness.map((p) => p.reason.split('\n')[0]).join('; ')} (exit ${EXIT.harness})\n`);
     return EXIT.harness;
@@ -289,13 +351,22 @@ function replayOutcome(report: ConformanceReport, say: (text: string) => void, t
     say(`replay: no generated check ran the case (exit ${EXIT.harness})\n`);
     return EXIT.harness;
   }
-  say(failed.length ? `replay: still fails against ${target} (exit ${EXIT.fail})\n` : `replay: now passes against ${target} (exit ${EXIT.pass})\n`);
+  say(
+    failed.length
+      ? `replay: still fails against ${target} (exit ${EXIT.fail})\n`
+      : `replay: now passes against ${target} (exit ${EXIT.pass})\n`,
+  );
   return failed.length ? EXIT.fail : EXIT.pass;
 }
 
 async function replay(io: Io, args: ReturnType<typeof parseArgs>): Promise<number> {
   const [token, ...more] = args.positionals;
-  if (!token || more.length) return usageError(io, [token ? `one token expected, got ${args.positionals.length}` : 'replay needs the token a generated check printed'], 'replay');
+  if (!token || more.length)
+    return usageError(
+      io,
+      [token ? `one token expected, got ${args.positionals.length}` : 'replay needs the token a generated check printed'],
+      'replay',
+    );
   const { decodeToken } = await import('../suites/generated/replay.ts');
   try {
     decodeToken(token);
@@ -303,7 +374,8 @@ async function replay(io: Io, args: ReturnType<typeof parseArgs>): Promise<numbe
     return usageError(io, [(error as Error).message], 'replay');
   }
   const { PHASES } = await import('../certify/phase-list.ts');
-  if (!PHASES.includes('generated')) return usageError(io, ['this suite has no generated phase (playwright.config.ts has no `generated` project)'], 'replay');
+  if (!PHASES.includes('generated'))
+    return usageError(io, ['this suite has no generated phase (playwright.config.ts has no `generated` project)'], 'replay');
   // The target the token came from (the last run's conformance.json holds it): another one only if named.
   const assembled = runEnv(io, args.env);
   if ('errors' in assembled) return usageError(io, assembled.errors, 'replay');
@@ -323,7 +395,11 @@ function verify(io: Io, args: ReturnType<typeof parseArgs>): number {
 }
 
 function serve(io: Io, args: ReturnType<typeof parseArgs>): Promise<number> {
-  const child = spawn(process.execPath, [...nodeArgsFor(codeFile('reference-server/main')), ...args.positionals], { stdio: 'inherit', cwd: io.cwd, env: io.env });
+  const child = spawn(process.execPath, [...nodeArgsFor(codeFile('reference-server/main')), ...args.positionals], {
+    stdio: 'inherit',
+    cwd: io.cwd,
+    env: io.env,
+  });
   const forward = (s: NodeJS.Signals) => child.kill(s);
   process.on('SIGINT', forward);
   process.on('SIGTERM', forward);
@@ -362,20 +438,39 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
   return code;
 }
 
-const RESULT_OF: Record<number, string> = { [EXIT.usage]: 'usage', [EXIT.unreachable]: 'unreachable', [EXIT.harness]: 'harness', [EXIT.fail]: 'fail', [EXIT.notCertified]: 'not-certified', [EXIT.pass]: 'pass' };
+const RESULT_OF: Record<number, string> = {
+  [EXIT.usage]: 'usage',
+  [EXIT.unreachable]: 'unreachable',
+  [EXIT.harness]: 'harness',
+  [EXIT.fail]: 'fail',
+  [EXIT.notCertified]: 'not-certified',
+  [EXIT.pass]: 'pass',
+};
 
 /**
  * The `--json` document of a run that wrote no report: the result, the exit code and the reasons
  * the command gave (none given: what the exit code means), with no key.
  */
-export function errorDocument(code: number, reasons: readonly string[], redact: (s: string) => string): { format: string; verdict: string; gate: GateResult } {
+export function errorDocument(
+  code: number,
+  reasons: readonly string[],
+  redact: (s: string) => string,
+): { format: string; verdict: string; gate: GateResult } {
   const given = reasons.map((r) => redact(r).trimEnd()).filter(Boolean);
   const meaning = EXIT_DESCRIPTIONS.find((e) => e.code === code)?.meaning;
   const result = RESULT_OF[code] ?? (code > SIGNAL_EXIT_BASE ? 'interrupted' : 'harness');
   return {
     format: 'inventory-conformance-error/1',
     verdict: result,
-    gate: { result: result as GateResult['result'], exitCode: code, strict: false, reasons: given.length ? given : [meaning ?? `exit ${code}`], knownFailures: [], fixedFailures: [], newFailures: [] },
+    gate: {
+      result: result as GateResult['result'],
+      exitCode: code,
+      strict: false,
+      reasons: given.length ? given : [meaning ?? `exit ${code}`],
+      knownFailures: [],
+      fixedFailures: [],
+      newFailures: [],
+    },
   };
 }
 
@@ -415,8 +510,14 @@ async function restore(io: Io, args: ReturnType<typeof parseArgs>): Promise<numb
   const { runRestore } = await import('../certify/restore.ts');
   const json = !!args.own['--json'];
   let outcome: unknown;
-  const code = await runRestore({ env: assembled.env, write: json ? io.stderr : io.stdout, ...(io.signal ? { signal: io.signal } : {}), onOutcome: (o) => (outcome = o) });
-  if (json && outcome) io.stdout(`${JSON.stringify({ format: 'inventory-conformance-restore/1', exitCode: code, ...(outcome as object) }, null, 2)}\n`);
+  const code = await runRestore({
+    env: assembled.env,
+    write: json ? io.stderr : io.stdout,
+    ...(io.signal ? { signal: io.signal } : {}),
+    onOutcome: (o) => (outcome = o),
+  });
+  if (json && outcome)
+    io.stdout(`${JSON.stringify({ format: 'inventory-conformance-restore/1', exitCode: code, ...(outcome as object) }, null, 2)}\n`);
   return code;
 }
 
@@ -438,7 +539,13 @@ export async function run(argv: readonly string[] = process.argv.slice(2)): Prom
     process.on('SIGINT', onSignal);
     process.on('SIGTERM', onSignal);
   }
-  const io: Io = { stdout: writerFor(process.stdout), stderr: writerFor(process.stderr), env: process.env, cwd: process.cwd(), signal: controller.signal };
+  const io: Io = {
+    stdout: writerFor(process.stdout),
+    stderr: writerFor(process.stderr),
+    env: process.env,
+    cwd: process.cwd(),
+    signal: controller.signal,
+  };
   try {
     process.exitCode = await main(argv, io);
   } catch (error) {

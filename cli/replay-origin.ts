@@ -35,24 +35,35 @@ export function tokenOrigin(conformanceJson: string, token: string): TargetRef |
   try {
     const t = (JSON.parse(text) as { target?: { kind?: string; baseUrl?: string; apiUrl?: string | null } }).target;
     if (!t) return undefined;
-    return t.kind === 'reference' ? { kind: 'reference' } : { kind: 'external', ...(t.baseUrl ? { baseUrl: t.baseUrl } : {}), ...(t.apiUrl ? { apiUrl: t.apiUrl } : {}) };
+    return t.kind === 'reference'
+      ? { kind: 'reference' }
+      : { kind: 'external', ...(t.baseUrl ? { baseUrl: t.baseUrl } : {}), ...(t.apiUrl ? { apiUrl: t.apiUrl } : {}) };
   } catch {
     return undefined;
   }
 }
 
-export type ReplayTargetDecision =
-  | { ok: true; target: TargetRef; note: string }
-  | { ok: false; error: string };
+export type ReplayTargetDecision = { ok: true; target: TargetRef; note: string } | { ok: false; error: string };
 
 /**
  * Where the replay goes: `resolved` (the settings' target), checked against the token's origin.
  * `named`: the user named the target for this replay (a flag or BASE_URL in the environment).
  */
 export function decideReplayTarget(origin: TargetRef | undefined, resolved: TargetRef, named: boolean): ReplayTargetDecision {
-  if (!origin) return { ok: true, target: resolved, note: `replay: the token is not in the last run's conformance.json; replaying against ${targetName(resolved)}` };
-  if (same(origin, resolved)) return { ok: true, target: resolved, note: `replay: against ${targetName(resolved)}, the target the token came from` };
-  if (named) return { ok: true, target: resolved, note: `replay: against ${targetName(resolved)} as named (the token came from ${targetName(origin)})` };
+  if (!origin)
+    return {
+      ok: true,
+      target: resolved,
+      note: `replay: the token is not in the last run's conformance.json; replaying against ${targetName(resolved)}`,
+    };
+  if (same(origin, resolved))
+    return { ok: true, target: resolved, note: `replay: against ${targetName(resolved)}, the target the token came from` };
+  if (named)
+    return {
+      ok: true,
+      target: resolved,
+      note: `replay: against ${targetName(resolved)} as named (the token came from ${targetName(origin)})`,
+    };
   return {
     ok: false,
     error:

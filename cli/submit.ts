@@ -46,7 +46,7 @@ export const SUBMIT_HELP = [
   '',
   'Flags:',
   '  --product <file>   product.yaml (required)',
-  '  --reports <dir>    the run\'s reports folder (default: REPORTS_DIR, else reports)',
+  "  --reports <dir>    the run's reports folder (default: REPORTS_DIR, else reports)",
   '  --out <dir>        where the submission folder is written (default: submission); a folder of',
   '                     that name that submit did not write is refused, and nothing else is touched',
   '  --json             print the result, with the typed problems, as JSON on stdout',
@@ -66,13 +66,26 @@ export function submitCommand(argv: readonly string[], io: SubmitIo): number {
   const json = argv.includes('--json');
   const redact = redactorFor(secretsFromEnv(io.env));
   const usage = (errors: string[]) => {
-    io.stderr(redact(`inventory-conformance: usage error:\n${errors.map((e) => `  - ${e}\n`).join('')}Run \`inventory-conformance submit --help\` for the flags.\n`));
-    if (json) io.stdout(`${JSON.stringify({ format: 'inventory-conformance-submit/1', result: 'usage', exitCode: EXIT.usage, problems: [], errors }, null, 2)}\n`);
+    io.stderr(
+      redact(
+        `inventory-conformance: usage error:\n${errors.map((e) => `  - ${e}\n`).join('')}Run \`inventory-conformance submit --help\` for the flags.\n`,
+      ),
+    );
+    if (json)
+      io.stdout(
+        `${JSON.stringify({ format: 'inventory-conformance-submit/1', result: 'usage', exitCode: EXIT.usage, problems: [], errors }, null, 2)}\n`,
+      );
     return EXIT.usage;
   };
   let values: { product?: string; reports?: string; out?: string; json?: boolean; help?: boolean };
   try {
-    const options = { product: { type: 'string' }, reports: { type: 'string' }, out: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } as const;
+    const options = {
+      product: { type: 'string' },
+      reports: { type: 'string' },
+      out: { type: 'string' },
+      json: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    } as const;
     const parsed = parseArgs({ args: [...argv], options, allowPositionals: true, strict: true });
     if (parsed.positionals.length) return usage([`unexpected argument(s): ${parsed.positionals.join(' ')}`]);
     values = parsed.values;
@@ -96,6 +109,11 @@ export function submitCommand(argv: readonly string[], io: SubmitIo): number {
     return code;
   }
   if (result.ok) io.stdout(`submit: wrote ${path.relative(io.cwd, result.dir) || result.dir}/ (${result.files.join(', ')})\n`);
-  else io.stderr(redact(`${result.problems.map((p) => `submit: refused: ${problemLine(p)}\n`).join('')}submit: nothing was submitted (exit ${code})\n`));
+  else
+    io.stderr(
+      redact(
+        `${result.problems.map((p) => `submit: refused: ${problemLine(p)}\n`).join('')}submit: nothing was submitted (exit ${code})\n`,
+      ),
+    );
   return code;
 }

@@ -32,7 +32,7 @@ export const VERIFY_NOTES = [
   'the ledger, interface and suite source against this installed harness, the signature, and its',
   'validity period (refused after validUntil unless --accept-expired).',
   'A submission folder (written by `submit`): all of that, plus product.yaml against its schema and',
-  'the deployment the certificate certifies, the README and every file\'s digest, the signer against',
+  "the deployment the certificate certifies, the README and every file's digest, the signer against",
   '--public-key (required), a strict full-profile run with every must-level requirement certified and',
   'passed, no known failures, and a released suite: the version installed here, unmodified.',
   '--json prints {format, subject, ok, exitCode, problems, checks}; each problem is',
@@ -43,16 +43,32 @@ export const VERIFY_NOTES = [
 /** The `--json` document's format. */
 export const VERIFY_FORMAT = 'inventory-conformance-verify/1';
 
-function verifyFolder(io: VerifyIo, dir: string, shown: string, o: { publicKeyPem?: string; now: Date; acceptExpired: boolean; json: boolean }): number {
-  const result = verifySubmission(dir, { root: REPO_ROOT, now: o.now, acceptExpired: o.acceptExpired, ...(o.publicKeyPem ? { publicKeyPem: o.publicKeyPem } : {}) });
+function verifyFolder(
+  io: VerifyIo,
+  dir: string,
+  shown: string,
+  o: { publicKeyPem?: string; now: Date; acceptExpired: boolean; json: boolean },
+): number {
+  const result = verifySubmission(dir, {
+    root: REPO_ROOT,
+    now: o.now,
+    acceptExpired: o.acceptExpired,
+    ...(o.publicKeyPem ? { publicKeyPem: o.publicKeyPem } : {}),
+  });
   const code = result.ok ? EXIT.pass : EXIT.fail;
   if (o.json) {
-    io.stdout(`${JSON.stringify({ format: VERIFY_FORMAT, subject: 'submission', path: shown, ok: result.ok, exitCode: code, problems: result.problems, checks: result.checks }, null, 2)}\n`);
+    io.stdout(
+      `${JSON.stringify({ format: VERIFY_FORMAT, subject: 'submission', path: shown, ok: result.ok, exitCode: code, problems: result.problems, checks: result.checks }, null, 2)}\n`,
+    );
     return code;
   }
   for (const c of result.checks) io.stdout(`${c.ok ? '✓' : '✗'} ${c.name}: ${c.detail}\n`);
   for (const p of result.problems) io.stdout(`problem: ${problemLine(p)}\n`);
-  io.stdout(result.ok ? `verify: submission ${shown} is intact and eligible\n` : `verify: submission ${shown} FAILED: ${result.problems.length} problem(s)\n`);
+  io.stdout(
+    result.ok
+      ? `verify: submission ${shown} is intact and eligible\n`
+      : `verify: submission ${shown} FAILED: ${result.problems.length} problem(s)\n`,
+  );
   return code;
 }
 
@@ -72,15 +88,25 @@ export function verifyCommand(io: VerifyIo, args: VerifyArgs, usage: (errors: st
   if (!fs.existsSync(target)) return usage([`verify: no such file or folder: ${file}`]);
   const acceptExpired = args.own['--accept-expired'] === 'true';
   const json = args.own['--json'] === 'true';
-  if (fs.statSync(target).isDirectory()) return verifyFolder(io, target, file, { now, acceptExpired, json, ...(publicKeyPem ? { publicKeyPem } : {}) });
+  if (fs.statSync(target).isDirectory())
+    return verifyFolder(io, target, file, { now, acceptExpired, json, ...(publicKeyPem ? { publicKeyPem } : {}) });
   const result = verifyCertificate(target, { root: REPO_ROOT, now, acceptExpired, ...(publicKeyPem ? { publicKeyPem } : {}) });
   const unsigned = result.checks.some((c) => c.name === 'signature' && c.ok && c.detail.startsWith('the certificate is not signed'));
   if (json) {
     const problems = result.checks.filter((c) => !c.ok).map(problemOfCheck);
-    io.stdout(`${JSON.stringify({ format: VERIFY_FORMAT, subject: 'certificate', path: file, ok: result.ok, exitCode: result.ok ? EXIT.pass : EXIT.fail, problems, checks: result.checks }, null, 2)}\n`);
+    io.stdout(
+      `${JSON.stringify({ format: VERIFY_FORMAT, subject: 'certificate', path: file, ok: result.ok, exitCode: result.ok ? EXIT.pass : EXIT.fail, problems, checks: result.checks }, null, 2)}\n`,
+    );
   } else {
     for (const c of result.checks) io.stdout(`${c.ok ? '✓' : '✗'} ${c.name}: ${c.detail}\n`);
-    io.stdout(result.ok ? `verify: ${file} is intact${unsigned ? ' (unsigned: self-consistent, its origin is not proven)' : ''}\n` : `verify: ${file} FAILED: ${result.checks.filter((c) => !c.ok).map((c) => c.name).join(', ')}\n`);
+    io.stdout(
+      result.ok
+        ? `verify: ${file} is intact${unsigned ? ' (unsigned: self-consistent, its origin is not proven)' : ''}\n`
+        : `verify: ${file} FAILED: ${result.checks
+            .filter((c) => !c.ok)
+            .map((c) => c.name)
+            .join(', ')}\n`,
+    );
   }
   return result.ok ? EXIT.pass : EXIT.fail;
 }

@@ -34,9 +34,26 @@ export type ExitCode = (typeof EXIT)[ExitName];
 /** One line per code, for `--help` and the vendor guide. */
 export const EXIT_DESCRIPTIONS: readonly { code: ExitCode; name: ExitName; meaning: string }[] = [
   { code: EXIT.pass, name: 'pass', meaning: 'every must-level requirement the run certifies passed (known failures of --baseline aside)' },
-  { code: EXIT.fail, name: 'fail', meaning: 'the target does not conform: a requirement failed (with --baseline: a failure not in the baseline)' },
-  { code: EXIT.usage, name: 'usage', meaning: 'usage error: unknown flag, malformed value, bad config file, literal key in the config; nothing ran' },
+  {
+    code: EXIT.fail,
+    name: 'fail',
+    meaning: 'the target does not conform: a requirement failed (with --baseline: a failure not in the baseline)',
+  },
+  {
+    code: EXIT.usage,
+    name: 'usage',
+    meaning: 'usage error: unknown flag, malformed value, bad config file, literal key in the config; nothing ran',
+  },
   { code: EXIT.unreachable, name: 'unreachable', meaning: 'the target did not answer (connection refused, DNS, TLS); nothing was judged' },
-  { code: EXIT.notCertified, name: 'notCertified', meaning: '--strict: the checks that ran passed, but something was not certified (missing key, profile)' },
-  { code: EXIT.harness, name: 'harness', meaning: 'harness trouble: a phase timed out or ended without a report, an internal error, a key found in a report file, another run of the target on this machine still held it after OTHER_RUN_WAIT_S' },
+  {
+    code: EXIT.notCertified,
+    name: 'notCertified',
+    meaning: '--strict: the checks that ran passed, but something was not certified (missing key, profile)',
+  },
+  {
+    code: EXIT.harness,
+    name: 'harness',
+    meaning:
+      'harness trouble: a phase timed out or ended without a report, an internal error, a key found in a report file, another run of the target on this machine still held it after OTHER_RUN_WAIT_S',
+  },
 ];

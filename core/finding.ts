@@ -51,7 +51,9 @@ export function formatFinding(f: Finding): string {
 
 /** The findings of `id` (and `part`, when given) at any of `levels`. */
 export function findingsOf(findings: readonly Finding[], id: string, part?: string, levels?: readonly FindingLevel[]): Finding[] {
-  return findings.filter((f) => f.id === id && (part === undefined || f.part === part) && (levels === undefined || levels.includes(f.level)));
+  return findings.filter(
+    (f) => f.id === id && (part === undefined || f.part === part) && (levels === undefined || levels.includes(f.level)),
+  );
 }
 
 /** Findings at `level`. */
@@ -66,7 +68,13 @@ export function failed(findings: readonly Finding[]): boolean {
 
 /** Applies `clean` (redaction) to every text field. */
 export function mapFindingText(f: Finding, clean: (s: string) => string): Finding {
-  return { ...f, message: clean(f.message), expected: clean(f.expected), observed: clean(f.observed), ...(f.curl !== undefined ? { curl: clean(f.curl) } : {}) };
+  return {
+    ...f,
+    message: clean(f.message),
+    expected: clean(f.expected),
+    observed: clean(f.observed),
+    ...(f.curl !== undefined ? { curl: clean(f.curl) } : {}),
+  };
 }
 
 /** The `finding` annotation (core/results.ts ANNOTATION.finding) that carries `f` to the verdict as data. */
@@ -79,7 +87,9 @@ export function parseFinding(description: string | undefined): Finding | undefin
   if (!description) return undefined;
   try {
     const f = JSON.parse(description) as Finding;
-    return f && typeof f.id === 'string' && typeof f.expected === 'string' && typeof f.observed === 'string' && typeof f.level === 'string' ? f : undefined;
+    return f && typeof f.id === 'string' && typeof f.expected === 'string' && typeof f.observed === 'string' && typeof f.level === 'string'
+      ? f
+      : undefined;
   } catch {
     return undefined;
   }

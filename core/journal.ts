@@ -103,7 +103,8 @@ export function recordOf(value: unknown): JournalRecord | undefined {
   if (r.kind === 'change' && isText(r.target) && isText(r.petId) && (r.original === null || isText(r.original))) {
     return { ...base, kind: 'change', target: r.target, petId: r.petId, original: r.original };
   }
-  if (r.kind === 'message' && isText(r.target) && isText(r.address)) return { ...base, kind: 'message', target: r.target, address: r.address };
+  if (r.kind === 'message' && isText(r.target) && isText(r.address))
+    return { ...base, kind: 'message', target: r.target, address: r.address };
   if (r.kind === 'done' && CLOSE_HOWS.includes(r.how as CloseHow)) return { ...base, kind: 'done', how: r.how as CloseHow };
   return undefined;
 }
@@ -192,7 +193,11 @@ export function readJournals(reportsDir: string): JournalFile[] {
   const dir = path.join(reportsDir, JOURNAL_DIR);
   let names: string[];
   try {
-    names = fs.readdirSync(dir, { withFileTypes: true }).filter((d) => d.isFile() && d.name.endsWith(JOURNAL_EXT)).map((d) => d.name).sort();
+    names = fs
+      .readdirSync(dir, { withFileTypes: true })
+      .filter((d) => d.isFile() && d.name.endsWith(JOURNAL_EXT))
+      .map((d) => d.name)
+      .sort();
   } catch {
     return [];
   }

@@ -26,7 +26,6 @@ export const LEVELS: readonly Level[] = ['must', 'should', 'may'];
 export type Source = 'spec' | 'rfc' | 'rules' | 'project';
 export const SOURCES: readonly Source[] = ['spec', 'rfc', 'rules', 'project'];
 
-
 /** The files `spec` and `rules` quotes are taken from, verbatim (whitespace aside). */
 export const SOURCE_FILES = { spec: SPEC_FILE, rules: RULES_FILE } as const;
 
@@ -87,7 +86,8 @@ export function parseLedger(text: string): unknown[] {
   const doc = parseYaml(text) as { requirements?: unknown } | null;
   if (!doc || !Array.isArray(doc.requirements)) throw new Error('the ledger has no `requirements:` list');
   const unknown = Object.keys(doc).filter((k) => !TOP_LEVEL.has(k));
-  if (unknown.length) throw new Error(`the ledger has unknown top-level key(s): ${unknown.join(', ')} (allowed: ${[...TOP_LEVEL].join(', ')})`);
+  if (unknown.length)
+    throw new Error(`the ledger has unknown top-level key(s): ${unknown.join(', ')} (allowed: ${[...TOP_LEVEL].join(', ')})`);
   return doc.requirements;
 }
 
@@ -96,8 +96,9 @@ export function ledgerSpec(text: string): LedgerSpec {
   const spec = (parseYaml(text) as { spec?: unknown } | null)?.spec as Record<string, unknown> | undefined;
   if (!spec || typeof spec !== 'object') throw new Error('the ledger has no `spec:` record (file and sha256 of the spec it quotes)');
   const { file, sha256 } = spec;
-  if (typeof file !== 'string' || !file.trim()) throw new Error('the ledger\'s spec.file is not a file name');
-  if (typeof sha256 !== 'string' || !/^[0-9a-f]{64}$/.test(sha256)) throw new Error(`the ledger's spec.sha256 is not 64 lowercase hex digits: ${JSON.stringify(sha256)}`);
+  if (typeof file !== 'string' || !file.trim()) throw new Error("the ledger's spec.file is not a file name");
+  if (typeof sha256 !== 'string' || !/^[0-9a-f]{64}$/.test(sha256))
+    throw new Error(`the ledger's spec.sha256 is not 64 lowercase hex digits: ${JSON.stringify(sha256)}`);
   const extra = Object.keys(spec).filter((k) => k !== 'file' && k !== 'sha256');
   if (extra.length) throw new Error(`the ledger's spec record has unknown field(s): ${extra.join(', ')}`);
   return { file, sha256 };
@@ -121,9 +122,11 @@ export function checkLedger(entries: readonly unknown[]): string[] {
       if (typeof e[f] !== 'string' || !(e[f] as string).trim()) problems.push(`${where}: ${f} missing or empty`);
     }
     if (!LEVELS.includes(e.level as Level)) problems.push(`${where}: level ${JSON.stringify(e.level)} is not must, should or may`);
-    if (e.source !== undefined && !SOURCES.includes(e.source as Source)) problems.push(`${where}: source ${JSON.stringify(e.source)} is not ${SOURCES.join(', ')}`);
+    if (e.source !== undefined && !SOURCES.includes(e.source as Source))
+      problems.push(`${where}: source ${JSON.stringify(e.source)} is not ${SOURCES.join(', ')}`);
     for (const f of ['decision', 'excluded'] as const) {
-      if (e[f] !== undefined && (typeof e[f] !== 'string' || !(e[f] as string).trim())) problems.push(`${where}: ${f} must be a non-empty reason`);
+      if (e[f] !== undefined && (typeof e[f] !== 'string' || !(e[f] as string).trim()))
+        problems.push(`${where}: ${f} must be a non-empty reason`);
     }
     if (e.experimental !== undefined && typeof e.experimental !== 'boolean') problems.push(`${where}: experimental must be true or false`);
     for (const key of Object.keys(e)) if (!FIELDS.has(key)) problems.push(`${where}: unknown field ${key}`);
@@ -164,7 +167,10 @@ export const normaliseSpace = (s: string): string => s.replace(/\s+/g, ' ').trim
  * Quotes of `spec` (default) and `rules` entries that are not verbatim in their source text,
  * whitespace-normalised: `{ id, source }` per quote not found.
  */
-export function quotesNotVerbatim(entries: readonly Requirement[], sources: Partial<Record<'spec' | 'rules', string>>): { id: string; source: Source }[] {
+export function quotesNotVerbatim(
+  entries: readonly Requirement[],
+  sources: Partial<Record<'spec' | 'rules', string>>,
+): { id: string; source: Source }[] {
   const texts = Object.fromEntries(Object.entries(sources).map(([k, v]) => [k, normaliseSpace(v ?? '')]));
   return entries
     .filter((e) => (e.source ?? 'spec') === 'spec' || e.source === 'rules')
@@ -197,7 +203,8 @@ export function checkLedgerSync(entries: readonly unknown[], tests: readonly Lis
     }
   }
   for (const [id, e] of byId) {
-    if (e.excluded === undefined && !covered.has(id)) problems.push(`${id}: no test title starts with it (add a test or an excluded: reason)`);
+    if (e.excluded === undefined && !covered.has(id))
+      problems.push(`${id}: no test title starts with it (add a test or an excluded: reason)`);
   }
   return problems;
 }
@@ -253,13 +260,17 @@ export interface SuitesListing {
 export function listSuites(configFile = 'playwright.config.ts', env: Record<string, string | undefined> = process.env): SuitesListing {
   let out: string;
   try {
-    out = execFileSync(process.execPath, [path.join(REPO_ROOT, 'node_modules', '@playwright', 'test', 'cli.js'), 'test', '--list', '--reporter=json', '-c', configFile], {
-      cwd: REPO_ROOT,
-      encoding: 'utf8',
-      env: { ...env, REPORTS_DIR: path.join(REPO_ROOT, 'test-results', 'suites-list') },
-      maxBuffer: 64 * 1024 * 1024,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    out = execFileSync(
+      process.execPath,
+      [path.join(REPO_ROOT, 'node_modules', '@playwright', 'test', 'cli.js'), 'test', '--list', '--reporter=json', '-c', configFile],
+      {
+        cwd: REPO_ROOT,
+        encoding: 'utf8',
+        env: { ...env, REPORTS_DIR: path.join(REPO_ROOT, 'test-results', 'suites-list') },
+        maxBuffer: 64 * 1024 * 1024,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
   } catch (error) {
     // A suite that does not load makes the listing exit non-zero; its JSON still names the error.
     const { stdout, stderr } = error as { stdout?: string; stderr?: string };

@@ -24,7 +24,14 @@ export function cleanErrorMessage(message: string, maxLength = 4000): string {
   if (frame >= 0) lines = lines.slice(0, frame);
   lines = lines.filter((l) => !/^\s*at \S+:\d+(:\d+)?\)?$|^\s*at .+\(.+:\d+:\d+\)$/.test(l));
   const matcher = lines.findIndex((l) => /^expect\(/.test(l));
-  if (matcher > 0 && lines.slice(0, matcher).join('').replace(/^Error:\s*/, '').trim()) {
+  if (
+    matcher > 0 &&
+    lines
+      .slice(0, matcher)
+      .join('')
+      .replace(/^Error:\s*/, '')
+      .trim()
+  ) {
     const rest = lines.slice(matcher).join('\n');
     if (/Expected: (true|false)\s*\nReceived: (true|false)/.test(rest)) lines = lines.slice(0, matcher);
   }
@@ -149,6 +156,9 @@ export function toNotRun(t: TestRecord, reason: string): TestRecord {
     outcome: 'skipped',
     errors: [],
     requests: 0,
-    annotations: [...t.annotations.filter((a) => a.type === ANNOTATION.requirement), { type: ANNOTATION.notCertified, description: reason }],
+    annotations: [
+      ...t.annotations.filter((a) => a.type === ANNOTATION.requirement),
+      { type: ANNOTATION.notCertified, description: reason },
+    ],
   };
 }

@@ -64,7 +64,11 @@ export function unrestoredOf(annotations: readonly Annotation[]): Unrestored[] {
       continue;
     }
     if (v?.petId === undefined || v.original === undefined) continue;
-    out.push({ petId: String(v.petId), original: String(v.original), current: v.current === null || v.current === undefined ? null : String(v.current) });
+    out.push({
+      petId: String(v.petId),
+      original: String(v.original),
+      current: v.current === null || v.current === undefined ? null : String(v.current),
+    });
   }
   return out;
 }

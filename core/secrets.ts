@@ -46,7 +46,11 @@ export function normaliseKey(raw: string): { ok: true; value: string } | { ok: f
   return /^[\x21-\x7e]+$/.test(value) ? { ok: true, value } : { ok: false };
 }
 
-const FIELD_OF: Record<SecretVariable, 'apiKey' | 'rateLimitKey' | 'loadKey'> = { API_KEY: 'apiKey', RATE_LIMIT_KEY: 'rateLimitKey', LOAD_KEY: 'loadKey' };
+const FIELD_OF: Record<SecretVariable, 'apiKey' | 'rateLimitKey' | 'loadKey'> = {
+  API_KEY: 'apiKey',
+  RATE_LIMIT_KEY: 'rateLimitKey',
+  LOAD_KEY: 'loadKey',
+};
 
 /**
  * The one `secretsOf`: the keys of a run, from an environment (`API_KEY`, …) or from a settings
@@ -138,7 +142,10 @@ export function secretNeedles(secrets: readonly Secret[]): SecretNeedle[] {
     out.push({ name, encoding: 'text', pattern: secretPattern(value), describe: (match) => describeMatch(match, value) });
     const seen = new Set<string>();
     for (const v of base64Variants(value)) {
-      for (const [encoding, needle] of [['base64', v], ['base64url', v.replace(/\+/g, '-').replace(/\//g, '_')]] as const) {
+      for (const [encoding, needle] of [
+        ['base64', v],
+        ['base64url', v.replace(/\+/g, '-').replace(/\//g, '_')],
+      ] as const) {
         if (seen.has(needle)) continue;
         seen.add(needle);
         out.push({ name, encoding, needle });

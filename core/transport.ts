@@ -120,7 +120,8 @@ export const FREE_SOCKET_IDLE_MS = 2000;
  * (`CERT_*`, `UNABLE_TO_*`, self-signed, wrong name, untrusted) or the TLS protocol failing
  * (`ERR_SSL_*`, `ERR_TLS_*`, `EPROTO`).
  */
-const TLS_CODES = /^(CERT_|UNABLE_TO_|DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|HOSTNAME_MISMATCH|ERR_TLS_|ERR_SSL_|EPROTO$)|CERT|SELF_SIGNED|UNTRUSTED|ALTNAME/;
+const TLS_CODES =
+  /^(CERT_|UNABLE_TO_|DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|HOSTNAME_MISMATCH|ERR_TLS_|ERR_SSL_|EPROTO$)|CERT|SELF_SIGNED|UNTRUSTED|ALTNAME/;
 
 /** The one classification: true when `error` is a TLS handshake that did not establish a verified peer. */
 export function isTlsFailure(error: unknown): boolean {

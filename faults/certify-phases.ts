@@ -9,19 +9,30 @@
 import { PHASES, type Phase } from '../certify/env.ts';
 import { runCertify } from '../certify/run.ts';
 
-const only = (process.env.MATRIX_PHASES ?? '').split(',').map((p) => p.trim()).filter(Boolean);
+const only = (process.env.MATRIX_PHASES ?? '')
+  .split(',')
+  .map((p) => p.trim())
+  .filter(Boolean);
 const unknown = only.filter((p) => !(PHASES as readonly string[]).includes(p));
 if (!only.length || unknown.length) {
   process.stdout.write(`certify-phases: MATRIX_PHASES must list some of ${PHASES.join(', ')}; got "${process.env.MATRIX_PHASES ?? ''}"\n`);
   process.exit(2);
 }
-const tests = (process.env.MATRIX_TESTS ?? '').split(',').map((t) => t.trim()).filter(Boolean);
+const tests = (process.env.MATRIX_TESTS ?? '')
+  .split(',')
+  .map((t) => t.trim())
+  .filter(Boolean);
 const badTest = tests.find((t) => !/^[\w./-]+\.spec\.[jt]s:\d+$/.test(t));
 if (badTest) {
   process.stdout.write(`certify-phases: MATRIX_TESTS must list file:line locations of suites/; got "${badTest}"\n`);
   process.exit(2);
 }
-runCertify({ env: process.env, write: (t) => process.stdout.write(t), onlyPhases: only as Phase[], ...(tests.length ? { onlyTests: tests } : {}) }).then(
+runCertify({
+  env: process.env,
+  write: (t) => process.stdout.write(t),
+  onlyPhases: only as Phase[],
+  ...(tests.length ? { onlyTests: tests } : {}),
+}).then(
   (outcome) => {
     process.exitCode = outcome.exitCode;
   },

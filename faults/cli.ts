@@ -21,11 +21,13 @@ if (args.includes('--list')) {
   process.exit(0);
 }
 const all = matrixCases(true);
-const wanted = all.filter((c) =>
-  args.length === 0 ||
-  args.includes(c.name) ||
-  (args.includes('all-faults') && c.kind === 'fault') ||
-  (args.includes('all-variants') && c.kind === 'variant'));
+const wanted = all.filter(
+  (c) =>
+    args.length === 0 ||
+    args.includes(c.name) ||
+    (args.includes('all-faults') && c.kind === 'fault') ||
+    (args.includes('all-variants') && c.kind === 'variant'),
+);
 const concurrency = Number(process.env.MATRIX_CONCURRENCY) || 2;
 let next = 0;
 let caught = 0;
@@ -37,8 +39,11 @@ async function worker() {
     const missing = c.expect.filter((id) => !out.failing.includes(id));
     const ok = caseHolds(c, out);
     if (ok) caught++;
-    console.log(`${ok ? 'ok  ' : 'MISS'} ${c.id.padEnd(50)} ${(c.phases && c.kind !== 'fault' ? `${out.verdict}*` : out.verdict).padEnd(5)} ${(out.durationMs / 1000).toFixed(1).padStart(5)} s  phases=${c.phases?.join('+') ?? 'all'}  expected [${c.expect.join(', ')}]  failing [${out.failing.join(', ')}]${missing.length ? `  MISSING ${missing.join(', ')}` : ''}  early=${total(out.retry.early)} bans=${total(out.retry.bans)}${c.misleadsRetryAfter ? ' (misleads Retry-After)' : ''}${c.kind !== 'fault' ? `  not certified [${Object.keys(out.notCertified).join(', ')}]` : ''}`);
-    if (c.kind !== 'fault') for (const [id, why] of Object.entries(out.notCertified)) console.log(`        ${id} not certified: ${why.slice(0, 300)}`);
+    console.log(
+      `${ok ? 'ok  ' : 'MISS'} ${c.id.padEnd(50)} ${(c.phases && c.kind !== 'fault' ? `${out.verdict}*` : out.verdict).padEnd(5)} ${(out.durationMs / 1000).toFixed(1).padStart(5)} s  phases=${c.phases?.join('+') ?? 'all'}  expected [${c.expect.join(', ')}]  failing [${out.failing.join(', ')}]${missing.length ? `  MISSING ${missing.join(', ')}` : ''}  early=${total(out.retry.early)} bans=${total(out.retry.bans)}${c.misleadsRetryAfter ? ' (misleads Retry-After)' : ''}${c.kind !== 'fault' ? `  not certified [${Object.keys(out.notCertified).join(', ')}]` : ''}`,
+    );
+    if (c.kind !== 'fault')
+      for (const [id, why] of Object.entries(out.notCertified)) console.log(`        ${id} not certified: ${why.slice(0, 300)}`);
     if (!ok) {
       for (const id of out.failing) console.log(`        ${id}: ${out.reasons[id]}`);
       if (out.unevidenced.length && c.kind !== 'fault') console.log(`        without a test result: ${out.unevidenced.join(', ')}`);
@@ -53,4 +58,7 @@ if (busy) console.log(`a busy loop on each of ${os.availableParallelism()} cores
 await Promise.all(Array.from({ length: concurrency }, worker));
 await stopBusy?.();
 console.log(`${caught}/${wanted.length} as expected in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
-if (wanted.some((c) => c.phases && c.kind !== 'fault')) console.log(`* a variant run on some phases only: certify's verdict counts the others as "no test result"; the variant holds when nothing its phases judged failed (caseHolds)`);
+if (wanted.some((c) => c.phases && c.kind !== 'fault'))
+  console.log(
+    `* a variant run on some phases only: certify's verdict counts the others as "no test result"; the variant holds when nothing its phases judged failed (caseHolds)`,
+  );

@@ -20,8 +20,10 @@ const cell = (s: string) => s.replace(/\|/g, '\\|').replace(/\s+/g, ' ').trim();
 
 /** The fault table: one row per fault, grouped by area (catalogue file), in catalogue order. */
 export function renderFaultTable(faults: readonly Fault[] = catalogue): string {
-  const rows = faults.map((f) =>
-    `| \`${f.name}\`${f.extended ? ' (extended)' : ''} | ${f.area} | ${f.expect.join(', ')} | ${f.upstream ? 'deployment' : f.store ? 'store' : 'proxy'} | ${cell(f.description)} |`);
+  const rows = faults.map(
+    (f) =>
+      `| \`${f.name}\`${f.extended ? ' (extended)' : ''} | ${f.area} | ${f.expect.join(', ')} | ${f.upstream ? 'deployment' : f.store ? 'store' : 'proxy'} | ${cell(f.description)} |`,
+  );
   return ['| fault | area | must fail | injected by | deviation |', '|---|---|---|---|---|', ...rows].join('\n');
 }
 
@@ -46,7 +48,12 @@ export interface CoverageRow {
 }
 
 /** Requirement id → phases → test files → faults, in ledger order. */
-export function coverageRows(ledger: readonly LedgerRequirement[], tests: readonly ListedTest[], projects: readonly string[], faults: readonly Fault[] = catalogue): CoverageRow[] {
+export function coverageRows(
+  ledger: readonly LedgerRequirement[],
+  tests: readonly ListedTest[],
+  projects: readonly string[],
+  faults: readonly Fault[] = catalogue,
+): CoverageRow[] {
   const phases = phasesByRequirement(tests, projects);
   const files = new Map<string, Set<string>>();
   for (const t of tests) {
@@ -81,7 +88,8 @@ export function renderCoverage(rows: readonly CoverageRow[]): string {
     ...rows.map((r) =>
       r.excluded
         ? `| ${r.id} | ${r.level} | ${r.source} | — | excluded: ${cell(r.excluded)} | — |`
-        : `| ${r.id} | ${r.level} | ${r.source} | ${r.phases.join(', ') || '—'} | ${r.files.map((f) => `\`${f}\``).join(', ') || '**none**'} | ${r.faults.map((f) => `\`${f}\``).join(', ') || '—'} |`),
+        : `| ${r.id} | ${r.level} | ${r.source} | ${r.phases.join(', ') || '—'} | ${r.files.map((f) => `\`${f}\``).join(', ') || '**none**'} | ${r.faults.map((f) => `\`${f}\``).join(', ') || '—'} |`,
+    ),
     '',
   ];
   return lines.join('\n');

@@ -100,7 +100,12 @@ export interface CaseTarget {
 /** Starts a case's target (the bundled reference server, with its store, or its own upstream) and the proxy in front of it. */
 export async function startCaseTarget(c: MatrixCase): Promise<CaseTarget> {
   const target = c.upstream ? await c.upstream() : await startReferenceTarget(c.store ? { server: { store: c.store() } } : {});
-  const proxy = await startFaultProxy({ upstream: target.server.baseUrl.replace(/\/v1\/?$/, ''), fault: c.proxy?.(), env: target.env, ...(c.connectionClose ? { connectionClose: true } : {}) });
+  const proxy = await startFaultProxy({
+    upstream: target.server.baseUrl.replace(/\/v1\/?$/, ''),
+    fault: c.proxy?.(),
+    env: target.env,
+    ...(c.connectionClose ? { connectionClose: true } : {}),
+  });
   return {
     target,
     proxy,
@@ -142,8 +147,20 @@ export async function certifyCase(c: MatrixCase, t: CaseTarget, options: RunCase
   const argv = c.phases ? [TSX_CLI, path.join(REPO_ROOT, 'faults', 'certify-phases.ts')] : CERTIFY_CLI;
   const { code, output } = await spawnCertify(argv, env, options.timeoutMs ?? 240_000);
   const outcome: CaseOutcome = {
-    id: c.id, verdict: 'missing', failing: [], reasons: {}, unevidenced: [], exitCode: code, durationMs: 0, reportsDir,
-    tail: output.split('\n').slice(-40).join('\n'), problems: [], retry: t.proxy.stats(), notCertified: {}, otherClients: [], otherRuns: { waitedFor: [], waitedForThis: [] },
+    id: c.id,
+    verdict: 'missing',
+    failing: [],
+    reasons: {},
+    unevidenced: [],
+    exitCode: code,
+    durationMs: 0,
+    reportsDir,
+    tail: output.split('\n').slice(-40).join('\n'),
+    problems: [],
+    retry: t.proxy.stats(),
+    notCertified: {},
+    otherClients: [],
+    otherRuns: { waitedFor: [], waitedForThis: [] },
   };
   const file = path.join(reportsDir, 'conformance.json');
   if (fs.existsSync(file)) readReport(JSON.parse(fs.readFileSync(file, 'utf8')) as ConformanceJson, outcome);
@@ -156,14 +173,21 @@ function readReport(report: ConformanceJson, outcome: CaseOutcome): void {
   outcome.verdict = report.verdict === 'pass' ? 'pass' : 'fail';
   outcome.problems = (report.problems ?? []).map((p) => `${p.kind}: ${p.reason}`);
   outcome.otherClients = (report.pacing ?? []).flatMap((k) => (k.anotherClient ? [k.anotherClient] : []));
-  outcome.otherRuns = { waitedFor: (report.otherRuns?.waitedFor ?? []).map((r) => r.pid), waitedForThis: (report.otherRuns?.waitedForThis ?? []).map((r) => r.pid) };
+  outcome.otherRuns = {
+    waitedFor: (report.otherRuns?.waitedFor ?? []).map((r) => r.pid),
+    waitedForThis: (report.otherRuns?.waitedForThis ?? []).map((r) => r.pid),
+  };
   for (const r of report.requirements ?? []) {
     if (r.status !== 'fail') {
-      if (r.status === 'not-certified' || /not certified/i.test(r.reason ?? '')) outcome.notCertified[r.id] = (r.reason ?? '').slice(0, 600);
+      if (r.status === 'not-certified' || /not certified/i.test(r.reason ?? ''))
+        outcome.notCertified[r.id] = (r.reason ?? '').slice(0, 600);
       continue;
     }
     // The verdict's reason names the failing test; its first error says what was observed.
-    const error = r.evidence?.find((e) => e.errors?.length)?.errors?.[0]?.split('\n').find((l) => l.trim());
+    const error = r.evidence
+      ?.find((e) => e.errors?.length)
+      ?.errors?.[0]?.split('\n')
+      .find((l) => l.trim());
     const reason = [(r.reason ?? '').split('\n')[0], error?.trim().slice(0, 400)].filter(Boolean).join(' — ').slice(0, 600);
     if (/^no test result\b/.test(r.reason ?? '')) {
       outcome.unevidenced.push(r.id);
@@ -175,7 +199,8 @@ function readReport(report: ConformanceJson, outcome: CaseOutcome): void {
 }
 
 /** Variables of the conformance run or of an enclosing Playwright run are never inherited (`inheritedEnv`). */
-const NOT_INHERITED = /^(MATRIX_PHASES|MATRIX_TESTS|BASE_URL|API_URL|API_KEY|API_PLAN|RATE_LIMIT_KEY|RATE_LIMIT_PLAN|LOAD_KEY|MISSING_PET_ID|CONFORMANCE_PROFILE|REPORTS_DIR|WORKERS|CERTIFY_.*|TEST_.*|PW_.*|PLAYWRIGHT_.*)$/;
+const NOT_INHERITED =
+  /^(MATRIX_PHASES|MATRIX_TESTS|BASE_URL|API_URL|API_KEY|API_PLAN|RATE_LIMIT_KEY|RATE_LIMIT_PLAN|LOAD_KEY|MISSING_PET_ID|CONFORMANCE_PROFILE|REPORTS_DIR|WORKERS|CERTIFY_.*|TEST_.*|PW_.*|PLAYWRIGHT_.*)$/;
 
 export function inheritedEnv(): Record<string, string | undefined> {
   return Object.fromEntries(Object.entries(process.env).filter(([k]) => !NOT_INHERITED.test(k)));
@@ -198,10 +223,17 @@ process.on('exit', () => {
   }
 });
 
-export function spawnCertify(argv: readonly string[], env: Record<string, string | undefined>, timeoutMs: number): Promise<{ code: number | null; output: string }> {
+export function spawnCertify(
+  argv: readonly string[],
+  env: Record<string, string | undefined>,
+  timeoutMs: number,
+): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [...argv], {
-      cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true,
+      cwd: REPO_ROOT,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
     });
     if (child.pid) children.add(child.pid);
     let output = '';

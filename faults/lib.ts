@@ -80,7 +80,10 @@ export function tokenOf(req: ProxyRequest): string | undefined {
 }
 
 /** A response hook applied only when `when(res, req)` holds. */
-export function respond(when: (res: ProxyResponse, req: ProxyRequest) => boolean, fn: (res: ProxyResponse, req: ProxyRequest) => ProxyResponse): FaultHooks {
+export function respond(
+  when: (res: ProxyResponse, req: ProxyRequest) => boolean,
+  fn: (res: ProxyResponse, req: ProxyRequest) => ProxyResponse,
+): FaultHooks {
   return { response: (res, req) => (when(res, req) ? fn(res, req) : res) };
 }
 
@@ -114,7 +117,12 @@ export function updateQuantity(req: ProxyRequest): unknown {
 /** GET the list with the same credentials (a side look, for faults that need the old quantity). */
 export async function quantityBefore(req: ProxyRequest, forward: (r: ProxyRequest) => Promise<ProxyResponse>): Promise<number | undefined> {
   const listPath = req.path.split('?')[0]!.replace(/\/[^/]+$/, '');
-  const res = await forward({ method: 'GET', path: listPath, headers: req.headers.filter(([k]) => /^authorization$/i.test(k)), body: Buffer.alloc(0) });
+  const res = await forward({
+    method: 'GET',
+    path: listPath,
+    headers: req.headers.filter(([k]) => /^authorization$/i.test(k)),
+    body: Buffer.alloc(0),
+  });
   const list = readJson(res.body);
   if (res.status !== 200 || !Array.isArray(list)) return undefined;
   const item = list.find((i: any) => String(i?.petId) === petIdOf(req));

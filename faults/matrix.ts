@@ -63,7 +63,11 @@ const INDEPENDENT_PHASES: readonly string[] = ['functional', 'generated'];
  * a line: the location runs them all. The other requirements of the phase go without a test
  * result, which the matrix never counts as a catch (`caseHolds`).
  */
-export function testsFor(ids: readonly string[], phases: readonly string[], tests: readonly ListedTest[] = phasesOfRequirements().tests): string[] | undefined {
+export function testsFor(
+  ids: readonly string[],
+  phases: readonly string[],
+  tests: readonly ListedTest[] = phasesOfRequirements().tests,
+): string[] | undefined {
   if (!phases.length || !phases.every((p) => INDEPENDENT_PHASES.includes(p))) return undefined;
   const wanted = new Set(ids);
   const locations = tests
@@ -78,7 +82,11 @@ export function testsFor(ids: readonly string[], phases: readonly string[], test
  * requirement whose phase did not run fails with "no test result" and the matrix never counts
  * that as a catch.
  */
-export function phasesFor(ids: readonly string[], known: Map<string, string[]> = phasesOfRequirements().byId, order: readonly string[] = phasesOfRequirements().order): string[] {
+export function phasesFor(
+  ids: readonly string[],
+  known: Map<string, string[]> = phasesOfRequirements().byId,
+  order: readonly string[] = phasesOfRequirements().order,
+): string[] {
   const wanted = new Set(ids.flatMap((id) => known.get(id) ?? []));
   return order.filter((p) => wanted.has(p));
 }
@@ -97,7 +105,11 @@ export interface JudgedOutcome {
  * requirements left out fail with "no test result", so it holds when nothing its phases evidence
  * failed, no requirement of its own phases went without a test result, and the run had no problem.
  */
-export function caseHolds(c: Pick<NamedCase, 'kind' | 'expect' | 'phases'>, out: JudgedOutcome, known: Map<string, string[]> = phasesOfRequirements().byId): boolean {
+export function caseHolds(
+  c: Pick<NamedCase, 'kind' | 'expect' | 'phases'>,
+  out: JudgedOutcome,
+  known: Map<string, string[]> = phasesOfRequirements().byId,
+): boolean {
   if (c.kind === 'fault') return out.verdict === 'fail' && c.expect.every((id) => out.failing.includes(id));
   if (!c.phases) return out.verdict === 'pass';
   const ranButUnevidenced = out.unevidenced.filter((id) => (known.get(id) ?? []).some((p) => c.phases!.includes(p)));
@@ -117,16 +129,36 @@ function testsOption(expect: readonly string[]): { tests?: string[] } {
 export function matrixCases(extended = process.env.MATRIX_EXTENDED === '1'): NamedCase[] {
   return [
     { kind: 'baseline', name: 'baseline', id: 'baseline', expect: [] },
-    ...faults.filter((f) => extended || !f.extended).map((f): NamedCase => ({
-      kind: 'fault', name: f.name, id: `fault:${f.name}`, expect: f.expect, phases: phasesFor(f.expect), env: { ...FAULT_ENV, ...f.env },
-      ...testsOption(f.expect),
-      ...(f.misleadsRetryAfter ? { misleadsRetryAfter: true } : {}),
-      ...(f.proxy ? { proxy: f.proxy } : {}), ...(f.store ? { store: f.store } : {}), ...(f.upstream ? { upstream: f.upstream } : {}), ...(f.basePath ? { basePath: f.basePath } : {}),
-    })),
-    ...variants.map((v): NamedCase => ({
-      kind: 'variant', name: v.name, id: `variant:${v.name}`, expect: [],
-      ...(v.phases ? { phases: v.phases } : {}),
-      ...(v.proxy ? { proxy: v.proxy } : {}), ...(v.store ? { store: v.store } : {}), ...(v.upstream ? { upstream: v.upstream } : {}), ...(v.connectionClose ? { connectionClose: true } : {}),
-    })),
+    ...faults
+      .filter((f) => extended || !f.extended)
+      .map(
+        (f): NamedCase => ({
+          kind: 'fault',
+          name: f.name,
+          id: `fault:${f.name}`,
+          expect: f.expect,
+          phases: phasesFor(f.expect),
+          env: { ...FAULT_ENV, ...f.env },
+          ...testsOption(f.expect),
+          ...(f.misleadsRetryAfter ? { misleadsRetryAfter: true } : {}),
+          ...(f.proxy ? { proxy: f.proxy } : {}),
+          ...(f.store ? { store: f.store } : {}),
+          ...(f.upstream ? { upstream: f.upstream } : {}),
+          ...(f.basePath ? { basePath: f.basePath } : {}),
+        }),
+      ),
+    ...variants.map(
+      (v): NamedCase => ({
+        kind: 'variant',
+        name: v.name,
+        id: `variant:${v.name}`,
+        expect: [],
+        ...(v.phases ? { phases: v.phases } : {}),
+        ...(v.proxy ? { proxy: v.proxy } : {}),
+        ...(v.store ? { store: v.store } : {}),
+        ...(v.upstream ? { upstream: v.upstream } : {}),
+        ...(v.connectionClose ? { connectionClose: true } : {}),
+      }),
+    ),
   ];
 }

@@ -54,7 +54,10 @@ export interface FaultHooks {
    * Rewrites the request, answers it (return a `ProxyResponse`), or swallows it (return `'swallow'`:
    * the client's connection is left hanging until the proxy closes).
    */
-  request?(req: ProxyRequest, ctx: FaultContext): ProxyRequest | ProxyResponse | 'swallow' | Promise<ProxyRequest | ProxyResponse | 'swallow'>;
+  request?(
+    req: ProxyRequest,
+    ctx: FaultContext,
+  ): ProxyRequest | ProxyResponse | 'swallow' | Promise<ProxyRequest | ProxyResponse | 'swallow'>;
   /** Rewrites the upstream's response (buffered) before it reaches the client. */
   response?(res: ProxyResponse, req: ProxyRequest, ctx: FaultContext): ProxyResponse | Promise<ProxyResponse>;
   /** Milliseconds to hold each request before forwarding it. */
@@ -93,7 +96,15 @@ export interface RunningFaultProxy {
 }
 
 const HOP_BY_HOP = new Set([
-  'connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'host',
+  'connection',
+  'keep-alive',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'host',
 ]);
 
 function pairs(raw: string[]): HeaderList {
@@ -169,7 +180,8 @@ function upstreamOf(upstream: URL): Upstream {
         resolve,
       );
       up.on('error', (err: NodeJS.ErrnoException) => {
-        if (!body && !retried && up.reusedSocket && (err.code === 'ECONNRESET' || err.code === 'EPIPE')) resolve(send(req, undefined, true));
+        if (!body && !retried && up.reusedSocket && (err.code === 'ECONNRESET' || err.code === 'EPIPE'))
+          resolve(send(req, undefined, true));
         else reject(err);
       });
       if (body) body.pipe(up);
@@ -181,7 +193,10 @@ function upstreamOf(upstream: URL): Upstream {
 /** Writes a buffered response; HEAD and bodiless statuses keep the upstream's Content-Length. */
 function writeBuffered(res: http.ServerResponse, r: ProxyResponse, closing: HeaderList, method = 'GET'): void {
   const bodiless = method.toUpperCase() === 'HEAD' || r.status === 204 || r.status === 304;
-  const list = [...r.headers.filter(([k]) => !HOP_BY_HOP.has(k.toLowerCase()) && (bodiless || k.toLowerCase() !== 'content-length')), ...closing];
+  const list = [
+    ...r.headers.filter(([k]) => !HOP_BY_HOP.has(k.toLowerCase()) && (bodiless || k.toLowerCase() !== 'content-length')),
+    ...closing,
+  ];
   res.sendDate = false;
   res.writeHead(r.status, bodiless ? flat(list) : [...flat(list), 'Content-Length', String(r.body.length)]);
   res.end(bodiless ? undefined : r.body);
@@ -204,7 +219,12 @@ interface ProxyParts {
  */
 async function proxyOne(p: ProxyParts, inc: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
   const { hooks, ctx, watch, closing } = p;
-  const arrived: ProxyRequest = { method: inc.method ?? 'GET', path: inc.url ?? '/', headers: pairs(inc.rawHeaders), body: Buffer.alloc(0) };
+  const arrived: ProxyRequest = {
+    method: inc.method ?? 'GET',
+    path: inc.url ?? '/',
+    headers: pairs(inc.rawHeaders),
+    body: Buffer.alloc(0),
+  };
   /** Every answer passes here: the watcher sees each 429 as it leaves. */
   const answer = (r: ProxyResponse, method = 'GET') => {
     watch.response(arrived.headers, r.status, r.headers, r.body);
@@ -247,7 +267,14 @@ async function proxyOne(p: ProxyParts, inc: http.IncomingMessage, res: http.Serv
   } catch (err) {
     if (!res.headersSent) {
       const body = Buffer.from(JSON.stringify({ code: 'bad_gateway', message: `fault proxy: ${(err as Error).message}`, status: 502 }));
-      answer({ status: 502, headers: [['Content-Type', 'application/json'], ['Date', new Date().toUTCString()]], body });
+      answer({
+        status: 502,
+        headers: [
+          ['Content-Type', 'application/json'],
+          ['Date', new Date().toUTCString()],
+        ],
+        body,
+      });
     } else res.destroy();
   }
 }
@@ -271,7 +298,9 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Runni
     },
   };
   const parts: ProxyParts = {
-    hooks, ctx, upstream,
+    hooks,
+    ctx,
+    upstream,
     watch: new RetryWatch({ env: options.env, strictBanMs: options.strictBanMs }),
     hanging: new Set<http.ServerResponse>(),
     closing: options.connectionClose ? [['Connection', 'close']] : [],
@@ -296,7 +325,8 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Runni
 /** Drops any stale `Content-Length` of a rewritten request; `send` ends it with the exact body. */
 function withLength(req: ProxyRequest): ProxyRequest {
   const hs = headers.remove(req.headers, 'content-length');
-  if (req.body.length > 0 || ['POST', 'PUT', 'PATCH'].includes(req.method.toUpperCase())) hs.push(['Content-Length', String(req.body.length)]);
+  if (req.body.length > 0 || ['POST', 'PUT', 'PATCH'].includes(req.method.toUpperCase()))
+    hs.push(['Content-Length', String(req.body.length)]);
   return { ...req, headers: hs };
 }
 

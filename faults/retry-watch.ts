@@ -78,9 +78,7 @@ export class RetryWatch {
 
   constructor(private readonly options: RetryWatchOptions = {}) {
     const env = options.env ?? {};
-    this.labels = new Map(
-      (['API_KEY', 'RATE_LIMIT_KEY', 'LOAD_KEY'] as const).filter((n) => env[n]).map((n) => [env[n]!, n]),
-    );
+    this.labels = new Map((['API_KEY', 'RATE_LIMIT_KEY', 'LOAD_KEY'] as const).filter((n) => env[n]).map((n) => [env[n]!, n]));
   }
 
   private label(token: string): string {
@@ -121,7 +119,11 @@ export class RetryWatch {
     hs.push(['Retry-After', String(retryAfter)], ['Date', new Date(now).toUTCString()], ['Content-Type', 'application/json']);
     s.pendingUntil = Math.max(s.pendingUntil, now + retryAfter * 1000);
     this.bump('refusals', token);
-    return { status: 429, headers: hs, body: Buffer.from(JSON.stringify({ code: 'key_banned', message: 'Key temporarily banned', status: 429 })) };
+    return {
+      status: 429,
+      headers: hs,
+      body: Buffer.from(JSON.stringify({ code: 'key_banned', message: 'Key temporarily banned', status: 429 })),
+    };
   }
 
   /** A response leaves for the client on the key of `reqHeaders`: a 429 makes its `Retry-After` pending. */

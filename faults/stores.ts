@@ -66,7 +66,14 @@ export function unenforcedStore(): RateLimitStore {
  * retries after a 429 count as strikes and ban the identity as the reference server does.
  */
 export function slidingWindowStore(): RateLimitStore {
-  interface SlidingState { log: number[]; head: number; fixed: RateState; retryAt: number; strikes: number; bannedUntil: number }
+  interface SlidingState {
+    log: number[];
+    head: number;
+    fixed: RateState;
+    retryAt: number;
+    strikes: number;
+    bannedUntil: number;
+  }
   const states = new Map<string, SlidingState>();
   return {
     hit(identity, policy, now) {
@@ -76,20 +83,39 @@ export function slidingWindowStore(): RateLimitStore {
       if (!s) states.set(identity, (s = { log: [], head: 0, fixed: newRateState(restPolicy), retryAt: 0, strikes: 0, bannedUntil: 0 }));
       const w = minute!;
       if (s.bannedUntil > now) {
-        return { outcome: 'banned', limit: w.limit, remaining: 0, resetSeconds: Math.ceil(s.bannedUntil / 1000), retryAfterSeconds: Math.ceil((s.bannedUntil - now) / 1000) };
+        return {
+          outcome: 'banned',
+          limit: w.limit,
+          remaining: 0,
+          resetSeconds: Math.ceil(s.bannedUntil / 1000),
+          retryAfterSeconds: Math.ceil((s.bannedUntil - now) / 1000),
+        };
       }
-      if (s.bannedUntil !== 0) Object.assign(s, { log: [], head: 0, fixed: newRateState(restPolicy), retryAt: 0, strikes: 0, bannedUntil: 0 });
+      if (s.bannedUntil !== 0)
+        Object.assign(s, { log: [], head: 0, fixed: newRateState(restPolicy), retryAt: 0, strikes: 0, bannedUntil: 0 });
       while (s.head < s.log.length && s.log[s.head]! + w.ms <= now) s.head++;
-      if (s.head > 1024) s.log = s.log.slice(s.head), (s.head = 0);
+      if (s.head > 1024) (s.log = s.log.slice(s.head)), (s.head = 0);
       const inWindow = s.log.length - s.head;
       const refuse = (freeAt: number, limit: number): RateDecision => {
         if (now < s!.retryAt && ++s!.strikes >= policy.banThreshold) {
           s!.bannedUntil = now + policy.banMs;
-          return { outcome: 'banned', limit: w.limit, remaining: 0, resetSeconds: Math.ceil(s!.bannedUntil / 1000), retryAfterSeconds: Math.ceil(policy.banMs / 1000) };
+          return {
+            outcome: 'banned',
+            limit: w.limit,
+            remaining: 0,
+            resetSeconds: Math.ceil(s!.bannedUntil / 1000),
+            retryAfterSeconds: Math.ceil(policy.banMs / 1000),
+          };
         }
         if (now >= s!.retryAt) s!.strikes = 0;
         s!.retryAt = freeAt;
-        return { outcome: 'limited', limit, remaining: 0, resetSeconds: Math.ceil(freeAt / 1000), retryAfterSeconds: Math.ceil((freeAt - now) / 1000) };
+        return {
+          outcome: 'limited',
+          limit,
+          remaining: 0,
+          resetSeconds: Math.ceil(freeAt / 1000),
+          retryAfterSeconds: Math.ceil((freeAt - now) / 1000),
+        };
       };
       if (inWindow >= w.limit) return refuse(s.log[s.head]! + w.ms, w.limit);
       if (rest.length) {
@@ -100,7 +126,13 @@ export function slidingWindowStore(): RateLimitStore {
       }
       s.log.push(now);
       s.strikes = 0;
-      return { outcome: 'admitted', limit: w.limit, remaining: w.limit - inWindow - 1, resetSeconds: Math.ceil((now + w.ms) / 1000), retryAfterSeconds: 0 };
+      return {
+        outcome: 'admitted',
+        limit: w.limit,
+        remaining: w.limit - inWindow - 1,
+        resetSeconds: Math.ceil((now + w.ms) / 1000),
+        retryAfterSeconds: 0,
+      };
     },
   };
 }
@@ -126,7 +158,11 @@ export function uncountedFirstStore(): RateLimitStore {
  * rounded up, so waiting it always suffices. It never bans.
  */
 export function tokenBucketStore(): RateLimitStore {
-  interface Bucket { tokens: number; at: number; fixed: RateState }
+  interface Bucket {
+    tokens: number;
+    at: number;
+    fixed: RateState;
+  }
   const buckets = new Map<string, Bucket>();
   return {
     hit(identity, policy, now) {
@@ -140,7 +176,13 @@ export function tokenBucketStore(): RateLimitStore {
       b.at = now;
       const fullAt = (tokens: number) => Math.ceil((now + (bucketWindow.limit - tokens) / perMs) / 1000);
       if (b.tokens < 1) {
-        return { outcome: 'limited', limit: bucketWindow.limit, remaining: 0, resetSeconds: fullAt(b.tokens), retryAfterSeconds: Math.ceil((1 - b.tokens) / perMs / 1000) };
+        return {
+          outcome: 'limited',
+          limit: bucketWindow.limit,
+          remaining: 0,
+          resetSeconds: fullAt(b.tokens),
+          retryAfterSeconds: Math.ceil((1 - b.tokens) / perMs / 1000),
+        };
       }
       if (rest.length) {
         const probe = structuredClone(b.fixed);
@@ -149,7 +191,13 @@ export function tokenBucketStore(): RateLimitStore {
         b.fixed = probe;
       }
       b.tokens -= 1;
-      return { outcome: 'admitted', limit: bucketWindow.limit, remaining: Math.floor(b.tokens), resetSeconds: fullAt(b.tokens), retryAfterSeconds: 0 };
+      return {
+        outcome: 'admitted',
+        limit: bucketWindow.limit,
+        remaining: Math.floor(b.tokens),
+        resetSeconds: fullAt(b.tokens),
+        retryAfterSeconds: 0,
+      };
     },
   };
 }

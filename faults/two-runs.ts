@@ -36,7 +36,10 @@ export async function runPair(c: MatrixCase, env: Record<string, string> = MATRI
     const base = t.target.server.baseUrl;
     const key = t.target.env.LOAD_KEY;
     const storeBefore = await stock(base, key);
-    const runs = await Promise.all([certifyCase(c, t, { env, timeoutMs: PAIR_TIMEOUT_MS }), certifyCase(c, t, { env, timeoutMs: PAIR_TIMEOUT_MS })]);
+    const runs = await Promise.all([
+      certifyCase(c, t, { env, timeoutMs: PAIR_TIMEOUT_MS }),
+      certifyCase(c, t, { env, timeoutMs: PAIR_TIMEOUT_MS }),
+    ]);
     const storeAfter = await stock(base, key);
     return { runs: runs as [CaseOutcome, CaseOutcome], storeBefore, storeAfter };
   } finally {
@@ -54,7 +57,9 @@ export function namesAnotherClient(o: CaseOutcome): string[] {
     ...o.otherRuns.waitedFor.map((pid) => `waited for run ${pid}`),
     ...o.otherRuns.waitedForThis.map((pid) => `run ${pid} waited for it`),
     ...(o.otherClients.length ? ['pacing'] : []),
-    ...Object.entries(o.notCertified).filter(([, why]) => /another client/.test(why)).map(([id]) => id),
+    ...Object.entries(o.notCertified)
+      .filter(([, why]) => /another client/.test(why))
+      .map(([id]) => id),
   ];
 }
 
@@ -81,7 +86,9 @@ async function main(): Promise<void> {
     cleanup(o);
   });
   const early = pair.runs[0].retry.early;
-  process.stdout.write(`store ${pair.storeAfter === pair.storeBefore ? "as it started" : "CHANGED"}; early requests ${total(early)}, bans ${total(pair.runs[0].retry.bans)} (both runs, through one proxy): ${JSON.stringify(pair.runs[1].retry)}\n`);
+  process.stdout.write(
+    `store ${pair.storeAfter === pair.storeBefore ? 'as it started' : 'CHANGED'}; early requests ${total(early)}, bans ${total(pair.runs[0].retry.bans)} (both runs, through one proxy): ${JSON.stringify(pair.runs[1].retry)}\n`,
+  );
   process.exit(ok ? 0 : 1);
 }
 

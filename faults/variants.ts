@@ -77,12 +77,17 @@ function legacyStyle(): FaultHooks {
       const res = await ctx.forward({ ...req, body: jsonBody({ quantity: 0 }) });
       if (res.status !== 200) return res;
       negative.set(id, q);
-      return legacyResponse(mapJson(res, (b) => ({ ...b, quantity: q })), req);
+      return legacyResponse(
+        mapJson(res, (b) => ({ ...b, quantity: q })),
+        req,
+      );
     },
     response(res, req) {
       if (isPatch(req) && res.status === 200) negative.delete(petIdOf(req));
       if (isList(req) && res.status === 200 && negative.size) {
-        res = mapJson(res, (b) => (Array.isArray(b) ? b.map((i) => (negative.has(String(i?.petId)) ? { ...i, quantity: negative.get(String(i.petId)) } : i)) : b));
+        res = mapJson(res, (b) =>
+          Array.isArray(b) ? b.map((i) => (negative.has(String(i?.petId)) ? { ...i, quantity: negative.get(String(i.petId)) } : i)) : b,
+        );
       }
       return legacyResponse(res, req);
     },
@@ -121,7 +126,8 @@ function updatedAtStamp(): FaultHooks {
         stamps.set(petIdOf(req), new Date().toISOString());
         return mapJson(res, (b) => ({ ...b, updatedAt: stampOf(petIdOf(req)) }));
       }
-      if (isList(req) && res.status === 200) return mapJson(res, (b) => (Array.isArray(b) ? b.map((i) => ({ ...i, updatedAt: stampOf(String(i?.petId)) })) : b));
+      if (isList(req) && res.status === 200)
+        return mapJson(res, (b) => (Array.isArray(b) ? b.map((i) => ({ ...i, updatedAt: stampOf(String(i?.petId)) })) : b));
       return res;
     },
   };
@@ -130,7 +136,8 @@ function updatedAtStamp(): FaultHooks {
 export const variants: Variant[] = [
   {
     name: 'gateway-style',
-    description: 'An API-gateway style deployment: lowercase header names, JSON with charset, extra fields, 202 for messages, an empty 429 body, Retry-After as an IMF-fixdate.',
+    description:
+      'An API-gateway style deployment: lowercase header names, JSON with charset, extra fields, 202 for messages, an empty 429 body, Retry-After as an IMF-fixdate.',
     choices: [
       'header names all lowercase (RFC 9110 §5.1: names are case-insensitive)',
       'Content-Type `application/json; charset=utf-8` (RFC 8259 §11, RFC 9110 §8.3.1)',
@@ -150,24 +157,36 @@ export const variants: Variant[] = [
         if (out.status === 429) {
           out = { ...out, body: Buffer.alloc(0), headers: headers.remove(out.headers, 'content-type') };
         } else if (isList(req) && out.status === 200) {
-          out = mapJson(out, (b) => (Array.isArray(b) ? b.map((item) => ({ ...item, warehouse: 'north', updatedAt: '2026-01-01T00:00:00Z' })) : b));
+          out = mapJson(out, (b) =>
+            Array.isArray(b) ? b.map((item) => ({ ...item, warehouse: 'north', updatedAt: '2026-01-01T00:00:00Z' })) : b,
+          );
         } else if (isPatch(req) && out.status === 200) {
           out = mapJson(out, (b) => ({ ...b, warehouse: 'north' }));
         } else if (isMessages(req) && out.status === 201) {
-          out = mapJson({ ...out, status: 202 }, (b) => ({ ...b, status: 'accepted', channel: 'default', createdAt: String(b.createdAt).replace(/\.\d+Z$/, 'Z') }));
+          out = mapJson({ ...out, status: 202 }, (b) => ({
+            ...b,
+            status: 'accepted',
+            channel: 'default',
+            createdAt: String(b.createdAt).replace(/\.\d+Z$/, 'Z'),
+          }));
         } else if (isError(out)) {
           out = mapJson(out, (b) => ({ ...b, requestId: 'req-0001', details: [] }));
         }
         const challenge = headers.get(out.headers, 'www-authenticate');
-        if (out.status === 401 && challenge) out = { ...out, headers: headers.set(out.headers, 'WWW-Authenticate', `Basic realm="inventory", ${challenge}`) };
-        out = { ...out, headers: [...out.headers, ['RateLimit-Policy', '60;w=60'], ['Cache-Control', 'no-store'], ['X-Request-Id', 'req-0001']] };
+        if (out.status === 401 && challenge)
+          out = { ...out, headers: headers.set(out.headers, 'WWW-Authenticate', `Basic realm="inventory", ${challenge}`) };
+        out = {
+          ...out,
+          headers: [...out.headers, ['RateLimit-Policy', '60;w=60'], ['Cache-Control', 'no-store'], ['X-Request-Id', 'req-0001']],
+        };
         return { ...out, headers: renameHeaders(out.headers, (k) => k.toLowerCase()) };
       },
     }),
   },
   {
     name: 'legacy-style',
-    description: 'A server built on another stack: UPPERCASE header names, Retry-After in RFC 850 format, 200 for messages, `+00:00` timestamps, 404 for malformed path ids, other Error codes.',
+    description:
+      'A server built on another stack: UPPERCASE header names, Retry-After in RFC 850 format, 200 for messages, `+00:00` timestamps, 404 for malformed path ids, other Error codes.',
     choices: [
       'header names all uppercase (RFC 9110 §5.1)',
       'Retry-After as an RFC 850 HTTP-date (obsolete but recipients must accept it, RFC 9110 §5.6.7)',
@@ -184,7 +203,8 @@ export const variants: Variant[] = [
   },
   {
     name: 'sliding-window',
-    description: 'A sliding-log limiter: Reset is when the window is fully free again, Retry-After when the oldest request leaves it, given as an asctime HTTP-date; odd-case header names.',
+    description:
+      'A sliding-log limiter: Reset is when the window is fully free again, Retry-After when the oldest request leaves it, given as an asctime HTTP-date; odd-case header names.',
     choices: [
       'a sliding window instead of fixed windows (the spec does not say which)',
       'Retry-After as an asctime HTTP-date (RFC 9110 §5.6.7)',
@@ -194,14 +214,20 @@ export const variants: Variant[] = [
     proxy: () => ({
       response(res) {
         const out = retryAfterAsDate(res, 'asctime');
-        const odd: Record<string, string> = { 'x-ratelimit-limit': 'X-RATELIMIT-limit', 'x-ratelimit-remaining': 'x-RateLimit-remaining', 'x-ratelimit-reset': 'X-Ratelimit-RESET', 'content-type': 'content-TYPE' };
+        const odd: Record<string, string> = {
+          'x-ratelimit-limit': 'X-RATELIMIT-limit',
+          'x-ratelimit-remaining': 'x-RateLimit-remaining',
+          'x-ratelimit-reset': 'X-Ratelimit-RESET',
+          'content-type': 'content-TYPE',
+        };
         return { ...out, headers: renameHeaders(out.headers, (k) => odd[k.toLowerCase()] ?? k) };
       },
     }),
   },
   {
     name: 'updated-at-stamp',
-    description: 'Items carry `updatedAt`, the time of their last successful update: it changes with every PATCH, also with one that writes the count back.',
+    description:
+      'Items carry `updatedAt`, the time of their last successful update: it changes with every PATCH, also with one that writes the count back.',
     choices: [
       'an extra member `updatedAt` in items that changes with every update (the spec lists required fields only; a restored count leaves a new stamp)',
     ],
@@ -217,7 +243,7 @@ export const variants: Variant[] = [
     choices: [
       'several processes answer one key (the spec does not say how many; the limits belong to the key, and hold across them)',
       'a burst is spread over the instances and often straddles a window boundary (fixed windows admit up to twice the limit across one)',
-      'each instance writes its own `Date`, while windows, Reset and Retry-After follow the shared store\'s clock',
+      "each instance writes its own `Date`, while windows, Reset and Retry-After follow the shared store's clock",
     ],
     upstream: () => startDeploymentTarget(),
     phases: ['rate-limit', 'load'],

@@ -32,7 +32,9 @@ export function skewedClock(offsetMs: number): FaultHooks {
       const date = Date.parse(headers.get(res.headers, 'date') ?? '');
       let out = Number.isNaN(date) ? res : { ...res, headers: headers.set(res.headers, 'Date', new Date(date + offsetMs).toUTCString()) };
       if (isMessages(req) && out.status === 201) {
-        out = mapJson(out, (b) => (typeof b?.createdAt === 'string' ? { ...b, createdAt: new Date(Date.parse(b.createdAt) + offsetMs).toISOString() } : b));
+        out = mapJson(out, (b) =>
+          typeof b?.createdAt === 'string' ? { ...b, createdAt: new Date(Date.parse(b.createdAt) + offsetMs).toISOString() } : b,
+        );
       }
       return retryAfterDate(out);
     },
@@ -40,11 +42,13 @@ export function skewedClock(offsetMs: number): FaultHooks {
 }
 
 const ALGORITHM_CHOICE: Readonly<Record<LimiterKind, string>> = {
-  'fixed-clock': 'a fixed window aligned to the clock: Reset is the window\'s end, the same for every key',
-  'fixed-first': 'a fixed window that opens at a key\'s first request: Reset is that key\'s own window end',
+  'fixed-clock': "a fixed window aligned to the clock: Reset is the window's end, the same for every key",
+  'fixed-first': "a fixed window that opens at a key's first request: Reset is that key's own window end",
   'sliding-log': 'a sliding log: Remaining counts the last window length, Reset is when the oldest logged request leaves (one slot frees)',
-  'sliding-counter': 'a sliding-window counter weighing the previous window: Reset is the current window\'s end, and Remaining right after it can be well below Limit',
-  'token-bucket': 'a token bucket refilled once a second: Reset is when the bucket is full again, about one second\'s refill is admitted at a time after the limit',
+  'sliding-counter':
+    "a sliding-window counter weighing the previous window: Reset is the current window's end, and Remaining right after it can be well below Limit",
+  'token-bucket':
+    "a token bucket refilled once a second: Reset is when the bucket is full again, about one second's refill is admitted at a time after the limit",
   gcra: 'GCRA: Reset is when the theoretical arrival time returns to now, Retry-After exactly when one cell is free',
 };
 const OPEN = '(the spec says only "requests per minute" and that Reset is the moment the limit resets)';
@@ -60,15 +64,23 @@ interface ZooOptions {
 function zooVariant(kind: LimiterKind, options: ZooOptions = {}): Variant {
   const { skewMs, connectionClose, phases } = options;
   const extras = [
-    ...(connectionClose ? ['`Connection: close` on every response (RFC 9112 §9.6: the client opens a new connection for the next request)'] : []),
-    ...(skewMs ? [`a server clock ${Math.abs(skewMs / 1000)} s ${skewMs > 0 ? 'ahead of' : 'behind'} the runner's: Date, Reset, Retry-After (an HTTP-date) and createdAt all read it (RFC 9110 §6.6.1 asks for a clock, not the client's)`] : []),
+    ...(connectionClose
+      ? ['`Connection: close` on every response (RFC 9112 §9.6: the client opens a new connection for the next request)']
+      : []),
+    ...(skewMs
+      ? [
+          `a server clock ${Math.abs(skewMs / 1000)} s ${skewMs > 0 ? 'ahead of' : 'behind'} the runner's: Date, Reset, Retry-After (an HTTP-date) and createdAt all read it (RFC 9110 §6.6.1 asks for a clock, not the client's)`,
+        ]
+      : []),
   ];
   const name = `limiter-${kind}${connectionClose ? '-close' : ''}${skewMs ? `-${skewMs > 0 ? 'ahead' : 'behind'}-${Math.abs(skewMs / 1000)}s` : ''}`;
   return {
     name,
     description:
       `The reference server with ${ALGORITHM_CHOICE[kind].split(':')[0]} as its limiter (faults/limiters/${kind}.ts)${extras.length ? `, ${extras.map((e) => e.split(' (')[0]).join(', ')}` : ''}.` +
-      (phases ? ` Only the ${phases.join(' and ')} phases run: the 429 sequence and the bursts are where the algorithm decides a verdict beyond its header values.` : ''),
+      (phases
+        ? ` Only the ${phases.join(' and ')} phases run: the 429 sequence and the bursts are where the algorithm decides a verdict beyond its header values.`
+        : ''),
     choices: [`${ALGORITHM_CHOICE[kind]} ${OPEN}`, ...extras],
     store: () => zooStore(kind, { clockOffsetMs: skewMs ?? 0 }),
     ...(skewMs ? { proxy: () => skewedClock(skewMs) } : {}),

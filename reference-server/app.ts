@@ -120,9 +120,19 @@ function keyRingOf(config: ResolvedConfig): { keyRing: KeyRing; keys: Record<str
 }
 
 /** The headers a request gets when the store cannot decide (it failed): the plan's limit, nothing left. */
-function fallbackDecision(policy: RatePolicy, now: number, withFields: (d: RateDecision, policy: RatePolicy, now: number) => RateDecision): RateDecision {
+function fallbackDecision(
+  policy: RatePolicy,
+  now: number,
+  withFields: (d: RateDecision, policy: RatePolicy, now: number) => RateDecision,
+): RateDecision {
   const w = policy.windows[0];
-  const d: RateDecision = { outcome: 'admitted', limit: w.limit, remaining: 0, resetSeconds: Math.ceil((now - (now % w.ms) + w.ms) / 1000), retryAfterSeconds: 0 };
+  const d: RateDecision = {
+    outcome: 'admitted',
+    limit: w.limit,
+    remaining: 0,
+    resetSeconds: Math.ceil((now - (now % w.ms) + w.ms) / 1000),
+    retryAfterSeconds: 0,
+  };
   return withFields(d, policy, now);
 }
 
@@ -130,7 +140,13 @@ function fallbackDecision(policy: RatePolicy, now: number, withFields: (d: RateD
  * The 429: the same response `fail(…, refusal(decision))` writes (route headers, `Connection:
  * close` for a large unread body, `Retry-After`), without building an Error.
  */
-function refuse(maxBodyBytes: number, req: IncomingMessage, res: ServerResponse, match: RouteMatch | undefined, decision: RateDecision): void {
+function refuse(
+  maxBodyBytes: number,
+  req: IncomingMessage,
+  res: ServerResponse,
+  match: RouteMatch | undefined,
+  decision: RateDecision,
+): void {
   const extra = match?.route.headers ? [...match.route.headers] : [];
   if (Number(req.headers['content-length'] ?? 0) > maxBodyBytes) extra.push('Connection', 'close');
   extra.push('Retry-After', String(decision.retryAfterSeconds));
@@ -138,7 +154,14 @@ function refuse(maxBodyBytes: number, req: IncomingMessage, res: ServerResponse,
 }
 
 /** Sends `error` with the route's headers; closes the connection if a large body was left unread. */
-function fail(maxBodyBytes: number, req: IncomingMessage, res: ServerResponse, routeHeaders: readonly string[] | undefined, decision: RateDecision, error: unknown): void {
+function fail(
+  maxBodyBytes: number,
+  req: IncomingMessage,
+  res: ServerResponse,
+  routeHeaders: readonly string[] | undefined,
+  decision: RateDecision,
+  error: unknown,
+): void {
   const extra = routeHeaders ? [...routeHeaders] : [];
   if (Number(req.headers['content-length'] ?? 0) > maxBodyBytes && !(error instanceof ApiError && 'Connection' in error.headers)) {
     extra.push('Connection', 'close');
@@ -181,7 +204,8 @@ export function createReferenceApp(config: ResolvedConfig, store: RateLimitStore
     const routeHeaders = match?.route.headers;
     if (auth instanceof ApiError) return fail(max, req, res, routeHeaders, decision, auth);
     if (targetError !== undefined) return fail(max, req, res, routeHeaders, decision, targetError);
-    if (match === undefined) return fail(max, req, res, routeHeaders, decision, new ApiError(404, ErrorCode.routeNotFound, 'No such route.'));
+    if (match === undefined)
+      return fail(max, req, res, routeHeaders, decision, new ApiError(404, ErrorCode.routeNotFound, 'No such route.'));
     if (match.handler === undefined) {
       const error = new ApiError(405, ErrorCode.methodNotAllowed, `Method ${req.method} is not allowed here.`, { Allow: match.allow });
       return fail(max, req, res, routeHeaders, decision, error);
@@ -234,7 +258,10 @@ export function createReferenceApp(config: ResolvedConfig, store: RateLimitStore
       const now = Date.now();
       const decision = store.hit(addressIdentity(socket), anonymousPolicy, now);
       return isPromiseLike(decision)
-        ? Promise.resolve(decision).then((d) => withFields(d, anonymousPolicy, now), () => fallbackDecision(anonymousPolicy, now, withFields))
+        ? Promise.resolve(decision).then(
+            (d) => withFields(d, anonymousPolicy, now),
+            () => fallbackDecision(anonymousPolicy, now, withFields),
+          )
         : withFields(decision, anonymousPolicy, now);
     });
   }
@@ -255,9 +282,10 @@ export async function startReferenceServer(options: ReferenceServerOptions = {})
   // Shared state only when asked for here: a REDIS_URL exported in a shell must not put tests or
   // certify's bundled server on a Redis that a deployment uses (`npm start` passes it on).
   const config = resolveConfig({ ...options, redisUrl: options.redisUrl ?? 'none' });
-  const shared = config.redisUrl !== undefined && (options.store === undefined || options.inventory === undefined)
-    ? await openSharedState(config, options)
-    : undefined;
+  const shared =
+    config.redisUrl !== undefined && (options.store === undefined || options.inventory === undefined)
+      ? await openSharedState(config, options)
+      : undefined;
   const store: RateLimitStore = options.store ?? shared?.store ?? new MemoryRateLimitStore();
   let app: ReturnType<typeof createReferenceApp>;
   try {

@@ -60,7 +60,8 @@ export function loadKeys(file: string): KeyEntry[] {
     if (names.has(name)) throw new Error(`${where}: duplicate name ${name}`);
     names.add(name);
     if (!isPlan(plan)) throw new Error(`${where}: plan must be free, pro, business or enterprise`);
-    if (typeof key !== 'string' || !/^[A-Za-z0-9._~+/-]+=*$/.test(key)) throw new Error(`${where}: key must be a bearer token (RFC 6750 b64token)`);
+    if (typeof key !== 'string' || !/^[A-Za-z0-9._~+/-]+=*$/.test(key))
+      throw new Error(`${where}: key must be a bearer token (RFC 6750 b64token)`);
     const entry: KeyEntry = { name, plan, key };
     if (limits !== undefined) {
       const l = limits as Record<string, unknown>;

@@ -32,7 +32,11 @@ export function parseFlags(argv: readonly string[]): Record<string, string> {
 
 export function usage(): string {
   const rows = SETTINGS.map((s) => `  ${flagOf(s.env).padEnd(27)} ${s.env.padEnd(25)} ${s.description} (default ${s.default})`);
-  return ['usage: inventory-conformance serve [flags]   (in a clone: npm start -- [flags])', `  ${'flag'.padEnd(27)} ${'environment'.padEnd(25)} meaning`, ...rows].join('\n');
+  return [
+    'usage: inventory-conformance serve [flags]   (in a clone: npm start -- [flags])',
+    `  ${'flag'.padEnd(27)} ${'environment'.padEnd(25)} meaning`,
+    ...rows,
+  ].join('\n');
 }
 
 async function main(argv: readonly string[]): Promise<void> {
@@ -66,7 +70,12 @@ async function startDeploymentHere(): Promise<Pick<RunningReferenceServer, 'base
   const keys = {} as Record<string, string>;
   for (const entry of loadKeys(process.env.KEYS_FILE ?? DEFAULT_KEYS_FILE)) keys[entry.name] = entry.key;
   console.log(`instances: ${running.config.instances} (pids ${running.pids().join(', ')}), shared state on Redis`);
-  return { baseUrl: `${running.origin}/v1`, apiUrl: `${running.origin}/quickstart`, keys: keys as RunningReferenceServer['keys'], close: running.close };
+  return {
+    baseUrl: `${running.origin}/v1`,
+    apiUrl: `${running.origin}/quickstart`,
+    keys: keys as RunningReferenceServer['keys'],
+    close: running.close,
+  };
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {

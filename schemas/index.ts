@@ -8,14 +8,7 @@ import { parse as parseYaml } from 'yaml';
 import Ajv2020Module, { type ErrorObject, type SchemaObject } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 
-export type SchemaName =
-  | 'InventoryItem'
-  | 'Inventory'
-  | 'PetStatus'
-  | 'InventoryUpdate'
-  | 'Error'
-  | 'MessageRequest'
-  | 'MessageResponse';
+export type SchemaName = 'InventoryItem' | 'Inventory' | 'PetStatus' | 'InventoryUpdate' | 'Error' | 'MessageRequest' | 'MessageResponse';
 
 export const schemaNames: readonly SchemaName[] = [
   'InventoryItem',
@@ -68,10 +61,8 @@ export function isUtcTimestamp(value: unknown): boolean {
 }
 
 // ajv and ajv-formats are CommonJS; under NodeNext their default export is the module object.
-const Ajv2020 = ((Ajv2020Module as unknown as { default?: unknown }).default ??
-  Ajv2020Module) as typeof Ajv2020Module.default;
-const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ??
-  addFormatsModule) as typeof addFormatsModule.default;
+const Ajv2020 = ((Ajv2020Module as unknown as { default?: unknown }).default ?? Ajv2020Module) as typeof Ajv2020Module.default;
+const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as typeof addFormatsModule.default;
 
 /**
  * Values come from `parseJson`, so an integer field may hold a `bigint`, which Ajv's

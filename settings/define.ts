@@ -38,8 +38,11 @@ export interface SettingInput<N extends string, K extends SettingKind, D extends
 }
 
 /** A setting, as registered (group stamped, flag derived). */
-export interface Setting<N extends string = string, K extends SettingKind = SettingKind, D extends ValueOf<K> | undefined = ValueOf<K> | undefined>
-  extends SettingInput<N, K, D> {
+export interface Setting<
+  N extends string = string,
+  K extends SettingKind = SettingKind,
+  D extends ValueOf<K> | undefined = ValueOf<K> | undefined,
+> extends SettingInput<N, K, D> {
   /** The group file that defines it, e.g. `run`, `load`. */
   group: string;
   /** The CLI flag, or undefined when the setting is read from the environment only. */
@@ -165,9 +168,12 @@ export function parseValue(s: Setting, rawUntrimmed: string): ParsedValue {
       } catch {
         return { ok: false, message: `${s.name} must be an absolute http(s) URL (the value is not shown: it may carry a key)` };
       }
-      if (url.protocol !== 'http:' && url.protocol !== 'https:') return { ok: false, message: `${s.name} must use http or https, got "${url.protocol}"` };
-      if (url.username || url.password) return { ok: false, message: `${s.name} must not carry credentials (the value is not shown); pass the key in API_KEY` };
-      if (url.search || url.hash) return { ok: false, message: `${s.name} must not have a query or fragment (the value is not shown: it may carry a key)` };
+      if (url.protocol !== 'http:' && url.protocol !== 'https:')
+        return { ok: false, message: `${s.name} must use http or https, got "${url.protocol}"` };
+      if (url.username || url.password)
+        return { ok: false, message: `${s.name} must not carry credentials (the value is not shown); pass the key in API_KEY` };
+      if (url.search || url.hash)
+        return { ok: false, message: `${s.name} must not have a query or fragment (the value is not shown: it may carry a key)` };
       return { ok: true, value: raw.replace(/\/+$/, '') };
     }
     default:

@@ -22,24 +22,41 @@ export function defaultBudget(plan: string | undefined): { budget: number; basis
   const known = isPlan(name) && name !== 'enterprise' ? name : undefined;
   const minute = PLAN_LIMITS[known ?? 'free'].minute;
   const budget = Math.max(minute, 2 * minute - OTHER_PHASES_API_KEY_REQUESTS);
-  return { budget, basis: `${known ? `plan ${known}` : 'plan unknown, counted as free'}: 2 × ${minute} per minute less ${OTHER_PHASES_API_KEY_REQUESTS} for the other phases (at least one window)` };
+  return {
+    budget,
+    basis: `${known ? `plan ${known}` : 'plan unknown, counted as free'}: 2 × ${minute} per minute less ${OTHER_PHASES_API_KEY_REQUESTS} for the other phases (at least one window)`,
+  };
 }
 
 export const GENERATED_SETTINGS = defineGroup('generated', 'Generated checks (schema-driven, stateful, concurrent)', [
   setting({
-    name: 'GENERATED_BUDGET', kind: 'integer', min: 20, max: 100_000, unit: 'requests',
-    help: "Most requests the generated phase sends on API_KEY, shrinking included. Default: what API_PLAN allows in two windows less what the other phases send on it, at least one window (no plan or enterprise: counted as free). Coverage cases go first; those that do not fit are listed as not certified.",
+    name: 'GENERATED_BUDGET',
+    kind: 'integer',
+    min: 20,
+    max: 100_000,
+    unit: 'requests',
+    help: 'Most requests the generated phase sends on API_KEY, shrinking included. Default: what API_PLAN allows in two windows less what the other phases send on it, at least one window (no plan or enterprise: counted as free). Coverage cases go first; those that do not fit are listed as not certified.',
   }),
   setting({
-    name: 'GENERATED_SEED', kind: 'integer', min: 0, max: 2 ** 31 - 1, default: 1,
+    name: 'GENERATED_SEED',
+    kind: 'integer',
+    min: 0,
+    max: 2 ** 31 - 1,
+    default: 1,
     help: 'Seed of the generated cases: the same seed sends the same requests in the same order against the same inventory.',
   }),
   setting({
-    name: 'GENERATED_WRITERS', kind: 'integer', min: 2, max: 16, default: 3,
+    name: 'GENERATED_WRITERS',
+    kind: 'integer',
+    min: 2,
+    max: 16,
+    default: 3,
     help: 'Concurrent updates of one pet in the consistency check.',
   }),
   setting({
-    name: 'CONFORMANCE_REPLAY', kind: 'string', flag: '--replay',
+    name: 'CONFORMANCE_REPLAY',
+    kind: 'string',
+    flag: '--replay',
     help: 'A replay token printed with a generated failure: the generated phase runs just that case (the other generated checks are skipped).',
   }),
 ] as const);

@@ -17,12 +17,7 @@ export type { Setting, SettingGroup, SettingProblem } from './define.ts';
 export { PLANS, PROFILES } from './run.ts';
 
 /** Every group, in the order of `--help` and the README. */
-export const GROUPS = [
-  RUN_SETTINGS,
-  LOAD_SETTINGS,
-  CLI_SETTINGS,
-  GENERATED_SETTINGS,
-] as const;
+export const GROUPS = [RUN_SETTINGS, LOAD_SETTINGS, CLI_SETTINGS, GENERATED_SETTINGS] as const;
 
 type AnySetting = (typeof GROUPS)[number]['settings'][number];
 
@@ -121,9 +116,12 @@ export function renderReadmeTable(groups: readonly SettingGroup[] = GROUPS): str
  * the drift test to check them.
  */
 export function fillReadme(text: string): string {
-  return text.replace(/(<!-- settings:([a-z,-]+) -->\n)[\s\S]*?(<!-- \/settings -->)/g, (_m, open: string, names: string, close: string) => {
-    const wanted = names.split(',');
-    const groups = GROUPS.filter((g) => wanted.includes('all') || wanted.includes(g.name));
-    return `${open}${renderReadmeTable(groups)}${close}`;
-  });
+  return text.replace(
+    /(<!-- settings:([a-z,-]+) -->\n)[\s\S]*?(<!-- \/settings -->)/g,
+    (_m, open: string, names: string, close: string) => {
+      const wanted = names.split(',');
+      const groups = GROUPS.filter((g) => wanted.includes('all') || wanted.includes(g.name));
+      return `${open}${renderReadmeTable(groups)}${close}`;
+    },
+  );
 }

@@ -17,8 +17,26 @@ import { stockFixtures } from './fixtures/stock.ts';
 export const test = base.extend(runFixtures).extend(verdictFixtures).extend(apiFixtures).extend(stockFixtures);
 export { expect };
 
-export { expectFact, expectStatus, expectErrorBody, expectNoDeviation, failWith, currentRequirement, type Fact, type Exchange } from './fixtures/assertions.ts';
-export { createApi, type ApiClient, type ApiResponse, type AnnotationSink, type Credential, type InventoryEntry, type KeyName, type SendOptions } from './fixtures/api.ts';
+export {
+  expectFact,
+  expectStatus,
+  expectErrorBody,
+  expectNoDeviation,
+  failWith,
+  currentRequirement,
+  type Fact,
+  type Exchange,
+} from './fixtures/assertions.ts';
+export {
+  createApi,
+  type ApiClient,
+  type ApiResponse,
+  type AnnotationSink,
+  type Credential,
+  type InventoryEntry,
+  type KeyName,
+  type SendOptions,
+} from './fixtures/api.ts';
 export type { Stock } from './fixtures/stock.ts';
 export { NotCertified, markNotCertified, missingPrerequisiteReason } from './fixtures/verdicts.ts';
 export type { OncePerRun } from './fixtures/run.ts';

@@ -8,7 +8,14 @@ import type { BaselineOutcome } from '../baseline.ts';
 import type { ConformanceReport } from '../verdict.ts';
 import { digestOf, manifestDigest } from './digest.ts';
 import { diffCertificates, type CertificateDiff, type ComparableCertificate } from './diff.ts';
-import { CERTIFICATE_FORMAT, type Certificate, type CertificateResults, type CertifiedRequirement, type GateResult, type LoadChart } from './types.ts';
+import {
+  CERTIFICATE_FORMAT,
+  type Certificate,
+  type CertificateResults,
+  type CertifiedRequirement,
+  type GateResult,
+  type LoadChart,
+} from './types.ts';
 
 export interface LedgerDetails {
   quote?: string;
@@ -85,7 +92,10 @@ export function chartedWindows(windows: unknown[], bursts: unknown): LoadChart['
 
 /** Collects every `latencyMs` and every `windows` list of a load check's figures, with a label. */
 export function loadCharts(loadDocument: unknown): LoadChart[] {
-  const checks = ((loadDocument as { checks?: Record<string, unknown> } | undefined)?.checks ?? {}) as Record<string, Record<string, unknown>>;
+  const checks = ((loadDocument as { checks?: Record<string, unknown> } | undefined)?.checks ?? {}) as Record<
+    string,
+    Record<string, unknown>
+  >;
   const charts: LoadChart[] = [];
   for (const [check, record] of Object.entries(checks)) {
     const chart: LoadChart = {
@@ -100,7 +110,13 @@ export function loadCharts(loadDocument: unknown): LoadChart[] {
       const v = value as Record<string, unknown>;
       const lat = v.latencyMs as Record<string, unknown> | undefined;
       if (lat && typeof lat === 'object' && ['p50', 'p90', 'p99', 'max'].every((k) => typeof lat[k] === 'number')) {
-        chart.latency.push({ label: typeof v.label === 'string' ? v.label : label, p50: lat.p50 as number, p90: lat.p90 as number, p99: lat.p99 as number, max: lat.max as number });
+        chart.latency.push({
+          label: typeof v.label === 'string' ? v.label : label,
+          p50: lat.p50 as number,
+          p90: lat.p90 as number,
+          p99: lat.p99 as number,
+          max: lat.max as number,
+        });
       }
       if (Array.isArray(v.windows)) chart.windows.push(...chartedWindows(v.windows, v.bursts));
       if (Array.isArray(value)) {
@@ -141,7 +157,9 @@ export function validityPeriod(now: Date, days: number): { issuedAt: string; val
 }
 
 /** The results part: the report's statuses with each requirement's quote, source and decision. */
-export function buildResults(input: Pick<BuildInput, 'report' | 'ledger' | 'gate' | 'baseline' | 'loadDocument'> & { comparison?: CertificateDiff }): CertificateResults {
+export function buildResults(
+  input: Pick<BuildInput, 'report' | 'ledger' | 'gate' | 'baseline' | 'loadDocument'> & { comparison?: CertificateDiff },
+): CertificateResults {
   const { report, ledger } = input;
   // The gate's known failures: from the baseline, or not passing in the compared certificate either.
   const known = new Map(input.gate.knownFailures.map((k) => [k.id, k]));
@@ -185,13 +203,25 @@ export function buildResults(input: Pick<BuildInput, 'report' | 'ledger' | 'gate
 /** The whole certificate with its digests (unsigned). */
 export function buildCertificate(input: BuildInput): Certificate {
   const suiteDigest = manifestDigest(input.sourceManifest);
-  const digests = { spec: input.ledger.specDigest ?? input.interfaceDigest, interface: input.interfaceDigest, ledger: input.ledgerDigest, suite: suiteDigest };
+  const digests = {
+    spec: input.ledger.specDigest ?? input.interfaceDigest,
+    interface: input.interfaceDigest,
+    ledger: input.ledgerDigest,
+    suite: suiteDigest,
+  };
   const comparison = input.previous
     ? diffCertificates(input.previous, {
         generatedAt: input.report.generatedAt,
         target: input.report.target,
         profile: input.report.profile,
-        results: { requirements: input.report.requirements.map((r) => ({ id: r.id, level: r.level, status: r.status, quote: input.ledger.byId.get(r.id)?.quote ?? r.title })) },
+        results: {
+          requirements: input.report.requirements.map((r) => ({
+            id: r.id,
+            level: r.level,
+            status: r.status,
+            quote: input.ledger.byId.get(r.id)?.quote ?? r.title,
+          })),
+        },
         digests,
       })
     : undefined;

@@ -60,19 +60,38 @@ export function diffCertificates(before: ComparableCertificate, now: ComparableC
   const out: CertificateDiff = {
     old: { generatedAt: before.generatedAt, ...(before.digests.certificate ? { certificate: before.digests.certificate } : {}) },
     new: { generatedAt: now.generatedAt, ...(now.digests.certificate ? { certificate: now.digests.certificate } : {}) },
-    regressed: [], fixed: [], added: [], removed: [], otherChanges: [], digests: [], mustRegressions: [],
+    regressed: [],
+    fixed: [],
+    added: [],
+    removed: [],
+    otherChanges: [],
+    digests: [],
+    mustRegressions: [],
   };
   for (const [id, r] of cur) {
     const o = old.get(id);
-    const change: RequirementChange = { id, level: r.level, ...(o ? { before: o.status } : {}), now: r.status, ...(r.quote ? { quote: r.quote } : {}) };
+    const change: RequirementChange = {
+      id,
+      level: r.level,
+      ...(o ? { before: o.status } : {}),
+      now: r.status,
+      ...(r.quote ? { quote: r.quote } : {}),
+    };
     if (!o) out.added.push(change);
     else if (o.status === r.status) continue;
-    else if (RANK[o.status] !== undefined && RANK[r.status] !== undefined) (RANK[r.status]! < RANK[o.status]! ? out.regressed : out.fixed).push(change);
+    else if (RANK[o.status] !== undefined && RANK[r.status] !== undefined)
+      (RANK[r.status]! < RANK[o.status]! ? out.regressed : out.fixed).push(change);
     else out.otherChanges.push(change);
   }
-  for (const [id, o] of old) if (!cur.has(id)) out.removed.push({ id, level: o.level, before: o.status, ...(o.quote ? { quote: o.quote } : {}) });
+  for (const [id, o] of old)
+    if (!cur.has(id)) out.removed.push({ id, level: o.level, before: o.status, ...(o.quote ? { quote: o.quote } : {}) });
   for (const name of ['suite', 'spec', 'interface', 'ledger'] as const) {
-    if (before.digests[name] !== now.digests[name]) out.digests.push({ name, ...(before.digests[name] ? { before: before.digests[name] } : {}), ...(now.digests[name] ? { now: now.digests[name] } : {}) });
+    if (before.digests[name] !== now.digests[name])
+      out.digests.push({
+        name,
+        ...(before.digests[name] ? { before: before.digests[name] } : {}),
+        ...(now.digests[name] ? { now: now.digests[name] } : {}),
+      });
   }
   const [tb, tn] = [targetIdentity(before.target), targetIdentity(now.target)];
   if (JSON.stringify(tb) !== JSON.stringify(tn)) out.target = { before: tb, now: tn };
@@ -84,7 +103,9 @@ export function diffCertificates(before: ComparableCertificate, now: ComparableC
 function targetText(t: unknown): string {
   if (!t || typeof t !== 'object') return String(t);
   const x = t as Record<string, unknown>;
-  return x.kind === 'reference' ? 'the bundled reference server' : `${String(x.baseUrl)}${x.apiUrl ? ` (messages ${String(x.apiUrl)})` : ''}${x.apiPlan ? `, plan ${String(x.apiPlan)}` : ''}`;
+  return x.kind === 'reference'
+    ? 'the bundled reference server'
+    : `${String(x.baseUrl)}${x.apiUrl ? ` (messages ${String(x.apiUrl)})` : ''}${x.apiPlan ? `, plan ${String(x.apiPlan)}` : ''}`;
 }
 
 /** The difference in plain lines (the `diff` command's output). */
@@ -93,18 +114,29 @@ export function renderDiff(d: CertificateDiff): string {
   const list = (title: string, changes: RequirementChange[]) => {
     if (!changes.length) return;
     lines.push('', `${title} (${changes.length}):`);
-    for (const c of changes) lines.push(`  ${c.id} (${c.level}) ${c.before ?? '—'} → ${c.now ?? '—'}${c.quote ? `  ${c.quote.replace(/\s+/g, ' ').slice(0, 100)}` : ''}`);
+    for (const c of changes)
+      lines.push(
+        `  ${c.id} (${c.level}) ${c.before ?? '—'} → ${c.now ?? '—'}${c.quote ? `  ${c.quote.replace(/\s+/g, ' ').slice(0, 100)}` : ''}`,
+      );
   };
   list('Regressed', d.regressed);
   list('Fixed', d.fixed);
   list('New requirements', d.added);
   list('Removed requirements', d.removed);
   list('Otherwise changed', d.otherChanges);
-  if (!d.regressed.length && !d.fixed.length && !d.added.length && !d.removed.length && !d.otherChanges.length) lines.push('', 'No requirement changed status.');
+  if (!d.regressed.length && !d.fixed.length && !d.added.length && !d.removed.length && !d.otherChanges.length)
+    lines.push('', 'No requirement changed status.');
   if (d.digests.length || d.target || d.profile) lines.push('', 'Around the requirements:');
-  for (const g of d.digests) lines.push(`  ${g.name} digest changed: ${(g.before ?? '(none)').slice(0, 16)}… → ${(g.now ?? '(none)').slice(0, 16)}…`);
+  for (const g of d.digests)
+    lines.push(`  ${g.name} digest changed: ${(g.before ?? '(none)').slice(0, 16)}… → ${(g.now ?? '(none)').slice(0, 16)}…`);
   if (d.target) lines.push(`  target changed: ${targetText(d.target.before)} → ${targetText(d.target.now)}`);
   if (d.profile) lines.push(`  profile changed: ${d.profile.before} → ${d.profile.now}`);
-  lines.push('', d.mustRegressions.length ? `diff: REGRESSED — must-level: ${d.mustRegressions.join(', ')} (exit 1)` : 'diff: no must-level requirement regressed (exit 0)', '');
+  lines.push(
+    '',
+    d.mustRegressions.length
+      ? `diff: REGRESSED — must-level: ${d.mustRegressions.join(', ')} (exit 1)`
+      : 'diff: no must-level requirement regressed (exit 0)',
+    '',
+  );
   return lines.join('\n');
 }

@@ -17,7 +17,12 @@ export function leftChangedHtml(cert: Certificate): string {
   const messages = j ? [...j.repair.messages, ...j.end.messages] : [];
   const out: string[] = [];
   if (pets.length) {
-    const rows = pets.map((p) => `<tr><td><code>${esc(p.petId)}</code></td><td>${esc(p.created ? 'not listed (created by the run)' : p.original)}</td><td>${esc(p.current ?? 'missing from the list')}</td><td>${esc(p.action ?? 'set its quantity back by hand')}</td></tr>`).join('');
+    const rows = pets
+      .map(
+        (p) =>
+          `<tr><td><code>${esc(p.petId)}</code></td><td>${esc(p.created ? 'not listed (created by the run)' : p.original)}</td><td>${esc(p.current ?? 'missing from the list')}</td><td>${esc(p.action ?? 'set its quantity back by hand')}</td></tr>`,
+      )
+      .join('');
     out.push(
       '<p>The run could not restore these pets; they need restoring by hand. This fails the gate, whatever the requirements say.</p>',
       `<table><thead><tr><th>Pet</th><th>Original quantity</th><th>Current quantity</th><th>What to do</th></tr></thead><tbody>${rows}</tbody></table>`,
@@ -25,7 +30,9 @@ export function leftChangedHtml(cert: Certificate): string {
   }
   if (messages.length) {
     const items = messages.map((m) => `<li>${esc(`${m.address}/messages at ${m.at} (${m.by})`)}</li>`).join('');
-    out.push(`<p>Messages posted (${messages.length}): the API cannot take a message back; delete them by hand if the service allows. This does not fail the gate.</p><ul class="tight">${items}</ul>`);
+    out.push(
+      `<p>Messages posted (${messages.length}): the API cannot take a message back; delete them by hand if the service allows. This does not fail the gate.</p><ul class="tight">${items}</ul>`,
+    );
   }
   if (!out.length) return '';
   return `<section id="left-changed"><h2>Target left changed (${pets.length + messages.length})</h2>${out.join('')}</section>`;
@@ -35,8 +42,15 @@ export function leftChangedHtml(cert: Certificate): string {
 export function repairedHtml(cert: Certificate): string {
   const r = cert.results.journal?.repair;
   if (!r || (!r.restored.length && !r.otherTargets.length)) return '';
-  const restored = r.restored.map((p) => `<li>${esc(`pet ${p.petId}: ${p.how === 'absent' ? 'not created' : `quantity ${p.original}`} (${p.how}; journaled by ${p.by})`)}</li>`).join('');
-  const others = r.otherTargets.map((o) => `<li>${esc(`${o.file}: ${o.open} open entr${o.open === 1 ? 'y' : 'ies'} for ${o.target}, left alone`)}</li>`).join('');
+  const restored = r.restored
+    .map(
+      (p) =>
+        `<li>${esc(`pet ${p.petId}: ${p.how === 'absent' ? 'not created' : `quantity ${p.original}`} (${p.how}; journaled by ${p.by})`)}</li>`,
+    )
+    .join('');
+  const others = r.otherTargets
+    .map((o) => `<li>${esc(`${o.file}: ${o.open} open entr${o.open === 1 ? 'y' : 'ies'} for ${o.target}, left alone`)}</li>`)
+    .join('');
   return (
     `<section id="repaired"><h2>Repaired first (${r.restored.length})</h2>` +
     '<p>An earlier run did not finish: before this run sent anything else, it put back what the journal showed changed and verified it through the list.</p>' +
@@ -46,7 +60,12 @@ export function repairedHtml(cert: Certificate): string {
 
 function changeList(title: string, changes: RequirementChange[]): string {
   if (!changes.length) return '';
-  const items = changes.map((c) => `<li><a href="#req-${esc(c.id)}"><b>${esc(c.id)}</b></a> (${esc(c.level)}) ${esc(c.before ?? '—')} → ${esc(c.now ?? '—')}</li>`).join('');
+  const items = changes
+    .map(
+      (c) =>
+        `<li><a href="#req-${esc(c.id)}"><b>${esc(c.id)}</b></a> (${esc(c.level)}) ${esc(c.before ?? '—')} → ${esc(c.now ?? '—')}</li>`,
+    )
+    .join('');
   return `<h3>${esc(title)} (${changes.length})</h3><ul class="tight">${items}</ul>`;
 }
 

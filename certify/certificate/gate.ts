@@ -40,7 +40,6 @@ export interface GateResult {
   comparedWith?: { file: string; certificate: string; generatedAt: string };
 }
 
-
 /** A previous certificate, as the gate needs it: each requirement's status and where it came from. */
 export interface PreviousRun {
   file: string;
@@ -74,12 +73,18 @@ function classify(report: GateReport, o: GateOptions): Pick<GateResult, 'knownFa
     const k = byBaseline.get(r.id);
     const before = o.previous?.statuses[r.id];
     if (k) knownFailures.push({ id: r.id, from: 'baseline', ...(k.reason ? { reason: k.reason } : {}) });
-    else if (o.previous && before !== undefined && !PASSED.includes(before)) knownFailures.push({ id: r.id, from: 'previous certificate', reason: `${before} in the compared certificate` });
-    else if (o.previous && before !== undefined) newFailures.push({ id: r.id, why: `regressed: ${before} in the compared certificate, fail now` });
+    else if (o.previous && before !== undefined && !PASSED.includes(before))
+      knownFailures.push({ id: r.id, from: 'previous certificate', reason: `${before} in the compared certificate` });
+    else if (o.previous && before !== undefined)
+      newFailures.push({ id: r.id, why: `regressed: ${before} in the compared certificate, fail now` });
     else if (o.previous) newFailures.push({ id: r.id, why: 'not in the compared certificate' });
     else newFailures.push({ id: r.id, why: o.baseline ? 'not in the baseline' : 'failed' });
   }
-  const fixedFailures: GateResult['fixedFailures'] = (o.baseline?.fixed ?? []).map((f) => ({ id: f.id, status: f.status, from: 'baseline' as const }));
+  const fixedFailures: GateResult['fixedFailures'] = (o.baseline?.fixed ?? []).map((f) => ({
+    id: f.id,
+    status: f.status,
+    from: 'baseline' as const,
+  }));
   if (o.previous) {
     for (const r of report.requirements) {
       if (o.previous.statuses[r.id] === 'fail' && PASSED.includes(r.status) && !fixedFailures.some((f) => f.id === r.id)) {
@@ -123,13 +128,16 @@ export function decideGate(report: GateReport, options: GateOptions): GateResult
     reasons.unshift(`not certified (strict): ${report.notCertified.map((n) => n.id).join(', ')}`);
     return { result: 'not-certified', exitCode: EXIT.notCertified, reasons, ...base };
   }
-  if (report.notCertified.length) reasons.push(`not certified (allowed without --strict): ${report.notCertified.map((n) => n.id).join(', ')}`);
+  if (report.notCertified.length)
+    reasons.push(`not certified (allowed without --strict): ${report.notCertified.map((n) => n.id).join(', ')}`);
   return { result: 'pass', exitCode: EXIT.pass, reasons, ...base };
 }
 
 /** The gate's one line, the same in the console, conformance.md and junit.xml. */
 export function gateLine(gate: GateResult): string {
   const label = gate.result === 'harness' ? 'HARNESS TROUBLE' : gate.result.toUpperCase();
-  const known = gate.knownFailures.length ? ` (with ${gate.knownFailures.length} known failure(s): ${gate.knownFailures.map((k) => k.id).join(', ')})` : '';
+  const known = gate.knownFailures.length
+    ? ` (with ${gate.knownFailures.length} known failure(s): ${gate.knownFailures.map((k) => k.id).join(', ')})`
+    : '';
   return `gate: ${label}${known} — exit ${gate.exitCode}`;
 }

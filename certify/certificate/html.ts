@@ -61,13 +61,25 @@ function headline(cert: Certificate): { cls: string; badge: string; line: string
     case 'fail':
       return { cls: 'fail', badge: 'FAIL', line: 'The target does not conform: the failing requirements are listed below.' };
     case 'not-certified':
-      return { cls: 'not-certified', badge: 'NOT CERTIFIED', line: 'Strict mode: what ran passed, but part of the spec was not certified (see why below).' };
+      return {
+        cls: 'not-certified',
+        badge: 'NOT CERTIFIED',
+        line: 'Strict mode: what ran passed, but part of the spec was not certified (see why below).',
+      };
     case 'unreachable':
       return { cls: 'unreachable', badge: 'UNREACHABLE', line: 'The target did not answer; nothing was judged.' };
     case 'interrupted':
-      return { cls: 'harness', badge: 'INTERRUPTED', line: 'A signal stopped the run: what ran is reported below; what did not end is not certified.' };
+      return {
+        cls: 'harness',
+        badge: 'INTERRUPTED',
+        line: 'A signal stopped the run: what ran is reported below; what did not end is not certified.',
+      };
     default:
-      return { cls: 'harness', badge: 'NO VERDICT (harness trouble)', line: 'The run itself had trouble; its results are incomplete. See the run problems.' };
+      return {
+        cls: 'harness',
+        badge: 'NO VERDICT (harness trouble)',
+        line: 'The run itself had trouble; its results are incomplete. See the run problems.',
+      };
   }
 }
 
@@ -97,12 +109,15 @@ function evidenceHtml(r: CertifiedRequirement): string {
   if (!r.evidence.length) return '<p class="muted">No test evidences this requirement in this run.</p>';
   return r.evidence
     .map((e) => {
-      const lines: string[] = [`<div><b>${esc(e.test)}</b> <span class="muted">[${esc(e.project)}]</span> → <span class="s-${e.outcome === 'passed' ? 'pass' : e.outcome === 'skipped' ? 'skipped' : 'fail'}">${esc(e.outcome)}</span>${e.requests ? ` <span class="muted">(${e.requests} requests)</span>` : ''}</div>`];
+      const lines: string[] = [
+        `<div><b>${esc(e.test)}</b> <span class="muted">[${esc(e.project)}]</span> → <span class="s-${e.outcome === 'passed' ? 'pass' : e.outcome === 'skipped' ? 'skipped' : 'fail'}">${esc(e.outcome)}</span>${e.requests ? ` <span class="muted">(${e.requests} requests)</span>` : ''}</div>`,
+      ];
       for (const f of failureTexts([e], { warnings: true })) lines.push(failureHtml(f));
       for (const w of e.warnings ?? []) lines.push(`<div class="s-warn">⚠ ${esc(w)}</div>`);
       if (e.notCertified) lines.push(`<div class="muted">not certified: ${esc(e.notCertified)}</div>`);
       const ev = e.evidence ?? [];
-      if (ev.length) lines.push(`<pre>${esc(ev.slice(0, 12).join('\n'))}${ev.length > 12 ? `\n… ${ev.length - 12} more in results.json` : ''}</pre>`);
+      if (ev.length)
+        lines.push(`<pre>${esc(ev.slice(0, 12).join('\n'))}${ev.length > 12 ? `\n… ${ev.length - 12} more in results.json` : ''}</pre>`);
       return lines.join('');
     })
     .join('');
@@ -110,14 +125,20 @@ function evidenceHtml(r: CertifiedRequirement): string {
 
 /** Inline code spans of a verbatim quote (`like this`) as <code>; the rest escaped. */
 function inline(text: string): string {
-  return text.split(/(`[^`]+`)/).map((part) => (/^`[^`]+`$/.test(part) ? `<code>${esc(part.slice(1, -1))}</code>` : esc(part))).join('');
+  return text
+    .split(/(`[^`]+`)/)
+    .map((part) => (/^`[^`]+`$/.test(part) ? `<code>${esc(part.slice(1, -1))}</code>` : esc(part)))
+    .join('');
 }
 
 /** The quote as the spec shows it: a table row under its table's header, or a sentence. */
 export function quoteHtml(r: Pick<CertifiedRequirement, 'quote' | 'quoteHeader'>): string {
   const cells = rowCells(r.quote);
   if (!cells) return `<blockquote>${inline(r.quote)}</blockquote>`;
-  const head = r.quoteHeader && r.quoteHeader.length === cells.length ? `<thead><tr>${r.quoteHeader.map((h) => `<th>${inline(h)}</th>`).join('')}</tr></thead>` : '';
+  const head =
+    r.quoteHeader && r.quoteHeader.length === cells.length
+      ? `<thead><tr>${r.quoteHeader.map((h) => `<th>${inline(h)}</th>`).join('')}</tr></thead>`
+      : '';
   return `<table class="quote">${head}<tbody><tr>${cells.map((c) => `<td>${inline(c)}</td>`).join('')}</tr></tbody></table>`;
 }
 
@@ -134,7 +155,9 @@ function requirementDetails(r: CertifiedRequirement): string {
     r.decision ? `<div><b>Recorded decision:</b> ${esc(r.decision)}</div>` : '',
     r.excluded ? `<div><b>Excluded:</b> ${esc(r.excluded)}</div>` : '',
     r.reason ? `<div><b>Why this status:</b> ${esc(r.reason)}</div>` : '',
-    r.knownFailure ? `<div class="known">Known failure (baseline)${r.knownFailure.reason ? `: ${esc(r.knownFailure.reason)}` : ''}</div>` : '',
+    r.knownFailure
+      ? `<div class="known">Known failure (baseline)${r.knownFailure.reason ? `: ${esc(r.knownFailure.reason)}` : ''}</div>`
+      : '',
     evidenceHtml(r),
   ].join('');
 }
@@ -144,12 +167,18 @@ function headerHtml(cert: Certificate, h: ReturnType<typeof headline>): string {
   const out: string[] = [];
   const res = cert.results;
   out.push(`<header class="verdict ${h.cls}" id="verdict"><div class="badge" data-testid="verdict">${esc(h.badge)}</div><div>`);
-  out.push(`<div style="font-weight:600;margin-bottom:4px">Inventory Service conformance certificate. ${esc(h.line)}</div><div class="meta">`);
+  out.push(
+    `<div style="font-weight:600;margin-bottom:4px">Inventory Service conformance certificate. ${esc(h.line)}</div><div class="meta">`,
+  );
   out.push(`<b>Target</b><span><code>${esc(targetText(cert.target))}</code></span>`);
   out.push(`<b>Profile</b><span>${esc(cert.profile)}${res.gate.strict ? ' (strict gate)' : ''}</span>`);
   out.push(`<b>Date</b><span>${esc(cert.generatedAt)}</span>`);
-  out.push(`<b>Valid</b><span>issued ${esc(cert.issuedAt ?? '(not recorded)')}, valid until ${esc(cert.validUntil ?? '(not recorded)')}</span>`);
-  out.push(`<b>Suite</b><span>${esc(cert.suite.name)} ${esc(cert.suite.version)}${cert.suite.commit ? ` @ <code>${esc(cert.suite.commit.slice(0, 12))}</code>${cert.suite.modified ? ' (modified)' : ''}` : ''}</span>`);
+  out.push(
+    `<b>Valid</b><span>issued ${esc(cert.issuedAt ?? '(not recorded)')}, valid until ${esc(cert.validUntil ?? '(not recorded)')}</span>`,
+  );
+  out.push(
+    `<b>Suite</b><span>${esc(cert.suite.name)} ${esc(cert.suite.version)}${cert.suite.commit ? ` @ <code>${esc(cert.suite.commit.slice(0, 12))}</code>${cert.suite.modified ? ' (modified)' : ''}` : ''}</span>`,
+  );
   out.push(`<b>Spec</b><span>${esc(cert.spec.title)}, SHA-256 <code>${esc(cert.digests.spec.slice(0, 16))}…</code></span>`);
   out.push('</div></div></header>');
   return out.join('');
@@ -160,7 +189,9 @@ function summaryHtml(res: Certificate['results']): string {
   const out: string[] = [];
   const s = res.summary;
   out.push('<section class="summary" id="summary">');
-  out.push(`<span><b>${s.pass}</b> pass</span><span><b>${s.warn}</b> warn</span><span class="s-fail"><b>${s.fail}</b> fail</span><span><b>${s.skipped}</b> skipped</span>`);
+  out.push(
+    `<span><b>${s.pass}</b> pass</span><span><b>${s.warn}</b> warn</span><span class="s-fail"><b>${s.fail}</b> fail</span><span><b>${s.skipped}</b> skipped</span>`,
+  );
   out.push(`<span><b>${res.notCertified.length}</b> not certified</span><span><b>${res.requests}</b> requests sent</span>`);
   if (res.gate.reasons.length) out.push(`<ul class="tight">${res.gate.reasons.map((r) => `<li>${esc(r)}</li>`).join('')}</ul>`);
   out.push('</section>');
@@ -172,7 +203,10 @@ function failingHtml(failing: readonly CertifiedRequirement[]): string {
   const out: string[] = [];
   if (failing.length) {
     out.push(`<section class="failing" id="failing"><h2>Failing requirements (${failing.length})</h2><ul class="tight">`);
-    for (const r of failing) out.push(`<li data-testid="failing-requirement"><a href="#req-${esc(r.id)}" class="id">${esc(r.id)}</a> (${esc(r.level)}) ${esc(quoteLine(r, 160))}<br><span class="muted">${esc(firstFailure(r) ? failureLine(firstFailure(r)!) : r.reason ?? '')}</span>${firstFailure(r)?.curl ? `<pre class="curl">${esc(firstFailure(r)!.curl!)}</pre>` : ''}</li>`);
+    for (const r of failing)
+      out.push(
+        `<li data-testid="failing-requirement"><a href="#req-${esc(r.id)}" class="id">${esc(r.id)}</a> (${esc(r.level)}) ${esc(quoteLine(r, 160))}<br><span class="muted">${esc(firstFailure(r) ? failureLine(firstFailure(r)!) : (r.reason ?? ''))}</span>${firstFailure(r)?.curl ? `<pre class="curl">${esc(firstFailure(r)!.curl!)}</pre>` : ''}</li>`,
+      );
     out.push('</ul></section>');
   }
   return out.join('');
@@ -183,7 +217,9 @@ function notCertifiedHtml(res: Certificate['results']): string {
   const out: string[] = [];
   if (res.notCertified.length) {
     out.push(`<section id="not-certified"><h2>Not certified by this run (${res.notCertified.length})</h2>`);
-    out.push('<p class="muted">These requirements were not judged, whatever the verdict says about the rest. Give the missing key or choose the profile that runs them.</p>');
+    out.push(
+      '<p class="muted">These requirements were not judged, whatever the verdict says about the rest. Give the missing key or choose the profile that runs them.</p>',
+    );
     const byReason = new Map<string, string[]>();
     for (const n of res.notCertified) byReason.set(n.reason, [...(byReason.get(n.reason) ?? []), `${n.id}${n.partial ? ' (partly)' : ''}`]);
     out.push('<ul class="tight">');
@@ -200,9 +236,18 @@ function baselineHtml(res: Certificate['results'], known: readonly CertifiedRequ
   if (b) {
     out.push(`<section id="baseline"><h2>Baseline <span class="muted">(${esc(b.file)})</span></h2>`);
     out.push(`<p>${b.known.length} known failure(s), ${b.newFailures.length} new, ${b.fixed.length} fixed.</p>`);
-    if (known.length) out.push(`<h3>Known failures (do not fail the gate)</h3><ul class="tight">${known.map((r) => `<li><a href="#req-${esc(r.id)}" class="known">${esc(r.id)}</a> ${esc(quoteLine(r, 140))}${r.knownFailure?.reason ? ` — <i>${esc(r.knownFailure.reason)}</i>` : ''}</li>`).join('')}</ul>`);
-    if (b.fixed.length) out.push(`<h3>Fixed: remove from the baseline</h3><ul class="tight">${b.fixed.map((f) => `<li><b>${esc(f.id)}</b> now ${esc(f.status)}</li>`).join('')}</ul>`);
-    if (b.unjudged.length) out.push(`<h3>Not judged by this run</h3><ul class="tight">${b.unjudged.map((u) => `<li><b>${esc(u.id)}</b>: ${esc(u.why)}</li>`).join('')}</ul>`);
+    if (known.length)
+      out.push(
+        `<h3>Known failures (do not fail the gate)</h3><ul class="tight">${known.map((r) => `<li><a href="#req-${esc(r.id)}" class="known">${esc(r.id)}</a> ${esc(quoteLine(r, 140))}${r.knownFailure?.reason ? ` — <i>${esc(r.knownFailure.reason)}</i>` : ''}</li>`).join('')}</ul>`,
+      );
+    if (b.fixed.length)
+      out.push(
+        `<h3>Fixed: remove from the baseline</h3><ul class="tight">${b.fixed.map((f) => `<li><b>${esc(f.id)}</b> now ${esc(f.status)}</li>`).join('')}</ul>`,
+      );
+    if (b.unjudged.length)
+      out.push(
+        `<h3>Not judged by this run</h3><ul class="tight">${b.unjudged.map((u) => `<li><b>${esc(u.id)}</b>: ${esc(u.why)}</li>`).join('')}</ul>`,
+      );
     out.push('</section>');
   }
   return out.join('');
@@ -212,10 +257,14 @@ function baselineHtml(res: Certificate['results'], known: readonly CertifiedRequ
 function warningsHtml(warned: readonly CertifiedRequirement[]): string {
   const out: string[] = [];
   if (warned.length) {
-    out.push(`<section id="warnings"><h2>Warnings and decisions (${warned.length})</h2><p class="muted">Should-level findings and choices the spec leaves open; they do not fail the gate.</p><ul class="tight">`);
+    out.push(
+      `<section id="warnings"><h2>Warnings and decisions (${warned.length})</h2><p class="muted">Should-level findings and choices the spec leaves open; they do not fail the gate.</p><ul class="tight">`,
+    );
     for (const r of warned) {
       const ws = r.evidence.flatMap((e) => e.warnings ?? []);
-      out.push(`<li><a href="#req-${esc(r.id)}"><b>${esc(r.id)}</b></a> (${esc(r.level)}) ${esc(ws[0] ?? r.reason ?? quoteLine(r, 160))}${r.decision ? `<br><span class="muted">Decision: ${esc(r.decision)}</span>` : ''}</li>`);
+      out.push(
+        `<li><a href="#req-${esc(r.id)}"><b>${esc(r.id)}</b></a> (${esc(r.level)}) ${esc(ws[0] ?? r.reason ?? quoteLine(r, 160))}${r.decision ? `<br><span class="muted">Decision: ${esc(r.decision)}</span>` : ''}</li>`,
+      );
     }
     out.push('</ul></section>');
   }
@@ -243,13 +292,21 @@ function matrixHtml(res: Certificate['results']): string {
   const out: string[] = [];
   out.push('<section id="matrix"><h2>Requirements by spec section</h2>');
   for (const [section, list] of sectionGroups(res.requirements)) {
-    out.push(`<h3>${esc(section)}</h3><table><thead><tr><th>Requirement</th><th>Level</th><th>Status</th><th>Statement, decision and evidence</th></tr></thead><tbody>`);
+    out.push(
+      `<h3>${esc(section)}</h3><table><thead><tr><th>Requirement</th><th>Level</th><th>Status</th><th>Statement, decision and evidence</th></tr></thead><tbody>`,
+    );
     for (const r of list) {
       const [, clause] = sectionOf(r.section);
       const passed = r.evidence.filter((e) => e.outcome === 'passed').length;
-      out.push(`<tr id="req-${esc(r.id)}"><td><b>${esc(r.id)}</b><br><span class="muted">${esc(clause)}</span></td><td>${esc(r.level)}</td>`);
-      out.push(`<td class="status s-${r.status}">${esc(STATUS_LABEL[r.status] ?? r.status)}${r.knownFailure ? '<br><span class="known">known</span>' : ''}</td>`);
-      out.push(`<td><details${r.status === 'fail' ? ' open' : ''}><summary>${inline(quoteLine(r, 160))} <span class="muted">(${r.evidence.length ? `${passed}/${r.evidence.length} tests passed` : 'no test'})</span></summary>${requirementDetails(r)}</details></td></tr>`);
+      out.push(
+        `<tr id="req-${esc(r.id)}"><td><b>${esc(r.id)}</b><br><span class="muted">${esc(clause)}</span></td><td>${esc(r.level)}</td>`,
+      );
+      out.push(
+        `<td class="status s-${r.status}">${esc(STATUS_LABEL[r.status] ?? r.status)}${r.knownFailure ? '<br><span class="known">known</span>' : ''}</td>`,
+      );
+      out.push(
+        `<td><details${r.status === 'fail' ? ' open' : ''}><summary>${inline(quoteLine(r, 160))} <span class="muted">(${r.evidence.length ? `${passed}/${r.evidence.length} tests passed` : 'no test'})</span></summary>${requirementDetails(r)}</details></td></tr>`,
+      );
     }
     out.push('</tbody></table>');
   }
@@ -263,10 +320,12 @@ function footerHtml(cert: Certificate): string {
   out.push('<footer><h2>Digests (SHA-256)</h2><ul class="tight">');
   for (const [k, v] of Object.entries(cert.digests)) out.push(`<li>${esc(k)}: <code>${esc(v)}</code></li>`);
   out.push('</ul>');
-  out.push(`<p>${cert.signature ? `Signed with Ed25519, key fingerprint <code>${esc(cert.signature.publicKeyFingerprint)}</code>.` : 'Not signed.'} ` +
-    'Check with <code>npx inventory-conformance verify certificate.json</code>: it recomputes every digest and fails on any change. ' +
-    'Playwright’s report of the same run is in <code>html/index.html</code>; the machine-readable verdict in <code>conformance.json</code>; ' +
-    'the exchanges behind each failing or warned requirement, and one passing exchange per requirement, in <code>evidence.har</code> (opens in any HAR viewer).</p>');
+  out.push(
+    `<p>${cert.signature ? `Signed with Ed25519, key fingerprint <code>${esc(cert.signature.publicKeyFingerprint)}</code>.` : 'Not signed.'} ` +
+      'Check with <code>npx inventory-conformance verify certificate.json</code>: it recomputes every digest and fails on any change. ' +
+      'Playwright’s report of the same run is in <code>html/index.html</code>; the machine-readable verdict in <code>conformance.json</code>; ' +
+      'the exchanges behind each failing or warned requirement, and one passing exchange per requirement, in <code>evidence.har</code> (opens in any HAR viewer).</p>',
+  );
   out.push('</footer></main></body></html>\n');
   return out.join('');
 }
@@ -281,10 +340,14 @@ export function renderCertificateHtml(cert: Certificate): string {
   const out: string[] = [];
   out.push('<!doctype html><html lang="en"><head><meta charset="utf-8">');
   out.push('<meta name="viewport" content="width=device-width,initial-scale=1">');
-  out.push(`<title>Conformance certificate — ${esc(h.badge)} — ${esc(targetText(cert.target))}</title><style>${CSS}</style></head><body><main>`);
+  out.push(
+    `<title>Conformance certificate — ${esc(h.badge)} — ${esc(targetText(cert.target))}</title><style>${CSS}</style></head><body><main>`,
+  );
   out.push(headerHtml(cert, h), summaryHtml(res), failingHtml(failing));
   if (res.problems.length) {
-    out.push(`<section id="problems"><h2>Run problems (${res.problems.length})</h2><ul class="tight">${res.problems.map((p) => `<li>${esc(p.reason)}</li>`).join('')}</ul></section>`);
+    out.push(
+      `<section id="problems"><h2>Run problems (${res.problems.length})</h2><ul class="tight">${res.problems.map((p) => `<li>${esc(p.reason)}</li>`).join('')}</ul></section>`,
+    );
   }
   out.push(leftChangedHtml(cert), repairedHtml(cert), comparedWithHtml(cert));
   out.push(notCertifiedHtml(res), baselineHtml(res, known), warningsHtml(warned), loadHtml(res), matrixHtml(res), footerHtml(cert));

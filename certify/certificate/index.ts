@@ -21,7 +21,15 @@ export { REPO_ROOT };
 export const CERTIFICATE_JSON = 'certificate.json';
 export const CERTIFICATE_HTML = 'certificate.html';
 /** Report files whose digests the certificate records (when the run wrote them). */
-export const ARTIFACTS = ['conformance.json', 'conformance.md', 'results.json', 'junit.xml', 'load.json', 'pacing.json', 'evidence.har'] as const;
+export const ARTIFACTS = [
+  'conformance.json',
+  'conformance.md',
+  'results.json',
+  'junit.xml',
+  'load.json',
+  'pacing.json',
+  'evidence.har',
+] as const;
 
 export interface WriteCertificateOptions {
   /** The judged report: its `gate` (and `baseline`) is the certificate's gate. */
@@ -51,7 +59,12 @@ function suiteInfo(root: string): Certificate['suite'] {
   const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as { name?: string; version?: string };
   const suite: Certificate['suite'] = { name: pkg.name ?? 'inventory-conformance', version: pkg.version ?? '0.0.0' };
   try {
-    const opts = { cwd: root, stdio: ['ignore', 'pipe', 'ignore'] as ['ignore', 'pipe', 'ignore'], encoding: 'utf8' as const, timeout: 5000 };
+    const opts = {
+      cwd: root,
+      stdio: ['ignore', 'pipe', 'ignore'] as ['ignore', 'pipe', 'ignore'],
+      encoding: 'utf8' as const,
+      timeout: 5000,
+    };
     suite.commit = execFileSync('git', ['rev-parse', 'HEAD'], opts).trim();
     suite.modified = execFileSync('git', ['status', '--porcelain', '--', ...SUITE_SOURCE], opts).trim() !== '';
   } catch {
@@ -63,7 +76,13 @@ function suiteInfo(root: string): Certificate['suite'] {
 /** Each quote that is a row of a table of `spec/*.md` gets that table's header, so it renders as a row, not a fragment. */
 function withQuoteHeaders(ledger: ParsedLedger, root: string): ParsedLedger {
   const dir = path.join(root, 'spec');
-  const docs = fs.existsSync(dir) ? fs.readdirSync(dir).filter((f) => f.endsWith('.md')).sort().map((f) => fs.readFileSync(path.join(dir, f), 'utf8')) : [];
+  const docs = fs.existsSync(dir)
+    ? fs
+        .readdirSync(dir)
+        .filter((f) => f.endsWith('.md'))
+        .sort()
+        .map((f) => fs.readFileSync(path.join(dir, f), 'utf8'))
+    : [];
   for (const details of ledger.byId.values()) {
     const header = details.quote ? tableHeaderOf(details.quote, docs) : undefined;
     if (header) details.quoteHeader = header;
@@ -132,7 +151,9 @@ export type { Certificate, GateResult } from './types.ts';
 export function certificateStep(options: WriteCertificateOptions & { write: (text: string) => void }): WrittenCertificate | undefined {
   try {
     const written = writeCertificate(options);
-    options.write(`certify: certificate ${written.htmlFile} (gate ${written.gate.result}, exit ${written.gate.exitCode}${written.certificate.signature ? ', signed' : ''})\n`);
+    options.write(
+      `certify: certificate ${written.htmlFile} (gate ${written.gate.result}, exit ${written.gate.exitCode}${written.certificate.signature ? ', signed' : ''})\n`,
+    );
     return written;
   } catch (error) {
     options.write(`certify: certificate not written: ${(error as Error).message.split('\n')[0]}\n`);

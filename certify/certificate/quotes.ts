@@ -8,12 +8,22 @@
 /** The cells of a quote that is a table row, or undefined for a sentence. */
 export function rowCells(quote: string): string[] | undefined {
   if (!/\s\|\s/.test(quote) && !/^\s*\|.*\|\s*$/.test(quote)) return undefined;
-  const cells = quote.trim().replace(/^\|/, '').replace(/\|$/, '').split('|').map((c) => c.trim());
+  const cells = quote
+    .trim()
+    .replace(/^\|/, '')
+    .replace(/\|$/, '')
+    .split('|')
+    .map((c) => c.trim());
   return cells.length > 1 ? cells : undefined;
 }
 
 function splitRow(line: string): string[] {
-  return line.trim().replace(/^\|/, '').replace(/\|$/, '').split('|').map((c) => c.trim());
+  return line
+    .trim()
+    .replace(/^\|/, '')
+    .replace(/\|$/, '')
+    .split('|')
+    .map((c) => c.trim());
 }
 
 const normalise = (s: string) => s.replace(/\s+/g, ' ').trim();

@@ -55,7 +55,8 @@ export function checkSignature(certificate: { signature?: Signature }, expectedP
   if (!sig) {
     return {
       ok: expectedPublicKey === undefined,
-      detail: 'the certificate is not signed: its digests prove it is self-consistent, not who made it (anyone can recompute them); sign with --sign-key and verify with --public-key to prove its origin',
+      detail:
+        'the certificate is not signed: its digests prove it is self-consistent, not who made it (anyone can recompute them); sign with --sign-key and verify with --public-key to prove its origin',
     };
   }
   if (sig.algorithm !== 'Ed25519') return { ok: false, detail: `unknown signature algorithm ${JSON.stringify(sig.algorithm)}` };
@@ -78,6 +79,9 @@ export function checkSignature(certificate: { signature?: Signature }, expectedP
   }
   const ok = verify(null, payload(certificate), embedded, Buffer.from(sig.value, 'base64'));
   return ok
-    ? { ok: true, detail: `Ed25519 signature valid (key ${fingerprint(embedded).slice(0, 16)}…${expectedPublicKey ? ', the expected one' : ', not pinned: pass --public-key to check who signed'})` }
+    ? {
+        ok: true,
+        detail: `Ed25519 signature valid (key ${fingerprint(embedded).slice(0, 16)}…${expectedPublicKey ? ', the expected one' : ', not pinned: pass --public-key to check who signed'})`,
+      }
     : { ok: false, detail: 'Ed25519 signature does not match the certificate: it was changed after signing' };
 }

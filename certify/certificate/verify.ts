@@ -41,13 +41,26 @@ export function checkExpiry(cert: { issuedAt?: unknown; validUntil?: unknown }, 
   const until = typeof cert.validUntil === 'string' ? Date.parse(cert.validUntil) : NaN;
   const accepted = acceptExpired ? ' (accepted: --accept-expired)' : '; pass --accept-expired to accept it';
   if (!Number.isFinite(issued) || !Number.isFinite(until)) {
-    return { name: 'expiry', ok: acceptExpired, detail: `the certificate records no valid issuedAt and validUntil, so it cannot be shown to be still valid${accepted}` };
+    return {
+      name: 'expiry',
+      ok: acceptExpired,
+      detail: `the certificate records no valid issuedAt and validUntil, so it cannot be shown to be still valid${accepted}`,
+    };
   }
   if (until <= issued) return { name: 'expiry', ok: false, detail: `validUntil ${cert.validUntil} is not after issuedAt ${cert.issuedAt}` };
-  if (issued > now.getTime()) return { name: 'expiry', ok: false, detail: `issued at ${cert.issuedAt}, after now (${now.toISOString()}): the issuer's clock or the certificate is wrong` };
+  if (issued > now.getTime())
+    return {
+      name: 'expiry',
+      ok: false,
+      detail: `issued at ${cert.issuedAt}, after now (${now.toISOString()}): the issuer's clock or the certificate is wrong`,
+    };
   if (until <= now.getTime()) {
     const days = Math.floor((now.getTime() - until) / 86_400_000);
-    return { name: 'expiry', ok: acceptExpired, detail: `expired: valid until ${cert.validUntil} (${days} day(s) ago), issued ${cert.issuedAt}${accepted}` };
+    return {
+      name: 'expiry',
+      ok: acceptExpired,
+      detail: `expired: valid until ${cert.validUntil} (${days} day(s) ago), issued ${cert.issuedAt}${accepted}`,
+    };
   }
   const left = Math.floor((until - now.getTime()) / 86_400_000);
   return { name: 'expiry', ok: true, detail: `valid until ${cert.validUntil} (${left} day(s) left), issued ${cert.issuedAt}` };
@@ -65,7 +78,13 @@ function resultChecks(cert: Certificate): VerifyCheck[] {
   const counts: Record<RequirementStatus, number> = { pass: 0, fail: 0, warn: 0, skipped: 0 };
   for (const r of cert.results.requirements) counts[r.status] = (counts[r.status] ?? 0) + 1;
   const summaryOk = (Object.keys(counts) as RequirementStatus[]).every((k) => counts[k] === cert.results.summary[k]);
-  checks.push({ name: 'summary', ok: summaryOk, detail: summaryOk ? 'summary counts match the statuses' : `summary ${JSON.stringify(cert.results.summary)} does not match the statuses ${JSON.stringify(counts)}` });
+  checks.push({
+    name: 'summary',
+    ok: summaryOk,
+    detail: summaryOk
+      ? 'summary counts match the statuses'
+      : `summary ${JSON.stringify(cert.results.summary)} does not match the statuses ${JSON.stringify(counts)}`,
+  });
   const asReport = {
     problems: cert.results.problems,
     notCertified: cert.results.notCertified,
@@ -82,9 +101,21 @@ function resultChecks(cert: Certificate): VerifyCheck[] {
   };
   const gate = decideGate(asReport, { strict: cert.results.gate.strict, baseline: recount });
   const gateOk = gate.result === cert.results.gate.result && gate.exitCode === cert.results.gate.exitCode;
-  checks.push({ name: 'gate', ok: gateOk, detail: gateOk ? `gate ${gate.result} follows from the recorded results` : `recorded gate ${cert.results.gate.result}, but the recorded results give ${gate.result}` });
+  checks.push({
+    name: 'gate',
+    ok: gateOk,
+    detail: gateOk
+      ? `gate ${gate.result} follows from the recorded results`
+      : `recorded gate ${cert.results.gate.result}, but the recorded results give ${gate.result}`,
+  });
   const verdictOk = cert.results.verdict === cert.results.gate.result && cert.results.verdict === gate.result;
-  checks.push({ name: 'verdict', ok: verdictOk, detail: verdictOk ? `verdict ${cert.results.verdict} is the gate's result and follows from the statuses` : `recorded verdict ${cert.results.verdict}, but the recorded results give ${gate.result}` });
+  checks.push({
+    name: 'verdict',
+    ok: verdictOk,
+    detail: verdictOk
+      ? `verdict ${cert.results.verdict} is the gate's result and follows from the statuses`
+      : `recorded verdict ${cert.results.verdict}, but the recorded results give ${gate.result}`,
+  });
   return checks;
 }
 
@@ -98,7 +129,14 @@ function checkoutChecks(cert: Certificate, root: string): VerifyCheck[] {
   const interfaceDigest = fs.existsSync(interfaceFile) ? sha256File(interfaceFile) : '(missing)';
   checks.push(same('interface', cert.digests.interface, interfaceDigest, 'schemas/openapi.yaml'));
   const recordedSpec = readLedgerDetails(ledgerText).specDigest;
-  checks.push(same('spec', cert.digests.spec, recordedSpec ?? interfaceDigest, recordedSpec ? "the spec's digest recorded in the ledger" : "the spec's digest (the interface file's)"));
+  checks.push(
+    same(
+      'spec',
+      cert.digests.spec,
+      recordedSpec ?? interfaceDigest,
+      recordedSpec ? "the spec's digest recorded in the ledger" : "the spec's digest (the interface file's)",
+    ),
+  );
 
   const manifest = suiteManifest(root);
   const suiteOk = manifestDigest(manifest) === cert.digests.suite && manifestDigest(cert.sourceManifest ?? {}) === cert.digests.suite;
@@ -119,13 +157,18 @@ function besideChecks(cert: Certificate, file: string): VerifyCheck[] {
   const dir = path.dirname(file);
   for (const [name, digest] of Object.entries(cert.artifacts ?? {})) {
     const f = path.join(dir, name);
-    if (!fs.existsSync(f)) checks.push({ name: `artifact ${name}`, ok: true, detail: `${name} is not beside the certificate (not checked)` });
+    if (!fs.existsSync(f))
+      checks.push({ name: `artifact ${name}`, ok: true, detail: `${name} is not beside the certificate (not checked)` });
     else checks.push(same(`artifact ${name}`, digest, sha256File(f), name));
   }
   const html = path.join(dir, 'certificate.html');
   if (fs.existsSync(html)) {
     const ok = fs.readFileSync(html, 'utf8') === renderCertificateHtml(cert);
-    checks.push({ name: 'html', ok, detail: ok ? 'certificate.html renders the certificate' : 'certificate.html differs from the certificate it should render' });
+    checks.push({
+      name: 'html',
+      ok,
+      detail: ok ? 'certificate.html renders the certificate' : 'certificate.html differs from the certificate it should render',
+    });
   }
   return checks;
 }

@@ -17,12 +17,25 @@ import type { PhaseResult } from '../phases.ts';
 import { computeVerdict, type ConformanceReport, type PhaseSummary, type VerdictGateOptions, type VerdictInput } from '../verdict.ts';
 
 /** How each phase of the profile went, in run order: ran (seconds, exit), left out by the profile, or interrupted. */
-export function phaseSummaries(allPhases: readonly string[], ran: readonly string[], leftOut: readonly string[], results: readonly PhaseResult[], profile: string): PhaseSummary[] {
+export function phaseSummaries(
+  allPhases: readonly string[],
+  ran: readonly string[],
+  leftOut: readonly string[],
+  results: readonly PhaseResult[],
+  profile: string,
+): PhaseSummary[] {
   return allPhases
     .filter((p) => ran.includes(p) || leftOut.includes(p))
     .map((name) => {
       const r = results.find((x) => x.phase === name);
-      if (r) return { name, ran: true, seconds: Math.round(r.durationMs / 100) / 10, ...(r.waitedS !== undefined ? { waitedS: r.waitedS } : {}), exit: r.exitCode ?? r.signal };
+      if (r)
+        return {
+          name,
+          ran: true,
+          seconds: Math.round(r.durationMs / 100) / 10,
+          ...(r.waitedS !== undefined ? { waitedS: r.waitedS } : {}),
+          exit: r.exitCode ?? r.signal,
+        };
       if (leftOut.includes(name)) return { name, ran: false, reason: `CONFORMANCE_PROFILE=${profile}` };
       return { name, ran: false, reason: 'run interrupted' };
     });
@@ -82,7 +95,12 @@ export function parsePreviousCertificate(text: string): Certificate | string {
     return 'not JSON (expected a certificate.json)';
   }
   const c = doc as Partial<Certificate> | null;
-  if (!c || typeof c.format !== 'string' || !c.format.startsWith('inventory-conformance-certificate/') || !Array.isArray(c.results?.requirements)) {
+  if (
+    !c ||
+    typeof c.format !== 'string' ||
+    !c.format.startsWith('inventory-conformance-certificate/') ||
+    !Array.isArray(c.results?.requirements)
+  ) {
     return 'not a certificate (expected the certificate.json of a certify run)';
   }
   return c as Certificate;
@@ -154,7 +172,12 @@ export function writeReportFiles(report: ConformanceReport, reportsDir: string, 
 }
 
 /** Computes the verdict and its gate, and writes `conformance.json` and `conformance.md` under `reportsDir`. */
-export function judge(input: VerdictInput, reportsDir: string, redact: (s: string) => string, extra: Record<string, unknown> = {}): ConformanceReport {
+export function judge(
+  input: VerdictInput,
+  reportsDir: string,
+  redact: (s: string) => string,
+  extra: Record<string, unknown> = {},
+): ConformanceReport {
   const report = judgeReport(input, extra);
   writeReportFiles(report, reportsDir, redact);
   return report;

@@ -14,7 +14,11 @@ export interface LeftOut {
 }
 
 /** Lists the checks of `phases` (left out by `profile`) as not certified; `list` runs the listing (undefined: it failed). */
-export async function listLeftOut(phases: readonly string[], profile: string, list: (phases: readonly string[]) => Promise<unknown | undefined>): Promise<LeftOut> {
+export async function listLeftOut(
+  phases: readonly string[],
+  profile: string,
+  list: (phases: readonly string[]) => Promise<unknown | undefined>,
+): Promise<LeftOut> {
   const out: LeftOut = { notRun: [], lines: [], runErrors: [] };
   if (!phases.length) return out;
   const listing = await list(phases);
@@ -25,6 +29,7 @@ export async function listLeftOut(phases: readonly string[], profile: string, li
     out.notRun.push(...tests);
     out.lines.push(`▷ phase ${phase} not run (profile ${profile}): ${tests.length} check(s) listed as not certified\n`);
   }
-  if (!listing) out.runErrors.push(`could not list the checks of the phases not run (${phases.join(', ')}); they are missing from the report`);
+  if (!listing)
+    out.runErrors.push(`could not list the checks of the phases not run (${phases.join(', ')}); they are missing from the report`);
   return out;
 }

@@ -55,7 +55,10 @@ export async function mergeResults(
 export function mergeLoadReports(dir: string, generatedAt: string): { document: unknown; files: string[] } | undefined {
   const loadDir = path.join(dir, 'load');
   if (!fs.existsSync(loadDir)) return undefined;
-  const files = fs.readdirSync(loadDir).filter((f) => f.endsWith('.json')).sort();
+  const files = fs
+    .readdirSync(loadDir)
+    .filter((f) => f.endsWith('.json'))
+    .sort();
   if (!files.length) return undefined;
   const checks: Record<string, unknown> = {};
   for (const f of files) {
@@ -76,7 +79,10 @@ interface RedactionRecord {
 /** The redaction logs in `dir` (one per phase), their lines in file-name order; none when the folder is absent. */
 function redactionLines(dir: string): string[] {
   if (!fs.existsSync(dir)) return [];
-  const files = fs.readdirSync(dir).filter((f) => f.endsWith('.jsonl')).sort();
+  const files = fs
+    .readdirSync(dir)
+    .filter((f) => f.endsWith('.jsonl'))
+    .sort();
   return files.flatMap((f) => fs.readFileSync(path.join(dir, f), 'utf8').split('\n'));
 }
 
@@ -98,7 +104,10 @@ export function readRedactions(dir: string): { leaks: string[]; inMemory: number
   return {
     leaks: records
       .filter((r) => r.kind === 'attachment-file')
-      .map((r) => `${r.file} (attachment "${r.attachment}" of "${r.test}"): a key was written there by the Playwright worker; certify scrubbed it afterwards`),
+      .map(
+        (r) =>
+          `${r.file} (attachment "${r.attachment}" of "${r.test}"): a key was written there by the Playwright worker; certify scrubbed it afterwards`,
+      ),
     inMemory: records.filter((r) => r.kind === 'in-memory').reduce((n, r) => n + (r.count ?? 0), 0),
   };
 }
@@ -115,18 +124,30 @@ export interface MergedRun extends Merged {
  * `junit.xml` and `results.json`, writes `load.json`, reads the redaction log, and removes the
  * run's scratch folder.
  */
-export async function mergeRun(run: PreparedRun, env: Record<string, string | undefined>, redact: (s: string) => string, say: (text: string) => void): Promise<MergedRun> {
+export async function mergeRun(
+  run: PreparedRun,
+  env: Record<string, string | undefined>,
+  redact: (s: string) => string,
+  say: (text: string) => void,
+): Promise<MergedRun> {
   const { blobDir, reportsDir } = run;
   const mergeStart = Date.now();
   const mergeEnv: Record<string, string | undefined> = { ...env };
   for (const n of SECRET_VARIABLES) delete mergeEnv[n];
-  const merged = await mergeResults(blobDir, reportsDir, run.phases.length, () => mergeReports(blobDir, reportsDir, mergeEnv, redact), redact);
+  const merged = await mergeResults(
+    blobDir,
+    reportsDir,
+    run.phases.length,
+    () => mergeReports(blobDir, reportsDir, mergeEnv, redact),
+    redact,
+  );
   if (merged.tests.length) say(`certify: merged reports in ${((Date.now() - mergeStart) / 1000).toFixed(1)} s\n`);
   const generatedAt = new Date().toISOString();
   const load = mergeLoadReports(reportsDir, generatedAt);
   if (load) fs.writeFileSync(path.join(reportsDir, 'load.json'), `${redact(JSON.stringify(load.document, null, 2))}\n`);
   const redactions = readRedactions(run.redactionsDir);
-  if (redactions.inMemory) say(`certify: note: ${redactions.inMemory} key occurrence(s) in test errors were scrubbed before any report was written\n`);
+  if (redactions.inMemory)
+    say(`certify: note: ${redactions.inMemory} key occurrence(s) in test errors were scrubbed before any report was written\n`);
   fs.rmSync(run.workDir, { recursive: true, force: true });
   return { ...merged, generatedAt, loadWritten: !!load, redactions };
 }

@@ -117,7 +117,10 @@ export async function takeTargetTurn(ctx: RunContext): Promise<void> {
   if (isHeld(turn)) {
     ctx.turn = turn;
     ctx.otherRuns = turn.report;
-    if (turn.report.waitedFor.length) say(`certify: waited ${turn.report.waitedS} s for another certification of this target on this machine to end (pid ${turn.report.waitedFor.map((r) => r.pid).join(', ')})\n`);
+    if (turn.report.waitedFor.length)
+      say(
+        `certify: waited ${turn.report.waitedS} s for another certification of this target on this machine to end (pid ${turn.report.waitedFor.map((r) => r.pid).join(', ')})\n`,
+      );
     if (turn.report.notCoordinated) say(`certify: note: ${turn.report.notCoordinated}\n`);
     return;
   }
@@ -246,7 +249,10 @@ export function verdictInputOf(ctx: RunContext): VerdictInput {
 /** Step "judge": the verdict and its gate, once, after the secret scan (a key found fails the run). */
 export function judge(ctx: RunContext): void {
   const across = acrossMachinesNote((ctx.pacing ?? []).filter((k) => k.anotherClient).map((k) => k.key));
-  const otherRuns = ctx.otherRuns || across ? { ...(ctx.otherRuns ?? { waitedFor: [], waitedS: 0, waitedForThis: [] }), ...(across ? { acrossMachines: across } : {}) } : undefined;
+  const otherRuns =
+    ctx.otherRuns || across
+      ? { ...(ctx.otherRuns ?? { waitedFor: [], waitedS: 0, waitedForThis: [] }), ...(across ? { acrossMachines: across } : {}) }
+      : undefined;
   const extra = { ...(ctx.pacing ? { pacing: ctx.pacing } : {}), journal: ctx.journal, ...(otherRuns ? { otherRuns } : {}) };
   // The report as conformance.json states it (redacted): the CLI prints it, the certificate is written from it.
   ctx.report = redactReport(judgeReport(verdictInputOf(ctx), extra), need(ctx.voice, "the run's voice").redact);

@@ -22,7 +22,17 @@ export interface RunPacer {
 
 /** One key's line of the coordinator's report, as the conformance report shows it; `holds`: the run-wide holds its 429s caused. */
 export function pacingSummary(
-  k: { label: string; granted: number; waits?: number; longestWaitMs: number; refused: number; earlyGrants: number; suspectedBans: number; closed?: string; anotherClient?: string },
+  k: {
+    label: string;
+    granted: number;
+    waits?: number;
+    longestWaitMs: number;
+    refused: number;
+    earlyGrants: number;
+    suspectedBans: number;
+    closed?: string;
+    anotherClient?: string;
+  },
   holds: readonly RunHold[] = [],
 ): PacingSummary {
   const notes = [
@@ -58,7 +68,11 @@ export async function startRunPacer(
     pendingUntilMs: () => pendingUntilMs,
     progress: () =>
       coordinator.report().keys.reduce(
-        (t, k) => ({ requests: t.requests + k.granted, refused: t.refused + k.refused, waits: t.waits + ((k as { waits?: number }).waits ?? 0) }),
+        (t, k) => ({
+          requests: t.requests + k.granted,
+          refused: t.refused + k.refused,
+          waits: t.waits + ((k as { waits?: number }).waits ?? 0),
+        }),
         { requests: 0, refused: 0, waits: 0 },
       ),
     async close() {

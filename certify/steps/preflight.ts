@@ -49,7 +49,14 @@ const MAX_PREFLIGHT_BODY = 65_536;
 async function getOnce(url: string, deadlineMs: number, ca?: string | Buffer, insecure = false, signal?: AbortSignal): Promise<Answer> {
   const r = await send(
     { url: new URL(url), method: 'GET', headers: { Accept: 'application/json' } },
-    { deadlineMs, tls: { ...(ca ? { ca } : {}), insecure }, agent: false, maxBodyBytes: MAX_PREFLIGHT_BODY, overflow: 'truncate', ...(signal ? { signal } : {}) },
+    {
+      deadlineMs,
+      tls: { ...(ca ? { ca } : {}), insecure },
+      agent: false,
+      maxBodyBytes: MAX_PREFLIGHT_BODY,
+      overflow: 'truncate',
+      ...(signal ? { signal } : {}),
+    },
   );
   const location = r.headers.location;
   return { status: r.status, ...(location ? { location } : {}), body: r.body };
@@ -95,7 +102,10 @@ export async function preflight(
 ): Promise<PreflightResult> {
   const timeoutMs = options.timeoutMs ?? 10_000;
   const get = (url: string) => getOnce(url, timeoutMs, options.ca, options.insecure, options.signal);
-  const stopped = () => (options.signal?.aborted ? ({ ok: false, interrupted: true, line: 'stopped by a signal during the preflight; no key was sent' } as const) : undefined);
+  const stopped = () =>
+    options.signal?.aborted
+      ? ({ ok: false, interrupted: true, line: 'stopped by a signal during the preflight; no key was sent' } as const)
+      : undefined;
   const inventory = `${target.baseUrl}/inventory`;
   let answer: Answer;
   try {
@@ -119,14 +129,17 @@ export async function preflight(
   }
   const lines = [`preflight: GET ${printable(inventory)} without a key answered 401 with an Error body`];
   if (options.insecure && inventory.startsWith('https:')) {
-    lines.push('note: INSECURE_TLS is set: the target\'s TLS certificate is not verified; the report says so');
+    lines.push("note: INSECURE_TLS is set: the target's TLS certificate is not verified; the report says so");
   }
   if (target.apiUrl) {
     const messages = `${target.apiUrl}/messages`;
     try {
       const a = await get(messages);
       if (a.status >= 300 && a.status < 400) {
-        return { ok: false, line: `API_URL redirects: GET ${printable(messages)} answered ${a.status}; no key is sent to a redirect target: set API_URL to the final address` };
+        return {
+          ok: false,
+          line: `API_URL redirects: GET ${printable(messages)} answered ${a.status}; no key is sent to a redirect target: set API_URL to the final address`,
+        };
       }
       lines.push(`preflight: GET ${printable(messages)} without a key answered ${a.status}`);
     } catch (error) {

@@ -87,11 +87,21 @@ export function prepareRun(options: PrepareOptions): Prepared {
   return {
     ok: true,
     run: {
-      config, settings, phases, leftOutPhases,
-      testFilters: (options.onlyTests ?? []).map((loc) => path.join('suites', loc)), replaying, folder, reportsDir, workDir,
+      config,
+      settings,
+      phases,
+      leftOutPhases,
+      testFilters: (options.onlyTests ?? []).map((loc) => path.join('suites', loc)),
+      replaying,
+      folder,
+      reportsDir,
+      workDir,
       blobDir: path.join(reportsDir, 'blob'),
       redactionsDir: path.join(workDir, 'redactions'),
-      configFile, gate: gateRead.inputs, ledger, runErrors,
+      configFile,
+      gate: gateRead.inputs,
+      ledger,
+      runErrors,
     },
   };
 }
@@ -117,7 +127,8 @@ export function phaseFiles(run: Pick<PreparedRun, 'reportsDir' | 'blobDir' | 're
     blobFile: path.join(run.blobDir, `${phase}.zip`),
     redactionsFile: path.join(run.redactionsDir, `${phase}.jsonl`),
   };
-  for (const dir of [files.outputDir, path.dirname(files.blobFile), path.dirname(files.redactionsFile)]) fs.mkdirSync(dir, { recursive: true });
+  for (const dir of [files.outputDir, path.dirname(files.blobFile), path.dirname(files.redactionsFile)])
+    fs.mkdirSync(dir, { recursive: true });
   return files;
 }
 

@@ -19,15 +19,19 @@ export function leftChangedLines(problems: readonly RunProblem[], journal?: Jour
   if (pets.length || other.length) {
     lines.push(
       `Target left changed: the run could not restore ${pets.length || 'some'} pet(s); restore them by hand (this fails the gate):`,
-      ...pets.map((p) => (p.created
-        ? `  ✗ pet ${p.petId}: created by the run (not listed before a request on it, listed now at quantity ${p.current ?? '?'}); delete it by hand`
-        : `  ✗ pet ${p.petId}: original quantity ${p.original}, now ${p.current ?? 'missing from the list'}`)),
+      ...pets.map((p) =>
+        p.created
+          ? `  ✗ pet ${p.petId}: created by the run (not listed before a request on it, listed now at quantity ${p.current ?? '?'}); delete it by hand`
+          : `  ✗ pet ${p.petId}: original quantity ${p.original}, now ${p.current ?? 'missing from the list'}`,
+      ),
       ...other.map((p) => `  ✗ ${p.reason.split('\n')[0]}`),
     );
   }
   if (messages.length) {
     const where = [...new Set(messages.map((m) => `${m.address}/messages`))].join(', ');
-    lines.push(`Target left changed, by design: ${messages.length} message(s) posted to ${where}; the API cannot take a message back: delete them by hand if your service allows (this does not fail the gate).`);
+    lines.push(
+      `Target left changed, by design: ${messages.length} message(s) posted to ${where}; the API cannot take a message back: delete them by hand if your service allows (this does not fail the gate).`,
+    );
   }
   return lines;
 }
@@ -37,17 +41,30 @@ export function repairedLines(journal?: JournalReport): string[] {
   const r = journal?.repair;
   if (!r || (!r.restored.length && !r.otherTargets.length)) return [];
   return [
-    ...(r.restored.length ? [`Repaired first: an earlier run did not finish; ${r.restored.length} pet(s) it left changed were put back and verified before anything else was sent: ${r.restored.map((p) => `pet ${p.petId}`).join(', ')}`] : []),
-    ...r.otherTargets.map((o) => `Journal of another target left alone: ${o.file} (${o.open} open entr${o.open === 1 ? 'y' : 'ies'} for ${o.target})`),
+    ...(r.restored.length
+      ? [
+          `Repaired first: an earlier run did not finish; ${r.restored.length} pet(s) it left changed were put back and verified before anything else was sent: ${r.restored.map((p) => `pet ${p.petId}`).join(', ')}`,
+        ]
+      : []),
+    ...r.otherTargets.map(
+      (o) => `Journal of another target left alone: ${o.file} (${o.open} open entr${o.open === 1 ? 'y' : 'ies'} for ${o.target})`,
+    ),
   ];
 }
 
 /** Prints the summary of `report` through `say` (which redacts). */
-export function printSummary(report: ConformanceReport, say: (text: string) => void, o: { reportsFile: string; otherReports: string[]; seconds: number }): void {
+export function printSummary(
+  report: ConformanceReport,
+  say: (text: string) => void,
+  o: { reportsFile: string; otherReports: string[]; seconds: number },
+): void {
   const s = report.summary;
   const known = new Set(report.gate.knownFailures.map((k) => k.id));
   const failed = report.requirements.filter((r) => r.status === 'fail' && !known.has(r.id));
-  if (known.size) say(`\nKnown failures (${known.size}; they do not fail the gate): ${report.gate.knownFailures.map((k) => `${k.id}${k.reason ? ` (${k.reason.split('\n')[0]})` : ''}`).join(', ')}\n`);
+  if (known.size)
+    say(
+      `\nKnown failures (${known.size}; they do not fail the gate): ${report.gate.knownFailures.map((k) => `${k.id}${k.reason ? ` (${k.reason.split('\n')[0]})` : ''}`).join(', ')}\n`,
+    );
   if (failed.length) {
     say(`\nFailed requirements (${failed.length}):\n`);
     for (const r of failed) {
@@ -88,10 +105,14 @@ export function printSummary(report: ConformanceReport, say: (text: string) => v
   const label = g.result === 'harness' ? 'HARNESS TROUBLE' : g.result.toUpperCase();
   const knownNote = g.knownFailures.length ? ` (${g.knownFailures.length} known failure(s) accepted)` : '';
   const ran = report.phases.filter((p) => p.ran && p.seconds !== undefined);
-  const timing = ran.map((p) => `${p.name} ${p.seconds!.toFixed(1)} s${p.waitedS ? `, ${p.waitedS.toFixed(1)} s waiting on windows` : ''}`).join('; ');
+  const timing = ran
+    .map((p) => `${p.name} ${p.seconds!.toFixed(1)} s${p.waitedS ? `, ${p.waitedS.toFixed(1)} s waiting on windows` : ''}`)
+    .join('; ');
   say(`certify: verdict ${label}${knownNote}, exit ${g.exitCode} — ${s.pass} pass, ${s.warn} warn, ${s.fail} fail, ${s.skipped} skipped (${o.seconds.toFixed(1)} s${timing ? `: ${timing}` : ''})
 `);
-  const byPhase = Object.entries(report.requestsByPhase).map(([p, n]) => `${p} ${n}`).join(', ');
+  const byPhase = Object.entries(report.requestsByPhase)
+    .map(([p, n]) => `${p} ${n}`)
+    .join(', ');
   if (byPhase) say(`requests by phase: ${byPhase}\n`);
   say(`requests sent: ${report.requests}\n`);
   if (report.journal?.requests) say(`requests sent by the journal's repairs (before and after the phases): ${report.journal.requests}\n`);

@@ -42,24 +42,51 @@ export async function repairWith(o: RepairInput): Promise<{ outcome: RepairOutco
   if (!env.baseUrl) return { outcome: emptyRepair(), requests: 0 };
   const open = o.journals.filter((j) => j.open.length);
   if (!open.length) return { outcome: emptyRepair(), requests: 0 };
-  const api = createApi({ env, pacing: pacingClient(o.env.CONFORMANCE_PACER_URL), annotate: () => undefined, requirementId: o.by, notCertified: (reason) => { throw new Error(reason); } });
-  const outcome = await repairJournals({ api, reportsDir: o.reportsDir, journals: open, target: targetIdentity(env.baseUrl), by: o.by, readonly: env.profile === 'readonly' });
+  const api = createApi({
+    env,
+    pacing: pacingClient(o.env.CONFORMANCE_PACER_URL),
+    annotate: () => undefined,
+    requirementId: o.by,
+    notCertified: (reason) => {
+      throw new Error(reason);
+    },
+  });
+  const outcome = await repairJournals({
+    api,
+    reportsDir: o.reportsDir,
+    journals: open,
+    target: targetIdentity(env.baseUrl),
+    by: o.by,
+    readonly: env.profile === 'readonly',
+  });
   return { outcome, requests: api.requests };
 }
 
 /** Repairs from every journal of the reports folder but the run's own; says what it did. */
-export async function repairFirst(reportsDir: string, ownFile: string, env: Record<string, string | undefined>, say: (line: string) => void): Promise<{ outcome: RepairOutcome; requests: number }> {
+export async function repairFirst(
+  reportsDir: string,
+  ownFile: string,
+  env: Record<string, string | undefined>,
+  say: (line: string) => void,
+): Promise<{ outcome: RepairOutcome; requests: number }> {
   const journals = readJournals(reportsDir).filter((j) => j.file !== ownFile);
   const open = journals.filter((j) => j.open.length);
   if (!open.length) return { outcome: emptyRepair(), requests: 0 };
-  say(`certify: the reports folder holds ${open.length} journal(s) with open entries (an earlier run did not finish): repairing before anything else is sent\n`);
+  say(
+    `certify: the reports folder holds ${open.length} journal(s) with open entries (an earlier run did not finish): repairing before anything else is sent\n`,
+  );
   const r = await repairWith({ reportsDir, env, journals, by: 'repair (certify)' });
   for (const line of repairLines(r.outcome, 'certify: repair')) say(`${line}\n`);
   return r;
 }
 
 /** Settles the run's own journal at its end (nothing when it was never written). */
-export async function settleOwn(reportsDir: string, ownFile: string, env: Record<string, string | undefined>, say: (line: string) => void): Promise<{ outcome: RepairOutcome; requests: number }> {
+export async function settleOwn(
+  reportsDir: string,
+  ownFile: string,
+  env: Record<string, string | undefined>,
+  say: (line: string) => void,
+): Promise<{ outcome: RepairOutcome; requests: number }> {
   let own: JournalFile;
   try {
     own = readJournalFile(reportsDir, ownFile);
@@ -76,8 +103,18 @@ export function journalProblem(report: JournalReport | undefined): RunProblem | 
   if (!report) return undefined;
   const left = [...report.repair.left, ...report.end.left];
   if (!left.length) return undefined;
-  const pets = left.map((l) => ({ petId: l.petId, original: l.original ?? 'not listed', current: l.current, ...(l.created ? { created: true } : {}), action: l.reason }));
-  const list = pets.map((p) => (p.created ? `pet ${p.petId} (created by the run)` : `pet ${p.petId} (original ${p.original}, now ${p.current ?? 'missing'})`)).join(', ');
+  const pets = left.map((l) => ({
+    petId: l.petId,
+    original: l.original ?? 'not listed',
+    current: l.current,
+    ...(l.created ? { created: true } : {}),
+    action: l.reason,
+  }));
+  const list = pets
+    .map((p) =>
+      p.created ? `pet ${p.petId} (created by the run)` : `pet ${p.petId} (original ${p.original}, now ${p.current ?? 'missing'})`,
+    )
+    .join(', ');
   return {
     kind: 'target-left-changed',
     reason: `target left changed: ${left.length} pet(s) could not be put back: ${list}`,

@@ -131,10 +131,16 @@ function classify(dir: string, known: Set<string>): { ours: string[]; foreign: s
   const manifest = fs.existsSync(path.join(dir, OWNER_FILE)) ? readManifest(path.join(dir, OWNER_FILE)) : undefined;
   const top = (f: string) => f.split(path.sep)[0];
   const replayDir = path.join(dir, REPLAY_DIR);
-  const nested = fs.existsSync(path.join(replayDir, OWNER_FILE)) && !fs.lstatSync(replayDir).isSymbolicLink() ? classify(replayDir, new Set()) : undefined;
+  const nested =
+    fs.existsSync(path.join(replayDir, OWNER_FILE)) && !fs.lstatSync(replayDir).isSymbolicLink()
+      ? classify(replayDir, new Set())
+      : undefined;
   const files = filesUnder(dir).filter((f) => f !== OWNER_FILE && !known.has(f) && !(nested && top(f) === REPLAY_DIR));
   const inner = nested
-    ? { ours: [...nested.ours, OWNER_FILE].map((f) => path.join(REPLAY_DIR, f)), foreign: nested.foreign.map((f) => path.join(REPLAY_DIR, f)) }
+    ? {
+        ours: [...nested.ours, OWNER_FILE].map((f) => path.join(REPLAY_DIR, f)),
+        foreign: nested.foreign.map((f) => path.join(REPLAY_DIR, f)),
+      }
     : { ours: [], foreign: [] };
   const entries = new Set<string>(manifest && !manifest.complete ? manifest.entries : REPORT_ENTRIES);
   let isOurs: (f: string) => boolean;
@@ -192,7 +198,10 @@ export function prepareReportsDir(reportsDir: string, options: ReportsDirOptions
     const { ours, foreign } = classify(dir, known);
     if (foreign.length) {
       const shown = foreign.slice(0, 5).join(', ') + (foreign.length > 5 ? `, … (${foreign.length} in all)` : '');
-      return { ok: false, problem: `REPORTS_DIR ${dir} holds files this run did not write (${shown}); give a fresh or empty folder, or one an earlier run wrote` };
+      return {
+        ok: false,
+        problem: `REPORTS_DIR ${dir} holds files this run did not write (${shown}); give a fresh or empty folder, or one an earlier run wrote`,
+      };
     }
     for (const f of ours) if (!isOpenJournal(dir, f)) fs.rmSync(path.join(dir, f), { force: true });
     removeEmptyFolders(dir);

@@ -45,7 +45,11 @@ export function describeTarget(profile: string, env: Env, reference?: ReferenceT
     ...(reference ? { referenceSettings: reference.settings } : {}),
     profile,
     // What every client really did: each sets verification explicitly, off only by INSECURE_TLS.
-    tls: ![env.BASE_URL, env.API_URL].some((u) => u?.startsWith('https:')) ? 'none (http)' : readSettings(env).values.INSECURE_TLS ? 'not verified (INSECURE_TLS)' : 'verified',
+    tls: ![env.BASE_URL, env.API_URL].some((u) => u?.startsWith('https:'))
+      ? 'none (http)'
+      : readSettings(env).values.INSECURE_TLS
+        ? 'not verified (INSECURE_TLS)'
+        : 'verified',
   };
 }
 

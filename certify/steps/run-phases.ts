@@ -44,7 +44,12 @@ export async function runPhases(
   phases: readonly string[],
   run: (phase: string) => Promise<PhaseResult>,
   say: (text: string) => void,
-  options: { phaseTimeoutS: number; signal?: AbortSignal; progress?: () => Progress; before?: (phase: string, running: readonly string[]) => string[] },
+  options: {
+    phaseTimeoutS: number;
+    signal?: AbortSignal;
+    progress?: () => Progress;
+    before?: (phase: string, running: readonly string[]) => string[];
+  },
 ): Promise<PhasesOutcome> {
   const out: PhasesOutcome = { results: [], runErrors: [] };
   const before = options.before ?? phasesBefore;
@@ -87,7 +92,8 @@ export async function runPhases(
  * of its own (`phaseFiles`): its output folder, its blob report, its redaction log.
  */
 export function runAllPhases(
-  run: Pick<PreparedRun, 'config' | 'phases' | 'configFile' | 'reportsDir' | 'blobDir' | 'redactionsDir'> & Partial<Pick<PreparedRun, 'testFilters'>>,
+  run: Pick<PreparedRun, 'config' | 'phases' | 'configFile' | 'reportsDir' | 'blobDir' | 'redactionsDir'> &
+    Partial<Pick<PreparedRun, 'testFilters'>>,
   childEnv: Record<string, string | undefined>,
   { redact, say }: RunVoice,
   progress: () => { requests: number; refused: number; waits: number },

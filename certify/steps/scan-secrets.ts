@@ -28,7 +28,12 @@ export interface SecretScan {
  * Scans `roots`; scrubs or removes each file the run wrote (`owns`, default none) where a key is
  * found, and reports the others untouched. Paths in messages are relative to `relativeTo`.
  */
-export function scanSecrets(roots: string[], secrets: Secret[], relativeTo = process.cwd(), owns: (file: string) => boolean = () => false): SecretScan {
+export function scanSecrets(
+  roots: string[],
+  secrets: Secret[],
+  relativeTo = process.cwd(),
+  owns: (file: string) => boolean = () => false,
+): SecretScan {
   const scan: ScanResult = scanPaths(roots, secrets, relativeTo);
   const out: SecretScan = { filesScanned: scan.filesScanned, findings: [], scrubbed: [], removed: [], leftAlone: [] };
   const needles = secretNeedles(secrets);

@@ -31,7 +31,13 @@ function kindOf(check: VerifyCheck): SubmissionProblemKind {
 
 /** A failing check of `verifyCertificate` as a typed problem. */
 export function problemOfCheck(check: VerifyCheck): SubmissionProblem {
-  return { kind: kindOf(check), id: check.name, expected: check.name === 'expiry' ? 'within its validity period' : 'as recorded', observed: check.detail, reason: check.detail };
+  return {
+    kind: kindOf(check),
+    id: check.name,
+    expected: check.name === 'expiry' ? 'within its validity period' : 'as recorded',
+    observed: check.detail,
+    reason: check.detail,
+  };
 }
 
 /** Recomputes the certificate's digests, signature and expiry; returns the checks and their failures as problems. */

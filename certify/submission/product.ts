@@ -25,13 +25,15 @@ export interface Product {
 
 let validator: ReturnType<Ajv['compile']> | undefined;
 function schemaErrors(doc: unknown): ErrorObject[] {
-  if (!validator) validator = new Ajv({ allErrors: true, strict: true }).compile(JSON.parse(fs.readFileSync(PRODUCT_SCHEMA_FILE, 'utf8')) as object);
+  if (!validator)
+    validator = new Ajv({ allErrors: true, strict: true }).compile(JSON.parse(fs.readFileSync(PRODUCT_SCHEMA_FILE, 'utf8')) as object);
   return validator(doc) ? [] : (validator.errors ?? []);
 }
 
 function errorLine(e: ErrorObject): string {
   const where = e.instancePath ? e.instancePath.slice(1) : 'the document';
-  if (e.keyword === 'additionalProperties') return `unknown key ${(e.params as { additionalProperty: string }).additionalProperty} (allowed: vendor, product, version, contact, url)`;
+  if (e.keyword === 'additionalProperties')
+    return `unknown key ${(e.params as { additionalProperty: string }).additionalProperty} (allowed: vendor, product, version, contact, url)`;
   if (e.keyword === 'required') return `missing key ${(e.params as { missingProperty: string }).missingProperty}`;
   if (e.keyword === 'pattern') return `${where} has not the expected form (see schemas/product.schema.json)`;
   return `${where} ${e.message ?? 'is invalid'}`;
@@ -62,7 +64,12 @@ export function productYaml(product: Product): string {
 
 /** `Acme Corp.` → `acme-corp.`: lower case, every run of other characters than a-z, 0-9 and `.` one `-`, none at the ends. */
 export function slug(text: string): string {
-  return text.toLowerCase().replace(/[^a-z0-9.]+/g, '-').replace(/^[-.]+|[-.]+$/g, '') || 'x';
+  return (
+    text
+      .toLowerCase()
+      .replace(/[^a-z0-9.]+/g, '-')
+      .replace(/^[-.]+|[-.]+$/g, '') || 'x'
+  );
 }
 
 /** The submission folder's name: `<vendor>-<product>-<version>`. */

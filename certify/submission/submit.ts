@@ -41,7 +41,13 @@ export type SubmitResult = { ok: true; dir: string; files: string[] } | { ok: fa
 /** The files copied from the reports folder as they are. */
 const COPIED = ['certificate.json', 'certificate.html', 'junit.xml', 'evidence.har'] as const;
 
-const missing = (id: string, where: string): SubmissionProblem => ({ kind: 'missing-file', id, expected: `${id} in ${where}`, observed: 'absent', reason: `${where} has no ${id}` });
+const missing = (id: string, where: string): SubmissionProblem => ({
+  kind: 'missing-file',
+  id,
+  expected: `${id} in ${where}`,
+  observed: 'absent',
+  reason: `${where} has no ${id}`,
+});
 
 /** Reads the product file; its problems name the file, never a value. */
 export function readProductFile(file: string): { product?: Product; problems: SubmissionProblem[] } {
@@ -49,11 +55,21 @@ export function readProductFile(file: string): { product?: Product; problems: Su
   try {
     text = fs.readFileSync(file, 'utf8');
   } catch {
-    return { problems: [{ kind: 'product', id: 'product.yaml', expected: 'a readable file', observed: 'absent', reason: `${file}: no such file` }] };
+    return {
+      problems: [{ kind: 'product', id: 'product.yaml', expected: 'a readable file', observed: 'absent', reason: `${file}: no such file` }],
+    };
   }
   const parsed = parseProduct(text);
   if (parsed.ok) return { product: parsed.product, problems: [] };
-  return { problems: parsed.problems.map((p) => ({ kind: 'product' as const, id: 'product.yaml', expected: 'schemas/product.schema.json', observed: p, reason: p })) };
+  return {
+    problems: parsed.problems.map((p) => ({
+      kind: 'product' as const,
+      id: 'product.yaml',
+      expected: 'schemas/product.schema.json',
+      observed: p,
+      reason: p,
+    })),
+  };
 }
 
 /** Every reason the run in `reportsDir` may not be submitted as `product`. */
@@ -65,26 +81,45 @@ function refusals(o: SubmitOptions, product: Product | undefined, root: string):
   try {
     cert = JSON.parse(fs.readFileSync(certFile, 'utf8')) as Certificate;
   } catch {
-    return { problems: [{ kind: 'digest', id: 'certificate.json', expected: 'a certificate', observed: 'not JSON', reason: `${certFile} is not JSON` }] };
+    return {
+      problems: [
+        { kind: 'digest', id: 'certificate.json', expected: 'a certificate', observed: 'not JSON', reason: `${certFile} is not JSON` },
+      ],
+    };
   }
   const integrity = certificateIntegrity(certFile, { root, now: o.now ?? new Date() });
   if (integrity.checks.some((c) => c.name === 'format')) return { problems: integrity.problems };
   // The suite's integrity check and the release rule say the same thing about another suite: keep the rule's words.
   const eligibility = eligibilityProblems(cert, installedHarness(root), product);
   const suiteRule = eligibility.some((p) => p.kind === 'suite-version');
-  const problems = [...absent.map((f) => missing(f, o.reportsDir)), ...integrity.problems.filter((p) => !(suiteRule && p.id === 'suite')), ...eligibility];
+  const problems = [
+    ...absent.map((f) => missing(f, o.reportsDir)),
+    ...integrity.problems.filter((p) => !(suiteRule && p.id === 'suite')),
+    ...eligibility,
+  ];
   return { cert, problems };
 }
 
 /** Scans what was written; on a hit removes it all and says where (never the key). */
 function scanWritten(dir: string, files: readonly string[], secrets: readonly Secret[]): SubmissionProblem[] {
-  const scan = scanPaths(files.map((f) => path.join(dir, f)), [...secrets], dir);
+  const scan = scanPaths(
+    files.map((f) => path.join(dir, f)),
+    [...secrets],
+    dir,
+  );
   const lines = [...scan.findings, ...scan.unscannable].map(describeFinding);
-  for (const f of files) if (/-----BEGIN [A-Z ]*PRIVATE KEY-----/.test(fs.readFileSync(path.join(dir, f), 'latin1'))) lines.push(`${f}: a PEM private key`);
+  for (const f of files)
+    if (/-----BEGIN [A-Z ]*PRIVATE KEY-----/.test(fs.readFileSync(path.join(dir, f), 'latin1'))) lines.push(`${f}: a PEM private key`);
   if (!lines.length) return [];
   for (const f of [...files, SUBMISSION_OWNER_FILE]) fs.rmSync(path.join(dir, f), { force: true });
   if (!fs.readdirSync(dir).length) fs.rmdirSync(dir);
-  return lines.map((l) => ({ kind: 'secret', id: l.split(':')[0], expected: 'no key in any encoding', observed: l, reason: `${l}: the submission was removed` }));
+  return lines.map((l) => ({
+    kind: 'secret',
+    id: l.split(':')[0],
+    expected: 'no key in any encoding',
+    observed: l,
+    reason: `${l}: the submission was removed`,
+  }));
 }
 
 /** Writes the six files and the marker into `dir` (already submit's). */
@@ -105,7 +140,10 @@ export function submit(o: SubmitOptions): SubmitResult {
   if (problems.length || !read.product || !cert) return { ok: false, problems };
   const name = submissionName(read.product);
   const dir = path.resolve(o.outDir, name);
-  const folderProblem = (why: string): SubmitResult => ({ ok: false, problems: [{ kind: 'output-folder', id: name, expected: 'a fresh folder, or one submit wrote', observed: why, reason: why }] });
+  const folderProblem = (why: string): SubmitResult => ({
+    ok: false,
+    problems: [{ kind: 'output-folder', id: name, expected: 'a fresh folder, or one submit wrote', observed: why, reason: why }],
+  });
   let claimed: string | undefined;
   try {
     claimed = claimSubmissionDir(dir);
@@ -118,10 +156,11 @@ export function submit(o: SubmitOptions): SubmitResult {
   } catch (error) {
     // A disk full or a permission refused half-way: what was written goes, nothing else.
     for (const f of [...SUBMISSION_FILES, SUBMISSION_OWNER_FILE]) fs.rmSync(path.join(dir, f), { force: true });
-    return folderProblem(`${dir}: could not be written (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}); what was written was removed`);
+    return folderProblem(
+      `${dir}: could not be written (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}); what was written was removed`,
+    );
   }
   const leaks = scanWritten(dir, SUBMISSION_FILES, o.secrets);
   if (leaks.length) return { ok: false, problems: leaks };
   return { ok: true, dir, files: [...SUBMISSION_FILES] };
 }
-

@@ -16,10 +16,11 @@ export const faults: FaultDefinition[] = [
     name: 'auth-401-as-403',
     description: 'A key that is sent but unknown gets 403 Forbidden (body status 403) instead of 401; only a missing key gets 401.',
     expect: ['AUTH-03'],
-    proxy: () => respond(
-      (res, req) => res.status === 401 && tokenOf(req) !== undefined,
-      (res) => ({ ...setStatus(res, 403), headers: headers.remove(res.headers, 'www-authenticate') }),
-    ),
+    proxy: () =>
+      respond(
+        (res, req) => res.status === 401 && tokenOf(req) !== undefined,
+        (res) => ({ ...setStatus(res, 403), headers: headers.remove(res.headers, 'www-authenticate') }),
+      ),
   },
   {
     name: 'auth-any-token-accepted',
@@ -41,7 +42,8 @@ export const faults: FaultDefinition[] = [
     proxy: () => ({
       request(req, ctx) {
         const auth = headers.get(req.headers, 'authorization')?.trim();
-        if (auth && knownKeys(ctx.env).includes(auth)) return { ...req, headers: headers.set(req.headers, 'Authorization', `Bearer ${auth}`) };
+        if (auth && knownKeys(ctx.env).includes(auth))
+          return { ...req, headers: headers.set(req.headers, 'Authorization', `Bearer ${auth}`) };
         return req;
       },
     }),
@@ -54,7 +56,8 @@ export const faults: FaultDefinition[] = [
       request(req) {
         const auth = headers.get(req.headers, 'authorization');
         const scheme = auth?.trim().split(/\s+/)[0];
-        if (scheme && scheme !== 'Bearer' && scheme.toLowerCase() === 'bearer') return { ...req, headers: headers.set(req.headers, 'Authorization', 'Bearer not-a-key') };
+        if (scheme && scheme !== 'Bearer' && scheme.toLowerCase() === 'bearer')
+          return { ...req, headers: headers.set(req.headers, 'Authorization', 'Bearer not-a-key') };
         return req;
       },
     }),
@@ -63,19 +66,25 @@ export const faults: FaultDefinition[] = [
     name: 'auth-no-www-authenticate',
     description: 'A 401 carries no `WWW-Authenticate` challenge (RFC 9110 §15.5.2, RFC 6750 §3).',
     expect: ['AUTH-06'],
-    proxy: () => respond((res) => res.status === 401, (res) => ({ ...res, headers: headers.remove(res.headers, 'www-authenticate') })),
+    proxy: () =>
+      respond(
+        (res) => res.status === 401,
+        (res) => ({ ...res, headers: headers.remove(res.headers, 'www-authenticate') }),
+      ),
   },
   {
     name: 'auth-bearer-ignored-on-quickstart',
-    description: 'The quickstart sits behind a gateway that reads the key only from `X-API-Key`: `Authorization: Bearer <key>` gets 401 there.',
+    description:
+      'The quickstart sits behind a gateway that reads the key only from `X-API-Key`: `Authorization: Bearer <key>` gets 401 there.',
     expect: ['AUTH-01'],
-    proxy: () => respond(
-      (res, req) => isMessages(req) && res.status < 300 && !headers.get(req.headers, 'x-api-key'),
-      (res) => {
-        const refused = answer(401, { code: 'missing_credentials', message: 'X-API-Key header required', status: 401 }, res.headers);
-        return { ...refused, headers: [...refused.headers, ['WWW-Authenticate', 'Bearer realm="inventory"']] };
-      },
-    ),
+    proxy: () =>
+      respond(
+        (res, req) => isMessages(req) && res.status < 300 && !headers.get(req.headers, 'x-api-key'),
+        (res) => {
+          const refused = answer(401, { code: 'missing_credentials', message: 'X-API-Key header required', status: 401 }, res.headers);
+          return { ...refused, headers: [...refused.headers, ['WWW-Authenticate', 'Bearer realm="inventory"']] };
+        },
+      ),
   },
   {
     name: 'auth-token-case-insensitive',

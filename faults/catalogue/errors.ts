@@ -24,10 +24,11 @@ export const faults: FaultDefinition[] = [
     name: 'error-status-string',
     description: 'The quickstart service (a separate deployment) writes the Error `status` as a string (`"400"`), not an integer.',
     expect: ['ERR-01'],
-    proxy: () => respond(
-      (res, req) => isMessages(req) && isError(res) && isJson(res.headers),
-      (res) => mapJson(res, (b) => (b && typeof b === 'object' ? { ...b, status: String(b.status) } : b)),
-    ),
+    proxy: () =>
+      respond(
+        (res, req) => isMessages(req) && isError(res) && isJson(res.headers),
+        (res) => mapJson(res, (b) => (b && typeof b === 'object' ? { ...b, status: String(b.status) } : b)),
+      ),
   },
   {
     name: 'error-status-mismatch',
@@ -39,6 +40,10 @@ export const faults: FaultDefinition[] = [
     name: 'error-text-plain',
     description: 'The quickstart service labels its 400 Error bodies `text/plain` (a framework default) although they are JSON.',
     expect: ['ERR-02'],
-    proxy: () => respond((res, req) => isMessages(req) && res.status === 400, (res) => ({ ...res, headers: headers.set(res.headers, 'Content-Type', 'text/plain; charset=utf-8') })),
+    proxy: () =>
+      respond(
+        (res, req) => isMessages(req) && res.status === 400,
+        (res) => ({ ...res, headers: headers.set(res.headers, 'Content-Type', 'text/plain; charset=utf-8') }),
+      ),
   },
 ];

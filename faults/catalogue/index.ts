@@ -19,7 +19,10 @@ export const CATALOGUE_FILES: readonly string[] = fs
   .sort();
 
 const modules = await Promise.all(
-  CATALOGUE_FILES.map(async (file) => ({ file, module: (await import(pathToFileURL(path.join(DIR, file)).href)) as { faults?: FaultDefinition[] } })),
+  CATALOGUE_FILES.map(async (file) => ({
+    file,
+    module: (await import(pathToFileURL(path.join(DIR, file)).href)) as { faults?: FaultDefinition[] },
+  })),
 );
 
 /** Every fault, with its area. */

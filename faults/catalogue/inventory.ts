@@ -3,7 +3,21 @@
  * shape, types and int64 ids, and the update's semantics, validation and error answers.
  */
 import { headers, type FaultHooks } from '../proxy.ts';
-import { isJson, isList, isPatch, jsonBody, mapJson, mapRequestJson, petIdOf, readJson, respond, tokenOf, crash, updateQuantity, quantityBefore } from '../lib.ts';
+import {
+  isJson,
+  isList,
+  isPatch,
+  jsonBody,
+  mapJson,
+  mapRequestJson,
+  petIdOf,
+  readJson,
+  respond,
+  tokenOf,
+  crash,
+  updateQuantity,
+  quantityBefore,
+} from '../lib.ts';
 import type { FaultDefinition } from '../fault.ts';
 
 /** List responses only (a 200 JSON array), item by item. */
@@ -31,32 +45,43 @@ export const faults: FaultDefinition[] = [
     name: 'list-quantity-missing',
     description: 'Zero quantities are omitted from items (Go-style `omitempty`), so the required `quantity` is missing.',
     expect: ['INV-01'],
-    proxy: () => mapItems((item) => {
-      if (item.quantity !== 0) return item;
-      const { quantity: _q, ...rest } = item;
-      return rest;
-    }),
+    proxy: () =>
+      mapItems((item) => {
+        if (item.quantity !== 0) return item;
+        const { quantity: _q, ...rest } = item;
+        return rest;
+      }),
   },
   {
     name: 'list-int64-rounded',
-    description: 'Ids above 2^53 are rounded as a JavaScript server would (JSON.parse/JSON.stringify): 9007199254740993 becomes 9007199254740992.',
+    description:
+      'Ids above 2^53 are rounded as a JavaScript server would (JSON.parse/JSON.stringify): 9007199254740993 becomes 9007199254740992.',
     expect: ['INV-02'],
-    proxy: () => respond(
-      (res, req) => (isList(req) || isPatch(req)) && res.status === 200 && isJson(res.headers),
-      (res) => ({ ...res, body: Buffer.from(JSON.stringify(JSON.parse(res.body.toString('utf8')))) }),
-    ),
+    proxy: () =>
+      respond(
+        (res, req) => (isList(req) || isPatch(req)) && res.status === 200 && isJson(res.headers),
+        (res) => ({ ...res, body: Buffer.from(JSON.stringify(JSON.parse(res.body.toString('utf8')))) }),
+      ),
   },
   {
     name: 'list-duplicate-entry',
     description: 'A join in the list query returns one pet twice.',
     expect: ['INV-05'],
-    proxy: () => respond((res, req) => isList(req) && res.status === 200, (res) => mapJson(res, (b) => (Array.isArray(b) && b.length ? [...b, b[0]] : b))),
+    proxy: () =>
+      respond(
+        (res, req) => isList(req) && res.status === 200,
+        (res) => mapJson(res, (b) => (Array.isArray(b) && b.length ? [...b, b[0]] : b)),
+      ),
   },
   {
     name: 'list-text-plain',
     description: 'The list is served as `text/plain` (a framework default) although the body is JSON.',
     expect: ['INV-03'],
-    proxy: () => respond((res, req) => isList(req) && res.status === 200, (res) => ({ ...res, headers: headers.set(res.headers, 'Content-Type', 'text/plain') })),
+    proxy: () =>
+      respond(
+        (res, req) => isList(req) && res.status === 200,
+        (res) => ({ ...res, headers: headers.set(res.headers, 'Content-Type', 'text/plain') }),
+      ),
   },
   {
     name: 'update-not-persisted',
@@ -93,13 +118,16 @@ export const faults: FaultDefinition[] = [
     description: 'A string quantity (`"5"`) is coerced to a number and accepted instead of 400.',
     expect: ['UPD-03'],
     proxy: () => ({
-      request: (req) => (isPatch(req) ? mapRequestJson(req, (b) => {
-        if (b && typeof b === 'object' && typeof b.quantity === 'string') {
-          const n = Number.parseInt(b.quantity, 10);
-          return { ...b, quantity: Number.isNaN(n) ? 0 : n };
-        }
-        return b;
-      }) : req),
+      request: (req) =>
+        isPatch(req)
+          ? mapRequestJson(req, (b) => {
+              if (b && typeof b === 'object' && typeof b.quantity === 'string') {
+                const n = Number.parseInt(b.quantity, 10);
+                return { ...b, quantity: Number.isNaN(n) ? 0 : n };
+              }
+              return b;
+            })
+          : req,
     }),
   },
   {
@@ -108,23 +136,32 @@ export const faults: FaultDefinition[] = [
     description: 'A fractional quantity (`2.5`) is truncated to an integer and accepted instead of 400.',
     expect: ['UPD-03'],
     proxy: () => ({
-      request: (req) => (isPatch(req) ? mapRequestJson(req, (b) =>
-        b && typeof b === 'object' && typeof b.quantity === 'number' && !Number.isInteger(b.quantity) ? { ...b, quantity: Math.trunc(b.quantity) } : b) : req),
+      request: (req) =>
+        isPatch(req)
+          ? mapRequestJson(req, (b) =>
+              b && typeof b === 'object' && typeof b.quantity === 'number' && !Number.isInteger(b.quantity)
+                ? { ...b, quantity: Math.trunc(b.quantity) }
+                : b,
+            )
+          : req,
     }),
   },
   {
     name: 'update-upsert',
     description: 'PATCH of an unknown pet creates it (200) instead of answering 404.',
     expect: ['UPD-04'],
-    proxy: () => respond(
-      (res, req) => isPatch(req) && res.status === 404,
-      (res, req) => {
-        const q = updateQuantity(req);
-        const id = petIdOf(req);
-        const body = Buffer.from(`{"petId":${/^\d+$/.test(id) ? id : JSON.stringify(id)},"quantity":${JSON.stringify(q ?? 0)},"status":"available"}`);
-        return { status: 200, headers: headers.set(res.headers, 'Content-Type', 'application/json'), body };
-      },
-    ),
+    proxy: () =>
+      respond(
+        (res, req) => isPatch(req) && res.status === 404,
+        (res, req) => {
+          const q = updateQuantity(req);
+          const id = petIdOf(req);
+          const body = Buffer.from(
+            `{"petId":${/^\d+$/.test(id) ? id : JSON.stringify(id)},"quantity":${JSON.stringify(q ?? 0)},"status":"available"}`,
+          );
+          return { status: 200, headers: headers.set(res.headers, 'Content-Type', 'application/json'), body };
+        },
+      ),
   },
   {
     name: 'malformed-json-500',
@@ -170,10 +207,15 @@ export const faults: FaultDefinition[] = [
     name: 'update-404-html',
     description: 'An unknown pet gets the web framework\'s HTML "Not Found" page instead of an Error body.',
     expect: ['UPD-04', 'ERR-02'],
-    proxy: () => respond(
-      (res, req) => isPatch(req) && res.status === 404,
-      (res) => ({ ...res, headers: headers.set(res.headers, 'Content-Type', 'text/html; charset=utf-8'), body: Buffer.from('<!DOCTYPE html><html><body><h1>Not Found</h1></body></html>') }),
-    ),
+    proxy: () =>
+      respond(
+        (res, req) => isPatch(req) && res.status === 404,
+        (res) => ({
+          ...res,
+          headers: headers.set(res.headers, 'Content-Type', 'text/html; charset=utf-8'),
+          body: Buffer.from('<!DOCTYPE html><html><body><h1>Not Found</h1></body></html>'),
+        }),
+      ),
   },
   {
     name: 'update-path-id-500',
@@ -194,7 +236,8 @@ export const faults: FaultDefinition[] = [
     expect: ['UPD-03'],
     env: { REQUEST_TIMEOUT_MS: '3000' },
     proxy: () => ({
-      request: (req) => (isPatch(req) && tokenOf(req) !== undefined && req.body.length > 0 && readJson(req.body) === undefined ? 'swallow' : req),
+      request: (req) =>
+        isPatch(req) && tokenOf(req) !== undefined && req.body.length > 0 && readJson(req.body) === undefined ? 'swallow' : req,
     }),
   },
 ];

@@ -15,13 +15,15 @@ export const faults: FaultDefinition[] = [
   },
   {
     name: '429-limit-plus-one-consistent-headers',
-    description: 'The window\'s first request is not counted: Remaining equals Limit after it, the headers then count down consistently, and Limit + 1 requests are admitted per window.',
+    description:
+      "The window's first request is not counted: Remaining equals Limit after it, the headers then count down consistently, and Limit + 1 requests are admitted per window.",
     expect: ['LOAD-02'],
     store: () => uncountedFirstStore(),
   },
   {
     name: 'load-slow-under-concurrency',
-    description: 'Requests queue behind a single database connection: each holds it for 40 ms, and with two or more in flight each waits 1.2 s, so p99 latency under load is above the threshold the user set.',
+    description:
+      'Requests queue behind a single database connection: each holds it for 40 ms, and with two or more in flight each waits 1.2 s, so p99 latency under load is above the threshold the user set.',
     expect: ['LOAD-04'],
     // A threshold the user sets (the spec sets no latency), and runs long enough for the slow responses to complete inside them.
     // 40 ms per request at LOAD_RATE's 20 ms between arrivals: requests overlap however fast the machine is.
@@ -43,7 +45,8 @@ export const faults: FaultDefinition[] = [
   },
   {
     name: 'load-503-when-busy',
-    description: 'A too-small connection pool: each request holds a connection for 20 ms, and with 3 in flight further ones get 503 (sequential checks never notice).',
+    description:
+      'A too-small connection pool: each request holds a connection for 20 ms, and with 3 in flight further ones get 503 (sequential checks never notice).',
     expect: ['LOAD-01'],
     // Saturation (the user's opt-in) keeps LOAD_CONNECTIONS requests in flight; a gentle open model may never reach 3.
     env: { LOAD_SATURATE: 'true' },

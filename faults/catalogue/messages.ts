@@ -7,20 +7,24 @@ import type { FaultDefinition } from '../fault.ts';
 
 /** The successful message response only. */
 function mapMessage(fn: (m: Record<string, unknown>) => unknown): FaultHooks {
-  return respond((res, req) => isMessages(req) && res.status >= 200 && res.status < 300, (res) => mapJson(res, fn));
+  return respond(
+    (res, req) => isMessages(req) && res.status >= 200 && res.status < 300,
+    (res) => mapJson(res, fn),
+  );
 }
 
 export const faults: FaultDefinition[] = [
   {
     name: 'messages-createdat-local-offset',
-    description: '`createdAt` is written in the server\'s local time with an offset (`2026-01-01T11:00:00+02:00`), not UTC.',
+    description: "`createdAt` is written in the server's local time with an offset (`2026-01-01T11:00:00+02:00`), not UTC.",
     expect: ['MSG-02'],
-    proxy: () => mapMessage((m) => {
-      const t = Date.parse(String(m.createdAt));
-      if (Number.isNaN(t)) return m;
-      const local = new Date(t + 2 * 3600_000).toISOString().replace(/\.\d+Z$|Z$/, '+02:00');
-      return { ...m, createdAt: local };
-    }),
+    proxy: () =>
+      mapMessage((m) => {
+        const t = Date.parse(String(m.createdAt));
+        if (Number.isNaN(t)) return m;
+        const local = new Date(t + 2 * 3600_000).toISOString().replace(/\.\d+Z$|Z$/, '+02:00');
+        return { ...m, createdAt: local };
+      }),
   },
   {
     name: 'messages-id-number',
@@ -36,7 +40,10 @@ export const faults: FaultDefinition[] = [
     description: 'A message POST without `Content-Type` is parsed as JSON anyway and accepted instead of 400.',
     expect: ['MSG-03'],
     proxy: () => ({
-      request: (req) => (isMessages(req) && !headers.get(req.headers, 'content-type') ? { ...req, headers: [...req.headers, ['Content-Type', 'application/json']] } : req),
+      request: (req) =>
+        isMessages(req) && !headers.get(req.headers, 'content-type')
+          ? { ...req, headers: [...req.headers, ['Content-Type', 'application/json']] }
+          : req,
     }),
   },
   {
@@ -44,18 +51,24 @@ export const faults: FaultDefinition[] = [
     description: 'A message request without `message` is accepted (an empty message is queued) instead of 400.',
     expect: ['MSG-03'],
     proxy: () => ({
-      request: (req) => (isMessages(req) ? mapRequestJson(req, (b) =>
-        b && typeof b === 'object' && !Array.isArray(b) && !('message' in b) ? { ...b, message: '(empty)' } : b) : req),
+      request: (req) =>
+        isMessages(req)
+          ? mapRequestJson(req, (b) =>
+              b && typeof b === 'object' && !Array.isArray(b) && !('message' in b) ? { ...b, message: '(empty)' } : b,
+            )
+          : req,
     }),
   },
   {
     name: 'messages-plain-json-refused',
     description: 'The quickstart insists on `Content-Type: application/json; charset=utf-8`: the documented `application/json` gets 400.',
     expect: ['MSG-06'],
-    proxy: () => respond(
-      (res, req) => isMessages(req) && res.status < 300 && !/charset/i.test(headers.get(req.headers, 'content-type') ?? 'charset'),
-      (res) => answer(400, { code: 'invalid_content_type', message: 'Content-Type must declare charset=utf-8', status: 400 }, res.headers),
-    ),
+    proxy: () =>
+      respond(
+        (res, req) => isMessages(req) && res.status < 300 && !/charset/i.test(headers.get(req.headers, 'content-type') ?? 'charset'),
+        (res) =>
+          answer(400, { code: 'invalid_content_type', message: 'Content-Type must declare charset=utf-8', status: 400 }, res.headers),
+      ),
   },
   {
     name: 'messages-invalid-json-500',

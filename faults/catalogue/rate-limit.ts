@@ -14,14 +14,22 @@ export const faults: FaultDefinition[] = [
     name: 'ratelimit-headers-missing-on-errors',
     description: 'A 401 carries no `X-RateLimit-*` headers: the auth middleware answers before the limiter runs.',
     expect: ['RL-01'],
-    proxy: () => respond((res) => res.status === 401, (res) => ({ ...res, headers: res.headers.filter(([k]) => !/^x-ratelimit-/i.test(k)) })),
+    proxy: () =>
+      respond(
+        (res) => res.status === 401,
+        (res) => ({ ...res, headers: res.headers.filter(([k]) => !/^x-ratelimit-/i.test(k)) }),
+      ),
   },
   {
     name: 'ratelimit-headers-missing-on-quickstart',
     extended: true,
     description: 'The quickstart messages operation sends no `X-RateLimit-*` headers (it sits behind another gateway).',
     expect: ['RL-01'],
-    proxy: () => respond((_res, req) => isMessages(req), (res) => ({ ...res, headers: res.headers.filter(([k]) => !/^x-ratelimit-/i.test(k)) })),
+    proxy: () =>
+      respond(
+        (_res, req) => isMessages(req),
+        (res) => ({ ...res, headers: res.headers.filter(([k]) => !/^x-ratelimit-/i.test(k)) }),
+      ),
   },
   {
     name: 'ratelimit-reset-milliseconds',
@@ -33,11 +41,14 @@ export const faults: FaultDefinition[] = [
     name: 'ratelimit-reset-delta',
     description: '`X-RateLimit-Reset` is the number of seconds until the reset (a delta) instead of a Unix timestamp.',
     expect: ['RL-02'],
-    proxy: () => ({ response: (res) => mapHeader(res, 'x-ratelimit-reset', (v) => String(Math.max(0, Number(v) - dateSeconds(res.headers)))) }),
+    proxy: () => ({
+      response: (res) => mapHeader(res, 'x-ratelimit-reset', (v) => String(Math.max(0, Number(v) - dateSeconds(res.headers)))),
+    }),
   },
   {
     name: 'ratelimit-remaining-above-limit',
-    description: '`X-RateLimit-Remaining` counts the day window while `X-RateLimit-Limit` shows the minute limit, so Remaining exceeds Limit.',
+    description:
+      '`X-RateLimit-Remaining` counts the day window while `X-RateLimit-Limit` shows the minute limit, so Remaining exceeds Limit.',
     expect: ['RL-03'],
     proxy: () => ({
       response(res) {
@@ -53,14 +64,15 @@ export const faults: FaultDefinition[] = [
     description: '`X-RateLimit-Limit` shows the figure of another plan (a free key reports the pro limit 300).',
     expect: ['RL-04'],
     proxy: () => ({
-      response: (res) => mapHeader(res, 'x-ratelimit-limit', (v) => {
-        const n = Number(v);
-        const plan = Object.values(PLAN_LIMITS).find((p) => p.minute === n || p.day === n);
-        if (!plan) return v;
-        const order = Object.values(PLAN_LIMITS);
-        const other = order[(order.indexOf(plan) + 1) % order.length]!;
-        return String(plan.minute === n ? other.minute : other.day);
-      }),
+      response: (res) =>
+        mapHeader(res, 'x-ratelimit-limit', (v) => {
+          const n = Number(v);
+          const plan = Object.values(PLAN_LIMITS).find((p) => p.minute === n || p.day === n);
+          if (!plan) return v;
+          const order = Object.values(PLAN_LIMITS);
+          const other = order[(order.indexOf(plan) + 1) % order.length]!;
+          return String(plan.minute === n ? other.minute : other.day);
+        }),
     }),
   },
   {
@@ -86,7 +98,8 @@ export const faults: FaultDefinition[] = [
   {
     name: '429-retry-after-rounded-down',
     misleadsRetryAfter: true,
-    description: '`Retry-After` is one second short of the lockout the server enforces, so a client that waits exactly that long still gets 429.',
+    description:
+      '`Retry-After` is one second short of the lockout the server enforces, so a client that waits exactly that long still gets 429.',
     expect: ['RL-08'],
     proxy: () => {
       // The server's own lockout per key: it ends a whole second after what Retry-After says.
@@ -97,7 +110,11 @@ export const faults: FaultDefinition[] = [
           const lock = key === undefined ? undefined : lockedUntil.get(key);
           if (!lock || Date.now() >= lock.until) return req;
           const left = Math.ceil((lock.until - Date.now()) / 1000);
-          const hs = headers.set(headers.set(lock.res.headers, 'Retry-After', String(Math.max(0, left - 1))), 'Date', new Date().toUTCString());
+          const hs = headers.set(
+            headers.set(lock.res.headers, 'Retry-After', String(Math.max(0, left - 1))),
+            'Date',
+            new Date().toUTCString(),
+          );
           return { ...lock.res, headers: hs };
         },
         response(res, req) {
@@ -116,14 +133,19 @@ export const faults: FaultDefinition[] = [
     name: '429-early-at-the-limit',
     description: 'Off by one: the request that brings Remaining to 0 is already refused, so only Limit-1 requests are admitted.',
     expect: ['RL-10'],
-    proxy: () => respond(
-      (res) => res.status < 300 && intHeader(res.headers, 'x-ratelimit-remaining') === 0,
-      (res) => {
-        const reset = intHeader(res.headers, 'x-ratelimit-reset');
-        const retry = Math.max(1, (reset ?? dateSeconds(res.headers) + 1) - dateSeconds(res.headers));
-        return answer(429, { code: 'rate_limited', message: 'Too many requests', status: 429 }, headers.set(res.headers, 'Retry-After', String(retry)));
-      },
-    ),
+    proxy: () =>
+      respond(
+        (res) => res.status < 300 && intHeader(res.headers, 'x-ratelimit-remaining') === 0,
+        (res) => {
+          const reset = intHeader(res.headers, 'x-ratelimit-reset');
+          const retry = Math.max(1, (reset ?? dateSeconds(res.headers) + 1) - dateSeconds(res.headers));
+          return answer(
+            429,
+            { code: 'rate_limited', message: 'Too many requests', status: 429 },
+            headers.set(res.headers, 'Retry-After', String(retry)),
+          );
+        },
+      ),
   },
   {
     name: '429-late-by-one',
@@ -155,7 +177,12 @@ export const faults: FaultDefinition[] = [
           const token = tokenOf(req);
           if (token && limited.has(token)) {
             limited.delete(token);
-            const base: HeaderList = [['X-RateLimit-Limit', '60'], ['X-RateLimit-Remaining', '0'], ['X-RateLimit-Reset', String(Math.ceil(Date.now() / 1000) + 5)], ['Retry-After', '5']];
+            const base: HeaderList = [
+              ['X-RateLimit-Limit', '60'],
+              ['X-RateLimit-Remaining', '0'],
+              ['X-RateLimit-Reset', String(Math.ceil(Date.now() / 1000) + 5)],
+              ['Retry-After', '5'],
+            ];
             return answer(429, { code: 'key_banned', message: 'Key temporarily banned', status: 429 }, base);
           }
           return req;

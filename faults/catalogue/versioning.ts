@@ -15,7 +15,8 @@ export const faults: FaultDefinition[] = [
     proxy: () => ({
       request(req) {
         if (req.path === '/api' || req.path.startsWith('/api/')) return { ...req, path: `/v1${req.path.slice(4)}` };
-        if (req.path === '/v1' || req.path.startsWith('/v1/')) return answer(404, { code: 'not_found', message: 'no such route', status: 404 });
+        if (req.path === '/v1' || req.path.startsWith('/v1/'))
+          return answer(404, { code: 'not_found', message: 'no such route', status: 404 });
         return req;
       },
     }),

@@ -9,7 +9,14 @@
  * 429). RFC 9110 §10.2.3: `Retry-After` is delta-seconds; here it is rounded up, so waiting it
  * always gets one request through (the algorithm gives the exact moment one more fits).
  */
-import { decide, newRateState, type RateDecision, type RatePolicy, type RateState, type RateWindow } from '../../reference-server/rate-limit/policy.ts';
+import {
+  decide,
+  newRateState,
+  type RateDecision,
+  type RatePolicy,
+  type RateState,
+  type RateWindow,
+} from '../../reference-server/rate-limit/policy.ts';
 import type { RateLimitStore } from '../../reference-server/rate-limit/store.ts';
 
 /** What an algorithm says about one more request at `now` (epoch ms, the server's clock). */
@@ -58,7 +65,13 @@ function refuse(s: KeyState, policy: RatePolicy, now: number, limit: number, ret
     s.strikes = 0;
   }
   s.retryAt = retryAtMs;
-  return { outcome: 'limited', limit, remaining: 0, resetSeconds: seconds(resetMs), retryAfterSeconds: Math.max(1, seconds(retryAtMs - now)) };
+  return {
+    outcome: 'limited',
+    limit,
+    remaining: 0,
+    resetSeconds: seconds(resetMs),
+    retryAfterSeconds: Math.max(1, seconds(retryAtMs - now)),
+  };
 }
 
 /** One request of one key at `now` (the server's clock). */
@@ -98,7 +111,13 @@ export function limiterStore(algorithm: Algorithm, options: LimiterStoreOptions 
       const now = realNow + offset;
       let s = keys.get(identity);
       if (!s) {
-        s = { limiter: algorithm(policy.windows[0]!, now), fixed: newRateState({ ...policy, windows: policy.windows.slice(1) }), retryAt: 0, strikes: 0, bannedUntil: 0 };
+        s = {
+          limiter: algorithm(policy.windows[0]!, now),
+          fixed: newRateState({ ...policy, windows: policy.windows.slice(1) }),
+          retryAt: 0,
+          strikes: 0,
+          bannedUntil: 0,
+        };
         keys.set(identity, s);
       }
       return hitKey(s, policy, now);

@@ -15,7 +15,9 @@ if (args.includes('--list') || args.length === 0) {
 }
 const out = await runStaging(conditionsOf(args), { env: STAGING_ENV });
 console.log(`staging [${args.join(' + ')}]: verdict ${out.verdict} (exit ${out.exitCode}) in ${(out.durationMs / 1000).toFixed(1)} s`);
-console.log(`  early requests ${JSON.stringify(out.retry.early)}, bans ${JSON.stringify(out.retry.bans)}, 429s ${JSON.stringify(out.retry.refusals)}, store restored: ${out.restored}`);
+console.log(
+  `  early requests ${JSON.stringify(out.retry.early)}, bans ${JSON.stringify(out.retry.bans)}, 429s ${JSON.stringify(out.retry.refusals)}, store restored: ${out.restored}`,
+);
 for (const [id, reason] of Object.entries(out.failing)) console.log(`  FAIL ${id}: ${reason}`);
 for (const [id, reason] of Object.entries(out.notCertified)) console.log(`  not certified ${id}: ${reason}`);
 if (out.verdict === 'missing') console.log(out.tail);

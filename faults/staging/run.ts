@@ -51,13 +51,27 @@ export async function runStaging(conditions: StagingConditions, options: Staging
   const target = await startStagingTarget(conditions, options.reference);
   try {
     const before = await target.inventory();
-    const env: Record<string, string | undefined> = { ...inheritedEnv(), ...target.env, CONFORMANCE_PROFILE: 'full', REPORTS_DIR: reportsDir, ...options.env };
+    const env: Record<string, string | undefined> = {
+      ...inheritedEnv(),
+      ...target.env,
+      CONFORMANCE_PROFILE: 'full',
+      REPORTS_DIR: reportsDir,
+      ...options.env,
+    };
     if (options.untrusted) delete env.NODE_EXTRA_CA_CERTS;
     const { code, output } = await spawnCertify(CERTIFY_CLI, env, options.timeoutMs ?? 240_000);
     const after = await target.inventory();
     const outcome: StagingOutcome = {
-      verdict: 'missing', exitCode: code, failing: {}, notCertified: {}, retry: target.stats(), restored: before === after, before, after,
-      durationMs: Date.now() - started, tail: output.split('\n').slice(-40).join('\n'),
+      verdict: 'missing',
+      exitCode: code,
+      failing: {},
+      notCertified: {},
+      retry: target.stats(),
+      restored: before === after,
+      before,
+      after,
+      durationMs: Date.now() - started,
+      tail: output.split('\n').slice(-40).join('\n'),
     };
     const file = path.join(reportsDir, 'conformance.json');
     if (fs.existsSync(file)) {

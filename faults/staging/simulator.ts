@@ -78,7 +78,9 @@ export async function startStagingTarget(conditions: StagingConditions, referenc
     upstream: target.server.baseUrl.replace(/\/v1\/?$/, ''),
     env: target.env,
     fault: latency > 0 ? { delayMs: () => latency } : undefined,
-    ...(conditions.tls ? { tls: { cert: fs.readFileSync(path.join(TLS_DIR, 'server.pem')), key: fs.readFileSync(path.join(TLS_DIR, 'server-key.pem')) } } : {}),
+    ...(conditions.tls
+      ? { tls: { cert: fs.readFileSync(path.join(TLS_DIR, 'server.pem')), key: fs.readFileSync(path.join(TLS_DIR, 'server-key.pem')) } }
+      : {}),
     ...(conditions.connectionClose ? { connectionClose: true } : {}),
     ...(conditions.strictBan ? { strictBanMs: conditions.strictBan === true ? STRICT_BAN_MS : conditions.strictBan } : {}),
   });
@@ -102,9 +104,12 @@ export async function startStagingTarget(conditions: StagingConditions, referenc
 
 /** The conditions named (`latency`, `tls`, …), merged; unknown names throw, listing the known ones. */
 export function conditionsOf(names: readonly string[]): StagingConditions {
-  return Object.assign({}, ...names.map((n) => {
-    const c = CONDITIONS[n];
-    if (!c) throw new Error(`unknown staging condition "${n}"; known: ${Object.keys(CONDITIONS).join(', ')}`);
-    return c;
-  })) as StagingConditions;
+  return Object.assign(
+    {},
+    ...names.map((n) => {
+      const c = CONDITIONS[n];
+      if (!c) throw new Error(`unknown staging condition "${n}"; known: ${Object.keys(CONDITIONS).join(', ')}`);
+      return c;
+    }),
+  ) as StagingConditions;
 }

@@ -59,9 +59,11 @@ export function authenticate(rawHeaders: readonly string[], keys: KeyRing, conne
   if (value === '') return invalid('Empty Authorization header: send Authorization: Bearer <API_KEY>.');
   const space = value.indexOf(' ');
   if (space < 0) {
-    return invalid(value.length === 6 && value.toLowerCase() === 'bearer'
-      ? 'Bearer scheme without a token: send Authorization: Bearer <API_KEY>.'
-      : 'Authorization must use the bearer form: Bearer <API_KEY>.');
+    return invalid(
+      value.length === 6 && value.toLowerCase() === 'bearer'
+        ? 'Bearer scheme without a token: send Authorization: Bearer <API_KEY>.'
+        : 'Authorization must use the bearer form: Bearer <API_KEY>.',
+    );
   }
   const scheme = value.slice(0, space);
   if (!(scheme === 'Bearer' || (scheme.length === 6 && scheme.toLowerCase() === 'bearer'))) {

@@ -49,7 +49,9 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Runnin
   const config = resolveConfig({}, env);
   const log = options.log ?? ((line: string) => console.error(line));
   if (config.redisUrl === undefined) {
-    throw new Error(`reference-server: INSTANCES=${config.instances} needs REDIS_URL (the instances share their limits and inventory on Redis)`);
+    throw new Error(
+      `reference-server: INSTANCES=${config.instances} needs REDIS_URL (the instances share their limits and inventory on Redis)`,
+    );
   }
   await seedSharedInventory(config);
 

@@ -64,7 +64,8 @@ export function settingsEnv(server: DeploymentOptions['server'] = {}): Record<st
 }
 
 /** Settings of the reference server that are not passed down from the caller's environment. */
-const SERVER_VARIABLES = /^(PORT|HOST|RATE_WINDOW_MINUTE_MS|RATE_WINDOW_DAY_MS|BAN_THRESHOLD|BAN_MS|ENTERPRISE_LIMIT_MINUTE|ENTERPRISE_LIMIT_DAY|ANON_LIMIT_MINUTE|ANON_LIMIT_DAY|MAX_BODY_BYTES|BODY_TIMEOUT_MS|INVENTORY_FILE|KEYS_FILE|REDIS_URL|REDIS_PREFIX|INSTANCES|RATELIMIT_FIELDS)$/;
+const SERVER_VARIABLES =
+  /^(PORT|HOST|RATE_WINDOW_MINUTE_MS|RATE_WINDOW_DAY_MS|BAN_THRESHOLD|BAN_MS|ENTERPRISE_LIMIT_MINUTE|ENTERPRISE_LIMIT_DAY|ANON_LIMIT_MINUTE|ANON_LIMIT_DAY|MAX_BODY_BYTES|BODY_TIMEOUT_MS|INVENTORY_FILE|KEYS_FILE|REDIS_URL|REDIS_PREFIX|INSTANCES|RATELIMIT_FIELDS)$/;
 
 /** Starts the deployment; resolves once every instance listens on the one address. */
 export async function startDeployment(options: DeploymentOptions): Promise<RunningDeployment> {

@@ -14,7 +14,7 @@ import { ApiError, ErrorCode } from './api-error.ts';
 
 export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
-  console.error('reference-server: internal error:', error instanceof Error ? error.stack ?? error.message : String(error));
+  console.error('reference-server: internal error:', error instanceof Error ? (error.stack ?? error.message) : String(error));
   return new ApiError(500, ErrorCode.internal, 'Internal server error.');
 }
 

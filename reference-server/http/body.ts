@@ -96,8 +96,17 @@ export class BodyReader implements BodyReading {
     if (declared !== undefined && Number(declared) > this.limits.maxBodyBytes) return x.app.fail(x, tooLarge(this.limits.maxBodyBytes));
     if (req.readableEnded || req.destroyed) return x.app.fail(x, unreadable());
     const pending: Pending = {
-      reader: this, x, onBody: onBody as BodyHandler<unknown>, context, declared: declared === undefined ? -1 : Number(declared), deadline: 0,
-      first: undefined, chunks: undefined, size: 0, listening: false, done: false,
+      reader: this,
+      x,
+      onBody: onBody as BodyHandler<unknown>,
+      context,
+      declared: declared === undefined ? -1 : Number(declared),
+      deadline: 0,
+      first: undefined,
+      chunks: undefined,
+      size: 0,
+      listening: false,
+      done: false,
     };
     if (req.complete) return this.readBuffered(pending);
     process.nextTick(lookAgain, pending);
@@ -154,7 +163,7 @@ export class BodyReader implements BodyReading {
       x.req.off('data', onData).off('end', onEnd).off('aborted', onBroken);
     }
     if (error !== undefined) return x.app.fail(x, error);
-    const body = pending.chunks !== undefined ? Buffer.concat(pending.chunks, pending.size) : pending.first ?? EMPTY;
+    const body = pending.chunks !== undefined ? Buffer.concat(pending.chunks, pending.size) : (pending.first ?? EMPTY);
     try {
       pending.onBody(x, body, pending.context);
     } catch (thrown) {
@@ -202,7 +211,11 @@ function lookAgain(pending: Pending): void {
 /** How many of the reader's listeners are on `req` (none once its body is answered; node's own are not counted). */
 export function readerListenerCount(req: IncomingMessage): number {
   let count = 0;
-  for (const [event, listener] of [['data', onData], ['end', onEnd], ['aborted', onBroken]] as const) {
+  for (const [event, listener] of [
+    ['data', onData],
+    ['end', onEnd],
+    ['aborted', onBroken],
+  ] as const) {
     count += req.listeners(event).filter((l) => l === listener).length;
   }
   return count;

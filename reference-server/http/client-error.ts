@@ -62,7 +62,8 @@ export function answerClientError(error: NodeJS.ErrnoException, socket: Socket, 
   };
   try {
     const decision = decide();
-    if (typeof (decision as { then?: unknown }).then === 'function') (decision as Promise<RateDecision>).then(write, () => socket.destroy());
+    if (typeof (decision as { then?: unknown }).then === 'function')
+      (decision as Promise<RateDecision>).then(write, () => socket.destroy());
     else write(decision as RateDecision);
   } catch {
     socket.destroy();

@@ -18,20 +18,19 @@ export const H_RESET = 'X-RateLimit-Reset';
  * Sends a JSON body with the rate-limit headers of `decision` and the `extra` headers (a flat
  * name, value, … list). Written with one `writeHead` of a flat array: no header object is built.
  */
-export function send(
-  res: ServerResponse,
-  status: number,
-  body: Buffer | string,
-  decision: RateDecision,
-  extra?: readonly string[],
-): void {
+export function send(res: ServerResponse, status: number, body: Buffer | string, decision: RateDecision, extra?: readonly string[]): void {
   const length = typeof body === 'string' ? Buffer.byteLength(body) : body.length;
   const headers: string[] = [
-    'Content-Type', JSON_TYPE,
-    'Content-Length', String(length),
-    H_LIMIT, String(decision.limit),
-    H_REMAINING, String(decision.remaining),
-    H_RESET, String(decision.resetSeconds),
+    'Content-Type',
+    JSON_TYPE,
+    'Content-Length',
+    String(length),
+    H_LIMIT,
+    String(decision.limit),
+    H_REMAINING,
+    String(decision.remaining),
+    H_RESET,
+    String(decision.resetSeconds),
   ];
   const fields = decision.fields;
   if (fields !== undefined) for (let i = 0; i < fields.length; i++) headers.push(fields[i]);

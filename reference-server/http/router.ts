@@ -51,7 +51,10 @@ export class Router {
       if (methods.includes('GET')) methods.push('HEAD');
       return {
         def,
-        segments: def.path.slice(1).split('/').map((s) => (s.startsWith('{') ? null : s)),
+        segments: def.path
+          .slice(1)
+          .split('/')
+          .map((s) => (s.startsWith('{') ? null : s)),
         allow: methods.join(', '),
       };
     });

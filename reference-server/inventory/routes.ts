@@ -35,7 +35,9 @@ export function updateInventory(x: Exchange): void {
 function updateWithBody(x: Exchange, body: Buffer, petId: bigint): void {
   const item = x.app.inventory.setQuantity(petId, quantityOfBody(body));
   if (item === undefined || !('then' in item)) return answerUpdate(x, petId, item);
-  Promise.resolve(item).then((stored) => answerUpdate(x, petId, stored)).catch((error: unknown) => x.app.fail(x, error));
+  Promise.resolve(item)
+    .then((stored) => answerUpdate(x, petId, stored))
+    .catch((error: unknown) => x.app.fail(x, error));
 }
 
 function answerUpdate(x: Exchange, petId: bigint, item: InventoryItem | undefined): void {

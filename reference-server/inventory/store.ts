@@ -50,7 +50,12 @@ export class Inventory implements InventoryStore {
   /** Copies `seed`: each server owns its inventory. */
   constructor(seed: Iterable<InventoryItem>) {
     for (const item of seed) {
-      const stored: StoredItem = { petId: item.petId, quantity: item.quantity, status: item.status, [JSON_HEAD]: `{"petId":${item.petId.toString()},"quantity":` };
+      const stored: StoredItem = {
+        petId: item.petId,
+        quantity: item.quantity,
+        status: item.status,
+        [JSON_HEAD]: `{"petId":${item.petId.toString()},"quantity":`,
+      };
       this.items.set(item.petId, stored);
     }
   }

@@ -17,9 +17,12 @@ export const H_RATELIMIT_POLICY = 'RateLimit-Policy';
 /** The two fields for `decision` (name, value, name, value) at `now` (epoch ms). */
 export function ietfRateLimitFields(decision: RateDecision, policy: RatePolicy, now: number): string[] {
   const window = (decision.outcome !== 'banned' && policy.windows.find((w) => w.limit === decision.limit)) || policy.windows[0];
-  const seconds = decision.outcome === 'admitted' ? Math.max(0, decision.resetSeconds - Math.floor(now / 1000)) : decision.retryAfterSeconds;
+  const seconds =
+    decision.outcome === 'admitted' ? Math.max(0, decision.resetSeconds - Math.floor(now / 1000)) : decision.retryAfterSeconds;
   return [
-    H_RATELIMIT_POLICY, `"${window.name}";q=${window.limit};w=${Math.ceil(window.ms / 1000)}`,
-    H_RATELIMIT, `"${window.name}";r=${decision.remaining};t=${seconds}`,
+    H_RATELIMIT_POLICY,
+    `"${window.name}";q=${window.limit};w=${Math.ceil(window.ms / 1000)}`,
+    H_RATELIMIT,
+    `"${window.name}";r=${decision.remaining};t=${seconds}`,
   ];
 }

@@ -78,9 +78,13 @@ interface Spawned {
 
 /** Spawns `binary` on 127.0.0.1:`port` without persistence, its files in `dir`. */
 function spawnRedis(binary: string, port: number, dir: string): Spawned {
-  const proc = spawn(binary, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--protected-mode', 'yes'], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const proc = spawn(
+    binary,
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--protected-mode', 'yes'],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   // Redis logs to stdout (a bind failure too); the first few kilobytes explain a failed start.
   let log = '';
   const keep = (c: Buffer) => {
@@ -90,7 +94,9 @@ function spawnRedis(binary: string, port: number, dir: string): Spawned {
   proc.stderr!.on('data', keep);
   const failed = new Promise<never>((_, reject) => {
     proc.once('error', (error: NodeJS.ErrnoException) =>
-      reject(new Error(`redis-server could not be started (${error.code === 'ENOENT' ? 'not installed' : error.message}): ${INSTALL_HINT}`)),
+      reject(
+        new Error(`redis-server could not be started (${error.code === 'ENOENT' ? 'not installed' : error.message}): ${INSTALL_HINT}`),
+      ),
     );
     proc.once('exit', (code) => reject(new Error(`redis-server exited with ${code} at start-up ${log.trim()}: ${INSTALL_HINT}`)));
   });

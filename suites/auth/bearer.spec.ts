@@ -46,7 +46,9 @@ for (const op of OPERATIONS) {
         if (res.status !== 401) continue; // AUTH-03 reports the status
         const value = res.header('www-authenticate');
         if (!bearerChallenge(value)) {
-          problems.push(`${bad.name}: WWW-Authenticate is ${value === undefined ? 'missing' : JSON.stringify(value)}, expected a Bearer challenge`);
+          problems.push(
+            `${bad.name}: WWW-Authenticate is ${value === undefined ? 'missing' : JSON.stringify(value)}, expected a Bearer challenge`,
+          );
         }
       }
       expectNoDeviation(problems, 'every 401 carries WWW-Authenticate with a Bearer challenge (RFC 9110 §15.5.2, RFC 6750 §3)', op.name);
@@ -65,14 +67,20 @@ for (const op of OPERATIONS) {
       expectErrorBody(res, `${op.name} with "Authorization: Bearer"`);
     });
 
-    test(`AUTH-01 ${op.name}: Authorization: Bearer <API_KEY> authenticates`, { tag: op.mutates ? ['@mutates'] : [] }, async ({ api, stock }) => {
+    test(`AUTH-01 ${op.name}: Authorization: Bearer <API_KEY> authenticates`, { tag: op.mutates ? ['@mutates'] : [] }, async ({
+      api,
+      stock,
+    }) => {
       const pet = await petFor(op, stock, 'AUTH-01');
       const res = await op.send(api, 'api', pet);
       expectStatus(res, '2xx', `${op.name} with "Authorization: Bearer <API_KEY>"`);
     });
 
     for (const scheme of ['bearer', 'BEARER']) {
-      test(`AUTH-05 ${op.name}: the scheme written "${scheme}" authenticates`, { tag: op.mutates ? ['@mutates'] : [] }, async ({ api, stock }) => {
+      test(`AUTH-05 ${op.name}: the scheme written "${scheme}" authenticates`, { tag: op.mutates ? ['@mutates'] : [] }, async ({
+        api,
+        stock,
+      }) => {
         const pet = await petFor(op, stock, 'AUTH-05');
         const res = await op.send(api, { key: 'api', format: (k) => `${scheme} ${k}` }, pet);
         expectStatus(res, '2xx', `${op.name} with "${scheme} <API_KEY>" (schemes are case-insensitive, RFC 9110 §11.1)`);
@@ -80,7 +88,6 @@ for (const op of OPERATIONS) {
     }
   });
 }
-
 
 test('AUTH-07 the key with its case changed is refused with 401', async ({ api, notCertified }) => {
   const probe = await api.listInventory('api', { evidence: false });
@@ -109,7 +116,9 @@ test('AUTH-08 an unknown key is challenged with error="invalid_token"', async ({
   }
   const challenge = bearerChallenge(res.header('www-authenticate'));
   if (challenge?.params.error !== 'invalid_token') {
-    warn(`AUTH-08: the Bearer challenge for an unknown key should carry error="invalid_token" (RFC 6750 §3.1), observed ${JSON.stringify(res.header('www-authenticate') ?? null)}`);
+    warn(
+      `AUTH-08: the Bearer challenge for an unknown key should carry error="invalid_token" (RFC 6750 §3.1), observed ${JSON.stringify(res.header('www-authenticate') ?? null)}`,
+    );
   }
 });
 

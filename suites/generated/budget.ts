@@ -83,7 +83,13 @@ export interface GeneratedPlan extends Allocation {
  * stateful and concurrency checks up to their usual share (`allocate`), the rest to the random
  * classes in proportion to their number. The shares add up to `total`.
  */
-export function planGenerated(total: number, needs: OperationNeeds[], listing: Record<string, number>, coverage: Record<string, CoverageCase[]>, writers: number): GeneratedPlan {
+export function planGenerated(
+  total: number,
+  needs: OperationNeeds[],
+  listing: Record<string, number>,
+  coverage: Record<string, CoverageCase[]>,
+  writers: number,
+): GeneratedPlan {
   const usual = allocate(total, needs, writers);
   const least = { stateful: 8, concurrency: writers + 5 };
   const listed = needs.reduce((a, n) => a + (listing[n.id] ?? 0), 0);

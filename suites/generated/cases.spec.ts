@@ -29,7 +29,11 @@ const RULE_TESTS: Array<{ id: string; fact: string; when?: (op: Operation) => bo
   { id: RULES.rateLimitHeaders, fact: 'every response to a generated request carries the X-RateLimit headers' },
   { id: RULES.positive, fact: 'every valid generated request gets a schema-valid 2xx or a refusal the document allows' },
   { id: RULES.oddErrorBody, fact: 'every 4xx to an unusual generated request is an Error body' },
-  { id: 'GEN-06', fact: 'the generated cases leave the inventory as they found it', when: (op) => mutates(op) && op.pathParameters.length > 0 },
+  {
+    id: 'GEN-06',
+    fact: 'the generated cases leave the inventory as they found it',
+    when: (op) => mutates(op) && op.pathParameters.length > 0,
+  },
 ];
 
 /** The operation's run: sent by the first test that needs it, read back by the others. */
@@ -40,7 +44,9 @@ async function operationRun(api: ApiClient, op: Operation, folder: string): Prom
     seed: SETTINGS.seed,
     share: REPLAY ? 50 : PLAN.operations[op.id]!,
     safeMethodsOnly: READONLY,
-    coverage: REPLAY ? { cases: COVERAGE[op.id]!, leftOut: [] } : { cases: PLAN.coverage.selected[op.id]!, leftOut: PLAN.coverage.left[op.id]!.map((c) => c.name) },
+    coverage: REPLAY
+      ? { cases: COVERAGE[op.id]!, leftOut: [] }
+      : { cases: PLAN.coverage.selected[op.id]!, leftOut: PLAN.coverage.left[op.id]!.map((c) => c.name) },
     ...(REPLAY ? { replay: REPLAY } : {}),
   });
   fs.mkdirSync(path.dirname(file), { recursive: true });
@@ -50,33 +56,56 @@ async function operationRun(api: ApiClient, op: Operation, folder: string): Prom
 
 for (const op of OPERATIONS) {
   test.describe(`generated ${op.id}`, () => {
-    test(`GEN-01 ${op.id}: every coverage case of the operation is sent within the budget`, { tag: mutates(op) ? ['@mutates', '@generated'] : ['@generated'] }, async ({ api }, testInfo) => {
-      if (SETTINGS.problems.length) markNotCertified(testInfo, `generated settings: ${SETTINGS.problems.join('; ')}`);
-      if (REPLAY) markNotCertified(testInfo, 'CONFORMANCE_REPLAY runs one saved case only');
-      const run = await operationRun(api, op, testInfo.project.outputDir);
-      testInfo.annotations.push({ type: ANNOTATION.evidence, description: `budget ${SETTINGS.budget} requests (${SETTINGS.budgetBasis})` });
-      testInfo.annotations.push({ type: ANNOTATION.evidence, description: coverageSummary(run) });
-      if (run.coverage.leftOut.length || run.coverage.abandoned.length) {
-        markNotCertified(testInfo, [run.coverage.leftOut.length ? leftOutLine(run) : '', run.coverage.abandoned.length ? abandonedLine(run) : ''].filter(Boolean).join('; '));
-      }
-      const sent = Object.values(run.coverage.sent).reduce((a, b) => a + b, 0);
-      expectFact(sent === COVERAGE[op.id]!.length, { what: `${op.id}: coverage cases sent`, expected: `all ${COVERAGE[op.id]!.length}`, observed: String(sent) });
-    });
-    for (const rule of RULE_TESTS.filter((r) => !r.when || r.when(op))) {
-      test(`${rule.id} ${op.id}: ${rule.fact}`, { tag: mutates(op) ? ['@mutates', '@generated'] : ['@generated'] }, async ({ api }, testInfo) => {
+    test(
+      `GEN-01 ${op.id}: every coverage case of the operation is sent within the budget`,
+      { tag: mutates(op) ? ['@mutates', '@generated'] : ['@generated'] },
+      async ({ api }, testInfo) => {
         if (SETTINGS.problems.length) markNotCertified(testInfo, `generated settings: ${SETTINGS.problems.join('; ')}`);
-        if (REPLAY && (!['cases', 'coverage'].includes(REPLAY.check) || REPLAY.op !== op.id)) {
-          markNotCertified(testInfo, 'CONFORMANCE_REPLAY runs one saved case only');
-        }
+        if (REPLAY) markNotCertified(testInfo, 'CONFORMANCE_REPLAY runs one saved case only');
         const run = await operationRun(api, op, testInfo.project.outputDir);
-        testInfo.annotations.push({ type: ANNOTATION.evidence, description: summary(run) });
+        testInfo.annotations.push({
+          type: ANNOTATION.evidence,
+          description: `budget ${SETTINGS.budget} requests (${SETTINGS.budgetBasis})`,
+        });
         testInfo.annotations.push({ type: ANNOTATION.evidence, description: coverageSummary(run) });
-        for (const u of run.unrestored) testInfo.annotations.push(unrestoredAnnotation(u));
-        for (const note of run.notes) testInfo.annotations.push({ type: ANNOTATION.evidence, description: note });
-        const failures = ruleFailures(run, rule.id, api.env);
-        for (const f of ruleFindings(run, rule.id)) testInfo.annotations.push(findingAnnotation(f));
-        if (failures.length) throw new Error(`${rule.id} ${op.id}: expected no deviation; observed ${failures.length} shrunk case${failures.length === 1 ? '' : 's'}:\n${failures.join('\n')}`);
-      });
+        if (run.coverage.leftOut.length || run.coverage.abandoned.length) {
+          markNotCertified(
+            testInfo,
+            [run.coverage.leftOut.length ? leftOutLine(run) : '', run.coverage.abandoned.length ? abandonedLine(run) : '']
+              .filter(Boolean)
+              .join('; '),
+          );
+        }
+        const sent = Object.values(run.coverage.sent).reduce((a, b) => a + b, 0);
+        expectFact(sent === COVERAGE[op.id]!.length, {
+          what: `${op.id}: coverage cases sent`,
+          expected: `all ${COVERAGE[op.id]!.length}`,
+          observed: String(sent),
+        });
+      },
+    );
+    for (const rule of RULE_TESTS.filter((r) => !r.when || r.when(op))) {
+      test(
+        `${rule.id} ${op.id}: ${rule.fact}`,
+        { tag: mutates(op) ? ['@mutates', '@generated'] : ['@generated'] },
+        async ({ api }, testInfo) => {
+          if (SETTINGS.problems.length) markNotCertified(testInfo, `generated settings: ${SETTINGS.problems.join('; ')}`);
+          if (REPLAY && (!['cases', 'coverage'].includes(REPLAY.check) || REPLAY.op !== op.id)) {
+            markNotCertified(testInfo, 'CONFORMANCE_REPLAY runs one saved case only');
+          }
+          const run = await operationRun(api, op, testInfo.project.outputDir);
+          testInfo.annotations.push({ type: ANNOTATION.evidence, description: summary(run) });
+          testInfo.annotations.push({ type: ANNOTATION.evidence, description: coverageSummary(run) });
+          for (const u of run.unrestored) testInfo.annotations.push(unrestoredAnnotation(u));
+          for (const note of run.notes) testInfo.annotations.push({ type: ANNOTATION.evidence, description: note });
+          const failures = ruleFailures(run, rule.id, api.env);
+          for (const f of ruleFindings(run, rule.id)) testInfo.annotations.push(findingAnnotation(f));
+          if (failures.length)
+            throw new Error(
+              `${rule.id} ${op.id}: expected no deviation; observed ${failures.length} shrunk case${failures.length === 1 ? '' : 's'}:\n${failures.join('\n')}`,
+            );
+        },
+      );
     }
   });
 }

@@ -53,8 +53,17 @@ export interface CaseClass {
 }
 
 export type ClassKind =
-  | 'body-keyword' | 'path-keyword' | 'body-structure' | 'string-encoding' | 'path-encoding'
-  | 'http-method' | 'url-form' | 'header-values' | 'content-type' | 'positive-boundary' | 'positive-representation';
+  | 'body-keyword'
+  | 'path-keyword'
+  | 'body-structure'
+  | 'string-encoding'
+  | 'path-encoding'
+  | 'http-method'
+  | 'url-form'
+  | 'header-values'
+  | 'content-type'
+  | 'positive-boundary'
+  | 'positive-representation';
 
 /**
  * Methods the generator may send where the document does not list them: safe ones (RFC 9110
@@ -106,7 +115,7 @@ export const SEGMENT_FORMS: Record<string, Expectation> = {
   'plus-sign': 'odd',
   'trailing-space': 'odd',
   'fraction-zero': 'odd',
-  'exponent': 'odd',
+  exponent: 'odd',
   'arabic-indic-digits': 'odd',
   'fullwidth-digits': 'odd',
   'nul-byte': 'negative',
@@ -179,7 +188,9 @@ export function fillPath(path: string, values: Record<string, string>): string {
 }
 
 /** The structural mutations of a valid body's text, with the answer each allows. */
-export function structuralMutations(op: Operation): Array<{ name: string; expect: Expectation; mutate: (text: string, value: unknown) => string }> {
+export function structuralMutations(
+  op: Operation,
+): Array<{ name: string; expect: Expectation; mutate: (text: string, value: unknown) => string }> {
   const schema = op.requestBody!.schema;
   const hasRequired = Array.isArray(schema.required) && (schema.required as unknown[]).length > 0;
   const closed = schema.additionalProperties === false;
@@ -200,17 +211,48 @@ export function structuralMutations(op: Operation): Array<{ name: string; expect
   if (isObject) {
     list.push(
       { name: 'wrapped in another object', expect: hasRequired ? 'negative' : 'odd', mutate: (t) => `{"data":${t}}` },
-      { name: 'a duplicate member', expect: 'odd', mutate: (t, v) => (t.endsWith('}') && t !== '{}' ? `${t.slice(0, -1)},${writeJson(Object.entries(v as object)[0] ? { [Object.keys(v as object)[0]!]: 'duplicate' } : {}).slice(1)}` : t) },
-      { name: 'an unknown member', expect: closed ? 'negative' : 'positive', mutate: (t) => (t === '{}' ? '{"unknownMember":"x"}' : `${t.slice(0, -1)},"unknownMember":{"nested":[1,"x",null]}}`) },
-      { name: 'a deeply nested unknown member', expect: closed ? 'negative' : 'odd', mutate: (t) => `${t === '{}' ? '{' : `${t.slice(0, -1)},`}"deep":${'['.repeat(5000)}${']'.repeat(5000)}}` },
-      { name: 'a 100 KB unknown member', expect: closed ? 'negative' : 'odd', mutate: (t) => `${t === '{}' ? '{' : `${t.slice(0, -1)},`}"padding":"${'x'.repeat(100_000)}"}` },
+      {
+        name: 'a duplicate member',
+        expect: 'odd',
+        mutate: (t, v) =>
+          t.endsWith('}') && t !== '{}'
+            ? `${t.slice(0, -1)},${writeJson(Object.entries(v as object)[0] ? { [Object.keys(v as object)[0]!]: 'duplicate' } : {}).slice(1)}`
+            : t,
+      },
+      {
+        name: 'an unknown member',
+        expect: closed ? 'negative' : 'positive',
+        mutate: (t) => (t === '{}' ? '{"unknownMember":"x"}' : `${t.slice(0, -1)},"unknownMember":{"nested":[1,"x",null]}}`),
+      },
+      {
+        name: 'a deeply nested unknown member',
+        expect: closed ? 'negative' : 'odd',
+        mutate: (t) => `${t === '{}' ? '{' : `${t.slice(0, -1)},`}"deep":${'['.repeat(5000)}${']'.repeat(5000)}}`,
+      },
+      {
+        name: 'a 100 KB unknown member',
+        expect: closed ? 'negative' : 'odd',
+        mutate: (t) => `${t === '{}' ? '{' : `${t.slice(0, -1)},`}"padding":"${'x'.repeat(100_000)}"}`,
+      },
     );
   }
   if (firstInt) {
     list.push(
-      { name: `NaN as ${firstInt.join('/')}`, expect: 'negative', mutate: (_t, v) => writeJson(set(v, firstInt, 0)).replace(/:0(?=[,}])/, ':NaN') },
-      { name: `Infinity as ${firstInt.join('/')}`, expect: 'negative', mutate: (_t, v) => writeJson(set(v, firstInt, 0)).replace(/:0(?=[,}])/, ':Infinity') },
-      { name: `1e400 as ${firstInt.join('/')}`, expect: 'odd', mutate: (_t, v) => writeJson(set(v, firstInt, 0)).replace(/:0(?=[,}])/, ':1e400') },
+      {
+        name: `NaN as ${firstInt.join('/')}`,
+        expect: 'negative',
+        mutate: (_t, v) => writeJson(set(v, firstInt, 0)).replace(/:0(?=[,}])/, ':NaN'),
+      },
+      {
+        name: `Infinity as ${firstInt.join('/')}`,
+        expect: 'negative',
+        mutate: (_t, v) => writeJson(set(v, firstInt, 0)).replace(/:0(?=[,}])/, ':Infinity'),
+      },
+      {
+        name: `1e400 as ${firstInt.join('/')}`,
+        expect: 'odd',
+        mutate: (_t, v) => writeJson(set(v, firstInt, 0)).replace(/:0(?=[,}])/, ':1e400'),
+      },
     );
   }
   return list;
@@ -272,7 +314,10 @@ const URL_FORMS: Array<{ name: string; apply: (path: string) => string }> = [
   { name: 'a matrix parameter', apply: (p) => `${p};v=1` },
   { name: 'an empty query', apply: (p) => `${p}?` },
   { name: 'a 6 KB query', apply: (p) => `${p}?pad=${'q'.repeat(6_000)}` },
-  { name: 'a percent-encoded letter in the path', apply: (p) => p.replace(/^\/([a-z])/, (_m, c: string) => `/%${c.charCodeAt(0).toString(16).toUpperCase()}`) },
+  {
+    name: 'a percent-encoded letter in the path',
+    apply: (p) => p.replace(/^\/([a-z])/, (_m, c: string) => `/%${c.charCodeAt(0).toString(16).toUpperCase()}`),
+  },
 ];
 
 /** What every class step of one operation shares: the operation, the list it adds to, its valid bodies and its request template. */
@@ -300,7 +345,12 @@ function classBuilder(op: Operation, out: CaseClass[]): ClassBuilder {
   const body = validBody(op);
   const plainBody = body ? body.map((v) => ({ value: v, text: writeJson(v) })) : fc.constant(undefined);
   const base = (b: { value: unknown; text: string } | undefined, expect: Expectation, note: string): GeneratedRequest => ({
-    method: op.method, path: template(op), headers: {}, ...(b ? { body: b.text } : {}), expect: exp(expect), note,
+    method: op.method,
+    path: template(op),
+    headers: {},
+    ...(b ? { body: b.text } : {}),
+    expect: exp(expect),
+    note,
   });
   return { op, add, exp, body, plainBody, base };
 }
@@ -309,16 +359,27 @@ function classBuilder(op: Operation, out: CaseClass[]): ClassBuilder {
 function keywordClasses({ op, add, base, plainBody }: ClassBuilder): void {
   if (op.requestBody) {
     for (const v of violations(op.requestBody.schema)) {
-      add('body-keyword', v.keyword, v.arbitrary.map((bad) => ({ ...base({ value: bad, text: writeJson(bad) }, 'negative', v.keyword) })));
+      add(
+        'body-keyword',
+        v.keyword,
+        v.arbitrary.map((bad) => ({ ...base({ value: bad, text: writeJson(bad) }, 'negative', v.keyword) })),
+      );
     }
   }
   for (const p of op.pathParameters) {
     for (const v of violations(p.schema)) {
-      const arb = fc.tuple(v.arbitrary.map(segmentText).filter((t) => t !== '' && t !== '.' && t !== '..' && !segmentMayBeValid(p.schema, t)), plainBody);
-      add('path-keyword', `${p.name} ${v.keyword.replace('(root): ', '')}`, arb.map(([text, b]) => ({
-        ...base(b, 'negative', `${p.name} = ${JSON.stringify(text)} (${v.keyword.replace('(root): ', '')})`),
-        path: withParam(template(op), p.name, text),
-      })));
+      const arb = fc.tuple(
+        v.arbitrary.map(segmentText).filter((t) => t !== '' && t !== '.' && t !== '..' && !segmentMayBeValid(p.schema, t)),
+        plainBody,
+      );
+      add(
+        'path-keyword',
+        `${p.name} ${v.keyword.replace('(root): ', '')}`,
+        arb.map(([text, b]) => ({
+          ...base(b, 'negative', `${p.name} = ${JSON.stringify(text)} (${v.keyword.replace('(root): ', '')})`),
+          path: withParam(template(op), p.name, text),
+        })),
+      );
     }
   }
 }
@@ -327,28 +388,46 @@ function keywordClasses({ op, add, base, plainBody }: ClassBuilder): void {
 function bodyClasses({ op, add, base, body, plainBody }: ClassBuilder): void {
   if (!op.requestBody) return;
   const mutations = structuralMutations(op);
-  add('body-structure', '', fc.tuple(fc.constantFrom(...mutations), body!).map(([m, v]) => ({
-    ...base({ value: v, text: m.mutate(writeJson(v), v) }, m.expect, m.name),
-  })));
+  add(
+    'body-structure',
+    '',
+    fc.tuple(fc.constantFrom(...mutations), body!).map(([m, v]) => ({
+      ...base({ value: v, text: m.mutate(writeJson(v), v) }, m.expect, m.name),
+    })),
+  );
   const strings = stringPaths(op.requestBody.schema);
   if (strings.length) {
-    add('string-encoding', '', fc.tuple(fc.constantFrom(...strings), fc.constantFrom(...AWKWARD_STRINGS), body!).map(([path, s, v]) => {
-      const marker = '\u0000MARK\u0000';
-      const text = writeJson(set(v, path, s.value ?? marker)).replace(JSON.stringify(marker), s.raw ?? JSON.stringify(marker));
-      return base({ value: v, text }, s.expect, `${path.join('/')}: ${s.name}`);
-    }));
+    add(
+      'string-encoding',
+      '',
+      fc.tuple(fc.constantFrom(...strings), fc.constantFrom(...AWKWARD_STRINGS), body!).map(([path, s, v]) => {
+        const marker = '\u0000MARK\u0000';
+        const text = writeJson(set(v, path, s.value ?? marker)).replace(JSON.stringify(marker), s.raw ?? JSON.stringify(marker));
+        return base({ value: v, text }, s.expect, `${path.join('/')}: ${s.name}`);
+      }),
+    );
   }
-  add('content-type', '', fc.tuple(fc.constantFrom(...CONTENT_TYPES), plainBody).map(([ct, b]) => ({
-    ...base(b, ct.expect, `Content-Type: ${ct.value === null ? '(none)' : JSON.stringify(ct.value)}`), contentType: ct.value,
-  })));
+  add(
+    'content-type',
+    '',
+    fc.tuple(fc.constantFrom(...CONTENT_TYPES), plainBody).map(([ct, b]) => ({
+      ...base(b, ct.expect, `Content-Type: ${ct.value === null ? '(none)' : JSON.stringify(ct.value)}`),
+      contentType: ct.value,
+    })),
+  );
 }
 
 /** Encodings of listed path values. */
 function pathEncodingClasses({ op, add, base, plainBody }: ClassBuilder): void {
   for (const p of op.pathParameters) {
-    add('path-encoding', p.name, fc.tuple(fc.constantFrom(...Object.keys(SEGMENT_FORMS)), plainBody).map(([form, b]) => ({
-      ...base(b, SEGMENT_FORMS[form]!, `${p.name} written as ${form}`), path: template(op).replace(`{${p.name}}`, `{${p.name}:${form}}`),
-    })));
+    add(
+      'path-encoding',
+      p.name,
+      fc.tuple(fc.constantFrom(...Object.keys(SEGMENT_FORMS)), plainBody).map(([form, b]) => ({
+        ...base(b, SEGMENT_FORMS[form]!, `${p.name} written as ${form}`),
+        path: template(op).replace(`{${p.name}}`, `{${p.name}:${form}}`),
+      })),
+    );
   }
 }
 
@@ -359,22 +438,39 @@ function methodClasses({ op, add, exp }: ClassBuilder, operations: Operation[], 
   const probes = pathDescribed && !options.safeMethodsOnly ? PROBE_METHODS : SAFE_METHODS;
   const others = probes.filter((m) => !documented.includes(m) && !(m === 'HEAD' && documented.includes('GET')));
   if (others.length && op === operations.find((o) => o.path === op.path)) {
-    add('http-method', '', fc.constantFrom(...others).map((method) => ({
-      method, path: template(op), headers: {},
-      expect: exp(['OPTIONS', 'HEAD'].includes(method) ? 'odd' : 'negative'),
-      note: `${method} is not an operation of ${op.path}`,
-    })));
+    add(
+      'http-method',
+      '',
+      fc.constantFrom(...others).map((method) => ({
+        method,
+        path: template(op),
+        headers: {},
+        expect: exp(['OPTIONS', 'HEAD'].includes(method) ? 'odd' : 'negative'),
+        note: `${method} is not an operation of ${op.path}`,
+      })),
+    );
   }
 }
 
 /** Forms of the URL and variations of the header values. */
 function urlAndHeaderClasses({ op, add, base, plainBody }: ClassBuilder): void {
-  add('url-form', '', fc.tuple(fc.constantFrom(...URL_FORMS), plainBody).map(([f, b]) => ({
-    ...base(b, 'odd', `URL with ${f.name}`), path: f.apply(template(op)),
-  })));
-  add('header-values', '', fc.tuple(fc.constantFrom(...HEADER_VARIATIONS), plainBody).map(([h, b]) => ({
-    ...base(b, h.expect, h.name), headers: { ...(h.headers ?? {}) }, ...(h.scheme ? { scheme: h.scheme } : {}),
-  })));
+  add(
+    'url-form',
+    '',
+    fc.tuple(fc.constantFrom(...URL_FORMS), plainBody).map(([f, b]) => ({
+      ...base(b, 'odd', `URL with ${f.name}`),
+      path: f.apply(template(op)),
+    })),
+  );
+  add(
+    'header-values',
+    '',
+    fc.tuple(fc.constantFrom(...HEADER_VARIATIONS), plainBody).map(([h, b]) => ({
+      ...base(b, h.expect, h.name),
+      headers: { ...(h.headers ?? {}) },
+      ...(h.scheme ? { scheme: h.scheme } : {}),
+    })),
+  );
 }
 
 /** Valid requests: boundary values, then every valid representation (the plain valid request for an operation without body). */
@@ -386,16 +482,27 @@ function validClasses({ op, add, base, body }: ClassBuilder): void {
   const schema = op.requestBody.schema;
   const ints = integerPaths(schema);
   const boundary = ints.length
-    ? fc.tuple(validObject(schema), ...ints.map((p) => fc.constantFrom(...integerBoundaries(schemaAt(schema, p))))).map(([o, ...vals]) =>
-        ints.reduce<unknown>((acc, p, i) => set(acc, p, vals[i]), o))
+    ? fc
+        .tuple(validObject(schema), ...ints.map((p) => fc.constantFrom(...integerBoundaries(schemaAt(schema, p)))))
+        .map(([o, ...vals]) => ints.reduce<unknown>((acc, p, i) => set(acc, p, vals[i]), o))
     : body!;
-  add('positive-boundary', '', boundary.map((v) => base({ value: v, text: writeJson(v) }, 'positive', `valid body ${writeJson(v).slice(0, 120)}`)));
+  add(
+    'positive-boundary',
+    '',
+    boundary.map((v) => base({ value: v, text: writeJson(v) }, 'positive', `valid body ${writeJson(v).slice(0, 120)}`)),
+  );
   const style: fc.Arbitrary<JsonStyle> = fc.record({
     integers: fc.constantFrom(...INTEGER_FORMS.filter((f) => f !== 'plain')),
     strings: fc.constantFrom('plain' as const, 'escaped' as const),
     space: fc.constantFrom('', ' ', '\n\t', '\r\n  '),
   });
-  add('positive-representation', '', fc.tuple(body!, style).map(([v, s]) => base({ value: v, text: writeJson(v, s) }, 'positive', `representation ${s.integers}/${s.strings}`)));
+  add(
+    'positive-representation',
+    '',
+    fc
+      .tuple(body!, style)
+      .map(([v, s]) => base({ value: v, text: writeJson(v, s) }, 'positive', `representation ${s.integers}/${s.strings}`)),
+  );
 }
 
 /**
@@ -416,7 +523,7 @@ export function classesOf(op: Operation, operations: Operation[], options: Class
 
 /** The schema at a property path. */
 function schemaAt(schema: Schema, path: string[]): Schema {
-  return path.reduce<Schema>((s, k) => ((s.properties as Record<string, Schema> | undefined)?.[k] ?? {}), schema);
+  return path.reduce<Schema>((s, k) => (s.properties as Record<string, Schema> | undefined)?.[k] ?? {}, schema);
 }
 
 export { PLAIN_STYLE };

@@ -37,7 +37,12 @@ interface RoundAnswers {
 
 /** A sender that times each request and records the value it wrote or read in `history`. */
 function timedSender(history: RegisterOp[]) {
-  return async (label: string, kind: 'write' | 'read', send: () => Promise<ApiResponse>, value: (res: ApiResponse) => string | undefined) => {
+  return async (
+    label: string,
+    kind: 'write' | 'read',
+    send: () => Promise<ApiResponse>,
+    value: (res: ApiResponse) => string | undefined,
+  ) => {
     const t0 = performance.now();
     const res = await send();
     const t1 = performance.now();
@@ -51,38 +56,107 @@ function timedSender(history: RegisterOp[]) {
 async function sendRound(api: ApiClient, petId: string, writes: string[], history: RegisterOp[]): Promise<RoundAnswers> {
   const timed = timedSender(history);
   const updates = writes.map((q, i) =>
-    timed(`PATCH #${i + 1}`, 'write', () => api.updateInventory(petId, { quantity: Number(q) }, { evidence: false, headers: { connection: 'close' } }), (res) => (res.status === 200 ? q : undefined)),
+    timed(
+      `PATCH #${i + 1}`,
+      'write',
+      () => api.updateInventory(petId, { quantity: Number(q) }, { evidence: false, headers: { connection: 'close' } }),
+      (res) => (res.status === 200 ? q : undefined),
+    ),
   );
-  const during = timed('GET during the updates', 'read', () => api.listInventory('api', { evidence: false, headers: { connection: 'close' } }), (res) => quantityIn(res, petId));
+  const during = timed(
+    'GET during the updates',
+    'read',
+    () => api.listInventory('api', { evidence: false, headers: { connection: 'close' } }),
+    (res) => quantityIn(res, petId),
+  );
   const responses = await Promise.all(updates);
   const duringRes = await during;
-  const after = await timed('GET on a new connection after every acknowledgement', 'read', () => api.listInventory('api', { evidence: false, headers: { connection: 'close' } }), (res) => quantityIn(res, petId));
+  const after = await timed(
+    'GET on a new connection after every acknowledgement',
+    'read',
+    () => api.listInventory('api', { evidence: false, headers: { connection: 'close' } }),
+    (res) => quantityIn(res, petId),
+  );
   return { responses, during: duringRes, after };
 }
 
 /** Judges one round as a register: every update answers a written value, no list shows a value nobody wrote, the final value is a write, the history is linearizable. */
-function judgeRound(api: ApiClient, petId: string, initial: number, writes: string[], history: RegisterOp[], answers: RoundAnswers): Finding[] {
+function judgeRound(
+  api: ApiClient,
+  petId: string,
+  initial: number,
+  writes: string[],
+  history: RegisterOp[],
+  answers: RoundAnswers,
+): Finding[] {
   const findings: Finding[] = [];
   answers.responses.forEach((res, i) => {
     if (res.status !== 200) {
-      findings.push(finding({ id: ID, part: 'update', level: 'fail', message: `PATCH #${i + 1} of pet ${petId} was not applied`, expected: '200 with the updated InventoryItem', observed: `${res.status} ${api.redact(res.text).slice(0, 160)}` }));
+      findings.push(
+        finding({
+          id: ID,
+          part: 'update',
+          level: 'fail',
+          message: `PATCH #${i + 1} of pet ${petId} was not applied`,
+          expected: '200 with the updated InventoryItem',
+          observed: `${res.status} ${api.redact(res.text).slice(0, 160)}`,
+        }),
+      );
       return;
     }
     const body = res.json as Item | undefined;
     const answered = String(body?.quantity);
-    if (!writes.includes(answered)) findings.push(finding({ id: ID, part: 'answer', level: 'fail', message: `PATCH #${i + 1} of pet ${petId} answered a value nobody wrote`, expected: `one of ${writes.join(', ')}`, observed: answered }));
+    if (!writes.includes(answered))
+      findings.push(
+        finding({
+          id: ID,
+          part: 'answer',
+          level: 'fail',
+          message: `PATCH #${i + 1} of pet ${petId} answered a value nobody wrote`,
+          expected: `one of ${writes.join(', ')}`,
+          observed: answered,
+        }),
+      );
   });
   const seenDuring = quantityIn(answers.during, petId);
   if (seenDuring !== undefined && seenDuring !== String(initial) && !writes.includes(seenDuring)) {
-    findings.push(finding({ id: ID, part: 'list', level: 'fail', message: `a list during the updates showed pet ${petId} with a value nobody wrote`, expected: `${initial} or one of ${writes.join(', ')}`, observed: seenDuring }));
+    findings.push(
+      finding({
+        id: ID,
+        part: 'list',
+        level: 'fail',
+        message: `a list during the updates showed pet ${petId} with a value nobody wrote`,
+        expected: `${initial} or one of ${writes.join(', ')}`,
+        observed: seenDuring,
+      }),
+    );
   }
   const final = quantityIn(answers.after, petId);
   if (final === undefined || !writes.includes(final)) {
-    findings.push(finding({ id: ID, part: 'final', level: 'fail', message: `after every update was acknowledged, a list on another connection shows pet ${petId} with a value that is not one of the writes`, expected: `one of ${writes.join(', ')}`, observed: final ?? 'pet missing' }));
+    findings.push(
+      finding({
+        id: ID,
+        part: 'final',
+        level: 'fail',
+        message: `after every update was acknowledged, a list on another connection shows pet ${petId} with a value that is not one of the writes`,
+        expected: `one of ${writes.join(', ')}`,
+        observed: final ?? 'pet missing',
+      }),
+    );
   }
   if (!findings.length) {
     const result = checkRegister(String(initial), history);
-    if (!result.linearizable) findings.push(finding({ id: ID, part: 'linearizability', level: 'fail', message: `the history of pet ${petId} is not linearizable`, expected: 'one order of the operations that respects real time and the register', observed: result.reason ?? '' }));
+    if (!result.linearizable)
+      findings.push(
+        finding({
+          id: ID,
+          part: 'linearizability',
+          level: 'fail',
+          message: `the history of pet ${petId} is not linearizable`,
+          expected: 'one order of the operations that respects real time and the register',
+          observed: result.reason ?? '',
+        }),
+      );
   }
   return findings;
 }
@@ -93,7 +167,16 @@ async function restorePet(api: ApiClient, petId: string, initial: number, journa
   const check = (await api.inventory(ID)).find((e) => e.id === petId);
   if (restored.status === 200 && check?.quantity === initial && journaled) api.journal?.done([journaled], 'restored', `${ID} (restore)`);
   if (restored.status !== 200 || check?.quantity !== initial) {
-    return [finding({ id: ID, part: 'restore', level: 'fail', message: `pet ${petId} was not restored`, expected: `quantity ${initial}`, observed: `PATCH ${restored.status}, list shows ${check?.quantity ?? 'pet missing'}` })];
+    return [
+      finding({
+        id: ID,
+        part: 'restore',
+        level: 'fail',
+        message: `pet ${petId} was not restored`,
+        expected: `quantity ${initial}`,
+        observed: `PATCH ${restored.status}, list shows ${check?.quantity ?? 'pet missing'}`,
+      }),
+    ];
   }
   return [];
 }

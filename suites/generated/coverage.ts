@@ -22,7 +22,16 @@ import fc from 'fast-check';
 import { type Operation, type Schema, methodsByPath } from './document.ts';
 import { integerBoundaries, integerBounds, integerPaths, segmentMayBeValid, stringPaths, violations } from './keywords.ts';
 import { writeJson, writeInteger, INTEGER_FORMS } from './json-text.ts';
-import { structuralMutations, HEADER_VARIATIONS, CONTENT_TYPES, AWKWARD_STRINGS, SEGMENT_FORMS, type Expectation, type GeneratedRequest, type ClassOptions } from './classes.ts';
+import {
+  structuralMutations,
+  HEADER_VARIATIONS,
+  CONTENT_TYPES,
+  AWKWARD_STRINGS,
+  SEGMENT_FORMS,
+  type Expectation,
+  type GeneratedRequest,
+  type ClassOptions,
+} from './classes.ts';
 
 export const LOCATIONS = ['body', 'string', 'path', 'header', 'method', 'query'] as const;
 export type Location = (typeof LOCATIONS)[number];
@@ -84,7 +93,9 @@ export function exampleValue(schema: Schema): unknown {
     case 'array':
       return [];
     case 'object':
-      return Object.fromEntries(Object.entries((schema.properties as Record<string, Schema> | undefined) ?? {}).map(([k, s]) => [k, exampleValue(s)]));
+      return Object.fromEntries(
+        Object.entries((schema.properties as Record<string, Schema> | undefined) ?? {}).map(([k, s]) => [k, exampleValue(s)]),
+      );
     default:
       return 'x';
   }
@@ -122,7 +133,10 @@ function fixedValues(arb: fc.Arbitrary<unknown>, n: number): unknown[] {
 /** Every schema location of object properties, nested ones included: `[['quantity'], schema]`. */
 function fieldsOf(schema: Schema, path: string[] = []): Array<[string[], Schema]> {
   const props = (schema.properties as Record<string, Schema> | undefined) ?? {};
-  return Object.entries(props).flatMap(([k, s]) => [[[...path, k], s] as [string[], Schema], ...(typesOf(s)[0] === 'object' ? fieldsOf(s, [...path, k]) : [])]);
+  return Object.entries(props).flatMap(([k, s]) => [
+    [[...path, k], s] as [string[], Schema],
+    ...(typesOf(s)[0] === 'object' ? fieldsOf(s, [...path, k]) : []),
+  ]);
 }
 
 type Add = (location: Location, name: string, value: string, request: Partial<GeneratedRequest> & { expect: Expectation }) => void;
@@ -135,23 +149,36 @@ function bodyCases(op: Operation, add: Add): void {
   const body = (b: string, expect: Expectation) => ({ body: b, expect });
   for (const [path, s] of fieldsOf(schema)) {
     const where = `/${path.join('/')}`;
-    for (const sub of substitutes(s)) add('body', `${where}: type ${sub.name}`, `${where} = ${writeJson(sub.value)}`, body(writeJson(setAt(valid, path, sub.value)), 'negative'));
+    for (const sub of substitutes(s))
+      add(
+        'body',
+        `${where}: type ${sub.name}`,
+        `${where} = ${writeJson(sub.value)}`,
+        body(writeJson(setAt(valid, path, sub.value)), 'negative'),
+      );
   }
-  for (const sub of substitutes(schema)) add('body', `(body): type ${sub.name}`, writeJson(sub.value), body(writeJson(sub.value), 'negative'));
+  for (const sub of substitutes(schema))
+    add('body', `(body): type ${sub.name}`, writeJson(sub.value), body(writeJson(sub.value), 'negative'));
   const required = Array.isArray(schema.required) && (schema.required as unknown[]).length > 0;
   add('body', '(body): empty object', '{}', body('{}', required ? 'negative' : 'positive'));
-  for (const m of structuralMutations(op)) add('body', `(body): ${m.name}`, printable(m.mutate(text, valid)), body(m.mutate(text, valid), m.expect));
-  for (const [name, size, expect] of [['at 64 KiB', LARGE_BODY, 'odd'], ['over 64 KiB (100 KB)', OVER_LARGE_BODY, 'odd']] as const) {
+  for (const m of structuralMutations(op))
+    add('body', `(body): ${m.name}`, printable(m.mutate(text, valid)), body(m.mutate(text, valid), m.expect));
+  for (const [name, size, expect] of [
+    ['at 64 KiB', LARGE_BODY, 'odd'],
+    ['over 64 KiB (100 KB)', OVER_LARGE_BODY, 'odd'],
+  ] as const) {
     const pad = size - text.length - '"padding":"",'.length;
     const rest = text === '{}' ? '}' : `,${text.slice(1)}`;
     add('body', `(body): a body ${name}`, `${size} bytes`, body(`{"padding":"${'p'.repeat(Math.max(0, pad))}"${rest}`, expect));
   }
   for (const v of violations(schema).filter((x) => !/: type$/.test(x.keyword))) {
-    fixedValues(v.arbitrary, 3).forEach((bad, i) => add('body', `${v.keyword} #${i + 1}`, printable(writeJson(bad)), body(writeJson(bad), 'negative')));
+    fixedValues(v.arbitrary, 3).forEach((bad, i) =>
+      add('body', `${v.keyword} #${i + 1}`, printable(writeJson(bad)), body(writeJson(bad), 'negative')),
+    );
   }
   for (const path of integerPaths(schema)) {
     const where = `/${path.join('/')}`;
-    const s = path.reduce<Schema>((acc, k) => ((acc.properties as Record<string, Schema>)[k] ?? {}), schema);
+    const s = path.reduce<Schema>((acc, k) => (acc.properties as Record<string, Schema>)[k] ?? {}, schema);
     const marker = 7_777_777_777;
     const withNumber = (n: string) => writeJson(setAt(valid, path, marker)).replace(String(marker), n);
     const { min, max } = integerBounds(s);
@@ -160,8 +187,10 @@ function bodyCases(op: Operation, add: Add): void {
     for (const n of [...new Set([...extremes.map(String), ...integerBoundaries(s).map(String)])]) {
       add('body', `${where}: boundary ${n}`, n, body(withNumber(n), 'positive'));
     }
-    for (const n of [(INT64_MAX + 1n).toString(), (INT64_MIN - 1n).toString(), '1e19', '-1e19']) add('body', `${where}: beyond int64 ${n}`, n, body(withNumber(n), 'odd'));
-    for (const form of INTEGER_FORMS.filter((f) => f !== 'plain')) add('body', `${where}: form ${form}`, writeInteger(5, form), body(withNumber(writeInteger(5, form)), 'positive'));
+    for (const n of [(INT64_MAX + 1n).toString(), (INT64_MIN - 1n).toString(), '1e19', '-1e19'])
+      add('body', `${where}: beyond int64 ${n}`, n, body(withNumber(n), 'odd'));
+    for (const form of INTEGER_FORMS.filter((f) => f !== 'plain'))
+      add('body', `${where}: form ${form}`, writeInteger(5, form), body(withNumber(writeInteger(5, form)), 'positive'));
     for (const n of ['-0', '-0.0', '0e5']) add('body', `${where}: form ${n}`, n, body(withNumber(n), 'positive'));
   }
 }
@@ -186,7 +215,11 @@ function stringCases(op: Operation, add: Add): void {
     for (const c of cases) {
       // Latin-1 here means: each character is one byte on the wire (bytes that are not UTF-8).
       const text = withText(c.raw);
-      add('string', `${where}: ${c.name}`, printable(c.raw.slice(1, -1)), { body: text, expect: c.expect, ...(c.latin1 ? { bodyEncoding: 'latin1' as const } : {}) });
+      add('string', `${where}: ${c.name}`, printable(c.raw.slice(1, -1)), {
+        body: text,
+        expect: c.expect,
+        ...(c.latin1 ? { bodyEncoding: 'latin1' as const } : {}),
+      });
     }
   }
 }
@@ -202,7 +235,7 @@ export const COVERAGE_SEGMENT_FORMS: Record<string, Expectation> = {
   'surrogate-utf8-percent': 'negative',
   'encoded-slash': 'negative',
   'trailing-slash': 'odd',
-  'empty': 'odd',
+  empty: 'odd',
   'very-long': 'negative',
   ...SEGMENT_FORMS,
 };
@@ -210,14 +243,22 @@ export const COVERAGE_SEGMENT_FORMS: Record<string, Expectation> = {
 function pathCases(op: Operation, add: Add, valid: string | undefined): void {
   for (const p of op.pathParameters) {
     for (const [form, expect] of Object.entries(COVERAGE_SEGMENT_FORMS)) {
-      add('path', `${p.name} written as ${form}`, `{${p.name}:${form}}`, { path: op.path.replace(`{${p.name}}`, `{${p.name}:${form}}`), expect, ...(valid !== undefined ? { body: valid } : {}) });
+      add('path', `${p.name} written as ${form}`, `{${p.name}:${form}}`, {
+        path: op.path.replace(`{${p.name}}`, `{${p.name}:${form}}`),
+        expect,
+        ...(valid !== undefined ? { body: valid } : {}),
+      });
     }
     for (const v of violations(p.schema)) {
       for (const bad of fixedValues(v.arbitrary, 2)) {
         const seg = typeof bad === 'string' ? bad : writeJson(bad);
         if (seg === '' || seg === '.' || seg === '..' || segmentMayBeValid(p.schema, seg)) continue;
         const label = v.keyword.replace('(root): ', '');
-        add('path', `${p.name} ${label} ${printable(seg, 30)}`, seg, { path: op.path.replace(`{${p.name}}`, encodeURIComponent(seg)), expect: 'negative', ...(valid !== undefined ? { body: valid } : {}) });
+        add('path', `${p.name} ${label} ${printable(seg, 30)}`, seg, {
+          path: op.path.replace(`{${p.name}}`, encodeURIComponent(seg)),
+          expect: 'negative',
+          ...(valid !== undefined ? { body: valid } : {}),
+        });
       }
     }
   }
@@ -254,9 +295,14 @@ function headerCases(op: Operation, add: Add, valid: string | undefined): void {
   const b = valid !== undefined ? { body: valid } : {};
   for (const a of AUTHORIZATION_CASES) {
     const shown = a.raw ? printable(a.raw, 40) : a.template!.replace('{key}', '<API_KEY>');
-    add('header', `Authorization: ${a.name}`, shown, { ...b, expect: a.expect, ...(a.raw !== undefined ? { headers: { authorization: a.raw }, noKey: true } : { authTemplate: a.template }) });
+    add('header', `Authorization: ${a.name}`, shown, {
+      ...b,
+      expect: a.expect,
+      ...(a.raw !== undefined ? { headers: { authorization: a.raw }, noKey: true } : { authTemplate: a.template }),
+    });
   }
-  for (const h of HEADER_VARIATIONS.filter((x) => !x.scheme)) add('header', h.name, printable(JSON.stringify(h.headers), 40), { ...b, headers: { ...(h.headers ?? {}) }, expect: h.expect });
+  for (const h of HEADER_VARIATIONS.filter((x) => !x.scheme))
+    add('header', h.name, printable(JSON.stringify(h.headers), 40), { ...b, headers: { ...(h.headers ?? {}) }, expect: h.expect });
   if (!op.requestBody) return;
   for (const ct of [...CONTENT_TYPES, ...CONTENT_TYPE_NEAR_MISSES]) {
     const label = ct.value === null ? '(none)' : JSON.stringify(ct.value);
@@ -281,7 +327,11 @@ function methodCases(op: Operation, operations: Operation[], add: Add, options: 
   // readonly: a valid key goes only with GET, HEAD and OPTIONS (what the suites' client allows there).
   const allowed = options.safeMethodsOnly ? methods.filter((m) => ['HEAD', 'OPTIONS'].includes(m.method)) : methods;
   for (const m of allowed.filter((x) => !documented.includes(x.method))) {
-    add('method', `${m.method} ${op.path}`, m.method, { method: m.method, expect: m.expect, ...(m.allow501 ? { allowedServerErrors: [501] } : {}) });
+    add('method', `${m.method} ${op.path}`, m.method, {
+      method: m.method,
+      expect: m.expect,
+      ...(m.allow501 ? { allowedServerErrors: [501] } : {}),
+    });
   }
 }
 
@@ -294,7 +344,12 @@ const QUERIES: Array<{ name: string; query: string }> = [
 ];
 
 function queryCases(op: Operation, add: Add, valid: string | undefined): void {
-  for (const q of QUERIES) add('query', q.name, printable(q.query, 40), { path: `${op.path}${q.query}`, expect: 'odd', ...(valid !== undefined ? { body: valid } : {}) });
+  for (const q of QUERIES)
+    add('query', q.name, printable(q.query, 40), {
+      path: `${op.path}${q.query}`,
+      expect: 'odd',
+      ...(valid !== undefined ? { body: valid } : {}),
+    });
 }
 
 /** The coverage cases of one operation, location by location, the most telling first within each. */
@@ -303,7 +358,11 @@ export function coverageCases(op: Operation, operations: Operation[], options: C
   const valid = op.requestBody ? writeJson(exampleValue(op.requestBody.schema)) : undefined;
   const add: Add = (location, name, value, r) => {
     const request: GeneratedRequest = {
-      method: op.method, path: op.path, headers: {}, note: `${location} ${name}`, ...r,
+      method: op.method,
+      path: op.path,
+      headers: {},
+      note: `${location} ${name}`,
+      ...r,
       expect: op.described ? r.expect : 'odd',
     };
     out.push({ op: op.id, location, name: `${location} ${name}`, value, request });
@@ -341,10 +400,11 @@ export interface CoveragePlan {
  */
 export function planCoverage(all: Record<string, CoverageCase[]>, room: number): CoveragePlan {
   const groups: CoverageCase[][] = [];
-  for (const location of LOCATIONS) for (const cases of Object.values(all)) {
-    const g = cases.filter((c) => c.location === location);
-    if (g.length) groups.push(g);
-  }
+  for (const location of LOCATIONS)
+    for (const cases of Object.values(all)) {
+      const g = cases.filter((c) => c.location === location);
+      if (g.length) groups.push(g);
+    }
   const order: CoverageCase[] = [];
   for (let round = 0; order.length < groups.reduce((s, g) => s + g.length, 0); round++) {
     for (const g of groups) if (g[round]) order.push(g[round]!);
@@ -360,7 +420,12 @@ export function planCoverage(all: Record<string, CoverageCase[]>, room: number):
 }
 
 /** `--list-cases`: the coverage cases per operation and location, with counts; nothing is sent. */
-export function listCases(operations: Operation[], options: ClassOptions = {}, plan?: CoveragePlan, document: Operation[] = operations): string {
+export function listCases(
+  operations: Operation[],
+  options: ClassOptions = {},
+  plan?: CoveragePlan,
+  document: Operation[] = operations,
+): string {
   const lines: string[] = [];
   let total = 0;
   for (const op of operations) {
@@ -373,7 +438,10 @@ export function listCases(operations: Operation[], options: ClassOptions = {}, p
       if (!here.length) continue;
       lines.push(`  ${location} (${here.length})`);
       const left = new Set((plan?.left[op.id] ?? []).map((c) => c.name));
-      for (const c of here) lines.push(`    ${c.request.expect.padEnd(8)} ${c.name.slice(location.length + 1)}${left.has(c.name) ? '   [not within the budget]' : ''}`);
+      for (const c of here)
+        lines.push(
+          `    ${c.request.expect.padEnd(8)} ${c.name.slice(location.length + 1)}${left.has(c.name) ? '   [not within the budget]' : ''}`,
+        );
     }
   }
   lines.push(`${total} coverage cases in all${plan ? `; ${plan.used} within the budget, ${plan.total - plan.used} left out` : ''}`);

@@ -59,13 +59,17 @@ export function writeJson(value: unknown, style: JsonStyle = PLAIN_STYLE): strin
   if (typeof value === 'bigint') return writeInteger(value, style.integers);
   if (typeof value === 'number') {
     if (!Number.isFinite(value)) throw new TypeError(`${value} has no JSON representation`);
-    return Number.isInteger(value) && Math.abs(value) <= Number.MAX_SAFE_INTEGER ? writeInteger(value, style.integers) : JSON.stringify(value);
+    return Number.isInteger(value) && Math.abs(value) <= Number.MAX_SAFE_INTEGER
+      ? writeInteger(value, style.integers)
+      : JSON.stringify(value);
   }
   if (typeof value === 'string') return writeString(value, style.strings);
   if (typeof value === 'boolean') return String(value);
   if (Array.isArray(value)) return `[${sp}${value.map((v) => writeJson(v, style)).join(`,${sp}`)}${sp}]`;
   if (typeof value === 'object') {
-    const members = Object.entries(value as Record<string, unknown>).map(([k, v]) => `${writeString(k, style.strings)}${sp}:${sp}${writeJson(v, style)}`);
+    const members = Object.entries(value as Record<string, unknown>).map(
+      ([k, v]) => `${writeString(k, style.strings)}${sp}:${sp}${writeJson(v, style)}`,
+    );
     return `{${sp}${members.join(`,${sp}`)}${sp}}`;
   }
   throw new TypeError(`cannot write ${typeof value} as JSON`);

@@ -17,9 +17,7 @@ import type { Operation } from './document.ts';
 import type { GeneratedRequest } from './classes.ts';
 
 /** What came back for one generated request: a response, or why none did. */
-export type Outcome =
-  | { kind: 'response'; response: JudgedResponse }
-  | { kind: 'no-response'; error: string };
+export type Outcome = { kind: 'response'; response: JudgedResponse } | { kind: 'no-response'; error: string };
 
 export interface JudgedResponse extends ErrorResponseLike {
   method: string;
@@ -48,7 +46,8 @@ export function allowedRefusals(op: Operation, listedIds: boolean): number[] {
 /** Validates a 2xx body against the operation's documented schema for that status. */
 function successBodyProblems(op: Operation, res: JudgedResponse): string[] {
   const key = String(res.status);
-  if (!(key in op.successSchemas)) return [`${res.status} is not a documented success status of ${op.id} (documented: ${Object.keys(op.successSchemas).join(', ')})`];
+  if (!(key in op.successSchemas))
+    return [`${res.status} is not a documented success status of ${op.id} (documented: ${Object.keys(op.successSchemas).join(', ')})`];
   if (res.method === 'HEAD') return [];
   const name = op.successSchemaNames[key];
   if (!name || !(schemaNames as readonly string[]).includes(name)) return [];
@@ -64,10 +63,30 @@ const errorBody = (res: JudgedResponse): string[] => (res.method === 'HEAD' ? []
 /** GEN-03: a negative request gets a 4xx with an Error body. `what` names the request. */
 function negativeFindings(what: string, res: JudgedResponse): Finding[] {
   if (res.status < 400) {
-    return [finding({ id: RULES.negative, part: 'status', level: 'fail', message: `${what}: an invalid request was not refused`, expected: 'a 4xx with an Error body', observed: `${res.status}${shortBody(res)}` })];
+    return [
+      finding({
+        id: RULES.negative,
+        part: 'status',
+        level: 'fail',
+        message: `${what}: an invalid request was not refused`,
+        expected: 'a 4xx with an Error body',
+        observed: `${res.status}${shortBody(res)}`,
+      }),
+    ];
   }
   const problems = errorBody(res);
-  return problems.length ? [finding({ id: RULES.negative, part: 'error-body', level: 'fail', message: `${what}: the ${res.status} is not an Error body`, expected: `an Error body with "status": ${res.status}`, observed: problems.join('; ') })] : [];
+  return problems.length
+    ? [
+        finding({
+          id: RULES.negative,
+          part: 'error-body',
+          level: 'fail',
+          message: `${what}: the ${res.status} is not an Error body`,
+          expected: `an Error body with "status": ${res.status}`,
+          observed: problems.join('; '),
+        }),
+      ]
+    : [];
 }
 
 /** GEN-05: a positive request gets a documented 2xx with a schema-valid body, or a refusal the document lists, as an Error body. */
@@ -75,20 +94,62 @@ function positiveFindings(op: Operation, what: string, res: JudgedResponse, list
   const refusals = allowedRefusals(op, listedIds);
   if (res.status >= 200 && res.status < 300) {
     const problems = successBodyProblems(op, res);
-    return problems.length ? [finding({ id: RULES.positive, part: 'body', level: 'fail', message: `${what}: the ${res.status} body is not what the document describes`, expected: `a body valid against ${op.successSchemaNames[String(res.status)] ?? 'the documented schema'}`, observed: problems.join('; ') })] : [];
+    return problems.length
+      ? [
+          finding({
+            id: RULES.positive,
+            part: 'body',
+            level: 'fail',
+            message: `${what}: the ${res.status} body is not what the document describes`,
+            expected: `a body valid against ${op.successSchemaNames[String(res.status)] ?? 'the documented schema'}`,
+            observed: problems.join('; '),
+          }),
+        ]
+      : [];
   }
   if (refusals.includes(res.status)) {
     const problems = errorBody(res);
-    return problems.length ? [finding({ id: RULES.positive, part: 'refusal', level: 'fail', message: `${what}: the ${res.status} refusal is not an Error body`, expected: `an Error body with "status": ${res.status}`, observed: problems.join('; ') })] : [];
+    return problems.length
+      ? [
+          finding({
+            id: RULES.positive,
+            part: 'refusal',
+            level: 'fail',
+            message: `${what}: the ${res.status} refusal is not an Error body`,
+            expected: `an Error body with "status": ${res.status}`,
+            observed: problems.join('; '),
+          }),
+        ]
+      : [];
   }
-  return [finding({ id: RULES.positive, part: 'status', level: 'fail', message: `${what}: a valid request got neither a success nor a refusal the document allows`, expected: `a documented 2xx${refusals.length ? ` or ${refusals.join('/')} with an Error body` : ''}`, observed: `${res.status}${shortBody(res)}` })];
+  return [
+    finding({
+      id: RULES.positive,
+      part: 'status',
+      level: 'fail',
+      message: `${what}: a valid request got neither a success nor a refusal the document allows`,
+      expected: `a documented 2xx${refusals.length ? ` or ${refusals.join('/')} with an Error body` : ''}`,
+      observed: `${res.status}${shortBody(res)}`,
+    }),
+  ];
 }
 
 /** GEN-08: an odd request's 4xx is an Error body too. */
 function oddFindings(what: string, res: JudgedResponse): Finding[] {
   if (res.status < 400) return [];
   const problems = errorBody(res);
-  return problems.length ? [finding({ id: RULES.oddErrorBody, part: 'error-body', level: 'fail', message: `${what}: the ${res.status} is not an Error body`, expected: `an Error body with "status": ${res.status}`, observed: problems.join('; ') })] : [];
+  return problems.length
+    ? [
+        finding({
+          id: RULES.oddErrorBody,
+          part: 'error-body',
+          level: 'fail',
+          message: `${what}: the ${res.status} is not an Error body`,
+          expected: `an Error body with "status": ${res.status}`,
+          observed: problems.join('; '),
+        }),
+      ]
+    : [];
 }
 
 /**
@@ -98,16 +159,43 @@ function oddFindings(what: string, res: JudgedResponse): Finding[] {
 export function judge(op: Operation, req: GeneratedRequest, outcome: Outcome, listedIds: boolean): Finding[] {
   const what = `${req.method} ${req.path} (${req.note})`;
   if (outcome.kind === 'no-response') {
-    return [finding({ id: RULES.noHang, part: req.expect, level: 'fail', message: `${what}: no response`, expected: 'a response within REQUEST_TIMEOUT_MS on an open connection', observed: outcome.error })];
+    return [
+      finding({
+        id: RULES.noHang,
+        part: req.expect,
+        level: 'fail',
+        message: `${what}: no response`,
+        expected: 'a response within REQUEST_TIMEOUT_MS on an open connection',
+        observed: outcome.error,
+      }),
+    ];
   }
   const res = outcome.response;
   const out: Finding[] = [];
   const serverError = res.status >= 500 && !(req.allowedServerErrors ?? []).includes(res.status);
   if (serverError) {
-    out.push(finding({ id: RULES.noServerError, part: req.expect, level: 'fail', message: `${what}: a server error`, expected: 'a 2xx or 4xx (never a 5xx)', observed: `${res.status}${shortBody(res)}` }));
+    out.push(
+      finding({
+        id: RULES.noServerError,
+        part: req.expect,
+        level: 'fail',
+        message: `${what}: a server error`,
+        expected: 'a 2xx or 4xx (never a 5xx)',
+        observed: `${res.status}${shortBody(res)}`,
+      }),
+    );
   }
   if (res.missingRateLimit.length) {
-    out.push(finding({ id: RULES.rateLimitHeaders, part: req.expect, level: 'fail', message: `${what}: X-RateLimit headers missing on a ${res.status}`, expected: 'X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset', observed: `missing ${res.missingRateLimit.join(', ')}` }));
+    out.push(
+      finding({
+        id: RULES.rateLimitHeaders,
+        part: req.expect,
+        level: 'fail',
+        message: `${what}: X-RateLimit headers missing on a ${res.status}`,
+        expected: 'X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset',
+        observed: `missing ${res.missingRateLimit.join(', ')}`,
+      }),
+    );
   }
   if (serverError) return out;
   if (req.expect === 'negative') out.push(...negativeFindings(what, res));

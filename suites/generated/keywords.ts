@@ -114,7 +114,10 @@ export function validValue(schema: Schema): fc.Arbitrary<unknown> {
       return validString(schema);
     case 'array': {
       const items = (schema.items as Schema | undefined) ?? {};
-      return fc.array(validValue(items), { minLength: (schema.minItems as number) ?? 0, maxLength: Math.max((schema.minItems as number) ?? 0, Math.min((schema.maxItems as number) ?? 3, 3)) });
+      return fc.array(validValue(items), {
+        minLength: (schema.minItems as number) ?? 0,
+        maxLength: Math.max((schema.minItems as number) ?? 0, Math.min((schema.maxItems as number) ?? 3, 3)),
+      });
     }
     case 'object':
       return validObject(schema);
@@ -128,10 +131,15 @@ function validString(schema: Schema): fc.Arbitrary<string> {
   const minLength = (schema.minLength as number | undefined) ?? 0;
   const maxLength = Math.min((schema.maxLength as number | undefined) ?? 64, Math.max(minLength, 64));
   let arb = fc.oneof(
-    fc.constantFrom('', 'hello', 'é', '😀', 'a'.repeat(Math.max(minLength, 1))).filter((s) => [...s].length >= minLength && [...s].length <= maxLength),
+    fc
+      .constantFrom('', 'hello', 'é', '😀', 'a'.repeat(Math.max(minLength, 1)))
+      .filter((s) => [...s].length >= minLength && [...s].length <= maxLength),
     fc.string({ unit: 'grapheme', minLength, maxLength }),
   );
-  if (schema.format === 'date-time') arb = fc.date({ noInvalidDate: true, min: new Date('1970-01-01T00:00:00Z'), max: new Date('9999-12-31T23:59:59Z') }).map((d) => d.toISOString());
+  if (schema.format === 'date-time')
+    arb = fc
+      .date({ noInvalidDate: true, min: new Date('1970-01-01T00:00:00Z'), max: new Date('9999-12-31T23:59:59Z') })
+      .map((d) => d.toISOString());
   if (typeof schema.pattern === 'string') {
     const re = new RegExp(schema.pattern as string, 'u');
     return arb.filter((s) => re.test(s));
@@ -161,35 +169,54 @@ export function violations(schema: Schema, where = ''): Violation[] {
   if (types) out.push({ keyword: `${at(where)}: type`, arbitrary: types });
   if (Array.isArray(schema.enum)) {
     const allowed = schema.enum as unknown[];
-    const candidates = ['unknown', '', 'AVAILABLE', 'other value', 0].filter((c) => !allowed.includes(c) && typesOf(schema).includes(jsonType(c)));
+    const candidates = ['unknown', '', 'AVAILABLE', 'other value', 0].filter(
+      (c) => !allowed.includes(c) && typesOf(schema).includes(jsonType(c)),
+    );
     if (candidates.length) out.push({ keyword: `${at(where)}: enum`, arbitrary: fc.constantFrom(...candidates) });
   }
   const type = typesOf(schema)[0];
   if (type === 'integer' || type === 'number') {
     const { min, max } = integerBounds(schema);
     const label = schema.format ? `format ${schema.format as string}` : undefined;
-    if (min !== undefined) out.push({ keyword: `${at(where)}: ${label && min <= -(2n ** 31n) ? `${label} (below)` : 'minimum'}`, arbitrary: fc.constantFrom(exactInteger(min - 1n), exactInteger(min - 1000n)) });
-    if (max !== undefined) out.push({ keyword: `${at(where)}: ${label && max >= 2n ** 31n - 1n ? `${label} (above)` : 'maximum'}`, arbitrary: fc.constantFrom(exactInteger(max + 1n), exactInteger(max * 10n)) });
+    if (min !== undefined)
+      out.push({
+        keyword: `${at(where)}: ${label && min <= -(2n ** 31n) ? `${label} (below)` : 'minimum'}`,
+        arbitrary: fc.constantFrom(exactInteger(min - 1n), exactInteger(min - 1000n)),
+      });
+    if (max !== undefined)
+      out.push({
+        keyword: `${at(where)}: ${label && max >= 2n ** 31n - 1n ? `${label} (above)` : 'maximum'}`,
+        arbitrary: fc.constantFrom(exactInteger(max + 1n), exactInteger(max * 10n)),
+      });
     if (typeof schema.multipleOf === 'number') {
       const m = schema.multipleOf as number;
       out.push({ keyword: `${at(where)}: multipleOf`, arbitrary: fc.constant(m + (type === 'integer' ? 1 : m / 2)) });
     }
   }
   if (type === 'string') {
-    if (typeof schema.minLength === 'number' && schema.minLength > 0) out.push({ keyword: `${at(where)}: minLength`, arbitrary: fc.constant('x'.repeat(schema.minLength - 1)) });
-    if (typeof schema.maxLength === 'number') out.push({ keyword: `${at(where)}: maxLength`, arbitrary: fc.constant('x'.repeat(schema.maxLength + 1)) });
+    if (typeof schema.minLength === 'number' && schema.minLength > 0)
+      out.push({ keyword: `${at(where)}: minLength`, arbitrary: fc.constant('x'.repeat(schema.minLength - 1)) });
+    if (typeof schema.maxLength === 'number')
+      out.push({ keyword: `${at(where)}: maxLength`, arbitrary: fc.constant('x'.repeat(schema.maxLength + 1)) });
     if (typeof schema.pattern === 'string') {
       const re = new RegExp(schema.pattern as string, 'u');
       const bad = ['', ' ', 'x', '\u0000', '2026-01-01T00:00:00+02:00', 'not matching'].filter((s) => !re.test(s));
       if (bad.length) out.push({ keyword: `${at(where)}: pattern`, arbitrary: fc.constantFrom(...bad) });
     }
-    if (schema.format === 'date-time') out.push({ keyword: `${at(where)}: format date-time`, arbitrary: fc.constantFrom('yesterday', '2026-13-01T00:00:00Z') });
+    if (schema.format === 'date-time')
+      out.push({ keyword: `${at(where)}: format date-time`, arbitrary: fc.constantFrom('yesterday', '2026-13-01T00:00:00Z') });
   }
   if (type === 'array') {
-    if (typeof schema.minItems === 'number' && schema.minItems > 0) out.push({ keyword: `${at(where)}: minItems`, arbitrary: fc.constant([]) });
-    if (typeof schema.maxItems === 'number') out.push({ keyword: `${at(where)}: maxItems`, arbitrary: fc.array(validValue((schema.items as Schema) ?? {}), { minLength: schema.maxItems + 1, maxLength: schema.maxItems + 1 }) });
+    if (typeof schema.minItems === 'number' && schema.minItems > 0)
+      out.push({ keyword: `${at(where)}: minItems`, arbitrary: fc.constant([]) });
+    if (typeof schema.maxItems === 'number')
+      out.push({
+        keyword: `${at(where)}: maxItems`,
+        arbitrary: fc.array(validValue((schema.items as Schema) ?? {}), { minLength: schema.maxItems + 1, maxLength: schema.maxItems + 1 }),
+      });
     if (schema.items) {
-      for (const v of violations(schema.items as Schema, `${where}/0`)) out.push({ keyword: v.keyword, arbitrary: v.arbitrary.map((bad) => [bad]) });
+      for (const v of violations(schema.items as Schema, `${where}/0`))
+        out.push({ keyword: v.keyword, arbitrary: v.arbitrary.map((bad) => [bad]) });
     }
   }
   if (type === 'object') {
@@ -215,7 +242,9 @@ export function stringPaths(schema: Schema, path: string[] = []): string[][] {
   const types = typesOf(schema);
   if (types.includes('string') && !Array.isArray(schema.enum) && !schema.format && !schema.pattern) return [path];
   if (types[0] === 'object') {
-    return Object.entries((schema.properties as Record<string, Schema> | undefined) ?? {}).flatMap(([k, s]) => stringPaths(s, [...path, k]));
+    return Object.entries((schema.properties as Record<string, Schema> | undefined) ?? {}).flatMap(([k, s]) =>
+      stringPaths(s, [...path, k]),
+    );
   }
   return [];
 }
@@ -225,7 +254,9 @@ export function integerPaths(schema: Schema, path: string[] = []): string[][] {
   const types = typesOf(schema);
   if (types.includes('integer') && !Array.isArray(schema.enum)) return [path];
   if (types[0] === 'object') {
-    return Object.entries((schema.properties as Record<string, Schema> | undefined) ?? {}).flatMap(([k, s]) => integerPaths(s, [...path, k]));
+    return Object.entries((schema.properties as Record<string, Schema> | undefined) ?? {}).flatMap(([k, s]) =>
+      integerPaths(s, [...path, k]),
+    );
   }
   return [];
 }

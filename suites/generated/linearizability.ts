@@ -53,7 +53,10 @@ export function checkRegister(initial: string, ops: readonly RegisterOp[]): Line
   const order = search(0, initial, []);
   if (order) return { linearizable: true, order: order.map((i) => `${ops[i]!.label} ${ops[i]!.kind} ${ops[i]!.value}`) };
   const placed = new Set(deepest);
-  const stuck = ops.map((o, i) => ({ o, i })).filter(({ i }) => !placed.has(i)).map(({ o }) => `${o.label} ${o.kind} ${o.value}`);
+  const stuck = ops
+    .map((o, i) => ({ o, i }))
+    .filter(({ i }) => !placed.has(i))
+    .map(({ o }) => `${o.label} ${o.kind} ${o.value}`);
   return {
     linearizable: false,
     reason: `no order of the operations respects real time and the register: after ${deepest.map((i) => `${ops[i]!.label} ${ops[i]!.kind} ${ops[i]!.value}`).join(', ') || `the initial value ${initial}`}, none of ${stuck.join(', ')} can come next`,

@@ -28,20 +28,34 @@ test('GEN-06 generated sequences of list, update and send message agree with a m
   if (SETTINGS.problems.length) markNotCertified(testInfo, `generated settings: ${SETTINGS.problems.join('; ')}`);
   replayOnly('stateful', testInfo);
   const run = await runStateful(api, REPLAY ? 40 : ALLOCATION.stateful, SETTINGS.seed, REPLAY);
-  testInfo.annotations.push({ type: ANNOTATION.evidence, description: `${run.sequences} sequence(s), ${run.requests} requests (seed ${SETTINGS.seed})` });
+  testInfo.annotations.push({
+    type: ANNOTATION.evidence,
+    description: `${run.sequences} sequence(s), ${run.requests} requests (seed ${SETTINGS.seed})`,
+  });
   const lines = run.findings.map(formatFinding);
-  if (run.failure) lines.push(`  sequence (shrunk in ${run.failure.shrinks} steps${run.failure.shrinkCut ? ', shrinking stopped at the budget' : ''}): ${run.failure.sequence}`, `  replay: ${replayCommand(run.failure.token, api.env)}`);
+  if (run.failure)
+    lines.push(
+      `  sequence (shrunk in ${run.failure.shrinks} steps${run.failure.shrinkCut ? ', shrinking stopped at the budget' : ''}): ${run.failure.sequence}`,
+      `  replay: ${replayCommand(run.failure.token, api.env)}`,
+    );
   for (const f of run.findings) testInfo.annotations.push(findingAnnotation(f));
-  if (lines.length) throw new Error(`GEN-06: expected every list to match the model and every change restored; observed:\n${lines.join('\n')}`);
+  if (lines.length)
+    throw new Error(`GEN-06: expected every list to match the model and every change restored; observed:\n${lines.join('\n')}`);
 });
 
 test('GEN-07 concurrent updates of one pet are linearizable', TAGS, async ({ api }, testInfo) => {
   if (SETTINGS.problems.length) markNotCertified(testInfo, `generated settings: ${SETTINGS.problems.join('; ')}`);
   replayOnly('concurrency', testInfo);
   const run = await runConsistency(api, SETTINGS.writers, REPLAY?.seed ?? SETTINGS.seed);
-  testInfo.annotations.push({ type: ANNOTATION.evidence, description: `pet ${run.petId}: writes ${run.writes.join(', ')}; ${run.history.length} operations, ${run.requests} requests` });
+  testInfo.annotations.push({
+    type: ANNOTATION.evidence,
+    description: `pet ${run.petId}: writes ${run.writes.join(', ')}; ${run.history.length} operations, ${run.requests} requests`,
+  });
   const token = replayCommand(encodeToken({ check: 'concurrency', seed: REPLAY?.seed ?? SETTINGS.seed }), api.env);
   const lines = run.findings.map(formatFinding);
   for (const f of run.findings) testInfo.annotations.push(findingAnnotation(f));
-  if (lines.length) throw new Error(`GEN-07: expected a linearizable history; observed:\n${lines.join('\n')}\n  history: ${run.history.map((h) => `${h.label} ${h.kind} ${h.value} [${h.start.toFixed(1)}, ${h.end.toFixed(1)}]`).join('; ')}\n  replay: ${token}`);
+  if (lines.length)
+    throw new Error(
+      `GEN-07: expected a linearizable history; observed:\n${lines.join('\n')}\n  history: ${run.history.map((h) => `${h.label} ${h.kind} ${h.value} [${h.start.toFixed(1)}, ${h.end.toFixed(1)}]`).join('; ')}\n  replay: ${token}`,
+    );
 });

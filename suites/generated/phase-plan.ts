@@ -33,7 +33,9 @@ export function phasePlan(env: Record<string, string | undefined>): PhasePlan {
   const readonly = readSettings(env).values.CONFORMANCE_PROFILE === 'readonly';
   const operations = operationsOf(openapi);
   const options: ClassOptions = { safeMethodsOnly: readonly };
-  const coverage = Object.fromEntries(operations.map((op) => [op.id, readonly && mutates(op) ? [] : coverageCases(op, operations, options)]));
+  const coverage = Object.fromEntries(
+    operations.map((op) => [op.id, readonly && mutates(op) ? [] : coverageCases(op, operations, options)]),
+  );
   const plan = planGenerated(
     settings.budget,
     operations.map((op) => ({ id: op.id, classes: classesOf(op, operations, options).length, overhead: overheadOf(op) })),

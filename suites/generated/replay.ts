@@ -85,11 +85,20 @@ export interface CurlInput {
 export function curlCommand(c: CurlInput): string {
   const parts = ['curl', '-sS', '-i', '--path-as-is', '-X', c.method, shellQuote(c.url)];
   const template = c.authTemplate ?? (c.scheme !== undefined ? `${c.scheme} {key}` : undefined);
-  if (template !== undefined) parts.push('-H', `"Authorization: ${template.replace(/["\\$`]/g, '\\$&').split('{key}').join('$API_KEY')}"`);
+  if (template !== undefined)
+    parts.push(
+      '-H',
+      `"Authorization: ${template
+        .replace(/["\\$`]/g, '\\$&')
+        .split('{key}')
+        .join('$API_KEY')}"`,
+    );
   for (const [k, v] of Object.entries(c.headers)) parts.push('-H', shellQuote(v === '' ? `${k};` : `${k}: ${v}`));
-  if (c.contentType !== undefined && c.contentType !== null) parts.push('-H', shellQuote(c.contentType === '' ? 'Content-Type;' : `Content-Type: ${c.contentType}`));
+  if (c.contentType !== undefined && c.contentType !== null)
+    parts.push('-H', shellQuote(c.contentType === '' ? 'Content-Type;' : `Content-Type: ${c.contentType}`));
   else if (c.body !== undefined) parts.push('-H', shellQuote('Content-Type:'));
   if (c.body === undefined) return parts.join(' ');
-  if (typeof c.body === 'string' && /^[\x20-\x7e]*$/.test(c.body) && c.body.length <= 2000) return [...parts, '--data-binary', shellQuote(c.body)].join(' ');
+  if (typeof c.body === 'string' && /^[\x20-\x7e]*$/.test(c.body) && c.body.length <= 2000)
+    return [...parts, '--data-binary', shellQuote(c.body)].join(' ');
   return `printf '${printfEscape(c.body)}' | ${[...parts, '--data-binary', '@-'].join(' ')}`;
 }

@@ -13,7 +13,10 @@ import { MAX_UNANSWERED } from './run-coverage.ts';
  * default target is not used instead.
  */
 export function replayCommand(token: string, target: { baseUrl?: string; apiUrl?: string } = {}): string {
-  const vars = [target.baseUrl ? `BASE_URL=${shellQuote(target.baseUrl)}` : '', target.apiUrl ? `API_URL=${shellQuote(target.apiUrl)}` : ''].filter(Boolean);
+  const vars = [
+    target.baseUrl ? `BASE_URL=${shellQuote(target.baseUrl)}` : '',
+    target.apiUrl ? `API_URL=${shellQuote(target.apiUrl)}` : '',
+  ].filter(Boolean);
   return [...vars, `CONFORMANCE_REPLAY=${token}`, 'npm run certify'].join(' ');
 }
 
@@ -21,10 +24,12 @@ export function replayCommand(token: string, target: { baseUrl?: string; apiUrl?
 export function ruleFindings(run: OperationRun, id: string): Finding[] {
   const out: Finding[] = [];
   for (const f of run.coverage.failures) {
-    for (const x of f.findings.filter((y) => y.id === id)) out.push({ ...x, message: `coverage ${run.op} ${f.name} (value ${f.value}): ${x.message}`, curl: f.curl });
+    for (const x of f.findings.filter((y) => y.id === id))
+      out.push({ ...x, message: `coverage ${run.op} ${f.name} (value ${f.value}): ${x.message}`, curl: f.curl });
   }
   for (const c of run.classes) {
-    for (const x of c.failure?.findings.filter((f) => f.id === id) ?? []) out.push({ ...x, message: `${c.name}: ${x.message}`, curl: c.failure!.curl });
+    for (const x of c.failure?.findings.filter((f) => f.id === id) ?? [])
+      out.push({ ...x, message: `${c.name}: ${x.message}`, curl: c.failure!.curl });
   }
   out.push(...run.findings.filter((x: Finding) => x.id === id));
   return out;
@@ -59,12 +64,22 @@ export function coverageFailures(run: OperationRun, id: string, target: { baseUr
   const hits = run.coverage.failures.filter((f) => f.findings.some((x) => x.id === id));
   const out = hits.slice(0, MAX_PRINTED).map((f) =>
     [
-      `- coverage ${run.op} ${f.name} (value ${f.value}): ${f.findings.filter((x) => x.id === id).map(formatFinding).join('; ')}`,
+      `- coverage ${run.op} ${f.name} (value ${f.value}): ${f.findings
+        .filter((x) => x.id === id)
+        .map(formatFinding)
+        .join('; ')}`,
       `  request: ${f.request}`,
       `  replay: ${replayCommand(f.token, target)}`,
       `  curl: ${f.curl}`,
-    ].join('\n'));
-  if (hits.length > MAX_PRINTED) out.push(`- and ${hits.length - MAX_PRINTED} more coverage case(s) of ${run.op} break ${id}: ${hits.slice(MAX_PRINTED).map((f) => f.name).join('; ')}`);
+    ].join('\n'),
+  );
+  if (hits.length > MAX_PRINTED)
+    out.push(
+      `- and ${hits.length - MAX_PRINTED} more coverage case(s) of ${run.op} break ${id}: ${hits
+        .slice(MAX_PRINTED)
+        .map((f) => f.name)
+        .join('; ')}`,
+    );
   return out;
 }
 

@@ -77,7 +77,10 @@ export function classSeed(seed: number, name: string): number {
 export function sourceOf(name: string, operations: Operation[]): Operation | undefined {
   return operations.find((o) => {
     if (o.method !== 'GET' || o.pathParameters.length || o.requestBody) return false;
-    return Object.values(o.successSchemas).some((s) => s.type === 'array' && ((s.items as Schema | undefined)?.properties as Record<string, unknown> | undefined)?.[name] !== undefined);
+    return Object.values(o.successSchemas).some(
+      (s) =>
+        s.type === 'array' && ((s.items as Schema | undefined)?.properties as Record<string, unknown> | undefined)?.[name] !== undefined,
+    );
   });
 }
 
@@ -87,7 +90,13 @@ export function isUnsafeInteger(text: string): boolean {
 }
 
 /** The listed values of an operation's path parameters (one list request per source), unsafe integers first. */
-export async function listedValues(api: ApiClient, op: Operation, operations: Operation[], seed: number, budget: Budget): Promise<{ values: Record<string, string>; item?: Record<string, unknown>; listed: boolean }> {
+export async function listedValues(
+  api: ApiClient,
+  op: Operation,
+  operations: Operation[],
+  seed: number,
+  budget: Budget,
+): Promise<{ values: Record<string, string>; item?: Record<string, unknown>; listed: boolean }> {
   const values: Record<string, string> = {};
   let item: Record<string, unknown> | undefined;
   let listed = op.pathParameters.length > 0;
@@ -111,7 +120,17 @@ export async function listedValues(api: ApiClient, op: Operation, operations: Op
 }
 
 /** Runs one class: `runs` cases, the first failure shrunk while the budget lasts. */
-async function runClass(api: ApiClient, op: Operation, cls: CaseClass, values: Record<string, string>, listed: boolean, seed: number, runs: number, budget: Budget, replay?: ReplayToken): Promise<ClassRun> {
+async function runClass(
+  api: ApiClient,
+  op: Operation,
+  cls: CaseClass,
+  values: Record<string, string>,
+  listed: boolean,
+  seed: number,
+  runs: number,
+  budget: Budget,
+  replay?: ReplayToken,
+): Promise<ClassRun> {
   let sent = 0;
   let unsent = 0;
   let last: { findings: Finding[]; options: SendOptions; req: GeneratedRequest } | undefined;
@@ -136,7 +155,13 @@ async function runClass(api: ApiClient, op: Operation, cls: CaseClass, values: R
   });
   const run: ClassRun = { name: cls.name, sent, unsent };
   if (details.failed && last) {
-    const token: ReplayToken = { check: 'cases', op: op.id, cls: cls.name, seed: classSeedValue, ...(details.counterexamplePath ? { path: details.counterexamplePath } : {}) };
+    const token: ReplayToken = {
+      check: 'cases',
+      op: op.id,
+      cls: cls.name,
+      seed: classSeedValue,
+      ...(details.counterexamplePath ? { path: details.counterexamplePath } : {}),
+    };
     run.failure = {
       findings: last.findings.map((f) => ({ ...f, message: api.redact(f.message), observed: api.redact(f.observed) })),
       request: api.redact(describeRequest(last.options, last.req)),
@@ -167,7 +192,14 @@ const VERIFY_PAUSE_MS = 300;
  * it is written back whatever the list shows (a lagging list may show the original); the members
  * the request body writes are compared, by value (`5.0` is 5). An item it cannot put back is a GEN-06 finding and a typed record.
  */
-async function restore(api: ApiClient, op: Operation, operations: Operation[], values: Record<string, string>, item: Record<string, unknown>, changed: boolean): Promise<{ findings: Finding[]; unrestored: Unrestored[] }> {
+async function restore(
+  api: ApiClient,
+  op: Operation,
+  operations: Operation[],
+  values: Record<string, string>,
+  item: Record<string, unknown>,
+  changed: boolean,
+): Promise<{ findings: Finding[]; unrestored: Unrestored[] }> {
   const name = op.pathParameters[0]!.name;
   const source = sourceOf(name, operations)!;
   const read = async () => {
@@ -182,7 +214,15 @@ async function restore(api: ApiClient, op: Operation, operations: Operation[], v
   let now = changed ? undefined : await read();
   if (same(now)) return { findings: [], unrestored: [] };
   const body = restoreBody(op, item);
-  if (body !== undefined) await api.send({ method: op.method, base: op.base, path: fillPath(op.path, values), body, contentType: 'application/json', evidence: false });
+  if (body !== undefined)
+    await api.send({
+      method: op.method,
+      base: op.base,
+      path: fillPath(op.path, values),
+      body,
+      contentType: 'application/json',
+      evidence: false,
+    });
   now = await read();
   for (let i = 1; i < VERIFY_READS && !same(now); i++) {
     await new Promise((r) => setTimeout(r, VERIFY_PAUSE_MS));
@@ -192,7 +232,16 @@ async function restore(api: ApiClient, op: Operation, operations: Operation[], v
   const field = Object.keys((op.requestBody?.schema.properties as Record<string, unknown> | undefined) ?? {})[0] ?? name;
   const u: Unrestored = { petId: values[name]!, original: countText(item[field]), current: now ? countText(now[field]) : null };
   return {
-    findings: [{ id: 'GEN-06', part: 'restore', level: 'fail', message: `${op.id}: ${describeUnrestored(u)}`, expected: writeJson(item), observed: now ? writeJson(now) : 'missing from the list' }],
+    findings: [
+      {
+        id: 'GEN-06',
+        part: 'restore',
+        level: 'fail',
+        message: `${op.id}: ${describeUnrestored(u)}`,
+        expected: writeJson(item),
+        observed: now ? writeJson(now) : 'missing from the list',
+      },
+    ],
     unrestored: [u],
   };
 }
@@ -219,11 +268,20 @@ export async function runOperation(api: ApiClient, op: Operation, operations: Op
   if (replay) cases = cases.filter((c) => replay.check === 'coverage' && c.name === replay.cls);
   const { values, item, listed } = await listedValues(api, op, operations, options.seed, budget);
   const mutating = !['GET', 'HEAD'].includes(op.method) && listed && item !== undefined;
-  const run: OperationRun = { op: op.id, seed: options.seed, classes: [], requests: 0, findings: [], notes: [], coverage: emptyCoverageRun(), unrestored: [] };
+  const run: OperationRun = {
+    op: op.id,
+    seed: options.seed,
+    classes: [],
+    requests: 0,
+    findings: [],
+    notes: [],
+    coverage: emptyCoverageRun(),
+    unrestored: [],
+  };
   // Write-ahead (core/journal.ts): the listed item's count is on disk before any case may change it.
   const journaled = mutating ? journalItem(api, op, values, item!) : undefined;
   try {
-    run.coverage = await runCoverage(api, op, cases, replay ? [] : options.coverage?.leftOut ?? [], values, listed, budget);
+    run.coverage = await runCoverage(api, op, cases, replay ? [] : (options.coverage?.leftOut ?? []), values, listed, budget);
     const runs = replay ? 1 : runsPerClass(options.share, budget.used, classes.length);
     for (const cls of classes) run.classes.push(await runClass(api, op, cls, values, listed, options.seed, runs, budget, replay));
   } finally {
@@ -232,11 +290,15 @@ export async function runOperation(api: ApiClient, op: Operation, operations: Op
       const restored = await restore(api, op, operations, values, item!, changed);
       run.findings.push(...restored.findings);
       run.unrestored.push(...restored.unrestored);
-      if (journaled && !restored.unrestored.length) api.journal?.done([journaled], changed ? 'restored' : 'unchanged', `${op.id} (restore)`);
+      if (journaled && !restored.unrestored.length)
+        api.journal?.done([journaled], changed ? 'restored' : 'unchanged', `${op.id} (restore)`);
     }
   }
   run.requests = api.requests - start;
   const unsent = run.classes.filter((c) => c.sent === 0).map((c) => c.name);
-  if (unsent.length) run.notes.push(`random classes not sent (GENERATED_BUDGET share of ${options.share} used up by the coverage cases first): ${unsent.join('; ')}`);
+  if (unsent.length)
+    run.notes.push(
+      `random classes not sent (GENERATED_BUDGET share of ${options.share} used up by the coverage cases first): ${unsent.join('; ')}`,
+    );
   return run;
 }

@@ -47,8 +47,23 @@ export function emptyCoverageRun(): CoverageRun {
 }
 
 /** Runs `cases` in order while `budget` lasts; `leftOut` are the names the plan did not fit. */
-export async function runCoverage(api: ApiClient, op: Operation, cases: readonly CoverageCase[], leftOut: string[], values: Record<string, string>, listed: boolean, budget: Budget): Promise<CoverageRun> {
-  const run: CoverageRun = { planned: countByLocation(cases), sent: countByLocation([]), leftOut: [...leftOut], failures: [], changed: false, abandoned: [] };
+export async function runCoverage(
+  api: ApiClient,
+  op: Operation,
+  cases: readonly CoverageCase[],
+  leftOut: string[],
+  values: Record<string, string>,
+  listed: boolean,
+  budget: Budget,
+): Promise<CoverageRun> {
+  const run: CoverageRun = {
+    planned: countByLocation(cases),
+    sent: countByLocation([]),
+    leftOut: [...leftOut],
+    failures: [],
+    changed: false,
+    abandoned: [],
+  };
   let unanswered = 0;
   for (const c of cases) {
     if (unanswered >= MAX_UNANSWERED) {
@@ -62,7 +77,12 @@ export async function runCoverage(api: ApiClient, op: Operation, cases: readonly
     run.sent[c.location]++;
     const { outcome, options } = await sendGenerated(api, op, c.request, values);
     if (outcome.kind === 'no-response') unanswered++;
-    if (outcome.kind === 'response' && outcome.response.status < 300 && !['GET', 'HEAD', 'OPTIONS', 'TRACE', 'PROPFIND', 'SEARCH'].includes(c.request.method)) run.changed = true;
+    if (
+      outcome.kind === 'response' &&
+      outcome.response.status < 300 &&
+      !['GET', 'HEAD', 'OPTIONS', 'TRACE', 'PROPFIND', 'SEARCH'].includes(c.request.method)
+    )
+      run.changed = true;
     const findings = judge(op, c.request, outcome, listed).filter((f) => f.level === 'fail');
     if (!findings.length) continue;
     run.failures.push({

@@ -11,7 +11,12 @@ import type { JudgedResponse, Outcome } from './judge.ts';
 import { curlCommand } from './replay.ts';
 
 /** Sends one generated request; a transport failure is an outcome, not an exception. */
-export async function sendGenerated(api: ApiClient, op: Operation, req: GeneratedRequest, values: Record<string, string>): Promise<{ outcome: Outcome; options: SendOptions }> {
+export async function sendGenerated(
+  api: ApiClient,
+  op: Operation,
+  req: GeneratedRequest,
+  values: Record<string, string>,
+): Promise<{ outcome: Outcome; options: SendOptions }> {
   const headers = { ...req.headers };
   let contentType: string | null | undefined = req.contentType;
   if (req.body !== undefined && contentType === undefined) contentType = 'application/json';
@@ -35,13 +40,22 @@ export async function sendGenerated(api: ApiClient, op: Operation, req: Generate
     return { outcome: { kind: 'response', response: judged(res) }, options };
   } catch (e) {
     const message = (e as Error).message;
-    if (/request failed:/.test(message)) return { outcome: { kind: 'no-response', error: message.replace(/^.*request failed: /, '') }, options };
+    if (/request failed:/.test(message))
+      return { outcome: { kind: 'no-response', error: message.replace(/^.*request failed: /, '') }, options };
     throw e;
   }
 }
 
 function judged(res: ApiResponse): JudgedResponse {
-  return { method: res.method, status: res.status, headers: res.headers, json: res.json, jsonError: res.jsonError, text: res.text, missingRateLimit: res.rateLimit.missing };
+  return {
+    method: res.method,
+    status: res.status,
+    headers: res.headers,
+    json: res.json,
+    jsonError: res.jsonError,
+    text: res.text,
+    missingRateLimit: res.rateLimit.missing,
+  };
 }
 
 /** A request as one line for messages (method, path, headers of note, body abbreviated). */
@@ -57,7 +71,8 @@ export function describeRequest(o: SendOptions, req: GeneratedRequest): string {
 /** The curl line of a sent request (the key as `$API_KEY`), redacted. */
 export function curlOf(api: ApiClient, op: Operation, o: SendOptions, req: GeneratedRequest): string {
   const url = `${op.base === 'inventory' ? api.env.baseUrl : api.env.apiUrl}${o.path}`;
-  const template = req.noKey ? undefined : req.authTemplate ?? `${req.scheme ?? 'Bearer'} {key}`;
-  return api.redact(curlCommand({ method: o.method, url, headers: o.headers ?? {}, authTemplate: template, contentType: o.contentType, body: o.body }));
+  const template = req.noKey ? undefined : (req.authTemplate ?? `${req.scheme ?? 'Bearer'} {key}`);
+  return api.redact(
+    curlCommand({ method: o.method, url, headers: o.headers ?? {}, authTemplate: template, contentType: o.contentType, body: o.body }),
+  );
 }
-

@@ -35,25 +35,36 @@ export class SequenceDeviation extends Error {
   }
 }
 
-const deviation = (part: string, message: string, expected: string, observed: string) => new SequenceDeviation(finding({ id: ID, part, level: 'fail', message, expected, observed }));
+const deviation = (part: string, message: string, expected: string, observed: string) =>
+  new SequenceDeviation(finding({ id: ID, part, level: 'fail', message, expected, observed }));
 
 class ListCommand implements fc.AsyncCommand<Model, Real> {
   check = () => true;
   async run(model: Model, real: Real) {
     if (!real.budget.take()) return;
     const res = await real.api.listInventory('api', { evidence: false });
-    if (res.status !== 200 || !Array.isArray(res.json)) throw deviation('list', 'the list failed', '200 with a JSON array', `${res.status}`);
+    if (res.status !== 200 || !Array.isArray(res.json))
+      throw deviation('list', 'the list failed', '200 with a JSON array', `${res.status}`);
     const seen = new Map((res.json as Array<{ petId: unknown; quantity: unknown }>).map((i) => [String(i.petId), i.quantity]));
     for (const [id, q] of model.quantities) {
       if (!seen.has(id)) throw deviation('list', `pet ${id} vanished from the list`, `pet ${id} with quantity ${q}`, 'missing');
-      if (seen.get(id) !== q) throw deviation('list', `the list shows pet ${id} with another quantity than the last acknowledged update or the original`, String(q), String(seen.get(id)));
+      if (seen.get(id) !== q)
+        throw deviation(
+          'list',
+          `the list shows pet ${id} with another quantity than the last acknowledged update or the original`,
+          String(q),
+          String(seen.get(id)),
+        );
     }
   }
   toString = () => 'list';
 }
 
 class UpdateCommand implements fc.AsyncCommand<Model, Real> {
-  constructor(readonly id: string, readonly quantity: number) {}
+  constructor(
+    readonly id: string,
+    readonly quantity: number,
+  ) {}
   check = () => true;
   async run(model: Model, real: Real) {
     if (!real.budget.take()) return;
@@ -63,10 +74,18 @@ class UpdateCommand implements fc.AsyncCommand<Model, Real> {
     }
     const res = await real.api.updateInventory(this.id, { quantity: this.quantity }, { evidence: false });
     if (res.status === 400) return; // a refusal the spec allows (quantity bounds not shown): nothing changes
-    if (res.status !== 200) throw deviation('update', `PATCH /inventory/${this.id} (the id as listed) was not applied`, '200 (or 400 for a quantity the server refuses)', `${res.status} ${abbreviate(real.api.redact(res.text), 160)}`);
+    if (res.status !== 200)
+      throw deviation(
+        'update',
+        `PATCH /inventory/${this.id} (the id as listed) was not applied`,
+        '200 (or 400 for a quantity the server refuses)',
+        `${res.status} ${abbreviate(real.api.redact(res.text), 160)}`,
+      );
     const body = res.json as { petId?: unknown; quantity?: unknown } | undefined;
-    if (String(body?.petId) !== this.id) throw deviation('update', `PATCH /inventory/${this.id} answered another petId`, this.id, String(body?.petId));
-    if (body?.quantity !== this.quantity) throw deviation('update', `PATCH /inventory/${this.id} answered another quantity`, String(this.quantity), String(body?.quantity));
+    if (String(body?.petId) !== this.id)
+      throw deviation('update', `PATCH /inventory/${this.id} answered another petId`, this.id, String(body?.petId));
+    if (body?.quantity !== this.quantity)
+      throw deviation('update', `PATCH /inventory/${this.id} answered another quantity`, String(this.quantity), String(body?.quantity));
     model.quantities.set(this.id, this.quantity);
   }
   toString = () => `update ${this.id} to ${this.quantity}`;
@@ -78,7 +97,13 @@ class MessageCommand implements fc.AsyncCommand<Model, Real> {
   async run(_model: Model, real: Real) {
     if (!real.budget.take()) return;
     const res = await real.api.sendMessage({ message: this.text }, { evidence: false });
-    if (res.status < 200 || res.status >= 300) throw deviation('message', 'a valid message was not accepted', 'a 2xx', `${res.status} ${abbreviate(real.api.redact(res.text), 160)}`);
+    if (res.status < 200 || res.status >= 300)
+      throw deviation(
+        'message',
+        'a valid message was not accepted',
+        'a 2xx',
+        `${res.status} ${abbreviate(real.api.redact(res.text), 160)}`,
+      );
   }
   toString = () => `send message ${JSON.stringify(this.text)}`;
 }
@@ -98,7 +123,17 @@ async function restore(real: Real): Promise<Finding[]> {
   const out: Finding[] = [];
   for (const [id, q] of real.changed) {
     const now = items.find((i) => i.id === id);
-    if (now?.quantity !== q) out.push(finding({ id: ID, part: 'restore', level: 'fail', message: `pet ${id} was not restored after a sequence`, expected: `quantity ${q}`, observed: now ? String(now.quantity) : 'missing' }));
+    if (now?.quantity !== q)
+      out.push(
+        finding({
+          id: ID,
+          part: 'restore',
+          level: 'fail',
+          message: `pet ${id} was not restored after a sequence`,
+          expected: `quantity ${q}`,
+          observed: now ? String(now.quantity) : 'missing',
+        }),
+      );
     else if (real.journaled.get(id)) real.api.journal?.done([real.journaled.get(id)!], 'restored', `${ID} (restore)`);
   }
   real.changed.clear();
@@ -131,34 +166,49 @@ export async function runStateful(api: ApiClient, share: number, seed: number, r
   // Every sequence opens with an update of the first pet (an id beyond 2^53 when the list has one),
   // so each run proves a listed id is updatable by the id as listed; the rest is generated.
   const opening = fc.integer({ min: 0, max: 10_000 });
-  const property = fc.asyncProperty(opening, fc.commands(commands, { maxCommands, ...(replay?.replayPath ? { replayPath: replay.replayPath } : {}) }), async (first, cmds) => {
-    if (budget.left <= 1) {
-      if (last) cut = true;
-      return true;
-    }
-    sequences++;
-    const real: Real = { api, budget, changed: new Map(), journaled: new Map() };
-    const model: Model = { quantities: new Map(pets.map((p) => [p.id, p.quantity])) };
-    try {
-      // Every update is followed by a list at the end, so the last one is judged too.
-      await fc.asyncModelRun(() => ({ model, real }), [new UpdateCommand(pets[0]!.id, first), ...cmds, new ListCommand()]);
-      return true;
-    } catch (e) {
-      if (!(e instanceof SequenceDeviation)) throw e;
-      last = e.finding;
-      return false;
-    } finally {
-      findings.push(...(await restore(real)));
-    }
-  });
+  const property = fc.asyncProperty(
+    opening,
+    fc.commands(commands, { maxCommands, ...(replay?.replayPath ? { replayPath: replay.replayPath } : {}) }),
+    async (first, cmds) => {
+      if (budget.left <= 1) {
+        if (last) cut = true;
+        return true;
+      }
+      sequences++;
+      const real: Real = { api, budget, changed: new Map(), journaled: new Map() };
+      const model: Model = { quantities: new Map(pets.map((p) => [p.id, p.quantity])) };
+      try {
+        // Every update is followed by a list at the end, so the last one is judged too.
+        await fc.asyncModelRun(() => ({ model, real }), [new UpdateCommand(pets[0]!.id, first), ...cmds, new ListCommand()]);
+        return true;
+      } catch (e) {
+        if (!(e instanceof SequenceDeviation)) throw e;
+        last = e.finding;
+        return false;
+      } finally {
+        findings.push(...(await restore(real)));
+      }
+    },
+  );
   const runSeed = replay?.seed ?? seed;
   const details = await fc.check(property, { seed: runSeed, numRuns: 1, ...(replay?.path ? { path: replay.path } : {}) });
   const run: StatefulRun = { sequences, requests: api.requests - start, findings };
   if (details.failed && last) {
     const generated = String(details.counterexample?.[1] ?? '');
-    const text = [`update ${pets[0]!.id} to ${String(details.counterexample?.[0])}`, generated.replace(/\s*\/\*replayPath=.*\*\//, ''), 'list'].filter(Boolean).join(', ');
+    const text = [
+      `update ${pets[0]!.id} to ${String(details.counterexample?.[0])}`,
+      generated.replace(/\s*\/\*replayPath=.*\*\//, ''),
+      'list',
+    ]
+      .filter(Boolean)
+      .join(', ');
     const replayPath = /replayPath="([^"]+)"/.exec(generated)?.[1];
-    const token: ReplayToken = { check: 'stateful', seed: runSeed, ...(details.counterexamplePath ? { path: details.counterexamplePath } : {}), ...(replayPath ? { replayPath } : {}) };
+    const token: ReplayToken = {
+      check: 'stateful',
+      seed: runSeed,
+      ...(details.counterexamplePath ? { path: details.counterexamplePath } : {}),
+      ...(replayPath ? { replayPath } : {}),
+    };
     findings.push({ ...last, message: api.redact(last.message), observed: api.redact(last.observed) });
     run.failure = { sequence: text, token: encodeToken(token), shrinks: details.numShrinks, shrinkCut: cut };
   } else if (details.failed && details.errorInstance) {

@@ -64,7 +64,11 @@ test.describe('updateInventory refuses bad bodies', () => {
       expectStatus(res, 400, c.name);
       expectErrorBody(res, c.name);
       const now = await quantityOf(api, pet.id, 'UPD-03');
-      expectFact(now === pet.quantity, { what: `pet ${pet.id} in the list after ${c.name}`, expected: `quantity ${pet.quantity} kept`, observed: now === undefined ? 'pet missing' : `quantity ${now}` });
+      expectFact(now === pet.quantity, {
+        what: `pet ${pet.id} in the list after ${c.name}`,
+        expected: `quantity ${pet.quantity} kept`,
+        observed: now === undefined ? 'pet missing' : `quantity ${now}`,
+      });
     });
   }
 });

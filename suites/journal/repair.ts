@@ -118,7 +118,8 @@ export async function repairJournals(o: RepairOptions): Promise<RepairOutcome> {
     const mine = j.open.filter((r) => r.target === o.target);
     if (mine.length) out.journals.push(j.file);
     const others = j.open.filter((r) => r.target !== o.target);
-    for (const target of new Set(others.map((r) => r.target))) out.otherTargets.push({ file: j.file, target, open: others.filter((r) => r.target === target).length });
+    for (const target of new Set(others.map((r) => r.target)))
+      out.otherTargets.push({ file: j.file, target, open: others.filter((r) => r.target === target).length });
     for (const m of mine.filter((r): r is MessageRecord => r.kind === 'message')) {
       out.messages.push({ address: m.address, at: m.at, by: m.by, file: j.file });
       close(j.file, m.entry, 'reported');
@@ -127,7 +128,15 @@ export async function repairJournals(o: RepairOptions): Promise<RepairOutcome> {
   const pets = petsOf(o.journals, o.target);
   if (!pets.length) return out;
   const leave = (p: PetEntries, current: string | null, created: boolean, reason: string) =>
-    out.left.push({ petId: p.petId, original: p.original, current, created, reason, by: p.records[0]!.record.by, file: p.records[0]!.file });
+    out.left.push({
+      petId: p.petId,
+      original: p.original,
+      current,
+      created,
+      reason,
+      by: p.records[0]!.record.by,
+      file: p.records[0]!.file,
+    });
   const closeAll = (p: PetEntries, how: RepairedPet['how']) => {
     for (const { file, record } of p.records) close(file, record.entry, how);
     out.restored.push({ petId: p.petId, original: p.original ?? 'not listed', how, by: p.records[0]!.record.by, file: p.records[0]!.file });
@@ -137,7 +146,8 @@ export async function repairJournals(o: RepairOptions): Promise<RepairOutcome> {
   } catch (e) {
     out.stopped = o.api.redact((e as Error).message.split('\n')[0]!);
     const done = new Set([...out.restored.map((r) => r.petId), ...out.left.map((l) => l.petId)]);
-    for (const p of pets.filter((x) => !done.has(x.petId))) leave(p, null, false, `not tried: the repair stopped (${out.stopped}); run \`inventory-conformance restore\` later`);
+    for (const p of pets.filter((x) => !done.has(x.petId)))
+      leave(p, null, false, `not tried: the repair stopped (${out.stopped}); run \`inventory-conformance restore\` later`);
   }
   return out;
 }
@@ -174,7 +184,13 @@ async function restorePets(
     const now = before.get(p.petId);
     if (p.original === null) {
       if (!now) closeAll(p, 'absent');
-      else leave(p, countText(now.quantity), true, `pet ${p.petId} was not listed before the run sent a state-changing request on it and is listed now: the request created it (an upsert). The API has no way to delete a pet: delete it by hand`);
+      else
+        leave(
+          p,
+          countText(now.quantity),
+          true,
+          `pet ${p.petId} was not listed before the run sent a state-changing request on it and is listed now: the request created it (an upsert). The API has no way to delete a pet: delete it by hand`,
+        );
       continue;
     }
     if (now && sameCount(now.quantity, p.original)) {
@@ -183,8 +199,15 @@ async function restorePets(
     }
     const value = restorable(p.original);
     if (value === undefined || o.readonly) {
-      const why = o.readonly ? 'CONFORMANCE_PROFILE=readonly sends no state-changing request: run `inventory-conformance restore`' : `its original quantity ${p.original} is not an integer, so it cannot be written back`;
-      leave(p, now ? countText(now.quantity) : null, false, `pet ${p.petId} not restored: ${why}; or set its quantity back to ${p.original} by hand`);
+      const why = o.readonly
+        ? 'CONFORMANCE_PROFILE=readonly sends no state-changing request: run `inventory-conformance restore`'
+        : `its original quantity ${p.original} is not an integer, so it cannot be written back`;
+      leave(
+        p,
+        now ? countText(now.quantity) : null,
+        false,
+        `pet ${p.petId} not restored: ${why}; or set its quantity back to ${p.original} by hand`,
+      );
       continue;
     }
     const res = await afterRetryAfter(() => o.api.updateInventory(p.petId, { quantity: value }, { evidence: false }));
@@ -201,7 +224,13 @@ async function restorePets(
   for (const p of written) {
     const current = after.get(p.petId);
     if (back(p)) closeAll(p, 'restored');
-    else leave(p, current ? countText(current.quantity) : null, false, `written back, but the list shows ${current ? countText(current.quantity) : 'no such pet'}; set its quantity to ${p.original} by hand`);
+    else
+      leave(
+        p,
+        current ? countText(current.quantity) : null,
+        false,
+        `written back, but the list shows ${current ? countText(current.quantity) : 'no such pet'}; set its quantity to ${p.original} by hand`,
+      );
   }
 }
 
@@ -216,15 +245,26 @@ export function repairLines(r: RepairOutcome, when: string): string[] {
   const lines: string[] = [];
   const back = r.restored.filter((p) => p.how !== 'absent');
   const absent = r.restored.filter((p) => p.how === 'absent');
-  if (back.length) lines.push(`${when}: ${back.length} pet(s) put back and verified through the list: ${back.map((p) => `pet ${p.petId} (quantity ${p.original}, ${p.how}; journaled by ${p.by})`).join(', ')}`);
-  if (absent.length) lines.push(`${when}: ${absent.length} request(s) on pets that were not listed created nothing: the list shows none of ${idsText(absent.map((p) => p.petId))}`);
+  if (back.length)
+    lines.push(
+      `${when}: ${back.length} pet(s) put back and verified through the list: ${back.map((p) => `pet ${p.petId} (quantity ${p.original}, ${p.how}; journaled by ${p.by})`).join(', ')}`,
+    );
+  if (absent.length)
+    lines.push(
+      `${when}: ${absent.length} request(s) on pets that were not listed created nothing: the list shows none of ${idsText(absent.map((p) => p.petId))}`,
+    );
   for (const l of r.left) lines.push(`${when}: target left changed: ${l.reason} (journaled by ${l.by} in ${l.file})`);
   for (const address of new Set(r.messages.map((m) => m.address))) {
     const posted = r.messages.filter((m) => m.address === address);
     const checks = [...new Set(posted.map((m) => m.by))].join(', ');
-    lines.push(`${when}: target left changed: ${posted.length} message(s) posted to ${address}/messages (by ${checks}; the first at ${posted[0]!.at}); the API cannot take a message back: delete them by hand if your service allows`);
+    lines.push(
+      `${when}: target left changed: ${posted.length} message(s) posted to ${address}/messages (by ${checks}; the first at ${posted[0]!.at}); the API cannot take a message back: delete them by hand if your service allows`,
+    );
   }
-  for (const x of r.otherTargets) lines.push(`${when}: ${x.file} holds ${x.open} open entr${x.open === 1 ? 'y' : 'ies'} for another target, ${x.target}: left alone (run \`inventory-conformance restore\` with BASE_URL=${x.target})`);
+  for (const x of r.otherTargets)
+    lines.push(
+      `${when}: ${x.file} holds ${x.open} open entr${x.open === 1 ? 'y' : 'ies'} for another target, ${x.target}: left alone (run \`inventory-conformance restore\` with BASE_URL=${x.target})`,
+    );
   if (r.stopped) lines.push(`${when}: stopped: ${r.stopped}`);
   return lines;
 }

@@ -7,7 +7,15 @@
  * `<REPORTS_DIR>/journal/`.
  */
 import path from 'node:path';
-import { appendRecord, doneRecord, newEntryId, newJournalName, targetIdentity, type CloseHow, type JournalRecord } from '../../core/journal.ts';
+import {
+  appendRecord,
+  doneRecord,
+  newEntryId,
+  newJournalName,
+  targetIdentity,
+  type CloseHow,
+  type JournalRecord,
+} from '../../core/journal.ts';
 import { redact, secretsOf } from '../../core/secrets.ts';
 
 export interface RunJournal {
@@ -38,10 +46,19 @@ export function journalFileOf(env: Record<string, string | undefined>): string {
  * text is redacted with the run's keys before it is written (a check name never holds one, but the
  * journal must never, in any encoding).
  */
-export function createRunJournal(o: { file: string; baseUrl: string; apiUrl?: string; phase?: string; keys: Parameters<typeof secretsOf>[0] }): RunJournal {
+export function createRunJournal(o: {
+  file: string;
+  baseUrl: string;
+  apiUrl?: string;
+  phase?: string;
+  keys: Parameters<typeof secretsOf>[0];
+}): RunJournal {
   const target = targetIdentity(o.baseUrl);
   const secrets = secretsOf(o.keys);
-  const byOf = (by: string) => redact(`${o.phase ? `${o.phase} ` : ''}${by}`, secrets).replace(/[\r\n]+/g, ' ').slice(0, 200);
+  const byOf = (by: string) =>
+    redact(`${o.phase ? `${o.phase} ` : ''}${by}`, secrets)
+      .replace(/[\r\n]+/g, ' ')
+      .slice(0, 200);
   const open = new Map<string, string>();
   const entryPet = new Map<string, string>();
   /** Open entries journaled without a count. */

@@ -12,9 +12,16 @@ export type DeprecationValue =
 export function parseDeprecation(value: string): DeprecationValue {
   const v = value.trim();
   if (/^@-?\d{1,15}$/.test(v)) return { ok: true, form: 'sf-date', epochS: Number(v.slice(1)) };
-  if (/^(true|\?1)$/i.test(v)) return { ok: true, form: 'obsolete', note: `"${v}" is an obsolete draft form; RFC 9745 uses @<epoch seconds>` };
+  if (/^(true|\?1)$/i.test(v))
+    return { ok: true, form: 'obsolete', note: `"${v}" is an obsolete draft form; RFC 9745 uses @<epoch seconds>` };
   const date = parseHttpDate(v);
-  if (date) return { ok: true, form: 'obsolete', epochS: Math.floor(date.ms / 1000), note: `"${v}" is an HTTP-date (an obsolete draft form); RFC 9745 uses @<epoch seconds>` };
+  if (date)
+    return {
+      ok: true,
+      form: 'obsolete',
+      epochS: Math.floor(date.ms / 1000),
+      note: `"${v}" is an HTTP-date (an obsolete draft form); RFC 9745 uses @<epoch seconds>`,
+    };
   return { ok: false, reason: `Deprecation "${v}" is neither @<epoch seconds> (RFC 9745 §2.1) nor an obsolete draft form` };
 }
 

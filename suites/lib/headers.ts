@@ -5,9 +5,7 @@
  */
 
 /** Headers as the transports give them: a plain record (any name case) or name/value pairs. */
-export type HeaderSource =
-  | Record<string, string | string[] | number | undefined>
-  | ReadonlyArray<{ name: string; value: string }>;
+export type HeaderSource = Record<string, string | string[] | number | undefined> | ReadonlyArray<{ name: string; value: string }>;
 
 /** All values of header `name` (case-insensitive), in order. */
 export function headerValues(headers: HeaderSource, name: string): string[] {
@@ -35,9 +33,7 @@ export function getHeader(headers: HeaderSource, name: string): string | undefin
 
 /** A record with lower-cased names; repeated fields joined with `, `. */
 export function normalizeHeaders(headers: HeaderSource): Record<string, string> {
-  const names = Array.isArray(headers)
-    ? (headers as ReadonlyArray<{ name: string }>).map((h) => h.name)
-    : Object.keys(headers);
+  const names = Array.isArray(headers) ? (headers as ReadonlyArray<{ name: string }>).map((h) => h.name) : Object.keys(headers);
   const out: Record<string, string> = {};
   for (const name of names) {
     const value = getHeader(headers, name);

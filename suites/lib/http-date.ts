@@ -28,10 +28,7 @@ function build(year: number, mon: string, day: number, h: number, m: number, s: 
  * or undefined. RFC 850 two-digit years are read as the nearest year not more than 50 years
  * in the future (RFC 9110 §5.6.7), relative to `nowMs`.
  */
-export function parseHttpDate(
-  value: string | undefined,
-  nowMs: number = Date.now(),
-): { ms: number; format: HttpDateFormat } | undefined {
+export function parseHttpDate(value: string | undefined, nowMs: number = Date.now()): { ms: number; format: HttpDateFormat } | undefined {
   if (value === undefined) return undefined;
   const v = value.trim();
   let m = IMF.exec(v);

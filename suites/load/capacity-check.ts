@@ -17,7 +17,16 @@ import { finding, type Finding } from '../../core/finding.ts';
 import { isJsonMediaType } from '../lib/headers.ts';
 import { parseJson, stringifyJson } from '../lib/json.ts';
 import { PacingNotCertified } from '../pacing/client.ts';
-import { runLoad, thresholdHolds, type LoadFigures, type LoadResult, type LoadStep, type SampledResponse, type Threshold, type TlsOptions } from './engine.ts';
+import {
+  runLoad,
+  thresholdHolds,
+  type LoadFigures,
+  type LoadResult,
+  type LoadStep,
+  type SampledResponse,
+  type Threshold,
+  type TlsOptions,
+} from './engine.ts';
 import { join, observing, probe, waitWithProgress, type Pacer, type ProbeFailure, type ProbeResponse } from './http.ts';
 import { judgeWindows } from './overload-check.ts';
 import type { RunJournal } from '../journal/writer.ts';
@@ -138,8 +147,10 @@ function quantityOf(body: string, petId: string): number | undefined {
 /** The user's thresholds of a run, as set (an unset threshold is not judged). */
 export function userThresholds(config: Pick<CapacityConfig, 'p99Ms' | 'maxErrorRate'>, f: LoadFigures): Threshold[] {
   const out: Threshold[] = [];
-  if (config.p99Ms !== undefined) out.push({ name: 'LOAD_P99_MS', what: 'p99 latency', observed: f.latencyMs.p99, limit: config.p99Ms, op: '<', unit: 'ms' });
-  if (config.maxErrorRate !== undefined) out.push({ name: 'LOAD_MAX_ERROR_RATE', what: 'error rate', observed: f.errorRate, limit: config.maxErrorRate, op: '<=' });
+  if (config.p99Ms !== undefined)
+    out.push({ name: 'LOAD_P99_MS', what: 'p99 latency', observed: f.latencyMs.p99, limit: config.p99Ms, op: '<', unit: 'ms' });
+  if (config.maxErrorRate !== undefined)
+    out.push({ name: 'LOAD_MAX_ERROR_RATE', what: 'error rate', observed: f.errorRate, limit: config.maxErrorRate, op: '<=' });
   return out;
 }
 
@@ -180,7 +191,16 @@ function newCtx(config: CapacityConfig): Ctx {
 /** The pacer would have held LOAD_KEY longer than MAX_RETRY_AFTER_S: not certified. */
 function paceFailure(ctx: Ctx, error: unknown): void {
   if (!(error instanceof PacingNotCertified)) throw error;
-  ctx.findings.push(finding({ id: CAPACITY.id, part: CAPACITY.prerequisite, level: 'not-certified', message: `the run-wide pacer holds ${KEY} longer than MAX_RETRY_AFTER_S`, expected: `a wait of at most ${ctx.config.maxRetryAfterS} s`, observed: error.message }));
+  ctx.findings.push(
+    finding({
+      id: CAPACITY.id,
+      part: CAPACITY.prerequisite,
+      level: 'not-certified',
+      message: `the run-wide pacer holds ${KEY} longer than MAX_RETRY_AFTER_S`,
+      expected: `a wait of at most ${ctx.config.maxRetryAfterS} s`,
+      observed: error.message,
+    }),
+  );
 }
 
 /** One set-up or restore request under its own grant. */
@@ -200,7 +220,14 @@ async function send(ctx: Ctx, method: 'GET' | 'PATCH', url: string, body?: strin
 }
 
 function certificateFinding(observed: string): Finding {
-  return finding({ id: CAPACITY.id, part: CAPACITY.answered, level: 'fail', message: `the target's TLS certificate was refused; nothing carrying ${KEY} was sent`, expected: 'a certificate trusted by Node (NODE_EXTRA_CA_CERTS for a private CA), or INSECURE_TLS=1', observed });
+  return finding({
+    id: CAPACITY.id,
+    part: CAPACITY.answered,
+    level: 'fail',
+    message: `the target's TLS certificate was refused; nothing carrying ${KEY} was sent`,
+    expected: 'a certificate trusted by Node (NODE_EXTRA_CA_CERTS for a private CA), or INSECURE_TLS=1',
+    observed,
+  });
 }
 
 /**
@@ -215,13 +242,28 @@ async function stepsOf(ctx: Ctx, list: ProbeResponse | ProbeFailure): Promise<{ 
   const pet = list.ok && list.status === 200 ? await leasePet(ctx, list) : undefined;
   if (!pet) {
     const observed = !list.ok ? list.error : list.status !== 200 ? String(list.status) : 'none';
-    ctx.findings.push(finding({ id, part: restored, level: 'not-certified', message: 'no pet to update under load', expected: `GET ${ctx.listPath} with LOAD_KEY answers 200 with a pet whose quantity is an integer`, observed }));
+    ctx.findings.push(
+      finding({
+        id,
+        part: restored,
+        level: 'not-certified',
+        message: 'no pet to update under load',
+        expected: `GET ${ctx.listPath} with LOAD_KEY answers 200 with a pet whose quantity is an integer`,
+        observed,
+      }),
+    );
     return undefined;
   }
   ctx.figures.pet = { petId: pet.petId, original: pet.original, restored: null };
   pet.journaled = ctx.config.journal?.change(pet.petId, String(pet.original), `${id} (capacity mix)`);
   const patchPath = new URL(join(ctx.config.baseUrl, `inventory/${pet.petId}`)).pathname;
-  const patch = (quantity: number): LoadStep => ({ name: `PATCH ${ctx.listPath}/{petId}`, method: 'PATCH', path: patchPath, body: stringifyJson({ quantity }), contentType: 'application/json' });
+  const patch = (quantity: number): LoadStep => ({
+    name: `PATCH ${ctx.listPath}/{petId}`,
+    method: 'PATCH',
+    path: patchPath,
+    body: stringifyJson({ quantity }),
+    contentType: 'application/json',
+  });
   steps.push(patch(pet.original + 1), { name: `GET ${ctx.listPath}`, path: ctx.listPath }, patch(pet.original));
   return { steps, pet };
 }
@@ -243,7 +285,11 @@ async function leasePet(ctx: Ctx, list: ProbeResponse): Promise<LeasedPet | unde
   }
   if (!pets.length) return undefined;
   const c = ctx.config;
-  const lease = await c.pacer.acquirePet(pets.map((p) => p.petId), `capacity-mix-${process.pid}`, (c.durationS + 3 * c.timeoutS + c.maxRetryAfterS + 60) * 1000);
+  const lease = await c.pacer.acquirePet(
+    pets.map((p) => p.petId),
+    `capacity-mix-${process.pid}`,
+    (c.durationS + 3 * c.timeoutS + c.maxRetryAfterS + 60) * 1000,
+  );
   let pet = pets.find((p) => p.petId === lease.id);
   if (lease.freedAtMs >= listedAt) {
     const again = await send(ctx, 'GET', ctx.listUrl);
@@ -271,8 +317,14 @@ async function loadRun(ctx: Ctx, steps: LoadStep[]): Promise<LoadResult | undefi
     lease = observing(await config.pacer.acquire(KEY, { mode: 'paced', count: planned }));
     if (lease.granted < planned) {
       ctx.findings.push(
-        finding({ id: CAPACITY.id, part: CAPACITY.prerequisite, level: 'note', message: `the run-wide pacer allowed fewer requests than planned on ${KEY} (its X-RateLimit-Remaining, less a reserve); the load stopped there`,
-          expected: `${planned} requests`, observed: `${lease.granted} granted` }),
+        finding({
+          id: CAPACITY.id,
+          part: CAPACITY.prerequisite,
+          level: 'note',
+          message: `the run-wide pacer allowed fewer requests than planned on ${KEY} (its X-RateLimit-Remaining, less a reserve); the load stopped there`,
+          expected: `${planned} requests`,
+          observed: `${lease.granted} granted`,
+        }),
       );
     }
     const granted = lease;
@@ -281,7 +333,9 @@ async function loadRun(ctx: Ctx, steps: LoadStep[]): Promise<LoadResult | undefi
       url: config.baseUrl,
       steps,
       authorization: ctx.authorization,
-      model: config.saturate ? { kind: 'closed', durationS: config.durationS } : { kind: 'open', ratePerS: config.ratePerS, durationS: config.durationS },
+      model: config.saturate
+        ? { kind: 'closed', durationS: config.durationS }
+        : { kind: 'open', ratePerS: config.ratePerS, durationS: config.durationS },
       connections: config.connections,
       maxRequests: Math.max(1, Math.min(config.maxRequests, granted.granted)),
       maxDurationS: config.durationS + config.timeoutS + 10,
@@ -298,7 +352,17 @@ async function loadRun(ctx: Ctx, steps: LoadStep[]): Promise<LoadResult | undefi
     });
   } catch (error) {
     if (error instanceof PacingNotCertified) paceFailure(ctx, error);
-    else ctx.findings.push(finding({ id: CAPACITY.id, part: CAPACITY.answered, level: 'fail', message: 'the load could not run', expected: 'a completed run', observed: (error as Error).message }));
+    else
+      ctx.findings.push(
+        finding({
+          id: CAPACITY.id,
+          part: CAPACITY.answered,
+          level: 'fail',
+          message: 'the load could not run',
+          expected: 'a completed run',
+          observed: (error as Error).message,
+        }),
+      );
     return undefined;
   } finally {
     await lease?.release();
@@ -307,68 +371,172 @@ async function loadRun(ctx: Ctx, steps: LoadStep[]): Promise<LoadResult | undefi
 
 /** Judges a finished load: answers, 5xx, samples, a 429 on LOAD_KEY, the user's thresholds. Returns when LOAD_KEY may be used again. */
 function judgeRun(ctx: Ctx, run: LoadResult): number {
-  const { id, gateId, answered, schemas, prerequisite, thresholds } = CAPACITY;
-  const { findings, figures } = ctx;
+  ctx.figures.load = run.figures;
+  ctx.figures.requests.load = run.figures.sent;
+  answeredFindings(ctx, run);
+  schemaFindings(ctx, run);
+  const notBefore = prerequisiteFindings(ctx, run);
+  thresholdFindings(ctx, run);
+  runEvidence(ctx, run);
+  return notBefore;
+}
+
+/** LOAD-01 (answered): every request sent and answered, no 5xx. */
+function answeredFindings(ctx: Ctx, run: LoadResult): void {
+  const { id, answered } = CAPACITY;
+  const { findings } = ctx;
   const f = run.figures;
-  figures.load = f;
-  figures.requests.load = f.sent;
   const noAnswer = f.socketErrors + f.timeouts + f.unanswered;
   if (run.tlsError) findings.push(certificateFinding(run.tlsError));
-  else if (f.sent === 0) findings.push(finding({ id, part: answered, level: 'fail', message: 'no request could be sent under load', expected: 'requests sent and answered', observed: `${f.dropped} arrivals dropped` }));
+  else if (f.sent === 0)
+    findings.push(
+      finding({
+        id,
+        part: answered,
+        level: 'fail',
+        message: 'no request could be sent under load',
+        expected: 'requests sent and answered',
+        observed: `${f.dropped} arrivals dropped`,
+      }),
+    );
   else if (noAnswer > 0) {
     findings.push(
-      finding({ id, part: answered, level: 'fail', message: `requests under load got no complete answer within the request timeout (LOAD_TIMEOUT_S=${ctx.config.timeoutS})`, expected: 'every request answered',
-        observed: `${noAnswer} of ${f.sent} without an answer (timeouts ${f.timeouts}, connection errors ${f.socketErrors}${f.errorExamples.length ? `: ${f.errorExamples.join('; ')}` : ''}, abandoned ${f.unanswered})` }),
+      finding({
+        id,
+        part: answered,
+        level: 'fail',
+        message: `requests under load got no complete answer within the request timeout (LOAD_TIMEOUT_S=${ctx.config.timeoutS})`,
+        expected: 'every request answered',
+        observed: `${noAnswer} of ${f.sent} without an answer (timeouts ${f.timeouts}, connection errors ${f.socketErrors}${f.errorExamples.length ? `: ${f.errorExamples.join('; ')}` : ''}, abandoned ${f.unanswered})`,
+      }),
     );
   }
   if (f.count5xx > 0) {
-    const codes = Object.entries(f.statusCodes).filter(([c]) => c.startsWith('5')).map(([c, n]) => `${c} ×${n}`).join(', ');
-    findings.push(finding({ id, part: answered, level: 'fail', message: 'responses under load were 5xx', expected: 'no 5xx', observed: codes }));
+    const codes = Object.entries(f.statusCodes)
+      .filter(([c]) => c.startsWith('5'))
+      .map(([c, n]) => `${c} ×${n}`)
+      .join(', ');
+    findings.push(
+      finding({ id, part: answered, level: 'fail', message: 'responses under load were 5xx', expected: 'no 5xx', observed: codes }),
+    );
   }
+}
+
+/** LOAD-01 (schemas): the sampled responses match the schema of their own request. */
+function schemaFindings(ctx: Ctx, run: LoadResult): void {
+  const { id, schemas } = CAPACITY;
+  const { findings, figures } = ctx;
+  const f = run.figures;
   const problems = run.samples.flatMap((s) => sampleProblems(s).map((p) => ({ p, s })));
   figures.sampled = run.samples.length;
   figures.invalidSamples = new Set(problems.map((x) => x.s)).size;
-  if (run.samples.length === 0 && f.requests > 0) findings.push(finding({ id, part: schemas, level: 'fail', message: 'no response was sampled for schema validation', expected: 'sampled responses', observed: 'none' }));
+  if (run.samples.length === 0 && f.requests > 0)
+    findings.push(
+      finding({
+        id,
+        part: schemas,
+        level: 'fail',
+        message: 'no response was sampled for schema validation',
+        expected: 'sampled responses',
+        observed: 'none',
+      }),
+    );
   if (problems.length) {
     findings.push(
-      finding({ id, part: schemas, level: 'fail', message: `${figures.invalidSamples} of ${run.samples.length} sampled responses do not match the schema of their own request`, expected: 'every sampled response valid',
-        observed: problems.slice(0, 5).map((x) => x.p).join('; ') + (problems.length > 5 ? `; … (${problems.length} problems)` : '') }),
+      finding({
+        id,
+        part: schemas,
+        level: 'fail',
+        message: `${figures.invalidSamples} of ${run.samples.length} sampled responses do not match the schema of their own request`,
+        expected: 'every sampled response valid',
+        observed:
+          problems
+            .slice(0, 5)
+            .map((x) => x.p)
+            .join('; ') + (problems.length > 5 ? `; … (${problems.length} problems)` : ''),
+      }),
     );
   }
+}
+
+/** What the run could not judge (a 429 on LOAD_KEY, a hold): not certified; returns when the key may be used again. */
+function prerequisiteFindings(ctx: Ctx, run: LoadResult): number {
+  const { id, prerequisite } = CAPACITY;
+  const { findings } = ctx;
+  const f = run.figures;
   let notBefore = 0;
   if (run.stoppers.length) {
     const held = judgeWindows(run.stoppers);
     notBefore = held.notBefore;
     findings.push(
-      finding({ id, part: prerequisite, level: 'not-certified', message: 'LOAD_KEY met its rate limit, so the load stopped at once; use a key whose limit this load does not reach, or lower LOAD_RATE or LOAD_DURATION_S',
-        expected: 'no 429 on LOAD_KEY', observed: `429 after ${f.requests} responses (Retry-After ${held.largestRetryAfterS ?? 'invalid'} s)` }),
+      finding({
+        id,
+        part: prerequisite,
+        level: 'not-certified',
+        message:
+          'LOAD_KEY met its rate limit, so the load stopped at once; use a key whose limit this load does not reach, or lower LOAD_RATE or LOAD_DURATION_S',
+        expected: 'no 429 on LOAD_KEY',
+        observed: `429 after ${f.requests} responses (Retry-After ${held.largestRetryAfterS ?? 'invalid'} s)`,
+      }),
     );
   }
   if (f.stoppedBy === 'held') {
     findings.push(
-      finding({ id, part: prerequisite, level: 'not-certified', message: 'the load stopped early: a 429 that its key\'s X-RateLimit-Remaining did not predict holds every request to the target until its Retry-After (the limit may be shared)',
-        expected: `${Math.ceil(ctx.config.ratePerS * ctx.config.durationS)} requests over ${ctx.config.durationS} s`, observed: `${f.sent} sent, then held` }),
+      finding({
+        id,
+        part: prerequisite,
+        level: 'not-certified',
+        message:
+          "the load stopped early: a 429 that its key's X-RateLimit-Remaining did not predict holds every request to the target until its Retry-After (the limit may be shared)",
+        expected: `${Math.ceil(ctx.config.ratePerS * ctx.config.durationS)} requests over ${ctx.config.durationS} s`,
+        observed: `${f.sent} sent, then held`,
+      }),
     );
   }
+  return notBefore;
+}
+
+/** LOAD-04: the thresholds the user set (the user's gate). */
+function thresholdFindings(ctx: Ctx, run: LoadResult): void {
+  const { gateId, thresholds } = CAPACITY;
+  const f = run.figures;
   for (const t of userThresholds(ctx.config, f)) {
     if (thresholdHolds(t)) continue;
     const unit = t.unit ? ` ${t.unit}` : '';
-    findings.push(finding({ id: gateId, part: thresholds, level: 'gate', message: `threshold ${t.name} (set by the user) breached: ${t.what}`, expected: `${t.op} ${t.limit}${unit}`, observed: `${t.observed}${unit}` }));
+    ctx.findings.push(
+      finding({
+        id: gateId,
+        part: thresholds,
+        level: 'gate',
+        message: `threshold ${t.name} (set by the user) breached: ${t.what}`,
+        expected: `${t.op} ${t.limit}${unit}`,
+        observed: `${t.observed}${unit}`,
+      }),
+    );
   }
-  runEvidence(ctx, run);
-  return notBefore;
 }
 
 function runEvidence(ctx: Ctx, run: LoadResult): void {
   const f = run.figures;
   const config = ctx.config;
-  const model = f.model === 'open' ? `${f.ratePerS} req/s offered for ${config.durationS} s (at most ${f.connections} in flight)` : `saturation on ${f.connections} connections for ${config.durationS} s`;
+  const model =
+    f.model === 'open'
+      ? `${f.ratePerS} req/s offered for ${config.durationS} s (at most ${f.connections} in flight)`
+      : `saturation on ${f.connections} connections for ${config.durationS} s`;
   ctx.evidence.push(
     `${f.steps.join(' + ')}: ${model}: ${f.requests} answered, ${f.sent} sent, ${f.dropped} arrivals dropped (every slot busy), ${f.connectionsOpened} connections opened; ` +
       `${f.requestsPerSecond} req/s; p50 ${f.latencyMs.p50} ms, p90 ${f.latencyMs.p90} ms, p99 ${f.latencyMs.p99} ms; ` +
-      `statuses ${Object.entries(f.statusCodes).map(([c, n]) => `${c} ×${n}`).join(', ') || 'none'}; ` +
+      `statuses ${
+        Object.entries(f.statusCodes)
+          .map(([c, n]) => `${c} ×${n}`)
+          .join(', ') || 'none'
+      }; ` +
       `timeouts ${f.timeouts}; connection errors ${f.socketErrors}; error rate ${f.errorRate}; TLS ${f.tls}`,
-    `user thresholds: ${userThresholds(config, f).map((t) => `${t.name} ${t.op} ${t.limit}${t.unit ? ` ${t.unit}` : ''} (${thresholdHolds(t) ? 'held' : 'breached'})`).join(', ') || 'none set (the spec sets no latency or error rate)'}`,
+    `user thresholds: ${
+      userThresholds(config, f)
+        .map((t) => `${t.name} ${t.op} ${t.limit}${t.unit ? ` ${t.unit}` : ''} (${thresholdHolds(t) ? 'held' : 'breached'})`)
+        .join(', ') || 'none set (the spec sets no latency or error rate)'
+    }`,
     `${run.samples.length} sampled responses validated against the schema of their own request, ${ctx.figures.invalidSamples} invalid`,
   );
 }
@@ -380,8 +548,14 @@ async function restorePet(ctx: Ctx, pet: LeasedPet, notBefore: number): Promise<
   const maxWaitS = ctx.config.maxRetryAfterS;
   if (waitMs > maxWaitS * 1000) {
     ctx.findings.push(
-      finding({ id, part: restored, level: 'fail', message: `pet ${pet.petId} was not restored: LOAD_KEY must wait (Retry-After) longer than MAX_RETRY_AFTER_S; restore it by hand`,
-        expected: `quantity ${pet.original}`, observed: `a wait of ${Math.ceil(waitMs / 1000)} s > ${maxWaitS} s` }),
+      finding({
+        id,
+        part: restored,
+        level: 'fail',
+        message: `pet ${pet.petId} was not restored: LOAD_KEY must wait (Retry-After) longer than MAX_RETRY_AFTER_S; restore it by hand`,
+        expected: `quantity ${pet.original}`,
+        observed: `a wait of ${Math.ceil(waitMs / 1000)} s > ${maxWaitS} s`,
+      }),
     );
     return false;
   }
@@ -399,7 +573,17 @@ async function restorePet(ctx: Ctx, pet: LeasedPet, notBefore: number): Promise<
   if (ok && pet.journaled) ctx.config.journal?.done([pet.journaled], 'restored', `${id} (capacity mix restore)`);
   const line = `pet ${pet.petId}: quantity ${pet.original} before, restore PATCH → ${back.ok ? back.status : back.error}, listed afterwards: ${now ?? 'not found'}`;
   ctx.evidence.push(line);
-  if (!ok) ctx.findings.push(finding({ id, part: restored, level: 'fail', message: `the stock changed under load was not restored (pet ${pet.petId})`, expected: `quantity ${pet.original}`, observed: line }));
+  if (!ok)
+    ctx.findings.push(
+      finding({
+        id,
+        part: restored,
+        level: 'fail',
+        message: `the stock changed under load was not restored (pet ${pet.petId})`,
+        expected: `quantity ${pet.original}`,
+        observed: line,
+      }),
+    );
   return ok;
 }
 
@@ -408,7 +592,15 @@ export async function runCapacityCheck(config: CapacityConfig): Promise<Capacity
   const ctx = newCtx(config);
   const started = Date.now();
   if (config.tls?.insecure && new URL(config.baseUrl).protocol === 'https:') {
-    ctx.findings.push(finding({ id: CAPACITY.id, level: 'note', message: `the target's TLS certificate was not verified`, expected: 'a verified certificate', observed: 'INSECURE_TLS=1 (the user opted out of verification)' }));
+    ctx.findings.push(
+      finding({
+        id: CAPACITY.id,
+        level: 'note',
+        message: `the target's TLS certificate was not verified`,
+        expected: 'a verified certificate',
+        observed: 'INSECURE_TLS=1 (the user opted out of verification)',
+      }),
+    );
   }
   await (async () => {
     // One request first: the pacer learns LOAD_KEY's window, the mix finds its pet, TLS is checked.
@@ -429,7 +621,9 @@ export async function runCapacityCheck(config: CapacityConfig): Promise<Capacity
   const { requests } = ctx.figures;
   requests.total = requests.load + requests.setup;
   ctx.figures.durationS = Math.round((Date.now() - started) / 100) / 10;
-  ctx.evidence.push(`spent by the capacity check (${config.mode}): ${requests.total} requests on ${KEY} (load ${requests.load}, set-up and restore ${requests.setup}), ${ctx.figures.durationS} s`);
+  ctx.evidence.push(
+    `spent by the capacity check (${config.mode}): ${requests.total} requests on ${KEY} (load ${requests.load}, set-up and restore ${requests.setup}), ${ctx.figures.durationS} s`,
+  );
   ctx.progress(`[load] capacity (${config.mode}): ${requests.total} requests sent in ${ctx.figures.durationS} s`);
   return { findings: ctx.findings, evidence: ctx.evidence, figures: ctx.figures };
 }

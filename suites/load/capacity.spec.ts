@@ -20,9 +20,23 @@ import { ANNOTATION } from '../../core/results.ts';
 
 type Mode = 'list' | 'mix';
 
-async function capacity(mode: Mode, testInfo: TestInfo, v: VerdictFixtures, once: OncePerRun, pacing: PacingClient, journal: RunJournal | undefined): Promise<CheckRecord<CapacityFigures>> {
-  const { values: x, baseUrl, key: loadKey } = loadTarget(
-    v, CAPACITY.id, 'LOAD_KEY', 'the capacity load runs only on a key the user gives for it (never on API_KEY or RATE_LIMIT_KEY)',
+async function capacity(
+  mode: Mode,
+  testInfo: TestInfo,
+  v: VerdictFixtures,
+  once: OncePerRun,
+  pacing: PacingClient,
+  journal: RunJournal | undefined,
+): Promise<CheckRecord<CapacityFigures>> {
+  const {
+    values: x,
+    baseUrl,
+    key: loadKey,
+  } = loadTarget(
+    v,
+    CAPACITY.id,
+    'LOAD_KEY',
+    'the capacity load runs only on a key the user gives for it (never on API_KEY or RATE_LIMIT_KEY)',
   );
   // Both runs (the other one may hold the step's record while it runs), and a Retry-After before restoring the pet.
   testInfo.setTimeout((2 * (x.LOAD_DURATION_S + 2 * x.LOAD_TIMEOUT_S + 10) + x.MAX_RETRY_AFTER_S + 60) * 1000);
@@ -78,7 +92,10 @@ test.describe('capacity under load', () => {
         const record = await capacity(mode, testInfo, v, oncePerRun, pacing, journal);
         const t = record.figures.thresholds;
         if (t.LOAD_P99_MS === null && t.LOAD_MAX_ERROR_RATE === null) {
-          testInfo.annotations.push({ type: ANNOTATION.evidence, description: 'no threshold set: the spec sets no latency or error rate, so there is no gate to judge' });
+          testInfo.annotations.push({
+            type: ANNOTATION.evidence,
+            description: 'no threshold set: the spec sets no latency or error rate, so there is no gate to judge',
+          });
         }
         judgeFindings(record, testInfo, v, CAPACITY.gateId, undefined, record.figures.load !== null);
       },

@@ -250,7 +250,16 @@ export function assertBounded(options: LoadRunOptions): void {
 
 /** One request of a run, as `sendOne` answers it. */
 export type OneResult =
-  | { ok: true; status: number; headers: Record<string, string>; body: string; sentAt: number; receivedAt: number; latencyMs: number; newConnection: boolean }
+  | {
+      ok: true;
+      status: number;
+      headers: Record<string, string>;
+      body: string;
+      sentAt: number;
+      receivedAt: number;
+      latencyMs: number;
+      newConnection: boolean;
+    }
   | { ok: false; kind: 'timeout' | 'socket' | 'tls'; error: string; sentAt: number; latencyMs: number };
 
 export interface OneRequest {
@@ -273,9 +282,11 @@ function describeError(error: unknown): string {
 
 /** The engine's kind of a failure of the transport: a body beyond the cap or an abort is a socket error here. */
 function failureOf(error: unknown, timeoutS: number): Extract<OneResult, { ok: false }> {
-  if (!(error instanceof TransportError)) return { ok: false, kind: 'socket', error: describeError(error), sentAt: Date.now(), latencyMs: 0 };
+  if (!(error instanceof TransportError))
+    return { ok: false, kind: 'socket', error: describeError(error), sentAt: Date.now(), latencyMs: 0 };
   const { sentAt, latencyMs } = error;
-  if (error.kind === 'timeout') return { ok: false, kind: 'timeout', error: `no complete response within ${timeoutS} s`, sentAt, latencyMs };
+  if (error.kind === 'timeout')
+    return { ok: false, kind: 'timeout', error: `no complete response within ${timeoutS} s`, sentAt, latencyMs };
   return { ok: false, kind: error.kind === 'tls' ? 'tls' : 'socket', error: describeError(error), sentAt, latencyMs };
 }
 
@@ -295,10 +306,22 @@ export function sendOne(request: OneRequest): Promise<OneResult> {
   const done = () => {
     if (request.agent === undefined) agent.destroy();
   };
-  return send({ url: new URL(request.url), method: request.method ?? 'GET', headers, body: request.body }, { deadlineMs: request.timeoutS * 1000, agent, tls: request.tls }).then(
+  return send(
+    { url: new URL(request.url), method: request.method ?? 'GET', headers, body: request.body },
+    { deadlineMs: request.timeoutS * 1000, agent, tls: request.tls },
+  ).then(
     (r): OneResult => {
       done();
-      return { ok: true, status: r.status, headers: lowerCaseHeaders(r.headers), body: r.body, sentAt: r.sentAt, receivedAt: r.receivedAt, latencyMs: r.latencyMs, newConnection: r.newConnection };
+      return {
+        ok: true,
+        status: r.status,
+        headers: lowerCaseHeaders(r.headers),
+        body: r.body,
+        sentAt: r.sentAt,
+        receivedAt: r.receivedAt,
+        latencyMs: r.latencyMs,
+        newConnection: r.newConnection,
+      };
     },
     (error: unknown) => {
       done();
@@ -332,9 +355,24 @@ interface RunState {
 
 function newRunState(): RunState {
   return {
-    samples: [], responses: [], stoppers: [], latencies: [], statusCodes: {}, bySteps: {}, errorExamples: [],
-    sent: 0, answered: 0, socketErrors: 0, timeouts: 0, dropped: 0, connectionsOpened: 0, index: 0, inFlight: 0, stepCursor: 0,
-    stoppedBy: 'amount', stopped: false,
+    samples: [],
+    responses: [],
+    stoppers: [],
+    latencies: [],
+    statusCodes: {},
+    bySteps: {},
+    errorExamples: [],
+    sent: 0,
+    answered: 0,
+    socketErrors: 0,
+    timeouts: 0,
+    dropped: 0,
+    connectionsOpened: 0,
+    index: 0,
+    inFlight: 0,
+    stepCursor: 0,
+    stoppedBy: 'amount',
+    stopped: false,
   };
 }
 
@@ -345,7 +383,14 @@ function stopRun(state: RunState, why: LoadFigures['stoppedBy']): void {
 }
 
 /** Counts one answer (or failure) of `step` into the run's state. */
-function recordResult(state: RunState, options: LoadRunOptions, step: LoadStep, r: OneResult, keep: (index: number) => number, stopOn: ReadonlySet<number>): void {
+function recordResult(
+  state: RunState,
+  options: LoadRunOptions,
+  step: LoadStep,
+  r: OneResult,
+  keep: (index: number) => number,
+  stopOn: ReadonlySet<number>,
+): void {
   const stepStats = (state.bySteps[step.name] ??= { requests: 0, statusCodes: {} });
   stepStats.requests++;
   if (!r.ok) {
@@ -365,7 +410,14 @@ function recordResult(state: RunState, options: LoadRunOptions, step: LoadStep, 
   state.statusCodes[r.status] = (state.statusCodes[r.status] ?? 0) + 1;
   stepStats.statusCodes[r.status] = (stepStats.statusCodes[r.status] ?? 0) + 1;
   state.latencies.push(r.latencyMs);
-  const record: RecordedResponse = { step: step.name, status: r.status, headers: r.headers, sentAt: r.sentAt, receivedAt: r.receivedAt, latencyMs: r.latencyMs };
+  const record: RecordedResponse = {
+    step: step.name,
+    status: r.status,
+    headers: r.headers,
+    sentAt: r.sentAt,
+    receivedAt: r.receivedAt,
+    latencyMs: r.latencyMs,
+  };
   if (options.recordAll) state.responses.push(record);
   const slot = keep(state.index++);
   if (slot >= 0) state.samples[slot] = { ...record, body: r.body };
@@ -385,7 +437,10 @@ function planOf(model: LoadModel, connections: number): string {
 /** The figures of a finished run. */
 function figuresOf(options: LoadRunOptions, state: RunState, connections: number, durationS: number, unanswered: number): LoadFigures {
   const { statusCodes, answered, socketErrors, timeouts } = state;
-  const sum = (prefix: string) => Object.entries(statusCodes).filter(([c]) => c.startsWith(prefix)).reduce((a, [, n]) => a + n, 0);
+  const sum = (prefix: string) =>
+    Object.entries(statusCodes)
+      .filter(([c]) => c.startsWith(prefix))
+      .reduce((a, [, n]) => a + n, 0);
   const count2xx = sum('2');
   const attempts = answered + socketErrors + timeouts + unanswered;
   const model = options.model;
@@ -419,7 +474,13 @@ function figuresOf(options: LoadRunOptions, state: RunState, connections: number
 }
 
 /** Starts the open model's arrivals at fixed times; an arrival that finds every slot busy is dropped. Returns a stop function. */
-function startArrivals(model: Extract<LoadModel, { kind: 'open' }>, state: RunState, startedAt: number, connections: number, fire: () => void): () => void {
+function startArrivals(
+  model: Extract<LoadModel, { kind: 'open' }>,
+  state: RunState,
+  startedAt: number,
+  connections: number,
+  fire: () => void,
+): () => void {
   const intervalMs = 1000 / model.ratePerS;
   let due = 0;
   let timer: NodeJS.Timeout | undefined;
@@ -440,14 +501,17 @@ function startArrivals(model: Extract<LoadModel, { kind: 'open' }>, state: RunSt
 /** Prints where a run stands every `everyMs`; returns the stop function. */
 function startProgress(options: LoadRunOptions, state: RunState, startedAt: number, print: (line: string) => void): () => void {
   const model = options.model;
-  const timer = setInterval(() => {
-    const elapsedS = (Date.now() - startedAt) / 1000;
-    const left =
-      model.kind === 'burst'
-        ? `${Math.max(0, model.count - state.answered - state.socketErrors - state.timeouts)} requests left, at most ${Math.max(0, options.maxDurationS - elapsedS).toFixed(0)} s`
-        : `${Math.max(0, model.durationS - elapsedS).toFixed(0)} s left`;
-    print(`[load] ${options.label}: ${elapsedS.toFixed(0)} s, ${state.answered} responses, ${left}`);
-  }, (options.progressEveryS ?? 3) * 1000);
+  const timer = setInterval(
+    () => {
+      const elapsedS = (Date.now() - startedAt) / 1000;
+      const left =
+        model.kind === 'burst'
+          ? `${Math.max(0, model.count - state.answered - state.socketErrors - state.timeouts)} requests left, at most ${Math.max(0, options.maxDurationS - elapsedS).toFixed(0)} s`
+          : `${Math.max(0, model.durationS - elapsedS).toFixed(0)} s left`;
+      print(`[load] ${options.label}: ${elapsedS.toFixed(0)} s, ${state.answered} responses, ${left}`);
+    },
+    (options.progressEveryS ?? 3) * 1000,
+  );
   return () => clearInterval(timer);
 }
 
@@ -486,7 +550,16 @@ function drive(options: LoadRunOptions, state: RunState, connections: number, st
       const step = options.steps[state.stepCursor++ % options.steps.length]!;
       state.sent++;
       state.inFlight++;
-      void sendOne({ url: `${origin}${step.path}`, method: step.method ?? 'GET', authorization: options.authorization, body: step.body, contentType: step.contentType, timeoutS, agent, tls: options.tls }).then((r) => {
+      void sendOne({
+        url: `${origin}${step.path}`,
+        method: step.method ?? 'GET',
+        authorization: options.authorization,
+        body: step.body,
+        contentType: step.contentType,
+        timeoutS,
+        agent,
+        tls: options.tls,
+      }).then((r) => {
         state.inFlight--;
         recordResult(state, options, step, r, keep, stopOn);
         if (model.kind !== 'open') pump();
@@ -519,9 +592,14 @@ export async function runLoad(options: LoadRunOptions): Promise<LoadResult> {
   const print = options.progress ?? ((line: string) => console.log(line));
   const model = options.model;
   const state = newRunState();
-  const connections = Math.max(1, Math.min(options.connections, model.kind === 'burst' ? model.count : options.connections, options.maxRequests));
+  const connections = Math.max(
+    1,
+    Math.min(options.connections, model.kind === 'burst' ? model.count : options.connections, options.maxRequests),
+  );
   const startedAt = Date.now();
-  print(`[load] start ${options.label}: ${options.steps.map((s) => s.name).join(' + ')}, ${planOf(model, connections)} (caps: ${options.maxRequests} requests, ${options.maxDurationS} s)`);
+  print(
+    `[load] start ${options.label}: ${options.steps.map((s) => s.name).join(' + ')}, ${planOf(model, connections)} (caps: ${options.maxRequests} requests, ${options.maxDurationS} s)`,
+  );
   const stopProgress = startProgress(options, state, startedAt, print);
   const ending = await drive(options, state, connections, startedAt);
   stopProgress();
@@ -559,8 +637,10 @@ export function thresholdHolds(t: Threshold): boolean {
  * value, e.g. `threshold LOAD_P99_MS breached: p99 latency 812 ms, must be < 500 ms`.
  */
 export function breachedThresholds(thresholds: Threshold[]): string[] {
-  return thresholds.filter((t) => !thresholdHolds(t)).map((t) => {
-    const unit = t.unit ? ` ${t.unit}` : '';
-    return `threshold ${t.name} breached: ${t.what} ${t.observed}${unit}, must be ${t.op} ${t.limit}${unit}`;
-  });
+  return thresholds
+    .filter((t) => !thresholdHolds(t))
+    .map((t) => {
+      const unit = t.unit ? ` ${t.unit}` : '';
+      return `threshold ${t.name} breached: ${t.what} ${t.observed}${unit}, must be ${t.op} ${t.limit}${unit}`;
+    });
 }

@@ -20,7 +20,13 @@ export interface LeaseResponse {
  * A lease whose observations are sent as the responses arrive and awaited on `release`, so the
  * pacer has learnt every response before the lease ends.
  */
-export function observing(lease: Lease): { granted: number; limitedBy?: string; observe(r: LeaseResponse): void; held(): boolean; release(): Promise<void> } {
+export function observing(lease: Lease): {
+  granted: number;
+  limitedBy?: string;
+  observe(r: LeaseResponse): void;
+  held(): boolean;
+  release(): Promise<void>;
+} {
   const pending: Promise<unknown>[] = [];
   /** Until when the pacer's answers said the key is held (its own 429, or a run-wide hold of the origin). */
   let heldUntilMs = 0;
@@ -87,7 +93,13 @@ export async function probe(request: ProbeRequest): Promise<ProbeResponse | Prob
     timeoutS: request.timeoutS,
     tls: request.tls,
   });
-  if (!r.ok) return { ok: false, error: r.kind === 'tls' ? `certificate refused (${r.error})` : r.error, latencyMs: r.latencyMs, certificate: r.kind === 'tls' };
+  if (!r.ok)
+    return {
+      ok: false,
+      error: r.kind === 'tls' ? `certificate refused (${r.error})` : r.error,
+      latencyMs: r.latencyMs,
+      certificate: r.kind === 'tls',
+    };
   return { ok: true, status: r.status, headers: r.headers, body: r.body, receivedAt: r.receivedAt, latencyMs: r.latencyMs };
 }
 
@@ -97,12 +109,7 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
  * Waits `ms`, printing what it waits for and the time left every `everyS` seconds, so that a CI
  * log never looks hung.
  */
-export async function waitWithProgress(
-  ms: number,
-  what: string,
-  progress: (line: string) => void,
-  everyS = 5,
-): Promise<void> {
+export async function waitWithProgress(ms: number, what: string, progress: (line: string) => void, everyS = 5): Promise<void> {
   if (ms <= 0) return;
   const end = Date.now() + ms;
   progress(`[load] waiting ${(ms / 1000).toFixed(1)} s: ${what}`);

@@ -208,8 +208,15 @@ function tallyHold(t: Tally, r: RecordedResponse, info: RateLimitInfo): void {
 /** Adds up every response on the key, in order: successes per window, refusals per status, missing headers, the holds the 429s ask for. */
 function tallyResponses(responses: readonly RecordedResponse[]): Tally {
   const t: Tally = {
-    groups: new Map(), missingHeaders: new Map(), badRetryAfter: new Map(), refusedByStatus: {},
-    successes: 0, refused: 0, count5xx: 0, notBefore: 0, largestRetryAfterS: null,
+    groups: new Map(),
+    missingHeaders: new Map(),
+    badRetryAfter: new Map(),
+    refusedByStatus: {},
+    successes: 0,
+    refused: 0,
+    count5xx: 0,
+    notBefore: 0,
+    largestRetryAfterS: null,
   };
   for (const r of responses) {
     const info = parseRateLimitHeaders(r.headers);
@@ -238,7 +245,14 @@ function admissionFindings(windows: readonly WindowCount[], limitHint: number | 
     const limit = w.limit ?? limitHint;
     if (limit !== undefined && w.successes > limit) {
       findings.push(
-        finding({ id: OVERLOAD.id, part: OVERLOAD.admission, level: 'fail', message: `over-admission in the window whose X-RateLimit-Reset is ${w.reset} (probes included)`, expected: `at most X-RateLimit-Limit ${limit} requests admitted`, observed: `${plural(w.successes, 'request')} admitted` }),
+        finding({
+          id: OVERLOAD.id,
+          part: OVERLOAD.admission,
+          level: 'fail',
+          message: `over-admission in the window whose X-RateLimit-Reset is ${w.reset} (probes included)`,
+          expected: `at most X-RateLimit-Limit ${limit} requests admitted`,
+          observed: `${plural(w.successes, 'request')} admitted`,
+        }),
       );
     }
   }
@@ -250,23 +264,62 @@ function refusalFindings(t: Tally, lost: number): Finding[] {
   const { id, refusals } = OVERLOAD;
   const findings: Finding[] = [];
   if (t.count5xx > 0) {
-    const codes = Object.entries(t.refusedByStatus).filter(([c]) => Number(c) >= 500).map(([c, n]) => `${c} ×${n}`).join(', ');
-    findings.push(finding({ id, part: refusals, level: 'fail', message: 'responses to the bursts were 5xx', expected: '2xx or 429', observed: codes }));
+    const codes = Object.entries(t.refusedByStatus)
+      .filter(([c]) => Number(c) >= 500)
+      .map(([c, n]) => `${c} ×${n}`)
+      .join(', ');
+    findings.push(
+      finding({ id, part: refusals, level: 'fail', message: 'responses to the bursts were 5xx', expected: '2xx or 429', observed: codes }),
+    );
   }
   const other = Object.entries(t.refusedByStatus).filter(([c]) => c !== '429' && Number(c) < 500);
   if (other.length) {
-    findings.push(finding({ id, part: refusals, level: 'fail', message: 'refused requests must be 429 Too Many Requests', expected: '429', observed: other.map(([c, n]) => `${c} ×${n}`).join(', ') }));
+    findings.push(
+      finding({
+        id,
+        part: refusals,
+        level: 'fail',
+        message: 'refused requests must be 429 Too Many Requests',
+        expected: '429',
+        observed: other.map(([c, n]) => `${c} ×${n}`).join(', '),
+      }),
+    );
   }
   for (const [reason, count] of t.badRetryAfter) {
-    findings.push(finding({ id, part: refusals, level: 'fail', message: `${plural(count, '429 response')} without a valid Retry-After`, expected: 'Retry-After as delta-seconds or an HTTP-date', observed: reason }));
+    findings.push(
+      finding({
+        id,
+        part: refusals,
+        level: 'fail',
+        message: `${plural(count, '429 response')} without a valid Retry-After`,
+        expected: 'Retry-After as delta-seconds or an HTTP-date',
+        observed: reason,
+      }),
+    );
   }
   for (const [missing, { count, example }] of t.missingHeaders) {
     findings.push(
-      finding({ id, part: refusals, level: 'fail', message: `${plural(count, 'response')} (e.g. a ${example}) lacked headers`, expected: 'the three X-RateLimit-* headers on every response', observed: `${missing} missing` }),
+      finding({
+        id,
+        part: refusals,
+        level: 'fail',
+        message: `${plural(count, 'response')} (e.g. a ${example}) lacked headers`,
+        expected: 'the three X-RateLimit-* headers on every response',
+        observed: `${missing} missing`,
+      }),
     );
   }
   if (lost > 0) {
-    findings.push(finding({ id, part: refusals, level: 'fail', message: 'requests of the bursts got no answer within the request timeout', expected: 'every request answered (a refusal with 429)', observed: `${plural(lost, 'request')} unanswered` }));
+    findings.push(
+      finding({
+        id,
+        part: refusals,
+        level: 'fail',
+        message: 'requests of the bursts got no answer within the request timeout',
+        expected: 'every request answered (a refusal with 429)',
+        observed: `${plural(lost, 'request')} unanswered`,
+      }),
+    );
   }
   return findings;
 }
@@ -342,7 +395,17 @@ function newCtx(config: OverloadConfig): Ctx {
     findings: [],
     evidence: [],
     figures: {
-      limit: null, bursts: [], windows: [], successes: 0, refused: 0, refusedByStatus: {}, largestRetryAfterS: null, waitedS: 0, foreign: [], recovered: null, otherKey: null,
+      limit: null,
+      bursts: [],
+      windows: [],
+      successes: 0,
+      refused: 0,
+      refusedByStatus: {},
+      largestRetryAfterS: null,
+      waitedS: 0,
+      foreign: [],
+      recovered: null,
+      otherKey: null,
       tls: new URL(config.baseUrl).protocol !== 'https:' ? 'none' : config.tls?.insecure ? 'not verified' : 'verified',
       requests: { total: 0, probes: 0, burst: 0, otherKey: 0 },
       durationS: 0,
@@ -357,7 +420,9 @@ function newCtx(config: OverloadConfig): Ctx {
     notBefore: 0,
     resetAt: 0,
     refusedSinceProbe: false,
-    other: config.otherKey ? { probes: 0, statuses: [], latenciesMs: [], maxLatencyMs: null, thresholdMs: config.otherKeyThresholdMs ?? null } : null,
+    other: config.otherKey
+      ? { probes: 0, statuses: [], latenciesMs: [], maxLatencyMs: null, thresholdMs: config.otherKeyThresholdMs ?? null }
+      : null,
   };
 }
 
@@ -395,7 +460,14 @@ async function wait(ctx: Ctx, untilMs: number, what: string): Promise<void> {
   if (ms <= 0) return;
   if (ms > ctx.config.maxRetryAfterS * 1000) {
     throw new Stop(
-      finding({ id: OVERLOAD.id, part: OVERLOAD.recovery, level: 'not-certified', message: `${KEY} must wait for ${what} before the next request; the check stops there and sends nothing more on it`, expected: `a wait of at most MAX_RETRY_AFTER_S=${ctx.config.maxRetryAfterS} s`, observed: `${Math.ceil(ms / 1000)} s` }),
+      finding({
+        id: OVERLOAD.id,
+        part: OVERLOAD.recovery,
+        level: 'not-certified',
+        message: `${KEY} must wait for ${what} before the next request; the check stops there and sends nothing more on it`,
+        expected: `a wait of at most MAX_RETRY_AFTER_S=${ctx.config.maxRetryAfterS} s`,
+        observed: `${Math.ceil(ms / 1000)} s`,
+      }),
     );
   }
   await waitWithProgress(ms, `${what} on ${KEY}`, ctx.progress);
@@ -403,7 +475,16 @@ async function wait(ctx: Ctx, untilMs: number, what: string): Promise<void> {
 }
 
 function certificateStop(observed: string): Stop {
-  return new Stop(finding({ id: OVERLOAD.id, part: OVERLOAD.refusals, level: 'fail', message: `the target's TLS certificate was refused; nothing carrying ${KEY} was sent`, expected: 'a certificate trusted by Node (NODE_EXTRA_CA_CERTS for a private CA), or INSECURE_TLS=1', observed }));
+  return new Stop(
+    finding({
+      id: OVERLOAD.id,
+      part: OVERLOAD.refusals,
+      level: 'fail',
+      message: `the target's TLS certificate was refused; nothing carrying ${KEY} was sent`,
+      expected: 'a certificate trusted by Node (NODE_EXTRA_CA_CERTS for a private CA), or INSECURE_TLS=1',
+      observed,
+    }),
+  );
 }
 
 /** One request on the key, after every pending Retry-After, under its own grant. */
@@ -418,7 +499,16 @@ async function probeKey(ctx: Ctx, what: string): Promise<ProbeResponse> {
   if (!r.ok) {
     if (r.certificate) throw certificateStop(r.error);
     ctx.lost++;
-    throw new Stop(finding({ id: OVERLOAD.id, part: OVERLOAD.refusals, level: 'fail', message: `the probe got no answer`, expected: 'an answer within the request timeout', observed: r.error }));
+    throw new Stop(
+      finding({
+        id: OVERLOAD.id,
+        part: OVERLOAD.refusals,
+        level: 'fail',
+        message: `the probe got no answer`,
+        expected: 'an answer within the request timeout',
+        observed: r.error,
+      }),
+    );
   }
   // A probe answered otherwise (an unusable key, a 5xx) ends the check with its own finding.
   note(ctx, { step: 'probe', status: r.status, headers: r.headers, receivedAt: r.receivedAt });
@@ -429,16 +519,51 @@ async function probeKey(ctx: Ctx, what: string): Promise<ProbeResponse> {
 function usableProbe(ctx: Ctx, first: ProbeResponse, n: number): { limit: number; remaining: number; window: string } {
   const { id, admission, refusals, recovery } = OVERLOAD;
   if (first.status === 429) {
-    throw new Stop(finding({ id, part: recovery, level: 'fail', message: `after waiting its Retry-After the key still got 429`, expected: '2xx once Retry-After has passed', observed: describeProbe(`window ${n}, probe`, first) }));
+    throw new Stop(
+      finding({
+        id,
+        part: recovery,
+        level: 'fail',
+        message: `after waiting its Retry-After the key still got 429`,
+        expected: '2xx once Retry-After has passed',
+        observed: describeProbe(`window ${n}, probe`, first),
+      }),
+    );
   }
-  if (first.status >= 500) throw new Stop(finding({ id, part: refusals, level: 'fail', message: 'the probe before a burst got a 5xx', expected: '2xx or 429', observed: String(first.status) }));
+  if (first.status >= 500)
+    throw new Stop(
+      finding({
+        id,
+        part: refusals,
+        level: 'fail',
+        message: 'the probe before a burst got a 5xx',
+        expected: '2xx or 429',
+        observed: String(first.status),
+      }),
+    );
   if (first.status < 200 || first.status >= 300) {
-    throw new Stop(finding({ id, part: admission, level: 'not-certified', message: `RATE_LIMIT_KEY must be a valid key; the burst was not sent`, expected: `GET ${ctx.listPath} with it answers 2xx`, observed: `${first.status}` }));
+    throw new Stop(
+      finding({
+        id,
+        part: admission,
+        level: 'not-certified',
+        message: `RATE_LIMIT_KEY must be a valid key; the burst was not sent`,
+        expected: `GET ${ctx.listPath} with it answers 2xx`,
+        observed: `${first.status}`,
+      }),
+    );
   }
   const info = parseRateLimitHeaders(first.headers);
   if (info.limit === undefined || info.remaining === undefined) {
     throw new Stop(
-      finding({ id, part: refusals, level: 'fail', message: `the probe's rate-limit headers cannot size the burst`, expected: 'X-RateLimit-Limit and X-RateLimit-Remaining as integers', observed: `${info.missing.join(', ') || 'present'}${info.problems.length ? `; ${info.problems.join('; ')}` : ''}` }),
+      finding({
+        id,
+        part: refusals,
+        level: 'fail',
+        message: `the probe's rate-limit headers cannot size the burst`,
+        expected: 'X-RateLimit-Limit and X-RateLimit-Remaining as integers',
+        observed: `${info.missing.join(', ') || 'present'}${info.problems.length ? `; ${info.problems.join('; ')}` : ''}`,
+      }),
     );
   }
   return { limit: info.limit, remaining: info.remaining, window: info.raw.reset ?? '(none)' };
@@ -466,9 +591,17 @@ async function openWindow(ctx: Ctx, n: number): Promise<{ limit: number; remaini
   if (unexplained <= 0) return probe;
   ctx.figures.foreign.push({ window: probe.window, requests: unexplained });
   const untilReset = secondsUntilReset(parseRateLimitHeaders(first.headers));
-  if (untilReset !== undefined && untilReset > ctx.config.maxRetryAfterS) await wait(ctx, first.receivedAt + untilReset * 1000, partlyUsed(first, probe));
+  if (untilReset !== undefined && untilReset > ctx.config.maxRetryAfterS)
+    await wait(ctx, first.receivedAt + untilReset * 1000, partlyUsed(first, probe));
   throw new Stop(
-    finding({ id: OVERLOAD.id, part: OVERLOAD.admission, level: 'not-certified', message: `${KEY} is used by another client, or its limit is shared with other keys (this run sends on API_KEY and LOAD_KEY meanwhile): its X-RateLimit-Remaining fell by ${unexplained} more than this run sent on it; nothing more is sent on it`, expected: `X-RateLimit-Remaining ≥ Limit ${probe.limit} − the ${own} requests this run sent on ${KEY} in the last ${2 * ctx.longestResetS + 1} s (two window lengths)`, observed: `Remaining ${probe.remaining} (Reset ${probe.window})` }),
+    finding({
+      id: OVERLOAD.id,
+      part: OVERLOAD.admission,
+      level: 'not-certified',
+      message: `${KEY} is used by another client, or its limit is shared with other keys (this run sends on API_KEY and LOAD_KEY meanwhile): its X-RateLimit-Remaining fell by ${unexplained} more than this run sent on it; nothing more is sent on it`,
+      expected: `X-RateLimit-Remaining ≥ Limit ${probe.limit} − the ${own} requests this run sent on ${KEY} in the last ${2 * ctx.longestResetS + 1} s (two window lengths)`,
+      observed: `Remaining ${probe.remaining} (Reset ${probe.window})`,
+    }),
   );
 }
 
@@ -502,13 +635,33 @@ async function burst(ctx: Ctx, n: number, remaining: number): Promise<void> {
   const { config } = ctx;
   const size = remaining + 1;
   if (size > config.burstMax) {
-    throw new Stop(finding({ id: OVERLOAD.id, part: OVERLOAD.admission, level: 'not-certified', message: `the burst would exceed LOAD_BURST_MAX`, expected: `Remaining + 1 ≤ LOAD_BURST_MAX=${config.burstMax}`, observed: `Remaining + 1 = ${size}` }));
+    throw new Stop(
+      finding({
+        id: OVERLOAD.id,
+        part: OVERLOAD.admission,
+        level: 'not-certified',
+        message: `the burst would exceed LOAD_BURST_MAX`,
+        expected: `Remaining + 1 ≤ LOAD_BURST_MAX=${config.burstMax}`,
+        observed: `Remaining + 1 = ${size}`,
+      }),
+    );
   }
   const lease = observing(await config.pacer.acquire(KEY, { mode: 'exhaust', count: size }));
   if (lease.granted < size) {
     await lease.release();
-    const why = lease.limitedBy ? `the run-wide pacer did not grant the whole burst at once: ${lease.limitedBy}` : 'the run-wide pacer did not grant the whole burst at once';
-    throw new Stop(finding({ id: OVERLOAD.id, part: OVERLOAD.admission, level: 'not-certified', message: why, expected: `Remaining + 1 = ${size} requests granted together`, observed: `${lease.granted} granted` }));
+    const why = lease.limitedBy
+      ? `the run-wide pacer did not grant the whole burst at once: ${lease.limitedBy}`
+      : 'the run-wide pacer did not grant the whole burst at once';
+    throw new Stop(
+      finding({
+        id: OVERLOAD.id,
+        part: OVERLOAD.admission,
+        level: 'not-certified',
+        message: why,
+        expected: `Remaining + 1 = ${size} requests granted together`,
+        observed: `${lease.granted} granted`,
+      }),
+    );
   }
   const run = runLoad({
     label: `overload burst ${n}/${config.windows}`,
@@ -542,11 +695,28 @@ async function burst(ctx: Ctx, n: number, remaining: number): Promise<void> {
   for (const r of result.responses) note(ctx, r);
   // A request without an answer may have counted too: the run's own, as of the burst's end.
   for (let i = 0; i < burstLost; i++) ctx.ownAt.push(Date.now());
-  const resets = [...new Set(result.responses.filter((r) => r.status >= 200 && r.status < 300).map((r) => parseRateLimitHeaders(r.headers).raw.reset ?? '(none)'))];
-  ctx.figures.bursts.push({ remainingAtProbe: remaining, size, admitted: f.count2xx, refused: f.requests - f.count2xx, lost: burstLost, durationS: f.durationS, resets });
+  const resets = [
+    ...new Set(
+      result.responses.filter((r) => r.status >= 200 && r.status < 300).map((r) => parseRateLimitHeaders(r.headers).raw.reset ?? '(none)'),
+    ),
+  ];
+  ctx.figures.bursts.push({
+    remainingAtProbe: remaining,
+    size,
+    admitted: f.count2xx,
+    refused: f.requests - f.count2xx,
+    lost: burstLost,
+    durationS: f.durationS,
+    resets,
+  });
   ctx.evidence.push(
     `window ${n}: burst of Remaining + 1 = ${size} × GET ${ctx.listPath} on ${f.connections} connections in ${f.durationS} s: ` +
-      `${f.count2xx} × 2xx, ${Object.entries(f.statusCodes).filter(([c]) => !c.startsWith('2')).map(([c, k]) => `${k} × ${c}`).join(', ') || 'no refusal'}` +
+      `${f.count2xx} × 2xx, ${
+        Object.entries(f.statusCodes)
+          .filter(([c]) => !c.startsWith('2'))
+          .map(([c, k]) => `${k} × ${c}`)
+          .join(', ') || 'no refusal'
+      }` +
       `${f.sent < size ? ` (${size - f.sent} not sent after the 429)` : ''}, lost ${burstLost}`,
   );
 }
@@ -561,7 +731,16 @@ async function recover(ctx: Ctx): Promise<void> {
   if (!pending && after.status === 429) after = await probeKey(ctx, `after the Retry-After of that 429`);
   ctx.figures.recovered = after.status >= 200 && after.status < 300;
   if (!ctx.figures.recovered) {
-    ctx.findings.push(finding({ id: OVERLOAD.id, part: OVERLOAD.recovery, level: 'fail', message: `after waiting the largest Retry-After the key did not work again`, expected: '2xx', observed: describeProbe('probe', after) }));
+    ctx.findings.push(
+      finding({
+        id: OVERLOAD.id,
+        part: OVERLOAD.recovery,
+        level: 'fail',
+        message: `after waiting the largest Retry-After the key did not work again`,
+        expected: '2xx',
+        observed: describeProbe('probe', after),
+      }),
+    );
   }
 }
 
@@ -570,30 +749,77 @@ function summarize(ctx: Ctx, started: number): void {
   const { figures, findings, evidence, other } = ctx;
   const judgement = judgeWindows(ctx.seen, { limitHint: figures.limit ?? undefined, lost: ctx.lost });
   findings.push(...judgement.findings);
-  Object.assign(figures, { windows: judgement.windows, successes: judgement.successes, refused: judgement.refused, refusedByStatus: judgement.refusedByStatus, largestRetryAfterS: judgement.largestRetryAfterS });
+  Object.assign(figures, {
+    windows: judgement.windows,
+    successes: judgement.successes,
+    refused: judgement.refused,
+    refusedByStatus: judgement.refusedByStatus,
+    largestRetryAfterS: judgement.largestRetryAfterS,
+  });
   if (figures.bursts.length) {
-    evidence.push(`admitted per window vs X-RateLimit-Limit (the opening response and probes included): ${judgement.windows.map((w) => `Reset ${w.reset}: ${w.successes}/${w.limit ?? figures.limit}`).join('; ')}`);
+    evidence.push(
+      `admitted per window vs X-RateLimit-Limit (the opening response and probes included): ${judgement.windows.map((w) => `Reset ${w.reset}: ${w.successes}/${w.limit ?? figures.limit}`).join('; ')}`,
+    );
   }
   if (figures.tls === 'not verified') {
-    findings.push(finding({ id: OVERLOAD.id, level: 'note', message: `the target's TLS certificate was not verified`, expected: 'a verified certificate', observed: 'INSECURE_TLS=1 (the user opted out of verification)' }));
+    findings.push(
+      finding({
+        id: OVERLOAD.id,
+        level: 'note',
+        message: `the target's TLS certificate was not verified`,
+        expected: 'a verified certificate',
+        observed: 'INSECURE_TLS=1 (the user opted out of verification)',
+      }),
+    );
   }
   if (other) {
     other.maxLatencyMs = other.latenciesMs.length ? Math.max(...other.latenciesMs) : null;
     figures.otherKey = other;
-    evidence.push(`${OTHER} during the first burst: ${other.probes} request(s), statuses ${other.statuses.join(', ') || 'none'}, latency max ${other.maxLatencyMs ?? 'n/a'} ms`);
+    evidence.push(
+      `${OTHER} during the first burst: ${other.probes} request(s), statuses ${other.statuses.join(', ') || 'none'}, latency max ${other.maxLatencyMs ?? 'n/a'} ms`,
+    );
     if (other.thresholdMs !== null && other.maxLatencyMs !== null && other.maxLatencyMs >= other.thresholdMs) {
-      findings.push(finding({ id: OVERLOAD.fairnessId, part: OVERLOAD.fairness, level: 'warn', message: `while ${KEY} was exhausted, ${OTHER} waited longer than LOAD_P99_MS`, expected: `< ${other.thresholdMs} ms`, observed: `${other.maxLatencyMs} ms` }));
+      findings.push(
+        finding({
+          id: OVERLOAD.fairnessId,
+          part: OVERLOAD.fairness,
+          level: 'warn',
+          message: `while ${KEY} was exhausted, ${OTHER} waited longer than LOAD_P99_MS`,
+          expected: `< ${other.thresholdMs} ms`,
+          observed: `${other.maxLatencyMs} ms`,
+        }),
+      );
     }
     if (other.statuses.some((s) => s === 0 || s >= 500)) {
-      findings.push(finding({ id: OVERLOAD.fairnessId, part: OVERLOAD.fairness, level: 'warn', message: `${OTHER} got no answer or a 5xx during the burst`, expected: '2xx', observed: `statuses ${other.statuses.join(', ')}` }));
+      findings.push(
+        finding({
+          id: OVERLOAD.fairnessId,
+          part: OVERLOAD.fairness,
+          level: 'warn',
+          message: `${OTHER} got no answer or a 5xx during the burst`,
+          expected: '2xx',
+          observed: `statuses ${other.statuses.join(', ')}`,
+        }),
+      );
     }
   } else {
-    findings.push(finding({ id: OVERLOAD.fairnessId, part: OVERLOAD.fairness, level: 'note', message: 'not measured', expected: 'API_KEY set and distinct from RATE_LIMIT_KEY', observed: 'not set (or the same key)' }));
+    findings.push(
+      finding({
+        id: OVERLOAD.fairnessId,
+        part: OVERLOAD.fairness,
+        level: 'note',
+        message: 'not measured',
+        expected: 'API_KEY set and distinct from RATE_LIMIT_KEY',
+        observed: 'not set (or the same key)',
+      }),
+    );
   }
   const requests = figures.requests;
   requests.total = requests.probes + requests.burst + requests.otherKey;
   figures.durationS = Math.round((Date.now() - started) / 100) / 10;
-  evidence.push(`spent by the overload check: ${requests.probes + requests.burst} requests on ${KEY} (probes ${requests.probes}, bursts ${requests.burst}), ${requests.otherKey} on ${OTHER}, ${figures.durationS} s (waits ${figures.waitedS.toFixed(1)} s)`);
+  evidence.push(
+    `spent by the overload check: ${requests.probes + requests.burst} requests on ${KEY} (probes ${requests.probes}, bursts ${requests.burst}), ${requests.otherKey} on ${OTHER}, ${figures.durationS} s (waits ${figures.waitedS.toFixed(1)} s)`,
+  );
   ctx.progress(`[load] overload: ${requests.total} requests sent in ${figures.durationS} s`);
 }
 
@@ -603,7 +829,16 @@ export async function runOverloadCheck(config: OverloadConfig): Promise<Overload
   const started = Date.now();
   if (config.opening) {
     note(ctx, config.opening, config.earlier !== undefined);
-    ctx.evidence.push(describeProbe(`the first burst window opens with the last request sent on ${KEY} before this check`, { ok: true, status: config.opening.status, headers: config.opening.headers, body: '', receivedAt: config.opening.receivedAt, latencyMs: 0 }));
+    ctx.evidence.push(
+      describeProbe(`the first burst window opens with the last request sent on ${KEY} before this check`, {
+        ok: true,
+        status: config.opening.status,
+        headers: config.opening.headers,
+        body: '',
+        receivedAt: config.opening.receivedAt,
+        latencyMs: 0,
+      }),
+    );
   }
   try {
     for (let n = 1; n <= config.windows; n++) {
@@ -615,8 +850,27 @@ export async function runOverloadCheck(config: OverloadConfig): Promise<Overload
   } catch (error) {
     if (error instanceof Stop) ctx.findings.push(error.f);
     else if (error instanceof PacingNotCertified) {
-      ctx.findings.push(finding({ id: OVERLOAD.id, part: OVERLOAD.recovery, level: 'not-certified', message: 'the pacer would have to wait longer than MAX_RETRY_AFTER_S', expected: `a wait of at most ${config.maxRetryAfterS} s`, observed: error.message }));
-    } else ctx.findings.push(finding({ id: OVERLOAD.id, part: OVERLOAD.admission, level: 'fail', message: 'the check could not run', expected: 'a completed run', observed: (error as Error).message }));
+      ctx.findings.push(
+        finding({
+          id: OVERLOAD.id,
+          part: OVERLOAD.recovery,
+          level: 'not-certified',
+          message: 'the pacer would have to wait longer than MAX_RETRY_AFTER_S',
+          expected: `a wait of at most ${config.maxRetryAfterS} s`,
+          observed: error.message,
+        }),
+      );
+    } else
+      ctx.findings.push(
+        finding({
+          id: OVERLOAD.id,
+          part: OVERLOAD.admission,
+          level: 'fail',
+          message: 'the check could not run',
+          expected: 'a completed run',
+          observed: (error as Error).message,
+        }),
+      );
   }
   summarize(ctx, started);
   return { findings: ctx.findings, evidence: ctx.evidence, figures: ctx.figures };

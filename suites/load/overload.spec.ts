@@ -29,7 +29,11 @@ const test = base.extend<{ sequence: Sequence | undefined }>({
     await use(
       await oncePerRun('rate-limit/429-sequence', () => {
         const annotations: Sequence['annotations'] = [];
-        return runSequence(conformance, apiFactory((a) => annotations.push(a)), annotations);
+        return runSequence(
+          conformance,
+          apiFactory((a) => annotations.push(a)),
+          annotations,
+        );
       }),
     );
   },
@@ -50,10 +54,18 @@ function earlierOf(sequence: Sequence | undefined): EarlierRequests | undefined 
   return { answeredAtMs: r.answeredAtMs, ...(r.longestResetS !== undefined ? { longestResetS: r.longestResetS } : {}) };
 }
 
-async function overload(testInfo: TestInfo, v: VerdictFixtures, once: OncePerRun, pacing: PacingClient, sequence: Sequence | undefined): Promise<CheckRecord<OverloadFigures>> {
-  const { values: x, baseUrl, key: rateLimitKey } = loadTarget(
-    v, OVERLOAD.id, 'RATE_LIMIT_KEY', 'the overload burst runs only on a key the user accepts to exhaust (never on API_KEY)',
-  );
+async function overload(
+  testInfo: TestInfo,
+  v: VerdictFixtures,
+  once: OncePerRun,
+  pacing: PacingClient,
+  sequence: Sequence | undefined,
+): Promise<CheckRecord<OverloadFigures>> {
+  const {
+    values: x,
+    baseUrl,
+    key: rateLimitKey,
+  } = loadTarget(v, OVERLOAD.id, 'RATE_LIMIT_KEY', 'the overload burst runs only on a key the user accepts to exhaust (never on API_KEY)');
   // Each window may wait a Retry-After and a Reset, each at most MAX_RETRY_AFTER_S.
   testInfo.setTimeout(((x.LOAD_BURST_WINDOWS + 1) * (2 * x.MAX_RETRY_AFTER_S + 2 * x.LOAD_TIMEOUT_S) + 60) * 1000);
   const otherKey = x.API_KEY && x.API_KEY !== x.RATE_LIMIT_KEY ? x.API_KEY : undefined;
@@ -64,7 +76,10 @@ async function overload(testInfo: TestInfo, v: VerdictFixtures, once: OncePerRun
     values: x,
     once,
     spent: (f) => ({
-      keys: [{ key: '<RATE_LIMIT_KEY>', requests: f.requests.probes + f.requests.burst }, ...(otherKey ? [{ key: '<API_KEY>', requests: f.requests.otherKey }] : [])],
+      keys: [
+        { key: '<RATE_LIMIT_KEY>', requests: f.requests.probes + f.requests.burst },
+        ...(otherKey ? [{ key: '<API_KEY>', requests: f.requests.otherKey }] : []),
+      ],
       durationS: f.durationS,
       // The key's windows waited out in this phase: the 429 sequence's Retry-After and the bursts' waits.
       waitedS: Math.round((f.waitedS + (sequence?.record.waitedMs ?? 0) / 1000) * 10) / 10,
@@ -92,9 +107,20 @@ async function overload(testInfo: TestInfo, v: VerdictFixtures, once: OncePerRun
 }
 
 const PARTS = [
-  { part: OVERLOAD.admission, title: 'LOAD-02 a burst of Remaining + 1 concurrent requests at the start of a fresh window on RATE_LIMIT_KEY is admitted at most X-RateLimit-Limit times per window, probes included' },
-  { part: OVERLOAD.refusals, title: 'LOAD-02 every request refused in the bursts is a 429 with Retry-After and the three X-RateLimit-* headers, none is a 5xx and none goes unanswered' },
-  { part: OVERLOAD.recovery, title: 'LOAD-02 after waiting the Retry-After of each burst, never sending before, RATE_LIMIT_KEY works again' },
+  {
+    part: OVERLOAD.admission,
+    title:
+      'LOAD-02 a burst of Remaining + 1 concurrent requests at the start of a fresh window on RATE_LIMIT_KEY is admitted at most X-RateLimit-Limit times per window, probes included',
+  },
+  {
+    part: OVERLOAD.refusals,
+    title:
+      'LOAD-02 every request refused in the bursts is a 429 with Retry-After and the three X-RateLimit-* headers, none is a 5xx and none goes unanswered',
+  },
+  {
+    part: OVERLOAD.recovery,
+    title: 'LOAD-02 after waiting the Retry-After of each burst, never sending before, RATE_LIMIT_KEY works again',
+  },
   { part: OVERLOAD.fairness, title: 'LOAD-03 another key keeps its latency within LOAD_P99_MS while RATE_LIMIT_KEY is exhausted' },
 ] as const;
 

@@ -157,35 +157,59 @@ export function judgeFindings(
 ): void {
   const findings = record.findings;
   // A finding without a part (e.g. unverified TLS) belongs to every part of its requirement.
-  const mine = part === undefined ? findingsOf(findings, id) : findings.filter((f) => f.id === id && (f.part === part || f.part === undefined));
-  for (const f of mine.filter((x) => x.level === 'note')) testInfo.annotations.push({ type: ANNOTATION.evidence, description: formatFinding(f) });
+  const mine =
+    part === undefined ? findingsOf(findings, id) : findings.filter((f) => f.id === id && (f.part === part || f.part === undefined));
+  for (const f of mine.filter((x) => x.level === 'note'))
+    testInfo.annotations.push({ type: ANNOTATION.evidence, description: formatFinding(f) });
   for (const f of mine.filter((x) => x.level === 'warn')) v.warn(formatFinding(f));
   const failing = mine.filter((x) => x.level === 'fail' || x.level === 'gate');
-  for (const f of [...mine.filter((x) => x.level === 'warn'), ...failing]) testInfo.annotations.push(findingAnnotation({ ...f, curl: f.curl ?? loadCurl(record) }));
-  if (failing.length) throw new Error(failing.map((f) => `${formatFinding(f)}\n  reproduce one request: ${f.curl ?? loadCurl(record)}`).join('\n'));
+  for (const f of [...mine.filter((x) => x.level === 'warn'), ...failing])
+    testInfo.annotations.push(findingAnnotation({ ...f, curl: f.curl ?? loadCurl(record) }));
+  if (failing.length)
+    throw new Error(failing.map((f) => `${formatFinding(f)}\n  reproduce one request: ${f.curl ?? loadCurl(record)}`).join('\n'));
   const notCertified = mine.filter((x) => x.level === 'not-certified');
-  if (notCertified.length) v.notCertified(notCertified.map((f) => `${f.message} (expected ${f.expected}; observed ${f.observed})`).join('; '));
+  if (notCertified.length)
+    v.notCertified(notCertified.map((f) => `${f.message} (expected ${f.expected}; observed ${f.observed})`).join('; '));
   if (judged) return;
   // The step stopped before this part: show why (a finding of another part), as not certified
   // when it was the harness's limit, else as a failure.
   const stops = findings.filter((x) => x.level === 'not-certified');
   if (stops.length) v.notCertified(`${part ?? id} was not judged: ${stops.map((f) => f.message).join('; ')}`);
-  throw new Error(`${id}${part ? ` (${part})` : ''} was not judged: the check stopped before it.\n${findings.map(formatFinding).join('\n') || '(no finding recorded)'}`);
+  throw new Error(
+    `${id}${part ? ` (${part})` : ''} was not judged: the check stopped before it.\n${findings.map(formatFinding).join('\n') || '(no finding recorded)'}`,
+  );
 }
 
 /** The variables a load step reads (settings/). */
-const READ = [...LOAD_SETTINGS.settings.map((s) => s.name), 'BASE_URL', 'API_KEY', 'RATE_LIMIT_KEY', 'LOAD_KEY', 'CONFORMANCE_PROFILE', 'REPORTS_DIR', 'MAX_RETRY_AFTER_S'];
+const READ = [
+  ...LOAD_SETTINGS.settings.map((s) => s.name),
+  'BASE_URL',
+  'API_KEY',
+  'RATE_LIMIT_KEY',
+  'LOAD_KEY',
+  'CONFORMANCE_PROFILE',
+  'REPORTS_DIR',
+  'MAX_RETRY_AFTER_S',
+];
 
 /**
  * The settings, base address and key of one load step. Configuration problems and a missing
  * `BASE_URL` fail the check; a missing key leaves it not certified.
  */
-export function loadTarget(v: VerdictFixtures, id: string, keyName: 'LOAD_KEY' | 'RATE_LIMIT_KEY', whyOnlyThisKey: string): { values: SettingValues; baseUrl: string; key: string } {
+export function loadTarget(
+  v: VerdictFixtures,
+  id: string,
+  keyName: 'LOAD_KEY' | 'RATE_LIMIT_KEY',
+  whyOnlyThisKey: string,
+): { values: SettingValues; baseUrl: string; key: string } {
   const { values, problems } = readSettings(process.env);
   const mine = problemsOf(problems, READ);
   if (mine.length) throw new Error(`${id}: configuration: ${mine.join('; ')}`);
   const baseUrl = values.BASE_URL;
-  if (!baseUrl) throw new Error(`${id}: prerequisite missing: set BASE_URL (the inventory base address, ending in /v1); this check cannot run without it`);
+  if (!baseUrl)
+    throw new Error(
+      `${id}: prerequisite missing: set BASE_URL (the inventory base address, ending in /v1); this check cannot run without it`,
+    );
   const key = keyName === 'LOAD_KEY' ? values.LOAD_KEY : values.RATE_LIMIT_KEY;
   if (!key) v.notCertified(`${keyName} not given: ${whyOnlyThisKey}`);
   return { values, baseUrl, key };

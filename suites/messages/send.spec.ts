@@ -18,16 +18,19 @@ test('MSG-01 a valid message is accepted with id, message, status and createdAt'
   const message = text('MSG-01');
   const res = await api.sendMessage({ message });
   expectStatus(res, '2xx', 'a valid message');
-  if (![200, 201, 202].includes(res.status)) warn(`MSG-01: success answered ${res.status} (the spec names no code; 200, 201 or 202 expected)`);
+  if (![200, 201, 202].includes(res.status))
+    warn(`MSG-01: success answered ${res.status} (the spec names no code; 200, 201 or 202 expected)`);
   const ct = res.header('content-type');
   expectFact(isJsonMediaType(ct), { expected: 'Content-Type application/json', observed: ct ?? 'none', res });
   const body = (res.json ?? {}) as Record<string, unknown>;
   const problems: string[] = [];
-  if (res.json === null || typeof res.json !== 'object' || Array.isArray(res.json)) problems.push(`body is not a JSON object: ${abbreviate(res.text)}`);
+  if (res.json === null || typeof res.json !== 'object' || Array.isArray(res.json))
+    problems.push(`body is not a JSON object: ${abbreviate(res.text)}`);
   for (const field of ['id', 'message', 'status', 'createdAt']) {
     if (typeof body[field] !== 'string') problems.push(`"${field}" is ${describeValue(body[field])}, expected a string`);
   }
-  if (typeof body.message === 'string' && body.message !== message) problems.push(`"message" is ${JSON.stringify(abbreviate(body.message, 80))}, expected the text sent`);
+  if (typeof body.message === 'string' && body.message !== message)
+    problems.push(`"message" is ${JSON.stringify(abbreviate(body.message, 80))}, expected the text sent`);
   expectNoDeviation(problems, 'a Message response: string id, message (the text sent), status and createdAt', res.label, res);
 });
 
@@ -35,7 +38,12 @@ test('MSG-02 createdAt is an ISO 8601 UTC timestamp', MUTATES, async ({ api }) =
   const res = await api.sendMessage({ message: text('MSG-02') });
   expectStatus(res, '2xx', 'a valid message');
   const createdAt = (res.json as Record<string, unknown> | undefined)?.createdAt;
-  expectFact(isUtcTimestamp(createdAt), { what: `createdAt of ${res.label}`, expected: 'an ISO 8601 UTC timestamp (Z or +00:00)', observed: describeValue(createdAt), res });
+  expectFact(isUtcTimestamp(createdAt), {
+    what: `createdAt of ${res.label}`,
+    expected: 'an ISO 8601 UTC timestamp (Z or +00:00)',
+    observed: describeValue(createdAt),
+    res,
+  });
 });
 
 test('MSG-05 status is queued or another string', MUTATES, async ({ api, warn }) => {
@@ -44,7 +52,8 @@ test('MSG-05 status is queued or another string', MUTATES, async ({ api, warn })
   const status = (res.json as Record<string, unknown> | undefined)?.status;
   if (!(res.status >= 200 && res.status < 300) || typeof status !== 'string') {
     warn(`MSG-05: ${res.label}: status ${describeValue(status)} not judged (see MSG-01)`);
-  } else if (status !== 'queued') warn(`MSG-05: status is ${JSON.stringify(status)}; only "queued" is named by the spec (other values: not shown)`);
+  } else if (status !== 'queued')
+    warn(`MSG-05: status is ${JSON.stringify(status)}; only "queued" is named by the spec (other values: not shown)`);
 });
 
 test('MSG-06 the documented headers and body are accepted', MUTATES, async ({ api }) => {

@@ -142,7 +142,12 @@ export function pacingClient(url: string | undefined = process.env.CONFORMANCE_P
         granted: answer.granted ?? 1,
         limitedBy: answer.limitedBy,
         observe: (r) =>
-          post<ObserveResult>(url, '/observe', { lease: id, status: r.status, headers: pacingHeaders(r.headers), receivedAtMs: r.receivedAtMs }),
+          post<ObserveResult>(url, '/observe', {
+            lease: id,
+            status: r.status,
+            headers: pacingHeaders(r.headers),
+            receivedAtMs: r.receivedAtMs,
+          }),
         async release() {
           if (ended) return;
           ended = true;
@@ -168,7 +173,11 @@ export function pacingClient(url: string | undefined = process.env.CONFORMANCE_P
       const answer = await post<{ id?: string; freedAtMs?: number; error?: string }>(url, '/pets/acquire', { ids, holder, ttlMs });
       if (answer.id === undefined) throw new Error(`pet lease: ${answer.error ?? 'refused'}`);
       const id = answer.id;
-      return { id, freedAtMs: answer.freedAtMs ?? 0, release: (retire = false) => post<void>(url, '/pets/release', { id, holder, retire }) };
+      return {
+        id,
+        freedAtMs: answer.freedAtMs ?? 0,
+        release: (retire = false) => post<void>(url, '/pets/release', { id, holder, retire }),
+      };
     },
   };
 }

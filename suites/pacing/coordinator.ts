@@ -72,7 +72,14 @@ function serve(routes: Record<string, Route>, report: () => object): http.Server
     req.on('end', () => {
       try {
         const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>;
-        route(body, (a) => send(200, a), (f) => res.on('close', () => { if (!res.writableEnded) f(); }));
+        route(
+          body,
+          (a) => send(200, a),
+          (f) =>
+            res.on('close', () => {
+              if (!res.writableEnded) f();
+            }),
+        );
       } catch (e) {
         send(400, { error: (e as Error).message });
       }

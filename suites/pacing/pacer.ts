@@ -201,8 +201,19 @@ export class KeyPacer {
       ...options,
     };
     this.stats = {
-      label: options.label, granted: 0, observed: 0, released: 0, refused: 0, unplanned429: 0, inFlightAt429: 0,
-      suspectedBans: 0, earlyGrants: 0, longestWaitMs: 0, fallbackResponses: 0, unpredicted429: 0, notCertified: [],
+      label: options.label,
+      granted: 0,
+      observed: 0,
+      released: 0,
+      refused: 0,
+      unplanned429: 0,
+      inFlightAt429: 0,
+      suspectedBans: 0,
+      earlyGrants: 0,
+      longestWaitMs: 0,
+      fallbackResponses: 0,
+      unpredicted429: 0,
+      notCertified: [],
     };
   }
 
@@ -274,14 +285,22 @@ export class KeyPacer {
     if (mode === 'paced' && fr && fr.value <= this.options.reserve) {
       const until = fr.atMs + 60_000 - nowMs;
       if (until > 0) {
-        return this.waitFor(until, `X-RateLimit-Remaining ${fr.value} on ${label} is at the reserve and X-RateLimit-Reset is not usable; waiting a nominal minute`);
+        return this.waitFor(
+          until,
+          `X-RateLimit-Remaining ${fr.value} on ${label} is at the reserve and X-RateLimit-Reset is not usable; waiting a nominal minute`,
+        );
       }
       this.fallbackRemaining = undefined;
     }
-    const perMinute = this.limitHeader && this.limitHeader > 0 ? this.limitHeader : this.nominalHint ?? this.options.nominalPerMinute;
+    const perMinute = this.limitHeader && this.limitHeader > 0 ? this.limitHeader : (this.nominalHint ?? this.options.nominalPerMinute);
     const interval = 60_000 / perMinute;
     const next = this.lastGrantMs + interval;
-    if (next > nowMs) return { kind: 'wait', waitMs: Math.ceil(next - nowMs), reason: `pacing ${label} at ${perMinute} requests per minute (headers not usable)` };
+    if (next > nowMs)
+      return {
+        kind: 'wait',
+        waitMs: Math.ceil(next - nowMs),
+        reason: `pacing ${label} at ${perMinute} requests per minute (headers not usable)`,
+      };
     return { kind: 'grant', count: 1 };
   }
 
@@ -382,7 +401,8 @@ export class KeyPacer {
     if (obs.mode !== 'exhaust') this.stats.unplanned429++;
     this.stats.inFlightAt429 += this.inflight;
     if (wasAfterBlock) this.stats.suspectedBans++;
-    const untilReset = info.reset !== undefined && info.dateMs !== undefined && resetOk ? info.reset - Math.floor(info.dateMs / 1000) : undefined;
+    const untilReset =
+      info.reset !== undefined && info.dateMs !== undefined && resetOk ? info.reset - Math.floor(info.dateMs / 1000) : undefined;
     // Delta-seconds are seconds whatever their size, even when judged to look like milliseconds;
     // no usable Retry-After: until the reported reset, else a conservative minute (one rule: holdAfter429).
     const hold = holdAfter429({
@@ -409,7 +429,8 @@ export class KeyPacer {
     if (predicted) return { blockedForMs, retryAfterProblem };
     this.stats.unpredicted429 = (this.stats.unpredicted429 ?? 0) + 1;
     // Only a Remaining that said there was room is contradicted; an unknown one predicts nothing.
-    if (known !== undefined) this.unpredictedSince ??= `a 429 on ${label} came while its X-RateLimit-Remaining said ${known} with ${this.inflight + 1} in flight`;
+    if (known !== undefined)
+      this.unpredictedSince ??= `a 429 on ${label} came while its X-RateLimit-Remaining said ${known} with ${this.inflight + 1} in flight`;
     const reason =
       `a 429 on ${label} that its own X-RateLimit-Remaining (${known ?? 'unknown'}) did not predict: the limit may be ` +
       `shared by several keys, so every key of the run waits its Retry-After`;

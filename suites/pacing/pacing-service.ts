@@ -87,7 +87,13 @@ function waiterOf(b: Record<string, unknown>, defaultTtl: number, resolve: (a: o
  * `maxWaitMs` (whatever held it: a budget that never frees, requests in flight that never end)
  * closes the key: not certified, with the reason, and nothing more is sent on it.
  */
-function pumpKey(k: KeyState, now: () => number, again: () => void, lease: (w: Waiter, count: number, t: number) => string, maxWaitMs: number): void {
+function pumpKey(
+  k: KeyState,
+  now: () => number,
+  again: () => void,
+  lease: (w: Waiter, count: number, t: number) => string,
+  maxWaitMs: number,
+): void {
   if (k.timer) clearTimeout(k.timer);
   k.timer = undefined;
   while (k.queue.length) {
@@ -182,8 +188,15 @@ export function pacingService(o: PacingServiceOptions): Service<PacingServiceRep
     '/observe': (b, answer) => {
       const lease = leases.get(String(b.lease));
       if (!lease) return answer({ error: 'unknown or ended lease' });
-      const headers = Array.isArray(b.headers) ? (b.headers as unknown[][]).map(([name, value]) => ({ name: String(name), value: String(value) })) : [];
-      const result = keyOf(lease.label).pacer.observe({ status: Number(b.status), headers, receivedAtMs: Number(b.receivedAtMs) || o.now(), mode: lease.mode });
+      const headers = Array.isArray(b.headers)
+        ? (b.headers as unknown[][]).map(([name, value]) => ({ name: String(name), value: String(value) }))
+        : [];
+      const result = keyOf(lease.label).pacer.observe({
+        status: Number(b.status),
+        headers,
+        receivedAtMs: Number(b.receivedAtMs) || o.now(),
+        mode: lease.mode,
+      });
       lease.open--;
       if (lease.open <= 0) leases.delete(String(b.lease));
       if (result.holdAll) holdAll(lease.label, result.holdAll);

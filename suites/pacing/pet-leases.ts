@@ -68,7 +68,13 @@ export function petLeases(o: { leaseTtlMs: number; now: () => number }): Service
       '/pets/acquire': (b, answer, onGone) => {
         const ids = Array.isArray(b.ids) ? (b.ids as unknown[]).map(String) : [];
         if (!ids.length) throw new Error('no pet ids');
-        const w: PetWaiter = { ids: new Set(ids), holder: String(b.holder), ttlMs: positive(b.ttlMs, o.leaseTtlMs), resolve: answer, gone: false };
+        const w: PetWaiter = {
+          ids: new Set(ids),
+          holder: String(b.holder),
+          ttlMs: positive(b.ttlMs, o.leaseTtlMs),
+          resolve: answer,
+          gone: false,
+        };
         onGone(() => {
           w.gone = true;
         });

@@ -320,9 +320,7 @@ async function admittedPastZero(q: Sequence, last: Snapshot, res: Snapshot, star
   const a = rateLimitOf(last);
   const b = rateLimitOf(res);
   const windowMoved =
-    b.reset !== a.reset ||
-    a.reset !== startReset ||
-    ((b.remaining ?? 0) > 0 && (b.dateMs ?? 0) / 1000 >= (a.reset ?? Infinity) - 1);
+    b.reset !== a.reset || a.reset !== startReset || ((b.remaining ?? 0) > 0 && (b.dateMs ?? 0) / 1000 >= (a.reset ?? Infinity) - 1);
   if (windowMoved) {
     if (++rec.restarts > q.maxRestarts) {
       rec.notCertified =
@@ -336,13 +334,18 @@ async function admittedPastZero(q: Sequence, last: Snapshot, res: Snapshot, star
   // In the last second before its Reset (or without Date) the 2xx is not counted (`WindowCounter`):
   // the count goes on in the next window, once that Reset has passed.
   if (b.dateMs === undefined || b.reset === undefined || b.dateMs >= (b.reset - 1) * 1000) {
-    const ms = b.reset !== undefined && b.dateMs !== undefined ? b.reset * 1000 - b.dateMs + LAST_SECOND_MARGIN_MS : 1000 + LAST_SECOND_MARGIN_MS;
-    q.log('[rate-limit] one more was let in past Remaining 0 in the last second before its Reset; counting again once that Reset has passed');
+    const ms =
+      b.reset !== undefined && b.dateMs !== undefined ? b.reset * 1000 - b.dateMs + LAST_SECOND_MARGIN_MS : 1000 + LAST_SECOND_MARGIN_MS;
+    q.log(
+      '[rate-limit] one more was let in past Remaining 0 in the last second before its Reset; counting again once that Reset has passed',
+    );
     await (o.sleep ?? sleep)(Math.min(ms, 1000 + LAST_SECOND_MARGIN_MS));
     return 'again';
   }
   if (q.withinSecond++ < (b.limit ?? a.limit ?? 0)) {
-    q.log('[rate-limit] one more was let in past Remaining 0 under the same Reset (a refilling or sliding limiter frees a request as time passes); probing again');
+    q.log(
+      '[rate-limit] one more was let in past Remaining 0 under the same Reset (a refilling or sliding limiter frees a request as time passes); probing again',
+    );
     return 'again';
   }
   rec.notCertified =
@@ -398,7 +401,13 @@ export async function exhaust(o: ExhaustOptions): Promise<ExhaustRecord> {
   const burst = burster(o, rec, windows);
   const [res] = await burst(1, true);
   const q: Sequence = {
-    o, rec, burst, res, stalls: 0, windows, withinSecond: 0,
+    o,
+    rec,
+    burst,
+    res,
+    stalls: 0,
+    windows,
+    withinSecond: 0,
     log: o.log ?? (() => {}),
     maxRestarts: o.maxWindowRestarts ?? 3,
     maxConcurrency: Math.max(1, o.maxConcurrency ?? 32),
@@ -442,7 +451,18 @@ async function confirmEarlyRefusal(q: Sequence): Promise<void> {
   q.log(`[rate-limit] ${first}; driving ${q.o.key} to its limit once more to tell an off-by-one limiter from another client`);
   q.res = rec.after!;
   q.withinSecond = 0;
-  for (const k of ['earlyRefusal', 'earlyRefusalByOne', 'refused', 'inFlightAtRefusal', 'retryAfter', 'notRetried', 'retryNotCertified', 'waitedMs', 'after'] as const) delete rec[k];
+  for (const k of [
+    'earlyRefusal',
+    'earlyRefusalByOne',
+    'refused',
+    'inFlightAtRefusal',
+    'retryAfter',
+    'notRetried',
+    'retryNotCertified',
+    'waitedMs',
+    'after',
+  ] as const)
+    delete rec[k];
   if (await driveToLimit(q)) await retryAfterRefusal(q);
   if (rec.earlyRefusal && rec.earlyRefusalByOne && !wholeWindow) shortByOneWhileWeighed(rec, first, whole.remaining);
   else if (rec.earlyRefusal) rec.earlyRefusal = `${first}; again when driven to the limit once more: ${rec.earlyRefusal}`;

@@ -4,7 +4,16 @@
  * RFC 9110 §6.6.1 (Date on 2xx and 4xx). Reset is judged against the response's Date, never
  * against the local clock; it is not required to be after Date nor within 60 s.
  */
-import { test, expectFact, expectNoDeviation, missingPrerequisiteReason, type ApiClient, type ApiResponse, type Stock, type KeyName } from '../fixtures.ts';
+import {
+  test,
+  expectFact,
+  expectNoDeviation,
+  missingPrerequisiteReason,
+  type ApiClient,
+  type ApiResponse,
+  type Stock,
+  type KeyName,
+} from '../fixtures.ts';
 import { ERROR_PATHS } from '../errors/paths.ts';
 import { parseHttpDate } from '../lib/http-date.ts';
 import { limitMatchesPlan } from '../lib/rate-limit.ts';
@@ -87,13 +96,21 @@ for (const k of KEYS) {
     expectFact(limit !== undefined, { expected: 'an integer X-RateLimit-Limit', observed: res.rateLimit.raw.limit ?? 'none', res });
     const plan = k.plan(api);
     if (!plan) {
-      const known = Object.entries(PLAN_LIMITS).filter(([, p]) => p.minute === limit || p.day === limit).map(([n]) => n);
+      const known = Object.entries(PLAN_LIMITS)
+        .filter(([, p]) => p.minute === limit || p.day === limit)
+        .map(([n]) => n);
       return notCertified(
         `${missingPrerequisiteReason(k.planVar)}; X-RateLimit-Limit ${limit} ${known.length ? `fits the ${known.join('/')} plan` : 'is no published plan figure (enterprise?)'}`,
       );
     }
-    const figures = plan === 'enterprise' ? 'any positive figure (custom)' : `${PLAN_LIMITS[plan].minute} (minute) or ${PLAN_LIMITS[plan].day} (day)`;
-    expectFact(limitMatchesPlan(limit, plan), { what: `${res.label}: ${k.keyVar} on plan ${plan}`, expected: `X-RateLimit-Limit ${figures}`, observed: String(limit), res });
+    const figures =
+      plan === 'enterprise' ? 'any positive figure (custom)' : `${PLAN_LIMITS[plan].minute} (minute) or ${PLAN_LIMITS[plan].day} (day)`;
+    expectFact(limitMatchesPlan(limit, plan), {
+      what: `${res.label}: ${k.keyVar} on plan ${plan}`,
+      expected: `X-RateLimit-Limit ${figures}`,
+      observed: String(limit),
+      res,
+    });
   });
 }
 

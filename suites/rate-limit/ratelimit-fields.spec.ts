@@ -14,10 +14,16 @@ test('RL-17 RateLimit and RateLimit-Policy, when sent, parse and agree with X-Ra
   const date = parseHttpDate(res.header('date') ?? '');
   const fields = { rateLimit: res.header('ratelimit'), policy: res.header('ratelimit-policy') };
   if (fields.rateLimit === undefined && fields.policy === undefined) {
-    testInfo.annotations.push({ type: ANNOTATION.evidence, description: `${res.label}: no RateLimit or RateLimit-Policy field (not required; nothing to judge)` });
+    testInfo.annotations.push({
+      type: ANNOTATION.evidence,
+      description: `${res.label}: no RateLimit or RateLimit-Policy field (not required; nothing to judge)`,
+    });
     return;
   }
-  testInfo.annotations.push({ type: ANNOTATION.evidence, description: `${res.label}: RateLimit ${fields.rateLimit ?? '(none)'}; RateLimit-Policy ${fields.policy ?? '(none)'}` });
+  testInfo.annotations.push({
+    type: ANNOTATION.evidence,
+    description: `${res.label}: RateLimit ${fields.rateLimit ?? '(none)'}; RateLimit-Policy ${fields.policy ?? '(none)'}`,
+  });
   const warnings = rateLimitFieldWarnings(fields, {
     limit: res.rateLimit.limit,
     remaining: res.rateLimit.remaining,

@@ -58,11 +58,13 @@ export function rateLimitFieldWarnings(fields: { rateLimit?: string; policy?: st
   const name = (m: SfMember) => (typeof m.value === 'string' ? m.value : m.value instanceof Token ? m.value.toString() : undefined);
   for (const m of policies ?? []) {
     if (int(m.params.q) === undefined) warnings.push(`RateLimit-Policy member ${JSON.stringify(name(m))} has no non-negative integer q`);
-    if (m.params.w !== undefined && int(m.params.w) === undefined) warnings.push(`RateLimit-Policy member ${JSON.stringify(name(m))} has a w that is not a non-negative integer`);
+    if (m.params.w !== undefined && int(m.params.w) === undefined)
+      warnings.push(`RateLimit-Policy member ${JSON.stringify(name(m))} has a w that is not a non-negative integer`);
   }
   for (const m of limits ?? []) {
     if (int(m.params.r) === undefined) warnings.push(`RateLimit member ${JSON.stringify(name(m))} has no non-negative integer r`);
-    if (m.params.t !== undefined && int(m.params.t) === undefined) warnings.push(`RateLimit member ${JSON.stringify(name(m))} has a t that is not a non-negative integer`);
+    if (m.params.t !== undefined && int(m.params.t) === undefined)
+      warnings.push(`RateLimit member ${JSON.stringify(name(m))} has a t that is not a non-negative integer`);
   }
   if (warnings.length || !limits?.length) {
     if (!limits?.length && policies?.length) warnings.push('RateLimit-Policy is sent without RateLimit');

@@ -22,7 +22,11 @@ const test = base.extend<{ sequence: Sequence }>({
     await use(
       await oncePerRun('rate-limit/429-sequence', () => {
         const annotations: Sequence['annotations'] = [];
-        return runSequence(conformance, apiFactory((a) => annotations.push(a)), annotations);
+        return runSequence(
+          conformance,
+          apiFactory((a) => annotations.push(a)),
+          annotations,
+        );
       }),
     );
   },
@@ -41,7 +45,10 @@ function report(
     for (const a of seq.annotations) annotate(a);
     for (const w of seq.warnings) warn(`RL-05: ${w}`);
   } else if (r.refused) {
-    annotate({ type: ANNOTATION.evidence, description: `429 seen: ${r.refused.label}, Retry-After: ${r.refused.headers['retry-after'] ?? '(none)'}` });
+    annotate({
+      type: ANNOTATION.evidence,
+      description: `429 seen: ${r.refused.label}, Retry-After: ${r.refused.headers['retry-after'] ?? '(none)'}`,
+    });
   }
   if (r.notCertified) notCertified(r.notCertified);
   if (r.aborted) throw new Error(`${id}: the 429 sequence could not be completed: ${r.aborted}`);
@@ -62,16 +69,33 @@ test.describe('429 and Retry-After', () => {
   test('RL-05 the request past the limit is refused with 429', TAGS, async ({ sequence, warn, notCertified }, testInfo) => {
     const r = report(sequence, 'RL-05', (a) => testInfo.annotations.push(a), warn, notCertified);
     if (r.alreadyLimited) warn(`RL-05: ${r.key} was already at its limit when the sequence began`);
-    expectFact(r.overAdmission === undefined, { what: `${r.key} driven to its limit`, expected: '429 once X-RateLimit-Remaining reached 0', observed: r.overAdmission ?? '' });
-    expectFact(r.refused?.status === 429, { what: `${r.key} driven to its limit`, expected: 'the request past the limit refused with 429', observed: `none after ${r.sent} requests` });
+    expectFact(r.overAdmission === undefined, {
+      what: `${r.key} driven to its limit`,
+      expected: '429 once X-RateLimit-Remaining reached 0',
+      observed: r.overAdmission ?? '',
+    });
+    expectFact(r.refused?.status === 429, {
+      what: `${r.key} driven to its limit`,
+      expected: 'the request past the limit refused with 429',
+      observed: `none after ${r.sent} requests`,
+    });
   });
 
   test('RL-10 no request is refused early or admitted past the limit', TAGS, async ({ sequence, warn, notCertified }, testInfo) => {
     const r = report(sequence, 'RL-10', (a) => testInfo.annotations.push(a), warn, notCertified);
     if (r.earlyRefusalUnconfirmed) notCertified(r.earlyRefusalUnconfirmed);
     const early = `${r.earlyRefusal ?? ''}${r.key === '<API_KEY>' ? ' (or another client used API_KEY)' : ''}`;
-    expectFact(r.earlyRefusal === undefined, { what: `off by one on ${r.key}`, expected: 'no 429 while X-RateLimit-Remaining says requests are left', observed: early, ...(r.refused ? { res: r.refused } : {}) });
-    expectFact(r.overAdmission === undefined, { what: `over-admission on ${r.key}`, expected: 'at most X-RateLimit-Limit admitted in one window', observed: r.overAdmission ?? '' });
+    expectFact(r.earlyRefusal === undefined, {
+      what: `off by one on ${r.key}`,
+      expected: 'no 429 while X-RateLimit-Remaining says requests are left',
+      observed: early,
+      ...(r.refused ? { res: r.refused } : {}),
+    });
+    expectFact(r.overAdmission === undefined, {
+      what: `over-admission on ${r.key}`,
+      expected: 'at most X-RateLimit-Limit admitted in one window',
+      observed: r.overAdmission ?? '',
+    });
     if (r.alreadyLimited) warn('RL-10: the key was already limited; the countdown was not observed');
   });
 
@@ -79,7 +103,12 @@ test.describe('429 and Retry-After', () => {
     const r = report(sequence, 'RL-09', (a) => testInfo.annotations.push(a), warn, notCertified);
     const refused = refusedOf(r);
     const info = rateLimitOf(refused);
-    expectNoDeviation(info.missing.map((h) => `${h} missing`), 'X-RateLimit-Limit, -Remaining and -Reset on the 429', refused.label, refused);
+    expectNoDeviation(
+      info.missing.map((h) => `${h} missing`),
+      'X-RateLimit-Limit, -Remaining and -Reset on the 429',
+      refused.label,
+      refused,
+    );
     expectFact(info.remaining === 0, { expected: 'X-RateLimit-Remaining 0', observed: info.raw.remaining ?? 'none', res: refused });
   });
 
@@ -95,15 +124,25 @@ test.describe('429 and Retry-After', () => {
     const value = refused.headers['retry-after'];
     expectFact(value !== undefined, { expected: 'a Retry-After to judge', observed: 'none (see RL-06)', res: refused });
     const ra = r.retryAfter!;
-    expectFact(ra.ok, { expected: 'Retry-After as delta-seconds or an HTTP-date (RFC 9110 §10.2.3)', observed: ra.ok ? value : ra.reason, res: refused });
-    if (ra.ok && ra.kind === 'date' && ra.basis === 'local-clock') warn('RL-07: the 429 has no Date header; its Retry-After date was judged against the local clock');
+    expectFact(ra.ok, {
+      expected: 'Retry-After as delta-seconds or an HTTP-date (RFC 9110 §10.2.3)',
+      observed: ra.ok ? value : ra.reason,
+      res: refused,
+    });
+    if (ra.ok && ra.kind === 'date' && ra.basis === 'local-clock')
+      warn('RL-07: the 429 has no Date header; its Retry-After date was judged against the local clock');
   });
 
   test('RL-08 after waiting Retry-After a request is admitted', TAGS, async ({ sequence, warn, notCertified }, testInfo) => {
     const r = report(sequence, 'RL-08', (a) => testInfo.annotations.push(a), warn, notCertified);
     const refused = refusedOf(r);
     if (r.retryNotCertified) notCertified(r.retryNotCertified);
-    expectFact(r.notRetried === undefined, { what: 'the request after the wait', expected: 'a request sent once Retry-After has passed', observed: r.notRetried ?? '', res: refused });
+    expectFact(r.notRetried === undefined, {
+      what: 'the request after the wait',
+      expected: 'a request sent once Retry-After has passed',
+      observed: r.notRetried ?? '',
+      res: refused,
+    });
     const ra = r.retryAfter!;
     const waitedS = (r.waitedMs ?? 0) / 1000;
     expectFact(ra.ok && waitedS >= ra.seconds, {

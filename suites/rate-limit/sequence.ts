@@ -22,7 +22,14 @@ export function burstSender(api: ApiClient, key: KeyName) {
       return await Promise.all(
         Array.from({ length: lease.granted }, async (_, i) => {
           const res = await api.listInventory(key, { mode: 'exhaust', expect429: true, evidence: evidence && i === 0, lease });
-          return { label: res.label, status: res.status, headers: res.headers, text: res.text.slice(0, 500), receivedAtMs: res.receivedAtMs, curl: res.curl };
+          return {
+            label: res.label,
+            status: res.status,
+            headers: res.headers,
+            text: res.text.slice(0, 500),
+            receivedAtMs: res.receivedAtMs,
+            curl: res.curl,
+          };
         }),
       );
     } finally {
@@ -48,7 +55,12 @@ export async function runSequence(
   if (conformance.profile === 'readonly') {
     record = { key: placeholder, sent: 0, restarts: 0, notCertified: 'CONFORMANCE_PROFILE=readonly: no key is driven to 429' };
   } else if (!conformance.apiKey && !conformance.rateLimitKey) {
-    record = { key: placeholder, sent: 0, restarts: 0, notCertified: `${missingPrerequisiteReason('RATE_LIMIT_KEY')} (and API_KEY is not set either)` };
+    record = {
+      key: placeholder,
+      sent: 0,
+      restarts: 0,
+      notCertified: `${missingPrerequisiteReason('RATE_LIMIT_KEY')} (and API_KEY is not set either)`,
+    };
   } else {
     if (key === 'api') warnings.push('RATE_LIMIT_KEY is not set: the 429 checks spend the current window of API_KEY (they run last)');
     record = await exhaust({

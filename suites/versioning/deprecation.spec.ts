@@ -18,7 +18,10 @@ test('VER-04 GET /pets/{petId} marks its deprecation as @<epoch seconds> where p
   const res = await probe(api, 'VER-04');
   const value = res.header('deprecation');
   if (value === undefined) {
-    if (ABSENT.includes(res.status)) warn(`VER-04: GET /pets/{petId} answered ${res.status} without Deprecation: the operation is absent here (its path is not shown by the spec)`);
+    if (ABSENT.includes(res.status))
+      warn(
+        `VER-04: GET /pets/{petId} answered ${res.status} without Deprecation: the operation is absent here (its path is not shown by the spec)`,
+      );
     else warn(`VER-04: GET /pets/{petId} answered ${res.status} without a Deprecation header (the spec says it is deprecated)`);
     return;
   }
@@ -31,7 +34,9 @@ test('VER-05 GET /pets/{petId} announces its Sunset as an HTTP-date not before D
   const res = await probe(api, 'VER-05');
   const sunset = res.header('sunset');
   if (sunset === undefined) {
-    warn(`VER-05: GET /pets/{petId} answered ${res.status} without a Sunset header${ABSENT.includes(res.status) ? ' (the operation is absent here)' : ''}`);
+    warn(
+      `VER-05: GET /pets/{petId} answered ${res.status} without a Sunset header${ABSENT.includes(res.status) ? ' (the operation is absent here)' : ''}`,
+    );
     return;
   }
   const dep = res.header('deprecation');

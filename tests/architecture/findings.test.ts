@@ -67,7 +67,9 @@ function scan(root: string): ExpectCall[] {
 
 /** One line per call: `file:line expect(…) with a message: fail through a finding (suites/fixtures/assertions.ts)`. */
 const describe = (calls: ExpectCall[]): string[] =>
-  calls.map((c) => `${c.file}:${c.line} ${c.text}${c.message ? ' (with a message)' : ''}: fail through a finding (suites/fixtures/assertions.ts)`);
+  calls.map(
+    (c) => `${c.file}:${c.line} ${c.text}${c.message ? ' (with a message)' : ''}: fail through a finding (suites/fixtures/assertions.ts)`,
+  );
 
 test('no check under suites/ fails through expect(): every failure is a typed finding', () => {
   expect(describe(scan(REPO_ROOT))).toEqual([]);
@@ -76,7 +78,10 @@ test('no check under suites/ fails through expect(): every failure is a typed fi
 test('the check reads the spec files of every section', () => {
   const specs = suiteFiles(REPO_ROOT).filter((f) => f.endsWith('.spec.ts'));
   for (const section of ['auth', 'errors', 'inventory', 'messages', 'rate-limit', 'versioning', 'generated', 'load']) {
-    expect(specs.some((f) => f.startsWith(`suites/${section}/`)), section).toBe(true);
+    expect(
+      specs.some((f) => f.startsWith(`suites/${section}/`)),
+      section,
+    ).toBe(true);
   }
 });
 
@@ -85,7 +90,7 @@ test('an expect with a message string, an expect without one and expect.soft are
     "import { test, expect, expectFact } from '../fixtures.ts';",
     "test('INV-03 planted', async ({ api }) => {",
     '  const res = await api.listInventory();',
-    "  expect(res.status, `INV-03: expected 200, observed ${res.status}`).toBe(200);",
+    '  expect(res.status, `INV-03: expected 200, observed ${res.status}`).toBe(200);',
     '  expect(res.json).toBeDefined();',
     "  expect.soft(res.text, 'INV-03 body').not.toBe('');",
     "  expectFact(res.status === 200, { expected: 'status 200', observed: String(res.status), res });",
@@ -99,9 +104,16 @@ test('a planted spec file calling expect with a message fails the scan; one fail
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'findings-'));
   try {
     fs.mkdirSync(path.join(root, 'suites', 'inventory'), { recursive: true });
-    const planted = "test('INV-03 x', async ({ api }) => {\n  const res = await api.listInventory();\n  expect(res.status, 'INV-03: expected 200').toBe(200);\n});\n";
+    const planted =
+      "test('INV-03 x', async ({ api }) => {\n  const res = await api.listInventory();\n  expect(res.status, 'INV-03: expected 200').toBe(200);\n});\n";
     fs.writeFileSync(path.join(root, 'suites', 'inventory', 'planted.spec.ts'), planted);
-    fs.writeFileSync(path.join(root, 'suites', 'inventory', 'fine.spec.ts'), planted.replace("expect(res.status, 'INV-03: expected 200').toBe(200)", "expectFact(res.status === 200, { expected: 'status 200', observed: String(res.status), res })"));
+    fs.writeFileSync(
+      path.join(root, 'suites', 'inventory', 'fine.spec.ts'),
+      planted.replace(
+        "expect(res.status, 'INV-03: expected 200').toBe(200)",
+        "expectFact(res.status === 200, { expected: 'status 200', observed: String(res.status), res })",
+      ),
+    );
     expect(describe(scan(root))).toEqual([
       "suites/inventory/planted.spec.ts:3 expect(res.status, 'INV-03: expected 200') (with a message): fail through a finding (suites/fixtures/assertions.ts)",
     ]);

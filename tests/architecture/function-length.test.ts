@@ -30,7 +30,8 @@ interface LongFunction {
 function nameOf(node: ts.SignatureDeclaration, source: ts.SourceFile): string {
   if (node.name) return node.name.getText(source);
   const parent = node.parent;
-  if ((ts.isVariableDeclaration(parent) || ts.isPropertyAssignment(parent) || ts.isPropertyDeclaration(parent)) && parent.name) return parent.name.getText(source);
+  if ((ts.isVariableDeclaration(parent) || ts.isPropertyAssignment(parent) || ts.isPropertyDeclaration(parent)) && parent.name)
+    return parent.name.getText(source);
   return ts.isConstructorDeclaration(node) ? 'constructor' : `(${ts.SyntaxKind[node.kind]})`;
 }
 
@@ -82,11 +83,18 @@ function scan(root: string, folders: readonly string[] = FOLDERS): LongFunction[
 }
 
 /** One line per long function: `file:line name spans N lines (at most 100)`. */
-const describe = (found: LongFunction[]): string[] => found.map((f) => `${f.file}:${f.line} ${f.name} spans ${f.lines} lines (at most ${MAX_LINES})`);
+const describe = (found: LongFunction[]): string[] =>
+  found.map((f) => `${f.file}:${f.line} ${f.name} spans ${f.lines} lines (at most ${MAX_LINES})`);
 
 /** A function whose body holds `bodyLines` statement lines: it spans `bodyLines + 2` lines. */
 const plantedFunction = (name: string, bodyLines: number): string =>
-  [`export function ${name}(): number {`, '  let n = 0;', ...Array.from({ length: bodyLines - 2 }, () => '  n += 1;'), '  return n;', '}'].join('\n');
+  [
+    `export function ${name}(): number {`,
+    '  let n = 0;',
+    ...Array.from({ length: bodyLines - 2 }, () => '  n += 1;'),
+    '  return n;',
+    '}',
+  ].join('\n');
 
 test('no function of any source folder spans more than 100 lines (a test.describe group aside)', () => {
   expect(describe(scan(REPO_ROOT)), 'split each into named steps').toEqual([]);
@@ -110,9 +118,19 @@ test('a test.describe group is not measured; a long test inside it is', () => {
 test('arrow functions, methods and nested functions are measured, each on its own', () => {
   const body = Array.from({ length: 101 }, () => '    x += 1;').join('\n');
   const text = [
-    'const arrow = () => {', body, '};',
-    'class C {', '  method() {', body, '  }', '}',
-    'function outer() {', '  const inner = function () {', body, '  };', '}',
+    'const arrow = () => {',
+    body,
+    '};',
+    'class C {',
+    '  method() {',
+    body,
+    '  }',
+    '}',
+    'function outer() {',
+    '  const inner = function () {',
+    body,
+    '  };',
+    '}',
   ].join('\n');
   expect(longFunctions('shapes.ts', text).map((f) => `${f.name}:${f.line}:${f.lines}`)).toEqual([
     'arrow:1:103',

@@ -35,8 +35,9 @@ function importGraph(): Map<string, string[]> {
   const graph = new Map<string, string[]>();
   for (const file of files) {
     const text = fs.readFileSync(path.join(REPO_ROOT, file), 'utf8');
-    const targets = [...text.matchAll(/(?:^|\n)\s*(?:import|export)[^'"]*?from\s*['"](\.{1,2}\/[^'"]+)['"]|import\(\s*['"](\.{1,2}\/[^'"]+)['"]\s*\)/g)]
-      .map((m) => path.relative(REPO_ROOT, path.resolve(path.dirname(path.join(REPO_ROOT, file)), m[1] ?? m[2]!)));
+    const targets = [
+      ...text.matchAll(/(?:^|\n)\s*(?:import|export)[^'"]*?from\s*['"](\.{1,2}\/[^'"]+)['"]|import\(\s*['"](\.{1,2}\/[^'"]+)['"]\s*\)/g),
+    ].map((m) => path.relative(REPO_ROOT, path.resolve(path.dirname(path.join(REPO_ROOT, file)), m[1] ?? m[2]!)));
     graph.set(file, [...new Set(targets)]);
   }
   return graph;
@@ -73,7 +74,8 @@ test('a layer imports only the layers below it', () => {
     const from = layerOf(file);
     for (const target of targets) {
       const to = layerOf(target);
-      if (to !== from && !(MAY_IMPORT[from] ?? []).includes(to)) wrong.push(`${file} imports ${target} (${from} may import: ${(MAY_IMPORT[from] ?? []).join(', ') || 'nothing'})`);
+      if (to !== from && !(MAY_IMPORT[from] ?? []).includes(to))
+        wrong.push(`${file} imports ${target} (${from} may import: ${(MAY_IMPORT[from] ?? []).join(', ') || 'nothing'})`);
     }
   }
   expect(wrong).toEqual([]);

@@ -18,20 +18,30 @@ const BIOME = path.join(path.dirname(createRequire(import.meta.url).resolve('@bi
 
 /** `biome lint` in `cwd` (warnings count as findings); its exit status and output. */
 function lint(cwd: string, ...targets: string[]): { status: number | null; output: string } {
-  const r = spawnSync(process.execPath, [BIOME, 'lint', '--error-on-warnings', '--max-diagnostics=50', ...targets], { cwd, encoding: 'utf8', timeout: 60_000 });
+  const r = spawnSync(process.execPath, [BIOME, 'lint', '--error-on-warnings', '--max-diagnostics=50', ...targets], {
+    cwd,
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
   return { status: r.status, output: `${r.stdout}${r.stderr}` };
 }
 
 /** What `biome format` (check only, nothing written) reports in `cwd`: the files it would change, sorted, and any other error it met. */
 function unformatted(cwd: string, ...targets: string[]): { files: string[]; errors: string[] } {
   const r = spawnSync(process.execPath, [BIOME, 'format', '--reporter=json', '--max-diagnostics=none', ...targets], {
-    cwd, encoding: 'utf8', timeout: 60_000, maxBuffer: 64 * 1024 * 1024,
+    cwd,
+    encoding: 'utf8',
+    timeout: 60_000,
+    maxBuffer: 64 * 1024 * 1024,
   });
   let report: { diagnostics?: { category?: string; message?: string; location?: { path?: string } }[] };
   try {
     report = JSON.parse(r.stdout) as typeof report;
   } catch {
-    return { files: [], errors: [`biome format gave no JSON report (exit ${r.status}${r.error ? `, ${r.error.message}` : ''}): ${r.stderr.slice(0, 2000)}`] };
+    return {
+      files: [],
+      errors: [`biome format gave no JSON report (exit ${r.status}${r.error ? `, ${r.error.message}` : ''}): ${r.stderr.slice(0, 2000)}`],
+    };
   }
   const diagnostics = report.diagnostics ?? [];
   const files = diagnostics.filter((d) => d.category === 'format').map((d) => d.location?.path ?? '(no path)');
@@ -42,7 +52,11 @@ function unformatted(cwd: string, ...targets: string[]): { files: string[]; erro
 
 /** The repository's biome.json in `dir` (outside a git checkout: no ignore file applies). */
 function copyConfig(dir: string): void {
-  const { vcs: _vcs, $schema: _schema, ...config } = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'biome.json'), 'utf8')) as Record<string, unknown>;
+  const {
+    vcs: _vcs,
+    $schema: _schema,
+    ...config
+  } = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'biome.json'), 'utf8')) as Record<string, unknown>;
   fs.writeFileSync(path.join(dir, 'biome.json'), JSON.stringify(config));
 }
 
@@ -56,7 +70,10 @@ test('a planted unused import and a let never reassigned are found, naming the f
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lint-'));
   try {
     copyConfig(dir);
-    fs.writeFileSync(path.join(dir, 'planted.ts'), "import fs from 'node:fs';\nexport function f(): number {\n  let n = 1;\n  return n;\n}\n");
+    fs.writeFileSync(
+      path.join(dir, 'planted.ts'),
+      "import fs from 'node:fs';\nexport function f(): number {\n  let n = 1;\n  return n;\n}\n",
+    );
     const r = lint(dir, 'planted.ts');
     expect(r.status).not.toBe(0);
     expect(r.output).toContain('planted.ts');

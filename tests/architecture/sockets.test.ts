@@ -21,9 +21,11 @@ const NETWORK_MODULES = /^(node:)?(http|https|http2|net|tls|dgram)$|^(undici|nod
 const ALLOWED: Record<string, string> = {
   'core/transport.ts': 'the one outbound client: every request to the target',
   'suites/pacing/coordinator.ts': "the run's pacer: a server on 127.0.0.1, never the target",
-  'suites/pacing/client.ts': "the run's pacer's client: to the coordinator on 127.0.0.1 (CONFORMANCE_PACER_URL), key labels only, never the target",
+  'suites/pacing/client.ts':
+    "the run's pacer's client: to the coordinator on 127.0.0.1 (CONFORMANCE_PACER_URL), key labels only, never the target",
   'reference-server/': 'the bundled target itself: its listener, and its shared limiter store (Redis)',
-  'faults/': 'the fault matrix plays the target: the fault proxy listens and forwards to its upstream; the staging simulator drives the reference server',
+  'faults/':
+    'the fault matrix plays the target: the fault proxy listens and forwards to its upstream; the staging simulator drives the reference server',
   'bench/': "the reference server's bench: its own load generators against the reference server, never a user's target",
 };
 
@@ -34,12 +36,19 @@ export function socketOpeners(file: string, text: string): string[] {
   const kind = /\.(js|mjs|cjs)$/.test(file) ? ts.ScriptKind.JS : ts.ScriptKind.TS;
   const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true, kind);
   const found: string[] = [];
-  const at = (node: ts.Node, what: string) => found.push(`${file}:${source.getLineAndCharacterOfPosition(node.getStart(source)).line + 1} ${what}`);
-  const moduleOf = (node: ts.Expression | undefined) => (node && ts.isStringLiteralLike(node) && NETWORK_MODULES.test(node.text) ? node.text : undefined);
+  const at = (node: ts.Node, what: string) =>
+    found.push(`${file}:${source.getLineAndCharacterOfPosition(node.getStart(source)).line + 1} ${what}`);
+  const moduleOf = (node: ts.Expression | undefined) =>
+    node && ts.isStringLiteralLike(node) && NETWORK_MODULES.test(node.text) ? node.text : undefined;
   const visit = (node: ts.Node): void => {
     if (ts.isImportDeclaration(node) && !node.importClause?.isTypeOnly) {
       const named = node.importClause?.namedBindings;
-      const onlyTypes = !node.importClause?.name && named && ts.isNamedImports(named) && named.elements.length > 0 && named.elements.every((e) => e.isTypeOnly);
+      const onlyTypes =
+        !node.importClause?.name &&
+        named &&
+        ts.isNamedImports(named) &&
+        named.elements.length > 0 &&
+        named.elements.every((e) => e.isTypeOnly);
       const m = moduleOf(node.moduleSpecifier);
       if (m && !onlyTypes) at(node, `imports ${m}`);
     } else if (ts.isExportDeclaration(node) && !node.isTypeOnly) {
@@ -48,8 +57,13 @@ export function socketOpeners(file: string, text: string): string[] {
     } else if (ts.isCallExpression(node)) {
       const callee = node.expression;
       const m = moduleOf(node.arguments[0]);
-      if (m && (callee.kind === ts.SyntaxKind.ImportKeyword || (ts.isIdentifier(callee) && callee.text === 'require'))) at(node, `imports ${m}`);
-      const name = ts.isIdentifier(callee) ? callee.text : ts.isPropertyAccessExpression(callee) && /^(globalThis|window|self)$/.test(callee.expression.getText(source)) ? callee.name.text : '';
+      if (m && (callee.kind === ts.SyntaxKind.ImportKeyword || (ts.isIdentifier(callee) && callee.text === 'require')))
+        at(node, `imports ${m}`);
+      const name = ts.isIdentifier(callee)
+        ? callee.text
+        : ts.isPropertyAccessExpression(callee) && /^(globalThis|window|self)$/.test(callee.expression.getText(source))
+          ? callee.name.text
+          : '';
       if (name === 'fetch') at(node, 'calls fetch(');
     } else if (ts.isNewExpression(node) && ts.isIdentifier(node.expression) && node.expression.text === 'WebSocket') {
       at(node, 'opens a WebSocket');
@@ -64,14 +78,23 @@ export function socketOpeners(file: string, text: string): string[] {
 function sourceFiles(): string[] {
   return execFileSync('git', ['ls-files', '-co', '--exclude-standard'], { cwd: REPO_ROOT, encoding: 'utf8' })
     .split('\n')
-    .filter((f) => /\.(ts|mts|cts|js|mjs|cjs)$/.test(f) && !f.startsWith('tests/') && !f.startsWith('node_modules/') && fs.existsSync(path.join(REPO_ROOT, f)));
+    .filter(
+      (f) =>
+        /\.(ts|mts|cts|js|mjs|cjs)$/.test(f) &&
+        !f.startsWith('tests/') &&
+        !f.startsWith('node_modules/') &&
+        fs.existsSync(path.join(REPO_ROOT, f)),
+    );
 }
 
 test('no module opens a socket but core/transport.ts and the allowed servers and tooling', () => {
   const wrong = sourceFiles()
     .filter((f) => !allowed(f))
     .flatMap((f) => socketOpeners(f, fs.readFileSync(path.join(REPO_ROOT, f), 'utf8')));
-  expect(wrong, 'send through core/transport.ts (send, agentFor), or add the file to ALLOWED and to docs/architecture.md with its reason').toEqual([]);
+  expect(
+    wrong,
+    'send through core/transport.ts (send, agentFor), or add the file to ALLOWED and to docs/architecture.md with its reason',
+  ).toEqual([]);
 });
 
 test('the one outbound client is where the scan says sockets are opened', () => {
@@ -95,7 +118,7 @@ const PLANTED: [string, string, number][] = [
   ['a require of undici', "const { fetch } = require('undici');", 1],
   ['a re-export of node:http2', "export { connect } from 'node:http2';", 1],
   ['a call of the global fetch', "await fetch('https://example.com/v1/inventory');", 1],
-  ['a call of globalThis.fetch', "await globalThis.fetch(url);", 1],
+  ['a call of globalThis.fetch', 'await globalThis.fetch(url);', 1],
   ['a WebSocket', "new WebSocket('wss://example.com');", 1],
   ['a type-only import', "import type { AddressInfo } from 'node:net';\nimport { type Agent } from 'node:http';", 0],
   ['a mention in a comment or a string', "// fetch('x') and import http from 'node:http'\nconst s = \"fetch('x')\";", 0],

@@ -33,9 +33,18 @@ test('baseline: a known failure that now passes is reported fixed, so it can lea
 });
 
 test('baseline: an entry narrowed to tests does not cover another failing test of the requirement', () => {
-  const outcome = applyBaseline(failingReport(), parseBaseline('knownFailures:\n  - { id: AUTH-02, tests: ["AUTH-02 some other test"] }\n  - UPD-06\n'));
+  const outcome = applyBaseline(
+    failingReport(),
+    parseBaseline('knownFailures:\n  - { id: AUTH-02, tests: ["AUTH-02 some other test"] }\n  - UPD-06\n'),
+  );
   expect(outcome.newFailures).toEqual([
-    { id: 'AUTH-02', title: expect.any(String), level: 'must', failingTests: ['AUTH-02 every operation answers 401 without a key'], why: 'the baseline lists other tests of it' },
+    {
+      id: 'AUTH-02',
+      title: expect.any(String),
+      level: 'must',
+      failingTests: ['AUTH-02 every operation answers 401 without a key'],
+      why: 'the baseline lists other tests of it',
+    },
   ]);
 });
 

@@ -7,12 +7,31 @@ import { failingReport } from './reports.ts';
 
 /** Debian's chromium (`apt-get install chromium`); the test fails, never skips, without it. */
 const CHROMIUM = '/usr/bin/chromium';
-const ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
+const ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+];
 
 const LOAD = {
   checks: {
-    capacity: { status: 'pass', figures: { load: { label: 'capacity (list)', latencyMs: { p50: 4, p90: 16, p99: 47, max: 121, mean: 7 } } } },
-    overload: { status: 'pass', figures: { bursts: [{ label: 'burst', latencyMs: { p50: 900, p90: 1500, p99: 1598, max: 1599, mean: 1000 } }], windows: [{ successes: 60, limit: 60 }, { successes: 60, limit: 60 }] } },
+    capacity: {
+      status: 'pass',
+      figures: { load: { label: 'capacity (list)', latencyMs: { p50: 4, p90: 16, p99: 47, max: 121, mean: 7 } } },
+    },
+    overload: {
+      status: 'pass',
+      figures: {
+        bursts: [{ label: 'burst', latencyMs: { p50: 900, p90: 1500, p99: 1598, max: 1599, mean: 1000 } }],
+        windows: [
+          { successes: 60, limit: 60 },
+          { successes: 60, limit: 60 },
+        ],
+      },
+    },
   },
 };
 

@@ -19,7 +19,9 @@ function written(dir: string, report = failingReport(), extra: Parameters<typeof
 
 const read = (file: string) => JSON.parse(fs.readFileSync(file, 'utf8')) as Certificate;
 const failed = (file: string, publicKeyPem?: string) =>
-  verifyCertificate(file, { root: ROOT, ...(publicKeyPem ? { publicKeyPem } : {}) }).checks.filter((c) => !c.ok).map((c) => c.name);
+  verifyCertificate(file, { root: ROOT, ...(publicKeyPem ? { publicKeyPem } : {}) })
+    .checks.filter((c) => !c.ok)
+    .map((c) => c.name);
 
 test('certificate: carries each requirement quote, source and decision from the ledger, and verifies', async ({ scratch }) => {
   const w = written(scratch('reports'));
@@ -27,20 +29,32 @@ test('certificate: carries each requirement quote, source and decision from the 
   expect(upd.quote).not.toBe('negative quantity'); // the ledger's verbatim quote, not the report's short title
   expect(upd.source).toMatch(/^(spec|rfc|rules)$/);
   expect(upd.decision).toBeTruthy();
-  expect(w.certificate.digests).toMatchObject({ ledger: expect.stringMatching(/^[0-9a-f]{64}$/), suite: expect.stringMatching(/^[0-9a-f]{64}$/), spec: expect.stringMatching(/^[0-9a-f]{64}$/) });
+  expect(w.certificate.digests).toMatchObject({
+    ledger: expect.stringMatching(/^[0-9a-f]{64}$/),
+    suite: expect.stringMatching(/^[0-9a-f]{64}$/),
+    spec: expect.stringMatching(/^[0-9a-f]{64}$/),
+  });
   expect(Object.keys(w.certificate.sourceManifest)).toContain('certify/verdict.ts');
   expect(failed(w.jsonFile)).toEqual([]);
 });
 
 // Every recorded result, changed by hand, is caught.
 const TAMPER: [string, (c: Certificate) => void, string[]][] = [
-  ['a status', (c) => void (c.results.requirements.find((r) => r.id === 'AUTH-02')!.status = 'pass'), ['results', 'certificate', 'summary', 'html']],
+  [
+    'a status',
+    (c) => void (c.results.requirements.find((r) => r.id === 'AUTH-02')!.status = 'pass'),
+    ['results', 'certificate', 'summary', 'html'],
+  ],
   ['an evidence line', (c) => void (c.results.requirements[0]!.evidence[0]!.outcome = 'passed'), ['results', 'certificate', 'html']],
-  ['the verdict and gate, digests recomputed', (c) => {
-    c.results.verdict = 'pass';
-    c.results.gate = { ...c.results.gate, result: 'pass', exitCode: 0 };
-    c.digests.results = digestOf(c.results);
-  }, ['certificate', 'gate', 'verdict', 'html']],
+  [
+    'the verdict and gate, digests recomputed',
+    (c) => {
+      c.results.verdict = 'pass';
+      c.results.gate = { ...c.results.gate, result: 'pass', exitCode: 0 };
+      c.digests.results = digestOf(c.results);
+    },
+    ['certificate', 'gate', 'verdict', 'html'],
+  ],
   ['the target', (c) => void ((c.target as Record<string, unknown>).baseUrl = 'https://prod.example.com/v1'), ['certificate', 'html']],
   ['the suite manifest', (c) => void (c.sourceManifest['certify/verdict.ts'] = '0'.repeat(64)), ['certificate', 'suite']],
 ];
@@ -88,7 +102,10 @@ test('certificate: with --public-key an unsigned certificate fails', async ({ sc
 });
 
 test('certificate: a baseline turns the known failures into a passing gate that lists them', async ({ scratch }) => {
-  const w = written(scratch('reports'), failingReport({ baseline: baselineOf('knownFailures:\n  - { id: AUTH-02, reason: ticket 1 }\n  - UPD-06\n') }));
+  const w = written(
+    scratch('reports'),
+    failingReport({ baseline: baselineOf('knownFailures:\n  - { id: AUTH-02, reason: ticket 1 }\n  - UPD-06\n') }),
+  );
   expect(w.gate).toMatchObject({ result: 'pass', exitCode: 0 });
   expect(w.certificate.results.baseline?.known.map((k) => k.id)).toEqual(['AUTH-02', 'UPD-06']);
   const html = fs.readFileSync(w.htmlFile, 'utf8');
@@ -107,17 +124,26 @@ test('certificate: the HTML page is self-contained (no script, nothing fetched)'
 test('certificate: load charts come from every latency and window figure of load.json, bursts included', () => {
   const charts = loadCharts({
     checks: {
-      capacity: { status: 'pass', evidence: ['GET /v1/inventory: 6745 requests'], figures: { load: { label: 'capacity (list)', latencyMs: { p50: 4, p90: 16, p99: 47, max: 121, mean: 7 } } } },
+      capacity: {
+        status: 'pass',
+        evidence: ['GET /v1/inventory: 6745 requests'],
+        figures: { load: { label: 'capacity (list)', latencyMs: { p50: 4, p90: 16, p99: 47, max: 121, mean: 7 } } },
+      },
       overload: {
         status: 'pass',
         figures: {
           bursts: [{ label: 'burst', latencyMs: { p50: 900, p90: 1500, p99: 1598, max: 1599, mean: 1000 } }],
-          windows: [{ reset: '1', successes: 60, limit: 60 }, { reset: '2', successes: 61, limit: 60 }],
+          windows: [
+            { reset: '1', successes: 60, limit: 60 },
+            { reset: '2', successes: 61, limit: 60 },
+          ],
         },
       },
     },
   });
-  expect(charts.map((c) => [c.check, c.latency.map((l) => `${l.label} p99 ${l.p99}`), c.windows.map((w) => `${w.successes}/${w.limit}`)])).toEqual([
+  expect(
+    charts.map((c) => [c.check, c.latency.map((l) => `${l.label} p99 ${l.p99}`), c.windows.map((w) => `${w.successes}/${w.limit}`)]),
+  ).toEqual([
     ['capacity', ['capacity (list) p99 47'], []],
     ['overload', ['burst p99 1598'], ['60/60', '61/60']],
   ]);

@@ -31,7 +31,9 @@ async function cli(argv: string[]): Promise<{ code: number; stdout: string; stde
   return { code, stdout, stderr };
 }
 
-test('diff: AUTH-02 and UPD-06 regressed from the conformant certificate to the one with deviations: exit 1 naming them', async ({ scratch }) => {
+test('diff: AUTH-02 and UPD-06 regressed from the conformant certificate to the one with deviations: exit 1 naming them', async ({
+  scratch,
+}) => {
   const before = certificateOf(scratch('old'), conformantReport());
   const after = certificateOf(scratch('new'), failingReport());
   const text = await cli(['diff', before.file, after.file]);
@@ -43,8 +45,18 @@ test('diff: AUTH-02 and UPD-06 regressed from the conformant certificate to the 
   const json = await cli(['diff', before.file, after.file, '--json']);
   expect(json.code).toBe(EXIT.fail);
   const doc = JSON.parse(json.stdout);
-  expect(doc).toMatchObject({ result: 'regressed', exitCode: 1, mustRegressions: ['AUTH-02', 'UPD-06'], fixed: [], added: [], removed: [] });
-  expect(doc.regressed.map((c: { id: string; before: string; now: string }) => `${c.id} ${c.before}→${c.now}`)).toEqual(['AUTH-02 pass→fail', 'UPD-06 pass→fail']);
+  expect(doc).toMatchObject({
+    result: 'regressed',
+    exitCode: 1,
+    mustRegressions: ['AUTH-02', 'UPD-06'],
+    fixed: [],
+    added: [],
+    removed: [],
+  });
+  expect(doc.regressed.map((c: { id: string; before: string; now: string }) => `${c.id} ${c.before}→${c.now}`)).toEqual([
+    'AUTH-02 pass→fail',
+    'UPD-06 pass→fail',
+  ]);
 
   const back = await cli(['diff', after.file, before.file]);
   expect(back.code).toBe(EXIT.pass);
@@ -52,11 +64,35 @@ test('diff: AUTH-02 and UPD-06 regressed from the conformant certificate to the 
 });
 
 test('diff: requirements added and removed, digests, target and profile changes are named; a should-level regression exits 0', () => {
-  const base = { generatedAt: 'a', target: { kind: 'external', baseUrl: 'https://a.example/v1' }, profile: 'full', digests: { suite: '1', spec: 's', interface: 'i', ledger: 'l' } };
-  const old = { ...base, results: { requirements: [{ id: 'GEN-01', level: 'must' as const, status: 'pass' as const }, { id: 'LOAD-03', level: 'should' as const, status: 'pass' as const }, { id: 'OLD-01', level: 'must' as const, status: 'pass' as const }] } };
+  const base = {
+    generatedAt: 'a',
+    target: { kind: 'external', baseUrl: 'https://a.example/v1' },
+    profile: 'full',
+    digests: { suite: '1', spec: 's', interface: 'i', ledger: 'l' },
+  };
+  const old = {
+    ...base,
+    results: {
+      requirements: [
+        { id: 'GEN-01', level: 'must' as const, status: 'pass' as const },
+        { id: 'LOAD-03', level: 'should' as const, status: 'pass' as const },
+        { id: 'OLD-01', level: 'must' as const, status: 'pass' as const },
+      ],
+    },
+  };
   const now = {
-    ...base, generatedAt: 'b', profile: 'readonly', target: { kind: 'external', baseUrl: 'https://b.example/v1' }, digests: { ...base.digests, suite: '2', ledger: 'm' },
-    results: { requirements: [{ id: 'GEN-01', level: 'must' as const, status: 'skipped' as const }, { id: 'LOAD-03', level: 'should' as const, status: 'warn' as const }, { id: 'NEW-01', level: 'must' as const, status: 'fail' as const }] },
+    ...base,
+    generatedAt: 'b',
+    profile: 'readonly',
+    target: { kind: 'external', baseUrl: 'https://b.example/v1' },
+    digests: { ...base.digests, suite: '2', ledger: 'm' },
+    results: {
+      requirements: [
+        { id: 'GEN-01', level: 'must' as const, status: 'skipped' as const },
+        { id: 'LOAD-03', level: 'should' as const, status: 'warn' as const },
+        { id: 'NEW-01', level: 'must' as const, status: 'fail' as const },
+      ],
+    },
   };
   const d = diffCertificates(old, now);
   expect(d.regressed.map((c) => c.id)).toEqual(['LOAD-03']);
@@ -88,7 +124,9 @@ for (const [name, args, message] of BAD) {
   });
 }
 
-test('no-regression-from: the certificate gated on a previous one states the comparison and gets a "compared with" section; verify accepts it', async ({ scratch }) => {
+test('no-regression-from: the certificate gated on a previous one states the comparison and gets a "compared with" section; verify accepts it', async ({
+  scratch,
+}) => {
   const before = certificateOf(scratch('old'), failingReport());
   const previous = previousRun(before.cert, 'old-certificate.json');
   const gated = failingReport({ previous });
@@ -108,5 +146,7 @@ test('no-regression-from: the certificate gated on a previous one states the com
   expect(regressed.gate).toMatchObject({ result: 'fail', exitCode: 1 });
   expect(regressed.gate.newFailures.map((f) => f.id)).toEqual(['AUTH-02', 'UPD-06']);
   const c = certificateOf(scratch('regressed'), regressed, good.cert);
-  expect(fs.readFileSync(path.join(path.dirname(c.file), 'certificate.html'), 'utf8')).toContain('<p><b>Must-level regressions: AUTH-02, UPD-06</b></p>');
+  expect(fs.readFileSync(path.join(path.dirname(c.file), 'certificate.html'), 'utf8')).toContain(
+    '<p><b>Must-level regressions: AUTH-02, UPD-06</b></p>',
+  );
 });

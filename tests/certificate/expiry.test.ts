@@ -47,7 +47,13 @@ test('certificate: CONFORMANCE_VALID_DAYS sets the validity period', async ({ sc
 const CLOCKS: [string, Date, boolean, boolean, RegExp][] = [
   ['the day it is issued', ISSUED, false, true, /valid until 2027-02-23T12:00:00.000Z \(90 day\(s\) left\)/],
   ['a millisecond before validUntil', new Date(at(90).getTime() - 1), false, true, /0 day\(s\) left/],
-  ['at validUntil', at(90), false, false, /^expired: valid until 2027-02-23T12:00:00.000Z \(0 day\(s\) ago\).*--accept-expired to accept it/],
+  [
+    'at validUntil',
+    at(90),
+    false,
+    false,
+    /^expired: valid until 2027-02-23T12:00:00.000Z \(0 day\(s\) ago\).*--accept-expired to accept it/,
+  ],
   ['a year later', at(455), false, false, /^expired: .*\(365 day\(s\) ago\)/],
   ['a year later, accepted', at(455), true, true, /^expired: .*\(accepted: --accept-expired\)/],
   ['before it was issued', at(-1), false, false, /after now/],
@@ -66,7 +72,10 @@ test('certificate: one recording no validity period is refused, unless accepted'
   expect(checkExpiry({}, ISSUED)).toMatchObject({ ok: false, detail: expect.stringMatching(/records no valid issuedAt and validUntil/) });
   expect(checkExpiry({ issuedAt: 'soon', validUntil: '2027-01-01T00:00:00Z' }, ISSUED).ok).toBe(false);
   expect(checkExpiry({}, ISSUED, true).ok).toBe(true);
-  expect(checkExpiry({ issuedAt: '2026-01-02T00:00:00Z', validUntil: '2026-01-01T00:00:00Z' }, ISSUED, true)).toMatchObject({ ok: false, detail: expect.stringMatching(/not after issuedAt/) });
+  expect(checkExpiry({ issuedAt: '2026-01-02T00:00:00Z', validUntil: '2026-01-01T00:00:00Z' }, ISSUED, true)).toMatchObject({
+    ok: false,
+    detail: expect.stringMatching(/not after issuedAt/),
+  });
 });
 
 test('certificate: validUntil is covered by the digest and the signature (extending it is caught)', async ({ scratch }) => {
@@ -77,7 +86,10 @@ test('certificate: validUntil is covered by the digest and the signature (extend
   const cert = JSON.parse(fs.readFileSync(w.jsonFile, 'utf8')) as Certificate;
   cert.validUntil = '2099-01-01T00:00:00.000Z';
   fs.writeFileSync(w.jsonFile, JSON.stringify(cert));
-  const failed = (now: Date) => verifyCertificate(w.jsonFile, { root: ROOT, now }).checks.filter((c) => !c.ok).map((c) => c.name);
+  const failed = (now: Date) =>
+    verifyCertificate(w.jsonFile, { root: ROOT, now })
+      .checks.filter((c) => !c.ok)
+      .map((c) => c.name);
   expect(failed(at(1))).toEqual(['certificate', 'html', 'signature']);
   // Even with every digest recomputed, the signature breaks.
   cert.digests.results = digestOf(cert.results);
@@ -89,7 +101,11 @@ test('certificate: validUntil is covered by the digest and the signature (extend
 function cli(argv: string[], cwd: string) {
   const out: string[] = [];
   const err: string[] = [];
-  return main(argv, { stdout: (t) => out.push(t), stderr: (t) => err.push(t), env: {}, cwd }).then((code) => ({ code, out: out.join(''), err: err.join('') }));
+  return main(argv, { stdout: (t) => out.push(t), stderr: (t) => err.push(t), env: {}, cwd }).then((code) => ({
+    code,
+    out: out.join(''),
+    err: err.join(''),
+  }));
 }
 
 test('certificate: `verify` exits 1 on an expired certificate saying so, and 0 with --accept-expired', async ({ scratch }) => {
@@ -105,5 +121,7 @@ test('certificate: `verify` exits 1 on an expired certificate saying so, and 0 w
   const accepted = await cli(['verify', 'certificate.json', '--accept-expired'], dir);
   expect(accepted.code, accepted.out).toBe(0);
   expect(accepted.out).toMatch(/✓ expiry: expired: .*accepted: --accept-expired/);
-  expect((await cli(['certify', '--valid-days', '0', '--dry-run'], dir)).err).toMatch(/CONFORMANCE_VALID_DAYS="0" must be an integer in \[1, 3650\]/);
+  expect((await cli(['certify', '--valid-days', '0', '--dry-run'], dir)).err).toMatch(
+    /CONFORMANCE_VALID_DAYS="0" must be an integer in \[1, 3650\]/,
+  );
 });

@@ -42,7 +42,13 @@ const JUNIT = `<testsuites id="" name="" tests="4" failures="2" skipped="0" erro
 `;
 
 /** The gate as junit.xml states it: the gate suite's case, and each case's verdict. */
-function junitGate(xml: string): { gate: 'passed' | 'failed'; gateName: string; skipped: Record<string, string>; failed: string[]; counts: Record<string, number> } {
+function junitGate(xml: string): {
+  gate: 'passed' | 'failed';
+  gateName: string;
+  skipped: Record<string, string>;
+  failed: string[];
+  counts: Record<string, number>;
+} {
   const gateCase = /<testsuite name="inventory-conformance gate"[\s\S]*?<testcase name="([^"]*)"[^>]*>([\s\S]*?)<\/testcase>/.exec(xml)!;
   const skipped: Record<string, string> = {};
   const failed: string[] = [];
@@ -53,18 +59,57 @@ function junitGate(xml: string): { gate: 'passed' | 'failed'; gateName: string; 
   }
   const root = /<testsuites\b[^>]*>/.exec(xml)![0];
   const n = (a: string) => Number(new RegExp(` ${a}="(\\d+)"`).exec(root)![1]);
-  return { gate: /<failure\b/.test(gateCase[2]!) ? 'failed' : 'passed', gateName: gateCase[1]!, skipped, failed, counts: { tests: n('tests'), failures: n('failures'), skipped: n('skipped') } };
+  return {
+    gate: /<failure\b/.test(gateCase[2]!) ? 'failed' : 'passed',
+    gateName: gateCase[1]!,
+    skipped,
+    failed,
+    counts: { tests: n('tests'), failures: n('failures'), skipped: n('skipped') },
+  };
 }
 
 const CASES: { name: string; make: () => ConformanceReport; result: string; exit: number; known: string[]; fresh: string[] }[] = [
-  { name: 'known deviations, all in the baseline', make: () => failingReport({ baseline: baselineOf('knownFailures:\n  - { id: AUTH-02, reason: ticket 1 }\n  - UPD-06\n') }), result: 'pass', exit: EXIT.pass, known: ['AUTH-02', 'UPD-06'], fresh: [] },
-  { name: 'one deviation beyond the baseline', make: () => failingReport({ baseline: baselineOf('knownFailures: [UPD-06]') }), result: 'fail', exit: EXIT.fail, known: ['UPD-06'], fresh: ['AUTH-02'] },
+  {
+    name: 'known deviations, all in the baseline',
+    make: () => failingReport({ baseline: baselineOf('knownFailures:\n  - { id: AUTH-02, reason: ticket 1 }\n  - UPD-06\n') }),
+    result: 'pass',
+    exit: EXIT.pass,
+    known: ['AUTH-02', 'UPD-06'],
+    fresh: [],
+  },
+  {
+    name: 'one deviation beyond the baseline',
+    make: () => failingReport({ baseline: baselineOf('knownFailures: [UPD-06]') }),
+    result: 'fail',
+    exit: EXIT.fail,
+    known: ['UPD-06'],
+    fresh: ['AUTH-02'],
+  },
   { name: 'no baseline', make: () => failingReport(), result: 'fail', exit: EXIT.fail, known: [], fresh: ['AUTH-02', 'UPD-06'] },
-  { name: 'known deviations, strict, RL-05 not certified', make: () => report(passingTests().map((t) => (t.title.startsWith('AUTH-02') ? { ...t, outcome: 'failed' as const, errors: ['x'] } : t.title.startsWith('RL-05') ? { ...t, outcome: 'skipped' as const, annotations: [{ type: 'not-certified', description: 'RATE_LIMIT_KEY is not set' }] } : t)), { gate: { strict: true, baseline: baselineOf('knownFailures: [AUTH-02]') } }), result: 'not-certified', exit: EXIT.notCertified, known: ['AUTH-02'], fresh: [] },
+  {
+    name: 'known deviations, strict, RL-05 not certified',
+    make: () =>
+      report(
+        passingTests().map((t) =>
+          t.title.startsWith('AUTH-02')
+            ? { ...t, outcome: 'failed' as const, errors: ['x'] }
+            : t.title.startsWith('RL-05')
+              ? { ...t, outcome: 'skipped' as const, annotations: [{ type: 'not-certified', description: 'RATE_LIMIT_KEY is not set' }] }
+              : t,
+        ),
+        { gate: { strict: true, baseline: baselineOf('knownFailures: [AUTH-02]') } },
+      ),
+    result: 'not-certified',
+    exit: EXIT.notCertified,
+    known: ['AUTH-02'],
+    fresh: [],
+  },
 ];
 
 for (const c of CASES) {
-  test(`gate: ${c.name} → ${c.result}, exit ${c.exit}, the same in conformance.json, conformance.md, junit.xml, the certificate and --json`, async ({ scratch }) => {
+  test(`gate: ${c.name} → ${c.result}, exit ${c.exit}, the same in conformance.json, conformance.md, junit.xml, the certificate and --json`, async ({
+    scratch,
+  }) => {
     const dir = scratch('reports');
     fs.mkdirSync(dir);
     const made = c.make();
@@ -87,7 +132,9 @@ for (const c of CASES) {
     const junit = junitGate(gateJunit(JUNIT, made, gateLine(made.gate)));
     expect(junit.gate).toBe(c.result === 'pass' ? 'passed' : 'failed');
     expect(junit.gateName).toBe(gateLine(made.gate));
-    const knownCases = Object.keys(junit.skipped).map((n) => /\b([A-Z]+-\d{2})\b/.exec(n)![1]).sort();
+    const knownCases = Object.keys(junit.skipped)
+      .map((n) => /\b([A-Z]+-\d{2})\b/.exec(n)![1])
+      .sort();
     expect(knownCases).toEqual([...c.known].sort());
     for (const reason of Object.values(junit.skipped)) expect(reason).toMatch(/known failure \(baseline\)/);
     expect(junit.counts).toEqual({ tests: 5, failures: 2 - c.known.length + (c.result === 'pass' ? 0 : 1), skipped: c.known.length });
@@ -97,18 +144,34 @@ for (const c of CASES) {
     expect(certificateProblems(cert)).toEqual([]);
     expect(cert.results.gate).toEqual(json.gate);
     expect(cert.results.verdict).toBe(c.result);
-    expect(cert.results.requirements.filter((r: { knownFailure?: unknown }) => r.knownFailure).map((r: { id: string }) => r.id)).toEqual(c.known);
+    expect(cert.results.requirements.filter((r: { knownFailure?: unknown }) => r.knownFailure).map((r: { id: string }) => r.id)).toEqual(
+      c.known,
+    );
   });
 }
 
 test('gate: --json prints an error document on exit 2 and 3, never empty, with the reasons and no key', () => {
   const key = 'sk_live_0123456789abcdef';
   const redact = (t: string) => t.split(key).join('<API_KEY>');
-  const usage = errorDocument(EXIT.usage, ['--api-key: keys are read only from the environment', `CONFORMANCE_BASELINE (${key}.yaml): no such file`], redact);
-  expect(usage).toMatchObject({ verdict: 'usage', gate: { result: 'usage', exitCode: 2, reasons: ['--api-key: keys are read only from the environment', 'CONFORMANCE_BASELINE (<API_KEY>.yaml): no such file'] } });
+  const usage = errorDocument(
+    EXIT.usage,
+    ['--api-key: keys are read only from the environment', `CONFORMANCE_BASELINE (${key}.yaml): no such file`],
+    redact,
+  );
+  expect(usage).toMatchObject({
+    verdict: 'usage',
+    gate: {
+      result: 'usage',
+      exitCode: 2,
+      reasons: ['--api-key: keys are read only from the environment', 'CONFORMANCE_BASELINE (<API_KEY>.yaml): no such file'],
+    },
+  });
   const down = errorDocument(EXIT.unreachable, ['preflight failed: connection refused (ECONNREFUSED)'], redact);
   expect(errorDocument(EXIT.harness, [], redact).gate.reasons, 'no reason given: what the exit code means').toHaveLength(1);
-  expect(down).toMatchObject({ verdict: 'unreachable', gate: { result: 'unreachable', exitCode: 3, reasons: ['preflight failed: connection refused (ECONNREFUSED)'] } });
+  expect(down).toMatchObject({
+    verdict: 'unreachable',
+    gate: { result: 'unreachable', exitCode: 3, reasons: ['preflight failed: connection refused (ECONNREFUSED)'] },
+  });
   expect(conformanceProblems(down)).not.toEqual([]); // an error document is not a report: a CI step tells them apart by `format`
   expect(JSON.stringify(usage)).not.toContain(key);
 });
@@ -123,11 +186,35 @@ test('gate: the schemas refuse a report whose verdict contradicts its gate, or t
 });
 
 // --no-regression-from: only what passed (or warned) before and fails now fails the gate.
-const PREVIOUS: { name: string; before: Record<string, 'pass' | 'warn' | 'fail' | 'skipped'>; result: string; fresh: string[]; known: string[] }[] = [
-  { name: 'both failed before too', before: { 'AUTH-02': 'fail', 'UPD-06': 'fail' }, result: 'pass', fresh: [], known: ['AUTH-02', 'UPD-06'] },
+const PREVIOUS: {
+  name: string;
+  before: Record<string, 'pass' | 'warn' | 'fail' | 'skipped'>;
+  result: string;
+  fresh: string[];
+  known: string[];
+}[] = [
+  {
+    name: 'both failed before too',
+    before: { 'AUTH-02': 'fail', 'UPD-06': 'fail' },
+    result: 'pass',
+    fresh: [],
+    known: ['AUTH-02', 'UPD-06'],
+  },
   { name: 'AUTH-02 passed before', before: { 'AUTH-02': 'pass', 'UPD-06': 'fail' }, result: 'fail', fresh: ['AUTH-02'], known: ['UPD-06'] },
-  { name: 'UPD-06 warned before, not certified', before: { 'AUTH-02': 'skipped', 'UPD-06': 'warn' }, result: 'fail', fresh: ['UPD-06'], known: ['AUTH-02'] },
-  { name: 'AUTH-02 is new (not in the compared certificate)', before: { 'UPD-06': 'fail' }, result: 'fail', fresh: ['AUTH-02'], known: ['UPD-06'] },
+  {
+    name: 'UPD-06 warned before, not certified',
+    before: { 'AUTH-02': 'skipped', 'UPD-06': 'warn' },
+    result: 'fail',
+    fresh: ['UPD-06'],
+    known: ['AUTH-02'],
+  },
+  {
+    name: 'AUTH-02 is new (not in the compared certificate)',
+    before: { 'UPD-06': 'fail' },
+    result: 'fail',
+    fresh: ['AUTH-02'],
+    known: ['UPD-06'],
+  },
 ];
 for (const p of PREVIOUS) {
   test(`gate: compared with a previous certificate where ${p.name} → ${p.result}`, () => {
@@ -140,12 +227,23 @@ for (const p of PREVIOUS) {
   });
 }
 
-test('gate: a target left changed is a run-level line in the console, conformance.json and the certificate, and fails the gate although every requirement passed', async ({ scratch }) => {
-  const pets = [{ petId: '7', original: '5', current: '12' }, { petId: '9007199254740993', original: '0', current: null }];
-  const tests = passingTests().map((t, i) => (i === 0 ? { ...t, annotations: [...t.annotations, ...pets.map((p) => ({ type: 'unrestored', description: JSON.stringify(p) }))] } : t));
+test('gate: a target left changed is a run-level line in the console, conformance.json and the certificate, and fails the gate although every requirement passed', async ({
+  scratch,
+}) => {
+  const pets = [
+    { petId: '7', original: '5', current: '12' },
+    { petId: '9007199254740993', original: '0', current: null },
+  ];
+  const tests = passingTests().map((t, i) =>
+    i === 0 ? { ...t, annotations: [...t.annotations, ...pets.map((p) => ({ type: 'unrestored', description: JSON.stringify(p) }))] } : t,
+  );
   const dir = scratch('reports');
   fs.mkdirSync(dir);
-  const made = judge({ ledger: LEDGER, tests, profile: 'full', target: { kind: 'reference' }, generatedAt: '2026-11-23T06:00:00.000Z' }, dir, (s) => s);
+  const made = judge(
+    { ledger: LEDGER, tests, profile: 'full', target: { kind: 'reference' }, generatedAt: '2026-11-23T06:00:00.000Z' },
+    dir,
+    (s) => s,
+  );
   expect(made.summary.fail).toBe(0);
   expect(made.gate).toMatchObject({ result: 'fail', exitCode: EXIT.fail });
   expect(made.problems).toEqual([expect.objectContaining({ kind: 'target-left-changed', pets })]);
@@ -169,7 +267,10 @@ test('gate: a target left changed is a run-level line in the console, conformanc
 });
 
 test('gate: a run whose every change was restored has no such line', () => {
-  const made = report([...passingTests(), rec('AUTH-02 another', 'passed', { annotations: [{ type: 'requirement', description: 'AUTH-02' }] })]);
+  const made = report([
+    ...passingTests(),
+    rec('AUTH-02 another', 'passed', { annotations: [{ type: 'requirement', description: 'AUTH-02' }] }),
+  ]);
   expect(made.problems).toEqual([]);
   expect(made.gate.result).toBe('pass');
 });

@@ -25,9 +25,18 @@ const BIN = path.join(ROOT, 'cli', 'bin.mjs');
 const DEVIATIONS = ['deprecation-malformed', 'deprecation-sunset-iso-date'];
 
 function cli(args: string[], env: Record<string, string | undefined>): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !SETTINGS.some((s) => s.name === k) && !(SECRET_VARIABLES as readonly string[]).includes(k) && !/^(TEST_|PW_|PLAYWRIGHT_)/.test(k)));
+  const base = Object.fromEntries(
+    Object.entries(process.env).filter(
+      ([k]) =>
+        !SETTINGS.some((s) => s.name === k) && !(SECRET_VARIABLES as readonly string[]).includes(k) && !/^(TEST_|PW_|PLAYWRIGHT_)/.test(k),
+    ),
+  );
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env: { ...base, ...env } as Record<string, string>, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, ...args], {
+      cwd: ROOT,
+      env: { ...base, ...env } as Record<string, string>,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
@@ -50,11 +59,17 @@ function switchable(state: { on: boolean }): FaultHooks {
 
 const read = (file: string) => JSON.parse(fs.readFileSync(file, 'utf8'));
 
-test('gate e2e: known deviations accepted by a baseline give the same gate in all six places; diff names the regressions', async ({ scratch }) => {
+test('gate e2e: known deviations accepted by a baseline give the same gate in all six places; diff names the regressions', async ({
+  scratch,
+}) => {
   test.setTimeout(600_000);
   const state = { on: false };
   const target = await startReferenceTarget();
-  const proxy = await startFaultProxy({ upstream: target.server.baseUrl.replace(/\/v1\/?$/, ''), fault: switchable(state), env: target.env });
+  const proxy = await startFaultProxy({
+    upstream: target.server.baseUrl.replace(/\/v1\/?$/, ''),
+    fault: switchable(state),
+    env: target.env,
+  });
   try {
     const env = { ...throughProxy(target.env, proxy.url), CONFORMANCE_PROFILE: 'readonly' };
     const before = scratch('before');
@@ -65,7 +80,10 @@ test('gate e2e: known deviations accepted by a baseline give the same gate in al
     const after = scratch('after');
     const baseline = scratch('baseline.yaml');
     fs.writeFileSync(baseline, 'knownFailures:\n  - { id: VER-04, reason: fixed in 2.5 }\n  - { id: VER-05, reason: fixed in 2.5 }\n');
-    const run = await cli(['certify', '--json', '--baseline', baseline, '--no-regression-from', path.join(before, 'certificate.json')], { ...env, REPORTS_DIR: after });
+    const run = await cli(['certify', '--json', '--baseline', baseline, '--no-regression-from', path.join(before, 'certificate.json')], {
+      ...env,
+      REPORTS_DIR: after,
+    });
     const out = run.stderr;
 
     // 1. the exit code; 2. --json stdout
@@ -78,7 +96,12 @@ test('gate e2e: known deviations accepted by a baseline give the same gate in al
     expect(conformanceProblems(json)).toEqual([]);
     expect(json.verdict).toBe('pass');
     expect(json.gate).toEqual(doc.gate);
-    expect(json.requirements.filter((r: { status: string }) => r.status === 'fail').map((r: { id: string }) => r.id).sort()).toEqual(['VER-04', 'VER-05']);
+    expect(
+      json.requirements
+        .filter((r: { status: string }) => r.status === 'fail')
+        .map((r: { id: string }) => r.id)
+        .sort(),
+    ).toEqual(['VER-04', 'VER-05']);
     // 4. certificate.json
     const cert = read(path.join(after, 'certificate.json'));
     expect(certificateProblems(cert)).toEqual([]);
@@ -89,7 +112,9 @@ test('gate e2e: known deviations accepted by a baseline give the same gate in al
     // 5. conformance.md
     const md = fs.readFileSync(path.join(after, 'conformance.md'), 'utf8');
     expect(md).toContain('**Gate: ✅ PASS (with known failures)** — exit code 0');
-    expect(md).toMatch(/Known failures \(they do not fail the gate\): \*\*VER-0[45]\*\* \(fixed in 2\.5\), \*\*VER-0[45]\*\* \(fixed in 2\.5\)/);
+    expect(md).toMatch(
+      /Known failures \(they do not fail the gate\): \*\*VER-0[45]\*\* \(fixed in 2\.5\), \*\*VER-0[45]\*\* \(fixed in 2\.5\)/,
+    );
     // 6. junit.xml: the known failures are skipped with their reason; the gate's case passes.
     const junit = fs.readFileSync(path.join(after, 'junit.xml'), 'utf8');
     expect(junit).not.toMatch(/<failure\b/);
@@ -118,10 +143,21 @@ test('gate e2e: --json prints an error document on exit 2 and exit 3, never noth
   const down = await cli(['certify', '--json', '--base-url', 'http://127.0.0.1:1/v1'], { API_KEY: key, REPORTS_DIR: scratch('reports') });
   expect(down.code, down.stderr).toBe(EXIT.unreachable);
   const doc = JSON.parse(down.stdout);
-  expect(doc).toMatchObject({ format: 'inventory-conformance-error/1', verdict: 'unreachable', gate: { result: 'unreachable', exitCode: 3 } });
+  expect(doc).toMatchObject({
+    format: 'inventory-conformance-error/1',
+    verdict: 'unreachable',
+    gate: { result: 'unreachable', exitCode: 3 },
+  });
   expect(doc.gate.reasons.join(' ')).toMatch(/preflight failed/);
   const usage = await cli(['certify', '--json', '--no-regression-from', scratch('missing.json')], { REPORTS_DIR: scratch('reports2') });
   expect(usage.code, usage.stderr).toBe(EXIT.usage);
-  expect(JSON.parse(usage.stdout)).toMatchObject({ verdict: 'usage', gate: { result: 'usage', exitCode: 2, reasons: [expect.stringMatching(/^CONFORMANCE_NO_REGRESSION_FROM \(.*missing\.json\): no such file$/)] } });
+  expect(JSON.parse(usage.stdout)).toMatchObject({
+    verdict: 'usage',
+    gate: {
+      result: 'usage',
+      exitCode: 2,
+      reasons: [expect.stringMatching(/^CONFORMANCE_NO_REGRESSION_FROM \(.*missing\.json\): no such file$/)],
+    },
+  });
   expect(down.stdout + down.stderr + usage.stdout + usage.stderr).not.toContain(key);
 });

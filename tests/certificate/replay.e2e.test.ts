@@ -18,7 +18,12 @@ const BIN = path.join(ROOT, 'cli', 'bin.mjs');
 const TOKEN = `gen1.${Buffer.from(JSON.stringify({ check: 'concurrency', seed: 1 })).toString('base64url')}`;
 
 function cli(args: string[], env: Record<string, string>, cwd = ROOT): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !SETTINGS.some((s) => s.name === k) && !(SECRET_VARIABLES as readonly string[]).includes(k) && !/^(TEST_|PW_|PLAYWRIGHT_)/.test(k))) as Record<string, string>;
+  const base = Object.fromEntries(
+    Object.entries(process.env).filter(
+      ([k]) =>
+        !SETTINGS.some((s) => s.name === k) && !(SECRET_VARIABLES as readonly string[]).includes(k) && !/^(TEST_|PW_|PLAYWRIGHT_)/.test(k),
+    ),
+  ) as Record<string, string>;
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [BIN, ...args], { cwd, env: { ...base, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
@@ -42,11 +47,41 @@ function lastRun(dir: string, target: object): Record<string, Buffer> {
   return Object.fromEntries(Object.keys(files).map((n) => [n, fs.readFileSync(path.join(dir, n))]));
 }
 
-const DECISIONS: { name: string; origin?: { kind: 'reference' | 'external'; baseUrl?: string }; resolved: { kind: 'reference' | 'external'; baseUrl?: string }; named: boolean; ok: boolean }[] = [
-  { name: 'same external target', origin: { kind: 'external', baseUrl: 'https://a.example/v1' }, resolved: { kind: 'external', baseUrl: 'https://a.example/v1/' }, named: false, ok: true },
-  { name: 'the config points elsewhere, not named', origin: { kind: 'external', baseUrl: 'https://a.example/v1' }, resolved: { kind: 'external', baseUrl: 'https://b.example/v1' }, named: false, ok: false },
-  { name: 'the token came from the reference server, the config points at a deployment', origin: { kind: 'reference' }, resolved: { kind: 'external', baseUrl: 'https://b.example/v1' }, named: false, ok: false },
-  { name: 'another target, named by the user', origin: { kind: 'external', baseUrl: 'https://a.example/v1' }, resolved: { kind: 'external', baseUrl: 'https://b.example/v1' }, named: true, ok: true },
+const DECISIONS: {
+  name: string;
+  origin?: { kind: 'reference' | 'external'; baseUrl?: string };
+  resolved: { kind: 'reference' | 'external'; baseUrl?: string };
+  named: boolean;
+  ok: boolean;
+}[] = [
+  {
+    name: 'same external target',
+    origin: { kind: 'external', baseUrl: 'https://a.example/v1' },
+    resolved: { kind: 'external', baseUrl: 'https://a.example/v1/' },
+    named: false,
+    ok: true,
+  },
+  {
+    name: 'the config points elsewhere, not named',
+    origin: { kind: 'external', baseUrl: 'https://a.example/v1' },
+    resolved: { kind: 'external', baseUrl: 'https://b.example/v1' },
+    named: false,
+    ok: false,
+  },
+  {
+    name: 'the token came from the reference server, the config points at a deployment',
+    origin: { kind: 'reference' },
+    resolved: { kind: 'external', baseUrl: 'https://b.example/v1' },
+    named: false,
+    ok: false,
+  },
+  {
+    name: 'another target, named by the user',
+    origin: { kind: 'external', baseUrl: 'https://a.example/v1' },
+    resolved: { kind: 'external', baseUrl: 'https://b.example/v1' },
+    named: true,
+    ok: true,
+  },
   { name: 'origin unknown', resolved: { kind: 'reference' }, named: false, ok: true },
 ];
 for (const d of DECISIONS) {
@@ -65,7 +100,9 @@ test('replay target: the origin is the target of the report that holds the token
   expect(tokenOrigin(path.join(dir, 'missing.json'), TOKEN)).toBeUndefined();
 });
 
-test('replay: leaves the last run\'s certificate and reports byte-identical, writes its own folder and says how the case went against the token\'s target', async ({ scratch }) => {
+test("replay: leaves the last run's certificate and reports byte-identical, writes its own folder and says how the case went against the token's target", async ({
+  scratch,
+}) => {
   test.setTimeout(240_000);
   const reports = scratch('reports');
   const before = lastRun(reports, { kind: 'reference', baseUrl: 'http://127.0.0.1:1/v1' });
@@ -74,17 +111,22 @@ test('replay: leaves the last run\'s certificate and reports byte-identical, wri
   expect([EXIT.pass, EXIT.fail], out.slice(-3000)).toContain(r.code);
   expect(out).toContain('replay: against the bundled reference server, the target the token came from');
   expect(out).toMatch(/replay: (now passes|still fails) against the bundled reference server \(exit [01]\)/);
-  for (const [name, bytes] of Object.entries(before)) expect(fs.readFileSync(path.join(reports, name)).equals(bytes), `${name} is byte-identical`).toBe(true);
+  for (const [name, bytes] of Object.entries(before))
+    expect(fs.readFileSync(path.join(reports, name)).equals(bytes), `${name} is byte-identical`).toBe(true);
   const replayDir = path.join(reports, 'replay');
   expect(fs.existsSync(path.join(replayDir, 'certificate.json'))).toBe(false);
-  const report = JSON.parse(fs.readFileSync(path.join(replayDir, 'conformance.json'), 'utf8')) as { requirements: { id: string; status: string; reason?: string }[] };
+  const report = JSON.parse(fs.readFileSync(path.join(replayDir, 'conformance.json'), 'utf8')) as {
+    requirements: { id: string; status: string; reason?: string }[];
+  };
   // Only what the one case evidences: no "no test result for must-level requirement …".
   expect(report.requirements.length).toBeGreaterThan(0);
   expect(report.requirements.length).toBeLessThan(5);
   for (const q of report.requirements) expect(q.reason ?? '').not.toMatch(/^no test result/);
 });
 
-test('replay: refuses the config file\'s target when the token came from another, with exit 2, before anything runs', async ({ scratch }) => {
+test("replay: refuses the config file's target when the token came from another, with exit 2, before anything runs", async ({
+  scratch,
+}) => {
   const reports = scratch('reports');
   const before = lastRun(reports, { kind: 'reference', baseUrl: 'http://127.0.0.1:1/v1' });
   const config = scratch('conformance.yaml');

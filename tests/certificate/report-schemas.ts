@@ -15,7 +15,13 @@ addFormats(ajv);
 
 function compile(file: string) {
   const validate = ajv.compile(JSON.parse(fs.readFileSync(path.join(ROOT, 'schemas', file), 'utf8')) as object);
-  return (doc: unknown): string[] => (validate(doc) ? [] : (validate.errors ?? []).map((e: { instancePath: string; message?: string; params: unknown }) => `${e.instancePath || '/'} ${e.message ?? ''} ${JSON.stringify(e.params)}`));
+  return (doc: unknown): string[] =>
+    validate(doc)
+      ? []
+      : (validate.errors ?? []).map(
+          (e: { instancePath: string; message?: string; params: unknown }) =>
+            `${e.instancePath || '/'} ${e.message ?? ''} ${JSON.stringify(e.params)}`,
+        );
 }
 
 /** Problems of a conformance.json document against its schema (empty: valid). */

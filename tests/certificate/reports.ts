@@ -8,7 +8,14 @@ import { parseBaseline } from '../../certify/baseline.ts';
 
 export const LEDGER: LedgerRequirement[] = [
   { id: 'AUTH-02', section: 'Authentication', title: 'The scheme applies to every inventory operation.', level: 'must', source: 'spec' },
-  { id: 'UPD-06', section: 'Endpoints > 2. Update stock level', title: 'negative quantity', level: 'must', source: 'spec', experimental: true },
+  {
+    id: 'UPD-06',
+    section: 'Endpoints > 2. Update stock level',
+    title: 'negative quantity',
+    level: 'must',
+    source: 'spec',
+    experimental: true,
+  },
   { id: 'RL-05', section: 'Limits, rule 2', title: '429 past the limit', level: 'must', source: 'spec' },
   { id: 'LOAD-03', section: 'Limits', title: 'other key unaffected', level: 'should', source: 'spec' },
   { id: 'INV-06', section: 'What the service does', title: 'two deployments', level: 'must', source: 'spec', excluded: 'not observable' },
@@ -22,10 +29,15 @@ export function rec(title: string, outcome: TestRecord['outcome'], extra: Partia
 }
 
 const passing = (): TestRecord[] => [
-  rec('AUTH-02 every operation answers 401 without a key', 'passed', { annotations: [{ type: 'evidence', description: 'GET /v1/inventory → 401, Authorization: (none)' }] }),
+  rec('AUTH-02 every operation answers 401 without a key', 'passed', {
+    annotations: [{ type: 'evidence', description: 'GET /v1/inventory → 401, Authorization: (none)' }],
+  }),
   rec('UPD-06 a negative quantity yields 400 or 200', 'passed'),
   rec('RL-05 the request past the limit is refused with 429', 'passed', { project: 'rate-limit' }),
-  rec('LOAD-03 the other key is served during the burst', 'passed', { project: 'load', annotations: [{ type: 'warning', description: 'LOAD-03 p99 1588 ms above LOAD_P99_MS=1000' }] }),
+  rec('LOAD-03 the other key is served during the burst', 'passed', {
+    project: 'load',
+    annotations: [{ type: 'warning', description: 'LOAD-03 p99 1588 ms above LOAD_P99_MS=1000' }],
+  }),
 ];
 
 export function report(tests: TestRecord[], extra: { runErrors?: string[]; secretFindings?: string[]; gate?: VerdictGateOptions } = {}) {
@@ -33,7 +45,12 @@ export function report(tests: TestRecord[], extra: { runErrors?: string[]; secre
     ledger: LEDGER,
     tests,
     profile: 'full',
-    target: { kind: 'external', baseUrl: 'https://staging.example.com/v1', apiUrl: 'https://staging.example.com/quickstart', profile: 'full' },
+    target: {
+      kind: 'external',
+      baseUrl: 'https://staging.example.com/v1',
+      apiUrl: 'https://staging.example.com/quickstart',
+      profile: 'full',
+    },
     generatedAt: '2026-11-23T06:00:00.000Z',
     ...extra,
   });
@@ -42,7 +59,11 @@ export function report(tests: TestRecord[], extra: { runErrors?: string[]; secre
 export const conformantReport = () => report(passing());
 
 /** A gate option: the baseline given as YAML text (as `--baseline` reads a file). */
-export const baselineOf = (text: string, file = 'baseline.yaml'): VerdictGateOptions['baseline'] => ({ baseline: parseBaseline(text), file, digest: '0'.repeat(64) });
+export const baselineOf = (text: string, file = 'baseline.yaml'): VerdictGateOptions['baseline'] => ({
+  baseline: parseBaseline(text),
+  file,
+  digest: '0'.repeat(64),
+});
 
 /** AUTH-02 and UPD-06 fail (must), the rest passes. */
 export const failingReport = (gate?: VerdictGateOptions) =>
@@ -61,7 +82,14 @@ export const failingReport = (gate?: VerdictGateOptions) =>
 export const notCertifiedReport = (gate?: VerdictGateOptions) =>
   report(
     passing().map((t) =>
-      t.title.startsWith('RL-05') ? { ...t, outcome: 'skipped' as const, requests: 0, annotations: [{ type: 'not-certified', description: 'RATE_LIMIT_KEY is not set' }] } : t,
+      t.title.startsWith('RL-05')
+        ? {
+            ...t,
+            outcome: 'skipped' as const,
+            requests: 0,
+            annotations: [{ type: 'not-certified', description: 'RATE_LIMIT_KEY is not set' }],
+          }
+        : t,
     ),
     gate ? { gate } : {},
   );

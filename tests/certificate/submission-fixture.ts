@@ -37,7 +37,15 @@ export function newSigner(): Signer {
 export function passingRecords(): TestRecord[] {
   return loadLedger()
     .filter((r) => !r.excluded)
-    .map((r) => ({ title: `${r.id} holds`, project: 'functional', tags: [], outcome: 'passed' as const, errors: [], annotations: [], requests: 1 }));
+    .map((r) => ({
+      title: `${r.id} holds`,
+      project: 'functional',
+      tags: [],
+      outcome: 'passed' as const,
+      errors: [],
+      annotations: [],
+      requests: 1,
+    }));
 }
 
 export interface RunOptions {
@@ -57,7 +65,13 @@ export function fullReport(o: RunOptions = {}): ConformanceReport {
     ledger: loadLedger(),
     tests: o.tests ?? passingRecords(),
     profile: o.profile ?? 'full',
-    target: o.target ?? { kind: 'external', baseUrl: BASE_URL, apiUrl: 'https://inventory.acme.example/quickstart', profile: o.profile ?? 'full', tls: 'verified' },
+    target: o.target ?? {
+      kind: 'external',
+      baseUrl: BASE_URL,
+      apiUrl: 'https://inventory.acme.example/quickstart',
+      profile: o.profile ?? 'full',
+      tls: 'verified',
+    },
     generatedAt: '2026-11-25T11:58:00.000Z',
     gate: { strict: true, ...o.gate },
   });
@@ -68,8 +82,14 @@ export function writeRun(dir: string, o: RunOptions = {}): Certificate {
   fs.mkdirSync(dir, { recursive: true });
   const report = fullReport(o);
   fs.writeFileSync(path.join(dir, 'conformance.json'), `${JSON.stringify(report, null, 2)}\n`);
-  fs.writeFileSync(path.join(dir, 'junit.xml'), `<?xml version="1.0"?>\n<testsuites tests="${report.requirements.length}" failures="0"/>\n`);
-  fs.writeFileSync(path.join(dir, 'evidence.har'), `${JSON.stringify({ log: { version: '1.2', entries: [], comment: o.evidence ?? '' } })}\n`);
+  fs.writeFileSync(
+    path.join(dir, 'junit.xml'),
+    `<?xml version="1.0"?>\n<testsuites tests="${report.requirements.length}" failures="0"/>\n`,
+  );
+  fs.writeFileSync(
+    path.join(dir, 'evidence.har'),
+    `${JSON.stringify({ log: { version: '1.2', entries: [], comment: o.evidence ?? '' } })}\n`,
+  );
   const artifacts = Object.fromEntries(['conformance.json', 'junit.xml', 'evidence.har'].map((f) => [f, sha256File(path.join(dir, f))]));
   const ledgerText = fs.readFileSync(path.join(ROOT, 'suites', 'requirements.yaml'), 'utf8');
   let cert = buildCertificate({
@@ -100,11 +120,14 @@ export async function assembleSubmission(reportsDir: string, dir: string, produc
   const { parseProduct } = await import('../../certify/submission/product.ts');
   const { renderSubmissionReadme } = await import('../../certify/submission/readme.ts');
   fs.mkdirSync(dir, { recursive: true });
-  for (const f of ['certificate.json', 'certificate.html', 'junit.xml', 'evidence.har']) fs.copyFileSync(path.join(reportsDir, f), path.join(dir, f));
+  for (const f of ['certificate.json', 'certificate.html', 'junit.xml', 'evidence.har'])
+    fs.copyFileSync(path.join(reportsDir, f), path.join(dir, f));
   fs.writeFileSync(path.join(dir, 'product.yaml'), productYaml);
   const parsed = parseProduct(productYaml);
   if (!parsed.ok) throw new Error(parsed.problems.join('; '));
-  const digests = Object.fromEntries(['certificate.html', 'certificate.json', 'evidence.har', 'junit.xml', 'product.yaml'].map((f) => [f, sha256File(path.join(dir, f))]));
+  const digests = Object.fromEntries(
+    ['certificate.html', 'certificate.json', 'evidence.har', 'junit.xml', 'product.yaml'].map((f) => [f, sha256File(path.join(dir, f))]),
+  );
   const cert = JSON.parse(fs.readFileSync(path.join(dir, 'certificate.json'), 'utf8')) as Certificate;
   fs.writeFileSync(path.join(dir, 'README.md'), renderSubmissionReadme(path.basename(dir), parsed.product, cert, digests));
 }

@@ -30,7 +30,21 @@ function cleanEnv(extra: Record<string, string>): Record<string, string> {
   for (const [k, v] of Object.entries(process.env)) {
     if (v === undefined) continue;
     if (/^(TEST_|PW_|PLAYWRIGHT_)/.test(k)) continue;
-    if (['BASE_URL', 'API_URL', 'API_KEY', 'API_PLAN', 'RATE_LIMIT_KEY', 'RATE_LIMIT_PLAN', 'LOAD_KEY', 'CONFORMANCE_PROFILE', 'REPORTS_DIR', 'MISSING_PET_ID'].includes(k)) continue;
+    if (
+      [
+        'BASE_URL',
+        'API_URL',
+        'API_KEY',
+        'API_PLAN',
+        'RATE_LIMIT_KEY',
+        'RATE_LIMIT_PLAN',
+        'LOAD_KEY',
+        'CONFORMANCE_PROFILE',
+        'REPORTS_DIR',
+        'MISSING_PET_ID',
+      ].includes(k)
+    )
+      continue;
     env[k] = v;
   }
   return { ...env, ...extra };
@@ -48,9 +62,17 @@ function referenceKeys(): { name: string; value: string }[] {
 }
 
 /** `npm run certify -- <args>` with stdout and stderr apart (`--json` prints the verdict document on stdout). */
-function certifyApart(args: string[], env: Record<string, string>, timeoutMs: number): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function certifyApart(
+  args: string[],
+  env: Record<string, string>,
+  timeoutMs: number,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn('npm', ['run', '--silent', 'certify', '--', ...args], { cwd: ROOT, env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('npm', ['run', '--silent', 'certify', '--', ...args], {
+      cwd: ROOT,
+      env: cleanEnv(env),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
@@ -69,7 +91,11 @@ function certifyApart(args: string[], env: Record<string, string>, timeoutMs: nu
 /** `inventory-conformance verify <file>`. */
 function verify(file: string): Promise<{ code: number | null; stdout: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [path.join(ROOT, 'cli', 'bin.mjs'), 'verify', file], { cwd: ROOT, env: cleanEnv({}), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [path.join(ROOT, 'cli', 'bin.mjs'), 'verify', file], {
+      cwd: ROOT,
+      env: cleanEnv({}),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
     child.stderr.on('data', (c: Buffer) => (stdout += c.toString()));
@@ -109,7 +135,15 @@ test('certify against the bundled reference server passes, writes every report w
     expect(fs.readFileSync(path.join(dir, 'written-baseline.yaml'), 'utf8')).toContain('knownFailures: []');
     expect(doc.gate.fixedFailures).toEqual([{ id: 'INV-01', status: 'pass', from: 'baseline' }]);
 
-    for (const file of ['conformance.json', 'conformance.md', 'junit.xml', 'results.json', 'load.json', 'certificate.html', path.join('html', 'index.html')]) {
+    for (const file of [
+      'conformance.json',
+      'conformance.md',
+      'junit.xml',
+      'results.json',
+      'load.json',
+      'certificate.html',
+      path.join('html', 'index.html'),
+    ]) {
       expect(fs.existsSync(path.join(reports, file)), `${file} is written`).toBe(true);
     }
 
@@ -219,10 +253,15 @@ test('an unreachable target stops certify within seconds with one line and exit 
   const reports = fs.mkdtempSync(path.join(os.tmpdir(), 'certify-unreachable-'));
   try {
     const started = Date.now();
-    const { code, output } = await certify({ BASE_URL: `http://127.0.0.1:${port}/v1`, API_KEY: 'ik_x_0123456789', REPORTS_DIR: reports }, 60_000);
+    const { code, output } = await certify(
+      { BASE_URL: `http://127.0.0.1:${port}/v1`, API_KEY: 'ik_x_0123456789', REPORTS_DIR: reports },
+      60_000,
+    );
     expect(code, output).toBe(3);
     expect(Date.now() - started).toBeLessThan(30_000);
-    expect(output).toContain(`certify: preflight failed: target unreachable: GET http://127.0.0.1:${port}/v1/inventory: connection refused (ECONNREFUSED)`);
+    expect(output).toContain(
+      `certify: preflight failed: target unreachable: GET http://127.0.0.1:${port}/v1/inventory: connection refused (ECONNREFUSED)`,
+    );
     expect(output).not.toMatch(/▶ phase/);
     expect(output.includes('ik_x_0123456789'), 'the output shows no key').toBe(false);
   } finally {
@@ -234,17 +273,23 @@ test('a target whose TLS certificate is not trusted stops certify before any key
   const tls = path.join(ROOT, 'tests', 'fixtures', 'tls');
   let requests = 0;
   let withKey = 0;
-  const server = https.createServer({ cert: fs.readFileSync(path.join(tls, 'untrusted.pem')), key: fs.readFileSync(path.join(tls, 'untrusted-key.pem')) }, (req, res) => {
-    requests++;
-    if (req.headers.authorization) withKey++;
-    res.writeHead(401, { 'Content-Type': 'application/json' });
-    res.end('{"code":"unauthorized","message":"no","status":401}');
-  });
+  const server = https.createServer(
+    { cert: fs.readFileSync(path.join(tls, 'untrusted.pem')), key: fs.readFileSync(path.join(tls, 'untrusted-key.pem')) },
+    (req, res) => {
+      requests++;
+      if (req.headers.authorization) withKey++;
+      res.writeHead(401, { 'Content-Type': 'application/json' });
+      res.end('{"code":"unauthorized","message":"no","status":401}');
+    },
+  );
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const { port } = server.address() as AddressInfo;
   const reports = fs.mkdtempSync(path.join(os.tmpdir(), 'certify-tls-'));
   try {
-    const { code, output } = await certify({ BASE_URL: `https://127.0.0.1:${port}/v1`, API_KEY: 'ik_x_0123456789', REPORTS_DIR: reports }, 60_000);
+    const { code, output } = await certify(
+      { BASE_URL: `https://127.0.0.1:${port}/v1`, API_KEY: 'ik_x_0123456789', REPORTS_DIR: reports },
+      60_000,
+    );
     expect(code, output).toBe(3);
     expect(output).toMatch(/certify: preflight failed: TLS certificate of 127\.0\.0\.1:\d+ not verified \([A-Z_]+\); no key was sent/);
     expect(requests, 'no HTTP request reached the untrusted peer').toBe(0);

@@ -51,14 +51,26 @@ const BAD: [string, Record<string, string>, RegExp][] = [
   ['credentials in BASE_URL', { ...external, BASE_URL: 'https://u:p@x/v1' }, /must not carry credentials/],
   ['a query in API_URL', { ...external, API_URL: 'https://x/quickstart?k=1' }, /API_URL must not have a query/],
   ['an unknown API_PLAN', { ...external, API_PLAN: 'gold' }, /API_PLAN="gold" must be one of free, pro, business, enterprise/],
-  ['an unknown RATE_LIMIT_PLAN', { ...external, RATE_LIMIT_KEY: 'rk_123456789', RATE_LIMIT_PLAN: 'premium' }, /RATE_LIMIT_PLAN="premium" must be one of/],
+  [
+    'an unknown RATE_LIMIT_PLAN',
+    { ...external, RATE_LIMIT_KEY: 'rk_123456789', RATE_LIMIT_PLAN: 'premium' },
+    /RATE_LIMIT_PLAN="premium" must be one of/,
+  ],
   ['RATE_LIMIT_PLAN without RATE_LIMIT_KEY', { ...external, RATE_LIMIT_PLAN: 'free' }, /RATE_LIMIT_PLAN is set but RATE_LIMIT_KEY is not/],
   ['an unknown profile', { ...external, CONFORMANCE_PROFILE: 'safe' }, /CONFORMANCE_PROFILE="safe" must be one of full, readonly/],
   ['a key with a space', { ...external, API_KEY: 'ab cd' }, /API_KEY must be visible ASCII/],
   ['a non-integer MISSING_PET_ID', { ...external, MISSING_PET_ID: '12abc' }, /MISSING_PET_ID="12abc" must be an int64 integer/],
-  ['a MISSING_PET_ID beyond int64', { ...external, MISSING_PET_ID: '9223372036854775808' }, /MISSING_PET_ID="9223372036854775808" must be an int64 integer/],
+  [
+    'a MISSING_PET_ID beyond int64',
+    { ...external, MISSING_PET_ID: '9223372036854775808' },
+    /MISSING_PET_ID="9223372036854775808" must be an int64 integer/,
+  ],
   ['WORKERS zero', { ...external, WORKERS: '0' }, /WORKERS="0" must be a positive integer/],
-  ['MAX_RETRY_AFTER_S not a number', { ...external, MAX_RETRY_AFTER_S: 'soon' }, /MAX_RETRY_AFTER_S="soon" must be an integer in \[1, 86400\]/],
+  [
+    'MAX_RETRY_AFTER_S not a number',
+    { ...external, MAX_RETRY_AFTER_S: 'soon' },
+    /MAX_RETRY_AFTER_S="soon" must be an integer in \[1, 86400\]/,
+  ],
   ['PHASE_TIMEOUT_S negative', { ...external, PHASE_TIMEOUT_S: '-1' }, /PHASE_TIMEOUT_S="-1" must be a positive integer/],
   ['API_KEY without BASE_URL', { API_KEY: 'ik_live_abcdef123456' }, /API_KEY needs BASE_URL/],
 ];
@@ -66,12 +78,15 @@ const BAD: [string, Record<string, string>, RegExp][] = [
 for (const [what, env, message] of BAD) {
   test(`env: ${what} is a usage error with a clear message`, () => {
     const errors = errorsOf(env);
-    expect(errors.some((e) => message.test(e)), `expected an error matching ${message}, observed ${JSON.stringify(errors)}`).toBe(true);
+    expect(
+      errors.some((e) => message.test(e)),
+      `expected an error matching ${message}, observed ${JSON.stringify(errors)}`,
+    ).toBe(true);
     for (const e of errors) expect(e.includes('ik_live_abcdef123456'), 'the usage error shows no key').toBe(false);
   });
 }
 
-test('env: a bad value of any group (load, generated, cli) is a usage error by that setting\'s own rule', () => {
+test("env: a bad value of any group (load, generated, cli) is a usage error by that setting's own rule", () => {
   for (const s of SETTINGS.filter((x) => x.kind === 'integer' || x.kind === 'number')) {
     const errors = errorsOf({ ...external, [s.name]: 'not-a-number' });
     expect(errors, s.name).toEqual([`${s.name}="not-a-number" must be ${describeRule(s)}`]);

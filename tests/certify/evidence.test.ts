@@ -25,20 +25,64 @@ const clean = (s: string) => redact(s, SECRETS);
 const TARGET = 'https://staging.example.com/v1';
 
 const LEDGER: LedgerRequirement[] = [
-  { id: 'ERR-01', section: 'Errors', title: 'Error responses use the Error object (`code`, `message`, `status`), content type `application/json`.', level: 'must', source: 'spec' },
-  { id: 'AUTH-03', section: 'Authentication', title: 'A missing or invalid key yields 401 with an Error body.', level: 'must', source: 'spec' },
-  { id: 'INV-01', section: 'Endpoints > 1. List inventory', title: '200 | JSON array of InventoryItem: current stock levels for all pets', level: 'must', source: 'spec' },
-  { id: 'RL-12', section: 'Limits, rule 4', title: 'Clients are expected to retry with exponential backoff.', level: 'should', source: 'spec' },
+  {
+    id: 'ERR-01',
+    section: 'Errors',
+    title: 'Error responses use the Error object (`code`, `message`, `status`), content type `application/json`.',
+    level: 'must',
+    source: 'spec',
+  },
+  {
+    id: 'AUTH-03',
+    section: 'Authentication',
+    title: 'A missing or invalid key yields 401 with an Error body.',
+    level: 'must',
+    source: 'spec',
+  },
+  {
+    id: 'INV-01',
+    section: 'Endpoints > 1. List inventory',
+    title: '200 | JSON array of InventoryItem: current stock levels for all pets',
+    level: 'must',
+    source: 'spec',
+  },
+  {
+    id: 'RL-12',
+    section: 'Limits, rule 4',
+    title: 'Clients are expected to retry with exponential backoff.',
+    level: 'should',
+    source: 'spec',
+  },
 ];
 
 /** An exchange as the api fixture records it, redacted. */
 function exchange(method: string, pathname: string, status: number, body: string, at: number, auth = `Bearer ${KEY}`): RecordedExchange {
-  return JSON.parse(clean(JSON.stringify({
-    startedDateTime: new Date(Date.UTC(2026, 10, 24, 12, 0, at)).toISOString(),
-    timeMs: 12,
-    request: { method, url: `${TARGET}${pathname}?x=1`, headers: [{ name: 'accept', value: 'application/json' }, { name: 'authorization', value: auth }], ...(method === 'PATCH' ? { body: '{"quantity":5}' } : {}) },
-    response: { status, statusText: 'x', headers: [{ name: 'Content-Type', value: 'application/json' }, { name: 'X-Echo', value: KEY }], body },
-  }))) as RecordedExchange;
+  return JSON.parse(
+    clean(
+      JSON.stringify({
+        startedDateTime: new Date(Date.UTC(2026, 10, 24, 12, 0, at)).toISOString(),
+        timeMs: 12,
+        request: {
+          method,
+          url: `${TARGET}${pathname}?x=1`,
+          headers: [
+            { name: 'accept', value: 'application/json' },
+            { name: 'authorization', value: auth },
+          ],
+          ...(method === 'PATCH' ? { body: '{"quantity":5}' } : {}),
+        },
+        response: {
+          status,
+          statusText: 'x',
+          headers: [
+            { name: 'Content-Type', value: 'application/json' },
+            { name: 'X-Echo', value: KEY },
+          ],
+          body,
+        },
+      }),
+    ),
+  ) as RecordedExchange;
 }
 
 const ann = (ex: RecordedExchange) => ({ type: 'exchange', description: JSON.stringify(ex) });
@@ -47,28 +91,63 @@ function rec(title: string, outcome: TestRecord['outcome'], annotations: TestRec
 }
 
 const errBody = exchange('GET', '/inventory', 401, '{"message":"no"}', 1, '');
-const errFinding = finding({ id: 'ERR-01', level: 'fail', message: 'Error body of GET /v1/inventory → 401', expected: 'an Error body: string `code` and `message`, integer `status`', observed: '`code` is missing' });
+const errFinding = finding({
+  id: 'ERR-01',
+  level: 'fail',
+  message: 'Error body of GET /v1/inventory → 401',
+  expected: 'an Error body: string `code` and `message`, integer `status`',
+  observed: '`code` is missing',
+});
 const TESTS: TestRecord[] = [
-  rec('ERR-01 missing key: the 401 is an Error body', 'failed', [ann(errBody), findingAnnotation({ ...errFinding, curl: curlOf(errBody) })], [`Error: ${errFinding.message}\n\nexpect(received).toEqual(expected) // deep equality`]),
+  rec(
+    'ERR-01 missing key: the 401 is an Error body',
+    'failed',
+    [ann(errBody), findingAnnotation({ ...errFinding, curl: curlOf(errBody) })],
+    [`Error: ${errFinding.message}\n\nexpect(received).toEqual(expected) // deep equality`],
+  ),
   // A failure that wrote no finding: its raw diff becomes words, its last exchange a curl line.
-  rec('AUTH-03 an unknown key yields 401', 'failed', [ann(exchange('GET', '/inventory', 200, '[]', 2)), ann(exchange('PATCH', '/inventory/1', 200, '{}', 3))], [
-    'Error: AUTH-03: PATCH /v1/inventory/1 with an unknown key: expected 401, observed\n\nexpect(received).toBe(expected) // Object.is equality\n\nExpected: 401\nReceived: 200\n\n  12 |   expect(res.status).toBe(401);',
+  rec(
+    'AUTH-03 an unknown key yields 401',
+    'failed',
+    [ann(exchange('GET', '/inventory', 200, '[]', 2)), ann(exchange('PATCH', '/inventory/1', 200, '{}', 3))],
+    [
+      'Error: AUTH-03: PATCH /v1/inventory/1 with an unknown key: expected 401, observed\n\nexpect(received).toBe(expected) // Object.is equality\n\nExpected: 401\nReceived: 200\n\n  12 |   expect(res.status).toBe(401);',
+    ],
+  ),
+  rec('INV-01 the list is an array of InventoryItem', 'passed', [
+    ann(exchange('GET', '/inventory', 200, '[]', 4)),
+    ann(exchange('GET', '/inventory', 200, '[]', 5)),
   ]),
-  rec('INV-01 the list is an array of InventoryItem', 'passed', [ann(exchange('GET', '/inventory', 200, '[]', 4)), ann(exchange('GET', '/inventory', 200, '[]', 5))]),
-  rec('RL-12 backoff', 'passed', [ann(exchange('GET', '/inventory', 200, '[]', 6)), { type: 'warning', description: 'RL-12 no backoff seen' }]),
+  rec('RL-12 backoff', 'passed', [
+    ann(exchange('GET', '/inventory', 200, '[]', 6)),
+    { type: 'warning', description: 'RL-12 no backoff seen' },
+  ]),
 ];
 
-const report = () => computeVerdict({ ledger: LEDGER, tests: TESTS, profile: 'full', target: { kind: 'external', baseUrl: TARGET }, generatedAt: '2026-11-24T12:00:00.000Z' });
+const report = () =>
+  computeVerdict({
+    ledger: LEDGER,
+    tests: TESTS,
+    profile: 'full',
+    target: { kind: 'external', baseUrl: TARGET },
+    generatedAt: '2026-11-24T12:00:00.000Z',
+  });
 
 test('a failure reads as what, expected and observed in plain words, with a curl line on $API_KEY at the target URL', () => {
   const r = report();
   const texts = failureTexts(r.requirements.find((x) => x.id === 'ERR-01')!.evidence);
   expect(texts).toHaveLength(1);
-  expect(failureLine(texts[0]!)).toBe('Error body of GET /v1/inventory → 401: expected an Error body: string `code` and `message`, integer `status`; observed `code` is missing');
-  expect(texts[0]!.curl).toBe(`curl -sS -i --path-as-is -X GET '${TARGET}/inventory?x=1' -H 'accept: application/json' -H 'authorization: '`);
+  expect(failureLine(texts[0]!)).toBe(
+    'Error body of GET /v1/inventory → 401: expected an Error body: string `code` and `message`, integer `status`; observed `code` is missing',
+  );
+  expect(texts[0]!.curl).toBe(
+    `curl -sS -i --path-as-is -X GET '${TARGET}/inventory?x=1' -H 'accept: application/json' -H 'authorization: '`,
+  );
   const auth = failureTexts(r.requirements.find((x) => x.id === 'AUTH-03')!.evidence)[0]!;
   expect(auth).toMatchObject({ what: 'AUTH-03: PATCH /v1/inventory/1 with an unknown key', expected: '401', observed: '200' });
-  expect(auth.curl).toBe(`curl -sS -i --path-as-is -X PATCH '${TARGET}/inventory/1?x=1' -H 'accept: application/json' -H "authorization: Bearer $API_KEY" --data-binary '{"quantity":5}'`);
+  expect(auth.curl).toBe(
+    `curl -sS -i --path-as-is -X PATCH '${TARGET}/inventory/1?x=1' -H 'accept: application/json' -H "authorization: Bearer $API_KEY" --data-binary '{"quantity":5}'`,
+  );
   // Every renderer shows it the same way, and none shows a diff, a cut line or the key.
   const md = renderMarkdown(r);
   let console = '';
@@ -85,8 +164,14 @@ test('a failure reads as what, expected and observed in plain words, with a curl
 
 test('plainError keeps every line before the diff, whole, and reads Expected/Received as values', () => {
   const cases: [string, ReturnType<typeof plainError>][] = [
-    ['Error: INV-01: body: expected JSON, observed <html>\n\nexpect(received).toBeUndefined()\n\nReceived: "x"', { what: 'INV-01: body: expected JSON, observed <html>', observed: '"x"' }],
-    ['Error: X-01: expected a conforming Error response, observed\n\nexpect(received).toEqual(expected)\n\n- Expected  - 0\n+ Received  + 1', { what: 'X-01' }],
+    [
+      'Error: INV-01: body: expected JSON, observed <html>\n\nexpect(received).toBeUndefined()\n\nReceived: "x"',
+      { what: 'INV-01: body: expected JSON, observed <html>', observed: '"x"' },
+    ],
+    [
+      'Error: X-01: expected a conforming Error response, observed\n\nexpect(received).toEqual(expected)\n\n- Expected  - 0\n+ Received  + 1',
+      { what: 'X-01' },
+    ],
     ['boom', { what: 'boom' }],
   ];
   for (const [message, want] of cases) expect(plainError(message), message).toEqual(want);
@@ -104,7 +189,12 @@ function harProblems(har: Har): string[] {
   const need = (o: unknown, keys: Record<string, string>, where: string) => {
     for (const [k, type] of Object.entries(keys)) {
       const v = (o as Record<string, unknown>)?.[k];
-      const ok = type === 'array' ? Array.isArray(v) : type === 'object' ? v !== null && typeof v === 'object' && !Array.isArray(v) : typeof v === type;
+      const ok =
+        type === 'array'
+          ? Array.isArray(v)
+          : type === 'object'
+            ? v !== null && typeof v === 'object' && !Array.isArray(v)
+            : typeof v === type;
       if (!ok) p.push(`${where}.${k} is not ${type}`);
     }
   };
@@ -116,8 +206,35 @@ function harProblems(har: Har): string[] {
     const w = `entries[${i}]`;
     need(e, { startedDateTime: 'string', time: 'number', request: 'object', response: 'object', cache: 'object', timings: 'object' }, w);
     if (Number.isNaN(Date.parse(e.startedDateTime))) p.push(`${w}.startedDateTime is not ISO 8601`);
-    need(e.request, { method: 'string', url: 'string', httpVersion: 'string', cookies: 'array', headers: 'array', queryString: 'array', headersSize: 'number', bodySize: 'number' }, `${w}.request`);
-    need(e.response, { status: 'number', statusText: 'string', httpVersion: 'string', cookies: 'array', headers: 'array', content: 'object', redirectURL: 'string', headersSize: 'number', bodySize: 'number' }, `${w}.response`);
+    need(
+      e.request,
+      {
+        method: 'string',
+        url: 'string',
+        httpVersion: 'string',
+        cookies: 'array',
+        headers: 'array',
+        queryString: 'array',
+        headersSize: 'number',
+        bodySize: 'number',
+      },
+      `${w}.request`,
+    );
+    need(
+      e.response,
+      {
+        status: 'number',
+        statusText: 'string',
+        httpVersion: 'string',
+        cookies: 'array',
+        headers: 'array',
+        content: 'object',
+        redirectURL: 'string',
+        headersSize: 'number',
+        bodySize: 'number',
+      },
+      `${w}.response`,
+    );
     need(e.response.content, { size: 'number', mimeType: 'string' }, `${w}.response.content`);
     need(e.timings, { send: 'number', wait: 'number', receive: 'number' }, `${w}.timings`);
     if (e.request.postData) need(e.request.postData, { mimeType: 'string', text: 'string' }, `${w}.request.postData`);
@@ -144,7 +261,13 @@ test('evidence.har is HAR 1.2: every exchange of a failing or warned requirement
   const broken = structuredClone(har);
   delete (broken.log.entries[0] as Partial<typeof patch>).timings;
   broken.log.entries[1]!._requirements = [];
-  expect(harProblems(broken)).toEqual(['entries[0].timings is not object', 'entries[0].timings.send is not number', 'entries[0].timings.wait is not number', 'entries[0].timings.receive is not number', 'entries[1]._requirements names no requirement']);
+  expect(harProblems(broken)).toEqual([
+    'entries[0].timings is not object',
+    'entries[0].timings.send is not number',
+    'entries[0].timings.wait is not number',
+    'entries[0].timings.receive is not number',
+    'entries[1]._requirements names no requirement',
+  ]);
 });
 
 test('evidence.har holds no key, its digest is in the certificate, and verify fails when it changes', async ({ scratch }) => {
@@ -164,7 +287,7 @@ test('evidence.har holds no key, its digest is in the certificate, and verify fa
   expect(check()).toMatchObject({ ok: false });
 });
 
-test('the replay hint names the target the case failed against, so a config file\'s default target is not used', () => {
+test("the replay hint names the target the case failed against, so a config file's default target is not used", () => {
   expect(replayCommand('gen1.abc', { baseUrl: 'https://staging.example.com/v1', apiUrl: "https://q.example.com/it's" })).toBe(
     "BASE_URL='https://staging.example.com/v1' API_URL='https://q.example.com/it'\\''s' CONFORMANCE_REPLAY=gen1.abc npm run certify",
   );

@@ -103,7 +103,7 @@ function assertNoKeyAnywhere(reports: string, output: string) {
   expect(output.includes(KEY), 'no key in the console output').toBe(false);
 }
 
-test('a deliberately failing request through the suites\' fixtures leaves no key in any artifact', async () => {
+test("a deliberately failing request through the suites' fixtures leaves no key in any artifact", async () => {
   test.setTimeout(120_000);
   const server = await startHostileServer();
   const fixtures = path.join(ROOT, 'suites', 'fixtures.ts');
@@ -136,7 +136,9 @@ test('MSG-01 an unreachable server (deliberate failure)', async ({ api }) => {
     expect(report.problems.filter((p: { reason: string }) => p.reason.includes('written there by the Playwright worker'))).toEqual([]);
     expect(listFiles(path.join(ws.reports, 'html')).length).toBeGreaterThan(0);
     // The exchanges the hostile server echoed the key in are in evidence.har, redacted like every report.
-    const har = JSON.parse(fs.readFileSync(path.join(ws.reports, 'evidence.har'), 'utf8')) as { log: { entries: { _requirements: string[]; request: { headers: { name: string; value: string }[] } }[] } };
+    const har = JSON.parse(fs.readFileSync(path.join(ws.reports, 'evidence.har'), 'utf8')) as {
+      log: { entries: { _requirements: string[]; request: { headers: { name: string; value: string }[] } }[] };
+    };
     expect(har.log.entries.filter((e) => e._requirements.includes('AUTH-01')).length).toBeGreaterThan(0);
     expect(har.log.entries.flatMap((e) => e.request.headers).find((h) => h.name === 'authorization')?.value).toBe('Bearer <API_KEY>');
     assertNoKeyAnywhere(ws.reports, output);
@@ -146,7 +148,7 @@ test('MSG-01 an unreachable server (deliberate failure)', async ({ api }) => {
   }
 });
 
-test('Playwright\'s own request call log (request headers) is kept out of every report, and the worker\'s own write is caught', async () => {
+test("Playwright's own request call log (request headers) is kept out of every report, and the worker's own write is caught", async () => {
   test.setTimeout(120_000);
   const server = await startHostileServer();
   const ws = workspace({
@@ -198,17 +200,32 @@ test('MSG-01 passes', async () => {});
     expect(report.verdict).toBe('harness');
     expect(report.requirements.map((r: { status: string }) => r.status)).toEqual(['pass', 'pass']);
     const found = report.problems.filter((p: { kind: string }) => p.kind === 'secret-in-artifact').map((p: { reason: string }) => p.reason);
-    expect(found.some((p: string) => /test-results\/.*debug\.txt: API_KEY \(raw\)/.test(p)), found.join('\n')).toBe(true);
-    expect(found.some((p: string) => p.includes('RATE_LIMIT_KEY (base64')), found.join('\n')).toBe(true);
+    expect(
+      found.some((p: string) => /test-results\/.*debug\.txt: API_KEY \(raw\)/.test(p)),
+      found.join('\n'),
+    ).toBe(true);
+    expect(
+      found.some((p: string) => p.includes('RATE_LIMIT_KEY (base64')),
+      found.join('\n'),
+    ).toBe(true);
     expect(output).toMatch(/secret scan of \d+ files: \d+ finding\(s\)/);
     for (const p of report.problems) expect(JSON.stringify(p).includes(KEY), 'a problem shows no key').toBe(false);
-    expect(output.includes(KEY) || output.includes(RL_KEY) || output.includes(Buffer.from(`Bearer ${RL_KEY}`).toString('base64')), 'the console shows no key').toBe(false);
+    expect(
+      output.includes(KEY) || output.includes(RL_KEY) || output.includes(Buffer.from(`Bearer ${RL_KEY}`).toString('base64')),
+      'the console shows no key',
+    ).toBe(false);
     const md = fs.readFileSync(path.join(ws.reports, 'conformance.md'), 'utf8');
     expect(md).toContain('## Run problems');
     expect(md).toContain('debug.txt: API_KEY (raw)');
     // Nothing is left on disk for CI to upload: a text file is scrubbed, an archive removed.
-    expect(found.some((p: string) => /debug\.txt: API_KEY \(raw\) — scrubbed in place$/.test(p)), found.join('\n')).toBe(true);
-    expect(found.some((p: string) => / — file removed$/.test(p)), found.join('\n')).toBe(true);
+    expect(
+      found.some((p: string) => /debug\.txt: API_KEY \(raw\) — scrubbed in place$/.test(p)),
+      found.join('\n'),
+    ).toBe(true);
+    expect(
+      found.some((p: string) => / — file removed$/.test(p)),
+      found.join('\n'),
+    ).toBe(true);
     assertNoKeyAnywhere(ws.reports, output);
   } finally {
     await server.close();

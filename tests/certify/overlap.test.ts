@@ -96,9 +96,17 @@ test('phases started together, one late, all end with their report: no phase emp
         redactionsDir: path.join(reportsDir, '.certify', 'redactions'),
       };
       let said = '';
-      const out = await runAllPhases(run, { ...process.env, REPORTS_DIR: reportsDir }, { secrets: [], redact: (s) => s, say: (s) => (said += s) }, () => ({ requests: 0, refused: 0, waits: 0 }));
+      const out = await runAllPhases(
+        run,
+        { ...process.env, REPORTS_DIR: reportsDir },
+        { secrets: [], redact: (s) => s, say: (s) => (said += s) },
+        () => ({ requests: 0, refused: 0, waits: 0 }),
+      );
       expect(out.runErrors, `round ${round}:\n${said}`).toEqual([]);
-      expect(out.results.map((r) => [r.phase, r.exitCode, r.blobWritten]), `round ${round}:\n${said}`).toEqual(run.phases.map((p) => [p, 0, true]));
+      expect(
+        out.results.map((r) => [r.phase, r.exitCode, r.blobWritten]),
+        `round ${round}:\n${said}`,
+      ).toEqual(run.phases.map((p) => [p, 0, true]));
     }
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });

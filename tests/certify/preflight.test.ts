@@ -38,7 +38,11 @@ async function serve(handler: Handler, tls?: { cert: Buffer; key: Buffer }): Pro
   const { port } = server.address() as AddressInfo;
   return Object.assign(local, {
     origin: `${tls ? 'https' : 'http'}://127.0.0.1:${port}`,
-    close: () => new Promise<void>((r) => { server.closeAllConnections?.(); server.close(() => r()); }),
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections?.();
+        server.close(() => r());
+      }),
   });
 }
 
@@ -51,10 +55,13 @@ test('a conformant target passes the preflight, and no request carries a key', a
   const s = await serve(conformant);
   try {
     const r = await preflight({ baseUrl: `${s.origin}/v1`, apiUrl: `${s.origin}/quickstart` });
-    expect(r).toEqual({ ok: true, lines: [
-      `preflight: GET ${s.origin}/v1/inventory without a key answered 401 with an Error body`,
-      `preflight: GET ${s.origin}/quickstart/messages without a key answered 401`,
-    ] });
+    expect(r).toEqual({
+      ok: true,
+      lines: [
+        `preflight: GET ${s.origin}/v1/inventory without a key answered 401 with an Error body`,
+        `preflight: GET ${s.origin}/quickstart/messages without a key answered 401`,
+      ],
+    });
     expect(s.requests).toBe(2);
     expect(s.authorizations).toEqual([]);
   } finally {
@@ -88,7 +95,9 @@ test('an untrusted TLS certificate fails before any request reaches the server; 
     const r = await preflight({ baseUrl: `${untrusted.origin}/v1` });
     expect(r.ok).toBe(false);
     if (!r.ok) {
-      expect(r.line).toMatch(/^TLS certificate of 127\.0\.0\.1:\d+ not verified \([A-Z_]+\); no key was sent\. Trust a private CA with NODE_EXTRA_CA_CERTS=<ca\.pem>$/);
+      expect(r.line).toMatch(
+        /^TLS certificate of 127\.0\.0\.1:\d+ not verified \([A-Z_]+\); no key was sent\. Trust a private CA with NODE_EXTRA_CA_CERTS=<ca\.pem>$/,
+      );
     }
     expect(untrusted.requests, 'no HTTP request reached the untrusted peer').toBe(0);
   } finally {
@@ -102,7 +111,8 @@ test('an untrusted TLS certificate fails before any request reaches the server; 
     // The user's explicit opt-in (INSECURE_TLS) runs against it, and says so.
     const optIn = await preflight({ baseUrl: `${trusted.origin}/v1` }, { insecure: true });
     expect(optIn.ok).toBe(true);
-    if (optIn.ok) expect(optIn.lines).toContain("note: INSECURE_TLS is set: the target's TLS certificate is not verified; the report says so");
+    if (optIn.ok)
+      expect(optIn.lines).toContain("note: INSECURE_TLS is set: the target's TLS certificate is not verified; the report says so");
   } finally {
     await trusted.close();
   }
@@ -126,9 +136,30 @@ test('a redirect fails, naming where it goes without its query', async () => {
 });
 
 const NOT_THIS_API: [string, Handler, RegExp][] = [
-  ['an HTML page', (_q, res) => { res.writeHead(200, { 'Content-Type': 'text/html' }); res.end('<html>hello</html>'); }, /answered 200, expected 401 with an Error body$/],
-  ['a 404 (wrong base path)', (_q, res) => { res.writeHead(404, { 'Content-Type': 'application/json' }); res.end('{}'); }, /answered 404, expected 401 with an Error body \(is BASE_URL the inventory base address, ending in \/v1\?\)$/],
-  ['a 401 without a JSON body', (_q, res) => { res.writeHead(401, { 'Content-Type': 'text/plain' }); res.end('Unauthorized'); }, /answered 401 without a JSON body, expected 401 with an Error body$/],
+  [
+    'an HTML page',
+    (_q, res) => {
+      res.writeHead(200, { 'Content-Type': 'text/html' });
+      res.end('<html>hello</html>');
+    },
+    /answered 200, expected 401 with an Error body$/,
+  ],
+  [
+    'a 404 (wrong base path)',
+    (_q, res) => {
+      res.writeHead(404, { 'Content-Type': 'application/json' });
+      res.end('{}');
+    },
+    /answered 404, expected 401 with an Error body \(is BASE_URL the inventory base address, ending in \/v1\?\)$/,
+  ],
+  [
+    'a 401 without a JSON body',
+    (_q, res) => {
+      res.writeHead(401, { 'Content-Type': 'text/plain' });
+      res.end('Unauthorized');
+    },
+    /answered 401 without a JSON body, expected 401 with an Error body$/,
+  ],
 ];
 for (const [what, handler, line] of NOT_THIS_API) {
   test(`a target answering ${what} to a request without a key does not answer like this API`, async () => {
@@ -137,7 +168,9 @@ for (const [what, handler, line] of NOT_THIS_API) {
       const r = await preflight({ baseUrl: `${s.origin}/v1` });
       expect(r.ok).toBe(false);
       if (!r.ok) {
-        expect(r.line.startsWith(`target does not answer like the Inventory Service: GET ${s.origin}/v1/inventory without a key`)).toBe(true);
+        expect(r.line.startsWith(`target does not answer like the Inventory Service: GET ${s.origin}/v1/inventory without a key`)).toBe(
+          true,
+        );
         expect(r.line).toMatch(line);
       }
     } finally {
@@ -155,7 +188,10 @@ test('an unreachable API_URL is a note (its checks fail); an untrusted one stops
   try {
     const r = await preflight({ baseUrl: `${s.origin}/v1`, apiUrl: `${origin}/quickstart` });
     expect(r.ok).toBe(true);
-    if (r.ok) expect(r.lines[1]).toBe(`note: API_URL unreachable: GET ${origin}/quickstart/messages: connection refused (ECONNREFUSED); the messages checks will fail, naming it`);
+    if (r.ok)
+      expect(r.lines[1]).toBe(
+        `note: API_URL unreachable: GET ${origin}/quickstart/messages: connection refused (ECONNREFUSED); the messages checks will fail, naming it`,
+      );
     const t = await preflight({ baseUrl: `${s.origin}/v1`, apiUrl: `${untrusted.origin}/quickstart` });
     expect(t.ok).toBe(false);
     if (!t.ok) expect(t.line).toMatch(/^API_URL: TLS certificate of 127\.0\.0\.1:\d+ not verified/);

@@ -20,7 +20,15 @@ test('startReferenceTarget: env of a complete run on a free port, keys matching 
   const target = await startReferenceTarget();
   try {
     const { env } = target;
-    expect(Object.keys(env).sort()).toEqual(['API_KEY', 'API_PLAN', 'API_URL', 'BASE_URL', 'LOAD_KEY', 'RATE_LIMIT_KEY', 'RATE_LIMIT_PLAN']);
+    expect(Object.keys(env).sort()).toEqual([
+      'API_KEY',
+      'API_PLAN',
+      'API_URL',
+      'BASE_URL',
+      'LOAD_KEY',
+      'RATE_LIMIT_KEY',
+      'RATE_LIMIT_PLAN',
+    ]);
     expect(env.BASE_URL).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/v1$/);
     expect(env.BASE_URL).not.toMatch(/:(0|8080)\//);
     expect(env.API_URL).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/quickstart$/);

@@ -22,8 +22,23 @@ function sandbox(): { root: string; home: string; repo: string; repoRoot: string
 
 /** Refused folders: each with how it is made and what the message says. Nothing in them changes. */
 const REFUSED: Array<{ name: string; make: (s: ReturnType<typeof sandbox>) => string; problem: RegExp }> = [
-  { name: 'a symbolic link to the home folder', make: (s) => { fs.symlinkSync(s.home, path.join(s.root, 'link')); return path.join(s.root, 'link'); }, problem: /symbolic link/ },
-  { name: 'a symbolic link to an empty folder', make: (s) => { fs.mkdirSync(path.join(s.root, 'empty')); fs.symlinkSync(path.join(s.root, 'empty'), path.join(s.root, 'link')); return path.join(s.root, 'link'); }, problem: /symbolic link/ },
+  {
+    name: 'a symbolic link to the home folder',
+    make: (s) => {
+      fs.symlinkSync(s.home, path.join(s.root, 'link'));
+      return path.join(s.root, 'link');
+    },
+    problem: /symbolic link/,
+  },
+  {
+    name: 'a symbolic link to an empty folder',
+    make: (s) => {
+      fs.mkdirSync(path.join(s.root, 'empty'));
+      fs.symlinkSync(path.join(s.root, 'empty'), path.join(s.root, 'link'));
+      return path.join(s.root, 'link');
+    },
+    problem: /symbolic link/,
+  },
   { name: 'the home folder', make: (s) => s.home, problem: /not .*home.*\(the home folder\)/ },
   { name: 'a folder holding the home folder', make: (s) => s.root, problem: /it holds the home folder/ },
   { name: 'the repository root', make: (s) => s.repo, problem: /the repository root/ },
@@ -110,7 +125,7 @@ test("reports folder: the repository's reports/ keeps its README; an unfinished 
   }
 });
 
-test('reports folder: an unmarked folder holding only the run\'s own names (an earlier version, a plain Playwright run) is taken as the run\'s', () => {
+test("reports folder: an unmarked folder holding only the run's own names (an earlier version, a plain Playwright run) is taken as the run's", () => {
   const s = sandbox();
   try {
     const dir = path.join(s.root, 'old');
@@ -124,7 +139,7 @@ test('reports folder: an unmarked folder holding only the run\'s own names (an e
   }
 });
 
-test('reports folder: a replay folder inside a finished run\'s folder is judged by its own manifest; a user file in it still refuses the folder', () => {
+test("reports folder: a replay folder inside a finished run's folder is judged by its own manifest; a user file in it still refuses the folder", () => {
   const s = sandbox();
   try {
     const dir = path.join(s.root, 'reports');
@@ -139,7 +154,7 @@ test('reports folder: a replay folder inside a finished run\'s folder is judged 
     replay.finish();
     const next = prepareReportsDir(dir, s);
     expect(next.ok, next.ok ? '' : next.problem).toBe(true);
-    expect(fs.existsSync(path.join(dir, REPLAY_DIR, 'conformance.json')), 'the replay\'s file is the run\'s to delete').toBe(false);
+    expect(fs.existsSync(path.join(dir, REPLAY_DIR, 'conformance.json')), "the replay's file is the run's to delete").toBe(false);
     // The same, with a file of the user's inside the replay folder: refused, nothing touched.
     const again = prepareReportsDir(path.join(dir, REPLAY_DIR), s);
     if (!again.ok) throw new Error(again.problem);

@@ -317,7 +317,9 @@ test("take the target's turn: a free turn is taken and given back when the targe
     const late = contextIn(dir, { BASE_URL: base, OTHER_RUN_WAIT_S: '1' });
     await takeTargetTurn(late.ctx);
     expect(late.ctx.stop?.exitCode).toBe(EXIT.harness);
-    expect(late.ctx.stop?.reasons.join('\n')).toMatch(/another certification of this target on this machine \(pid \d+.*OTHER_RUN_WAIT_S.*nothing was sent/);
+    expect(late.ctx.stop?.reasons.join('\n')).toMatch(
+      /another certification of this target on this machine \(pid \d+.*OTHER_RUN_WAIT_S.*nothing was sent/,
+    );
     expect(late.out(), 'the wait is said when it starts').toMatch(/holds its turn: waiting for it to end \(at most 1 s\)/);
     expect(late.out()).not.toContain(KEY);
 

@@ -47,7 +47,10 @@ test('console filter: a key split across output chunks is still redacted', async
 
 test('console filter: a character split across chunks is not garbled', () => {
   let written = '';
-  const filter = lineFilter((s) => s, (s) => (written += s));
+  const filter = lineFilter(
+    (s) => s,
+    (s) => (written += s),
+  );
   const bytes = Buffer.from('  ✓ passed\n');
   filter.push(bytes.subarray(0, 3));
   filter.push(bytes.subarray(3));

@@ -29,23 +29,68 @@ const b64 = (s: string) => Buffer.from(s).toString('base64');
 
 const PLANTED: { what: string; content: () => string | Buffer; variable: string; encoding: RegExp }[] = [
   { what: 'raw key', content: () => `{"authorization":"Bearer ${KEY}"}`, variable: 'API_KEY', encoding: /^raw$/ },
-  { what: 'URL-encoded key', content: () => `GET /x?key=${encodeURIComponent(KEY_WITH_SPECIALS)}`, variable: 'RATE_LIMIT_KEY', encoding: /url-encoded/i },
-  { what: 'form-encoded "Bearer <key>"', content: () => `auth=Bearer+${encodeURIComponent(KEY_WITH_SPECIALS)}`, variable: 'RATE_LIMIT_KEY', encoding: /encoded/ },
-  { what: 'JSON-escaped key', content: () => JSON.stringify({ k: KEY_WITH_SPECIALS }).replace(/\//g, '\\/'), variable: 'RATE_LIMIT_KEY', encoding: /JSON-escaped/ },
+  {
+    what: 'URL-encoded key',
+    content: () => `GET /x?key=${encodeURIComponent(KEY_WITH_SPECIALS)}`,
+    variable: 'RATE_LIMIT_KEY',
+    encoding: /url-encoded/i,
+  },
+  {
+    what: 'form-encoded "Bearer <key>"',
+    content: () => `auth=Bearer+${encodeURIComponent(KEY_WITH_SPECIALS)}`,
+    variable: 'RATE_LIMIT_KEY',
+    encoding: /encoded/,
+  },
+  {
+    what: 'JSON-escaped key',
+    content: () => JSON.stringify({ k: KEY_WITH_SPECIALS }).replace(/\//g, '\\/'),
+    variable: 'RATE_LIMIT_KEY',
+    encoding: /JSON-escaped/,
+  },
   { what: 'base64 of the key', content: () => `data: ${b64(KEY)}`, variable: 'API_KEY', encoding: /^base64$/ },
   { what: 'base64 of "Bearer <key>"', content: () => `header ${b64(`Bearer ${KEY}`)}`, variable: 'API_KEY', encoding: /base64/ },
   { what: 'base64 of a text containing the key at offset 1', content: () => b64(`x${KEY}yz`), variable: 'API_KEY', encoding: /base64/ },
-  { what: 'base64 of a text containing "Bearer <key>" at offset 2', content: () => b64(`{"Authorization":"Bearer ${KEY}"}`), variable: 'API_KEY', encoding: /base64/ },
-  { what: 'base64url of the key', content: () => Buffer.from(`?${KEY_WITH_SPECIALS}`).toString('base64url'), variable: 'RATE_LIMIT_KEY', encoding: /base64/ },
-  { what: 'key with its first character \\u-escaped', content: () => `{"status":"\\u0069${KEY.slice(1)}"}`, variable: 'API_KEY', encoding: /JSON-escaped/ },
-  { what: '\\u-escaped key inside a JSON string', content: () => JSON.stringify({ m: `{"status":"\\u0069${KEY.slice(1)}"}` }), variable: 'API_KEY', encoding: /JSON-escaped/ },
-  { what: 'key as HTML character references', content: () => [...KEY].map((c) => `&#x${c.charCodeAt(0).toString(16)};`).join(''), variable: 'API_KEY', encoding: /HTML-escaped/ },
+  {
+    what: 'base64 of a text containing "Bearer <key>" at offset 2',
+    content: () => b64(`{"Authorization":"Bearer ${KEY}"}`),
+    variable: 'API_KEY',
+    encoding: /base64/,
+  },
+  {
+    what: 'base64url of the key',
+    content: () => Buffer.from(`?${KEY_WITH_SPECIALS}`).toString('base64url'),
+    variable: 'RATE_LIMIT_KEY',
+    encoding: /base64/,
+  },
+  {
+    what: 'key with its first character \\u-escaped',
+    content: () => `{"status":"\\u0069${KEY.slice(1)}"}`,
+    variable: 'API_KEY',
+    encoding: /JSON-escaped/,
+  },
+  {
+    what: '\\u-escaped key inside a JSON string',
+    content: () => JSON.stringify({ m: `{"status":"\\u0069${KEY.slice(1)}"}` }),
+    variable: 'API_KEY',
+    encoding: /JSON-escaped/,
+  },
+  {
+    what: 'key as HTML character references',
+    content: () => [...KEY].map((c) => `&#x${c.charCodeAt(0).toString(16)};`).join(''),
+    variable: 'API_KEY',
+    encoding: /HTML-escaped/,
+  },
   { what: 'key with its letter case changed', content: () => `bearer ${KEY.toUpperCase()}`, variable: 'API_KEY', encoding: /case changed/ },
   { what: 'key inside a zip', content: () => zipOf({ 'report.json': `{"h":"Bearer ${KEY}"}` }), variable: 'API_KEY', encoding: /raw/ },
-  { what: 'key inside a zip inside a zip', content: () => zipOf({ 'inner.zip': zipOf({ 'trace.trace': `authorization: Bearer ${KEY}` }) }), variable: 'API_KEY', encoding: /raw/ },
+  {
+    what: 'key inside a zip inside a zip',
+    content: () => zipOf({ 'inner.zip': zipOf({ 'trace.trace': `authorization: Bearer ${KEY}` }) }),
+    variable: 'API_KEY',
+    encoding: /raw/,
+  },
   { what: 'key inside a gzip', content: () => zlib.gzipSync(`Bearer ${KEY}`), variable: 'API_KEY', encoding: /raw/ },
   {
-    what: 'key inside an HTML report\'s embedded base64 zip',
+    what: "key inside an HTML report's embedded base64 zip",
     content: () =>
       `<!DOCTYPE html><html><body><script>app()</script>\n<template id="playwrightReportBase64">data:application/zip;base64,${zipOf({ 'abc.json': `{"errors":["Authorization: Bearer ${KEY}"]}` }).toString('base64')}</template>`,
     variable: 'API_KEY',
@@ -57,7 +102,10 @@ for (const p of PLANTED) {
   test(`secret scan finds a planted ${p.what}`, () => {
     const findings = findingsIn(p.content());
     expect(findings.length, `${p.what}: expected a finding, observed none`).toBeGreaterThan(0);
-    expect(findings.some((f) => f.variable === p.variable && p.encoding.test(f.encoding)), JSON.stringify(findings)).toBe(true);
+    expect(
+      findings.some((f) => f.variable === p.variable && p.encoding.test(f.encoding)),
+      JSON.stringify(findings),
+    ).toBe(true);
     for (const f of findings) expect(describeFinding(f).includes(KEY), 'a finding shows no key').toBe(false);
   });
 }
@@ -87,7 +135,10 @@ test('secret scan of a directory: a clean tree has no findings; a planted key is
   try {
     fs.mkdirSync(path.join(dir, 'html', 'data'), { recursive: true });
     fs.writeFileSync(path.join(dir, 'conformance.json'), JSON.stringify({ verdict: 'pass', evidence: 'Authorization: Bearer <API_KEY>' }));
-    fs.writeFileSync(path.join(dir, 'html', 'index.html'), `<template id="playwrightReportBase64">data:application/zip;base64,${zipOf({ 'r.json': '{}' }).toString('base64')}</template>`);
+    fs.writeFileSync(
+      path.join(dir, 'html', 'index.html'),
+      `<template id="playwrightReportBase64">data:application/zip;base64,${zipOf({ 'r.json': '{}' }).toString('base64')}</template>`,
+    );
     fs.writeFileSync(path.join(dir, 'blob.zip'), zipOf({ 'report.jsonl': '{"method":"onBegin"}' }));
     const clean = scanPaths([dir], secrets, dir);
     expect(clean.filesScanned).toBe(3);

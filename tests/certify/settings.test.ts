@@ -22,9 +22,21 @@ test('settings: defaults when nothing is set, typed values when set', () => {
   expect(problems).toEqual([]);
   expect(values).toMatchObject({ MAX_RETRY_AFTER_S: 120, WORKERS: 2, CONFORMANCE_PROFILE: 'full', REPORTS_DIR: 'reports' });
   expect(values.BASE_URL).toBeUndefined();
-  const set = readSettings({ BASE_URL: ' https://h/v1/ ', API_PLAN: 'Pro', MAX_RETRY_AFTER_S: '30', MISSING_PET_ID: '9223372036854775807', WORKERS: ' ' });
+  const set = readSettings({
+    BASE_URL: ' https://h/v1/ ',
+    API_PLAN: 'Pro',
+    MAX_RETRY_AFTER_S: '30',
+    MISSING_PET_ID: '9223372036854775807',
+    WORKERS: ' ',
+  });
   expect(set.problems).toEqual([]);
-  expect(set.values).toMatchObject({ BASE_URL: 'https://h/v1', API_PLAN: 'pro', MAX_RETRY_AFTER_S: 30, MISSING_PET_ID: '9223372036854775807', WORKERS: 2 });
+  expect(set.values).toMatchObject({
+    BASE_URL: 'https://h/v1',
+    API_PLAN: 'pro',
+    MAX_RETRY_AFTER_S: 30,
+    MISSING_PET_ID: '9223372036854775807',
+    WORKERS: 2,
+  });
 });
 
 // One rule per setting: the same value is judged the same way by every reader (certify, suites, load).
@@ -72,5 +84,9 @@ test('settings: the README tables are the ones generated from settings/ (npx tsx
 });
 
 test('settings: the keys certify scans for are exactly the settings of kind secret', () => {
-  expect(SETTINGS.filter((s) => s.secret).map((s) => s.name).sort()).toEqual([...SECRET_VARIABLES].sort());
+  expect(
+    SETTINGS.filter((s) => s.secret)
+      .map((s) => s.name)
+      .sort(),
+  ).toEqual([...SECRET_VARIABLES].sort());
 });

@@ -30,19 +30,36 @@ const listing = {
   suites: [
     {
       file: 'rate-limit/retry-after.spec.ts',
-      specs: [{ title: 'RL-05 the request past the limit gets 429', tests: [{ projectName: 'rate-limit', annotations: [{ type: 'requirement', description: 'RL-06' }] }] }],
-      suites: [{ file: 'load/capacity.spec.ts', specs: [{ title: 'LOAD-01 capacity', tests: [{ projectName: 'load', annotations: [] }] }] }],
+      specs: [
+        {
+          title: 'RL-05 the request past the limit gets 429',
+          tests: [{ projectName: 'rate-limit', annotations: [{ type: 'requirement', description: 'RL-06' }] }],
+        },
+      ],
+      suites: [
+        { file: 'load/capacity.spec.ts', specs: [{ title: 'LOAD-01 capacity', tests: [{ projectName: 'load', annotations: [] }] }] },
+      ],
     },
   ],
 };
 
 const phaseResult = (phase: string, extra: Partial<PhaseResult> = {}): PhaseResult => ({
-  phase, exitCode: 0, signal: null, durationMs: 1234, timedOut: false, blobWritten: true, tail: [], ...extra,
+  phase,
+  exitCode: 0,
+  signal: null,
+  durationMs: 1234,
+  timedOut: false,
+  blobWritten: true,
+  tail: [],
+  ...extra,
 });
 
-test('phases: the phase list is the Playwright config\'s projects; readonly runs those marked readonly', () => {
+test("phases: the phase list is the Playwright config's projects; readonly runs those marked readonly", () => {
   const order = ['functional', 'rate-limit', 'load'].map((p) => PHASES.indexOf(p));
-  expect(order.every((i, k) => i >= 0 && (k === 0 || i > order[k - 1])), `phases in order: ${PHASES.join(', ')}`).toBe(true);
+  expect(
+    order.every((i, k) => i >= 0 && (k === 0 || i > order[k - 1])),
+    `phases in order: ${PHASES.join(', ')}`,
+  ).toBe(true);
   expect(phasesOfProfile('full')).toEqual([...PHASES]);
   expect(phasesOfProfile('readonly')).toContain('functional');
   expect(phasesOfProfile('readonly')).not.toContain('rate-limit');
@@ -53,24 +70,53 @@ test('resolve the target: BASE_URL is used as given; without it the bundled serv
   const external = await resolveTarget({ baseUrl: 'https://h/v1', profile: 'full' }, { API_KEY: KEY, LOAD_KEY: KEY });
   expect(external.env.BASE_URL).toBe('https://h/v1');
   expect(external.reference).toBeUndefined();
-  expect(external.description).toMatchObject({ kind: 'external', baseUrl: 'https://h/v1', apiUrl: null, rateLimitKey: 'not given', loadKey: 'given', tls: 'verified' });
-  expect((await resolveTarget({ baseUrl: 'https://h/v1', profile: 'full' }, { INSECURE_TLS: '1' })).description.tls).toBe('not verified (INSECURE_TLS)');
+  expect(external.description).toMatchObject({
+    kind: 'external',
+    baseUrl: 'https://h/v1',
+    apiUrl: null,
+    rateLimitKey: 'not given',
+    loadKey: 'given',
+    tls: 'verified',
+  });
+  expect((await resolveTarget({ baseUrl: 'https://h/v1', profile: 'full' }, { INSECURE_TLS: '1' })).description.tls).toBe(
+    'not verified (INSECURE_TLS)',
+  );
   // The quickstart's address carries a key too: an https API_URL makes TLS part of what was done.
-  expect((await resolveTarget({ baseUrl: 'http://h/v1', apiUrl: 'https://h/quickstart', profile: 'full' }, {})).description.tls).toBe('verified');
-  expect((await resolveTarget({ baseUrl: 'http://h/v1', apiUrl: 'https://h/quickstart', profile: 'full' }, { INSECURE_TLS: '1' })).description.tls).toBe('not verified (INSECURE_TLS)');
+  expect((await resolveTarget({ baseUrl: 'http://h/v1', apiUrl: 'https://h/quickstart', profile: 'full' }, {})).description.tls).toBe(
+    'verified',
+  );
+  expect(
+    (await resolveTarget({ baseUrl: 'http://h/v1', apiUrl: 'https://h/quickstart', profile: 'full' }, { INSECURE_TLS: '1' })).description
+      .tls,
+  ).toBe('not verified (INSECURE_TLS)');
   expect(JSON.stringify(external.description).includes(KEY), 'the description holds no key').toBe(false);
 
   let closed = 0;
-  const fake = { env: { BASE_URL: 'http://127.0.0.1:1/v1', API_KEY: KEY }, settings: { minuteWindowMs: 5000, banMs: 2000, apiPlan: 'business' }, close: async () => { closed++; } } as unknown as ReferenceTarget;
+  const fake = {
+    env: { BASE_URL: 'http://127.0.0.1:1/v1', API_KEY: KEY },
+    settings: { minuteWindowMs: 5000, banMs: 2000, apiPlan: 'business' },
+    close: async () => {
+      closed++;
+    },
+  } as unknown as ReferenceTarget;
   const bundled = await resolveTarget({ profile: 'readonly' }, {}, async () => fake);
-  expect(bundled.description).toMatchObject({ kind: 'reference', baseUrl: 'http://127.0.0.1:1/v1', profile: 'readonly', referenceSettings: fake.settings, tls: 'none (http)' });
+  expect(bundled.description).toMatchObject({
+    kind: 'reference',
+    baseUrl: 'http://127.0.0.1:1/v1',
+    profile: 'readonly',
+    referenceSettings: fake.settings,
+    tls: 'none (http)',
+  });
   await bundled.close();
   expect(closed).toBe(1);
 });
 
 test('list what is left out: each check of a phase not run is a not-certified record with the reason', async () => {
   const out = await listLeftOut(['rate-limit', 'load'], 'readonly', async () => listing);
-  expect(out.notRun.map((t) => [t.title, t.outcome])).toEqual([['RL-05 the request past the limit gets 429', 'skipped'], ['LOAD-01 capacity', 'skipped']]);
+  expect(out.notRun.map((t) => [t.title, t.outcome])).toEqual([
+    ['RL-05 the request past the limit gets 429', 'skipped'],
+    ['LOAD-01 capacity', 'skipped'],
+  ]);
   expect(out.notRun[0].annotations).toEqual([
     { type: 'requirement', description: 'RL-06' },
     { type: 'not-certified', description: 'CONFORMANCE_PROFILE=readonly does not run the rate-limit phase' },
@@ -82,7 +128,11 @@ test('list what is left out: each check of a phase not run is a not-certified re
   expect(out.runErrors).toEqual([]);
   const failed = await listLeftOut(['load'], 'readonly', async () => undefined);
   expect(failed.runErrors).toEqual(['could not list the checks of the phases not run (load); they are missing from the report']);
-  expect(await listLeftOut([], 'full', async () => { throw new Error('not called'); })).toEqual({ notRun: [], lines: [], runErrors: [] });
+  expect(
+    await listLeftOut([], 'full', async () => {
+      throw new Error('not called');
+    }),
+  ).toEqual({ notRun: [], lines: [], runErrors: [] });
 });
 
 test('run the phases: in order, a failing phase does not stop the next; no report or a timeout is a run problem; a signal starts no further phase', async () => {
@@ -95,7 +145,15 @@ test('run the phases: in order, a failing phase does not stop the next; no repor
   };
   // Each phase after the ones before it (phases tied this way run in order; tests/load/phases.test.ts covers the overlap).
   const inOrder = (p: string, running: readonly string[]) => running.slice(0, running.indexOf(p));
-  const out = await runPhases(['functional', 'rate-limit', 'load'], async (p) => { ran.push(p); return results[p]; }, (t) => said.push(t), { phaseTimeoutS: 60, before: inOrder });
+  const out = await runPhases(
+    ['functional', 'rate-limit', 'load'],
+    async (p) => {
+      ran.push(p);
+      return results[p];
+    },
+    (t) => said.push(t),
+    { phaseTimeoutS: 60, before: inOrder },
+  );
   expect(ran).toEqual(['functional', 'rate-limit', 'load']);
   expect(said).toContain('■ phase functional finished in 1.2 s: some checks failed\n');
   expect(said).toContain('■ phase load finished in 1.2 s: stopped after PHASE_TIMEOUT_S\n');
@@ -105,7 +163,15 @@ test('run the phases: in order, a failing phase does not stop the next; no repor
   ]);
 
   const abort = new AbortController();
-  const stopped = await runPhases(['functional', 'load'], async (p) => { abort.abort(); return phaseResult(p); }, () => {}, { phaseTimeoutS: 60, signal: abort.signal, before: inOrder });
+  const stopped = await runPhases(
+    ['functional', 'load'],
+    async (p) => {
+      abort.abort();
+      return phaseResult(p);
+    },
+    () => {},
+    { phaseTimeoutS: 60, signal: abort.signal, before: inOrder },
+  );
   expect(stopped.results.map((r) => r.phase)).toEqual(['functional']);
   // A signal is not harness trouble: the verdict makes what did not end not certified (gate: interrupted).
   expect(stopped.runErrors).toEqual([]);
@@ -115,26 +181,81 @@ test('merge: the merged results.json becomes test records; no blob, a failed mer
   const dir = tempDir();
   try {
     const blobDir = path.join(dir, 'blob');
-    expect((await mergeResults(blobDir, dir, 1, async () => ({ ok: true, output: '' }), (s) => s)).runErrors).toEqual(['no phase produced a report']);
-    expect((await mergeResults(blobDir, dir, 0, async () => ({ ok: true, output: '' }), (s) => s)).runErrors).toEqual([]);
+    expect(
+      (
+        await mergeResults(
+          blobDir,
+          dir,
+          1,
+          async () => ({ ok: true, output: '' }),
+          (s) => s,
+        )
+      ).runErrors,
+    ).toEqual(['no phase produced a report']);
+    expect(
+      (
+        await mergeResults(
+          blobDir,
+          dir,
+          0,
+          async () => ({ ok: true, output: '' }),
+          (s) => s,
+        )
+      ).runErrors,
+    ).toEqual([]);
     fs.mkdirSync(blobDir);
     fs.writeFileSync(path.join(blobDir, 'functional.zip'), 'zip');
-    const failed = await mergeResults(blobDir, dir, 1, async () => ({ ok: false, output: `boom ${KEY}` }), (s) => s.split(KEY).join('[redacted]'));
-    expect(failed.runErrors).toEqual(['merging the phase reports failed: boom [redacted]', 'results.json is missing or unreadable after the merge']);
-    const results = { suites: [{ file: 'a.spec.ts', specs: [{ title: 'AUTH-02 x', tests: [{ projectName: 'functional', status: 'expected', results: [{ status: 'passed' }] }] }] }], errors: [{ message: 'global' }] };
-    const ok = await mergeResults(blobDir, dir, 1, async () => { fs.writeFileSync(path.join(dir, 'results.json'), JSON.stringify(results)); return { ok: true, output: '' }; }, (s) => s);
+    const failed = await mergeResults(
+      blobDir,
+      dir,
+      1,
+      async () => ({ ok: false, output: `boom ${KEY}` }),
+      (s) => s.split(KEY).join('[redacted]'),
+    );
+    expect(failed.runErrors).toEqual([
+      'merging the phase reports failed: boom [redacted]',
+      'results.json is missing or unreadable after the merge',
+    ]);
+    const results = {
+      suites: [
+        {
+          file: 'a.spec.ts',
+          specs: [{ title: 'AUTH-02 x', tests: [{ projectName: 'functional', status: 'expected', results: [{ status: 'passed' }] }] }],
+        },
+      ],
+      errors: [{ message: 'global' }],
+    };
+    const ok = await mergeResults(
+      blobDir,
+      dir,
+      1,
+      async () => {
+        fs.writeFileSync(path.join(dir, 'results.json'), JSON.stringify(results));
+        return { ok: true, output: '' };
+      },
+      (s) => s,
+    );
     expect(ok.tests.map((t) => [t.title, t.project, t.outcome, t.file])).toEqual([['AUTH-02 x', 'functional', 'passed', 'a.spec.ts']]);
     expect(ok.runErrors).toEqual(['global']);
 
     // One log per phase: the phases run at the same time and never append to one file.
     const redactions = path.join(dir, 'redactions');
     fs.mkdirSync(redactions);
-    fs.writeFileSync(path.join(redactions, 'functional.jsonl'), [JSON.stringify({ kind: 'attachment-file', file: 'f.md', attachment: 'a', test: 't' }), JSON.stringify({ kind: 'in-memory', count: 2 }), 'not json'].join('\n'));
+    fs.writeFileSync(
+      path.join(redactions, 'functional.jsonl'),
+      [
+        JSON.stringify({ kind: 'attachment-file', file: 'f.md', attachment: 'a', test: 't' }),
+        JSON.stringify({ kind: 'in-memory', count: 2 }),
+        'not json',
+      ].join('\n'),
+    );
     fs.writeFileSync(path.join(redactions, 'load.jsonl'), `${JSON.stringify({ kind: 'in-memory', count: 1 })}\n`);
     expect(readRedactions(path.join(dir, 'absent'))).toEqual({ leaks: [], inMemory: 0 });
     const r = readRedactions(redactions);
     expect(r.inMemory).toBe(3);
-    expect(r.leaks).toEqual(['f.md (attachment "a" of "t"): a key was written there by the Playwright worker; certify scrubbed it afterwards']);
+    expect(r.leaks).toEqual([
+      'f.md (attachment "a" of "t"): a key was written there by the Playwright worker; certify scrubbed it afterwards',
+    ]);
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
@@ -150,7 +271,11 @@ test('prepare: a usage problem is returned and no folder is made; an unreadable 
     expect(refused).toEqual({ ok: false, errors: ['RATE_LIMIT_PLAN="basic" must be one of free, pro, business, enterprise'] });
     expect(fs.existsSync(reportsDir), 'nothing is written for a usage error').toBe(false);
 
-    const prepared = prepareRun({ env: { REPORTS_DIR: reportsDir }, onlyPhases: ['functional'], ledgerFile: path.join(dir, 'missing.yaml') });
+    const prepared = prepareRun({
+      env: { REPORTS_DIR: reportsDir },
+      onlyPhases: ['functional'],
+      ledgerFile: path.join(dir, 'missing.yaml'),
+    });
     if (!prepared.ok) throw new Error(`prepareRun refused: ${prepared.errors.join('; ')}`);
     const { run } = prepared;
     expect(run.phases).toEqual(['functional']);
@@ -168,13 +293,33 @@ test('prepare: a usage problem is returned and no folder is made; an unreadable 
 });
 
 test('judge: the verdict input holds every test and the gate; a replay only the requirements its case evidences, without the gate', () => {
-  const test = (title: string, outcome: 'passed' | 'skipped') => ({ title, project: 'functional', tags: [], outcome, errors: [], annotations: [], requests: 1 });
-  const ledger2: LedgerRequirement[] = [...ledger, { id: 'INV-01', section: 'Endpoints', title: 'INV-01 title', level: 'must', source: 'spec' }];
+  const test = (title: string, outcome: 'passed' | 'skipped') => ({
+    title,
+    project: 'functional',
+    tags: [],
+    outcome,
+    errors: [],
+    annotations: [],
+    requests: 1,
+  });
+  const ledger2: LedgerRequirement[] = [
+    ...ledger,
+    { id: 'INV-01', section: 'Endpoints', title: 'INV-01 title', level: 'must', source: 'spec' },
+  ];
   const notRun = [test('INV-01 left out', 'skipped')];
   const parts = {
-    allPhases: ['functional', 'load'], phases: ['functional'], leftOutPhases: ['load'], results: [phaseResult('functional')], notRun,
-    tests: [test('AUTH-02 a missing key gets 401', 'passed'), test('INV-01 skipped here', 'skipped')], ledger: ledger2,
-    gate: { options: { strict: true } }, profile: 'full', target: 't', generatedAt: 'g', runErrors: [`a problem naming ${KEY}`],
+    allPhases: ['functional', 'load'],
+    phases: ['functional'],
+    leftOutPhases: ['load'],
+    results: [phaseResult('functional')],
+    notRun,
+    tests: [test('AUTH-02 a missing key gets 401', 'passed'), test('INV-01 skipped here', 'skipped')],
+    ledger: ledger2,
+    gate: { options: { strict: true } },
+    profile: 'full',
+    target: 't',
+    generatedAt: 'g',
+    runErrors: [`a problem naming ${KEY}`],
     redact: (s: string) => s.split(KEY).join('<API_KEY>'),
   };
   const full = verdictInputFor({ ...parts, replaying: false });
@@ -192,7 +337,13 @@ test('judge: the verdict input holds every test and the gate; a replay only the 
 test('judge: phase summaries in run order; the verdict written as conformance.json and .md, redacted', () => {
   const dir = tempDir();
   try {
-    const summaries = phaseSummaries(['functional', 'rate-limit', 'load'], ['functional', 'rate-limit'], ['load'], [phaseResult('functional')], 'readonly');
+    const summaries = phaseSummaries(
+      ['functional', 'rate-limit', 'load'],
+      ['functional', 'rate-limit'],
+      ['load'],
+      [phaseResult('functional')],
+      'readonly',
+    );
     expect(summaries).toEqual([
       { name: 'functional', ran: true, seconds: 1.2, exit: 0 },
       { name: 'rate-limit', ran: false, reason: 'run interrupted' },
@@ -249,32 +400,74 @@ test('print: failures, problems, what was not certified and why, pacing per key,
   const report = computeVerdict({
     ledger: [...ledger, { id: 'RL-05', section: 'Limits', title: 'RL-05 title', level: 'must', source: 'spec' }],
     tests: [
-      { title: 'AUTH-02 a', project: 'functional', tags: [], outcome: 'failed', errors: ['Error: AUTH-02: expected 401, observed 200\nmore'], annotations: [], requests: 3 },
-      { title: 'RL-05 a', project: 'rate-limit', tags: [], outcome: 'skipped', errors: [], annotations: [{ type: 'not-certified', description: 'Retry-After 600 s is more than MAX_RETRY_AFTER_S=120' }], requests: 2 },
+      {
+        title: 'AUTH-02 a',
+        project: 'functional',
+        tags: [],
+        outcome: 'failed',
+        errors: ['Error: AUTH-02: expected 401, observed 200\nmore'],
+        annotations: [],
+        requests: 3,
+      },
+      {
+        title: 'RL-05 a',
+        project: 'rate-limit',
+        tags: [],
+        outcome: 'skipped',
+        errors: [],
+        annotations: [{ type: 'not-certified', description: 'Retry-After 600 s is more than MAX_RETRY_AFTER_S=120' }],
+        requests: 2,
+      },
     ],
-    profile: 'full', target: {}, generatedAt: 't',
+    profile: 'full',
+    target: {},
+    generatedAt: 't',
   });
-  report.pacing = [{ key: '<RATE_LIMIT_KEY>', requests: 61, waits: 1, longestWaitS: 3.2, refused: 1, earlyRequests: 0, suspectedBan: false }];
+  report.pacing = [
+    { key: '<RATE_LIMIT_KEY>', requests: 61, waits: 1, longestWaitS: 3.2, refused: 1, earlyRequests: 0, suspectedBan: false },
+  ];
   let out = '';
   printSummary(report, (t) => (out += t), { reportsFile: 'r/conformance.md', otherReports: ['conformance.json'], seconds: 12.34 });
   // The whole message before any assertion diff, never its first line only.
   expect(out).toContain('Failed requirements (1):\n  ✗ AUTH-02 (must) AUTH-02 title\n      AUTH-02: expected 401, observed 200 more\n');
-  expect(out).toContain("Not certified (1; a limit of this run, not the server's failure):\n  ◦ RL-05: Retry-After 600 s is more than MAX_RETRY_AFTER_S=120\n");
+  expect(out).toContain(
+    "Not certified (1; a limit of this run, not the server's failure):\n  ◦ RL-05: Retry-After 600 s is more than MAX_RETRY_AFTER_S=120\n",
+  );
   expect(out).toContain('pacing <RATE_LIMIT_KEY>: 61 request(s), 1 wait(s), longest wait 3.2 s, 1 429(s), 0 early request(s)\n');
   expect(out).toContain('certify: verdict FAIL, exit 1 — 0 pass, 0 warn, 1 fail, 1 skipped (12.3 s)\n');
   expect(out).toContain('requests by phase: functional 3, rate-limit 2\n');
   expect(out.endsWith('requests sent: 5\n')).toBe(true);
 });
 
-test('pacer: one coordinator per run, started with the run\'s limits; its URL goes to every phase; its report per key on close', async () => {
+test("pacer: one coordinator per run, started with the run's limits; its URL goes to every phase; its report per key on close", async () => {
   let started: unknown;
   let closed = 0;
   const pacer = await startRunPacer({ maxRetryAfterS: 30, workers: 2 }, async (o) => {
     started = o;
     return {
       url: 'http://127.0.0.1:9',
-      close: async () => { closed++; },
-      report: () => ({ keys: [{ label: '<API_KEY>', granted: 10, observed: 10, released: 0, refused: 1, unplanned429: 0, inFlightAt429: 0, suspectedBans: 1, earlyGrants: 0, longestWaitMs: 2500, fallbackResponses: 0, notCertified: [] }], pets: { leases: 0, mostWaiting: 0, heldAtEnd: 0, retired: 0 } }),
+      close: async () => {
+        closed++;
+      },
+      report: () => ({
+        keys: [
+          {
+            label: '<API_KEY>',
+            granted: 10,
+            observed: 10,
+            released: 0,
+            refused: 1,
+            unplanned429: 0,
+            inFlightAt429: 0,
+            suspectedBans: 1,
+            earlyGrants: 0,
+            longestWaitMs: 2500,
+            fallbackResponses: 0,
+            notCertified: [],
+          },
+        ],
+        pets: { leases: 0, mostWaiting: 0, heldAtEnd: 0, retired: 0 },
+      }),
     };
   });
   expect(started).toEqual({ maxWaitMs: 30_000, reserve: 3 });
@@ -283,12 +476,24 @@ test('pacer: one coordinator per run, started with the run\'s limits; its URL go
   expect(summary).toEqual([{ key: '<API_KEY>', requests: 10, longestWaitS: 2.5, refused: 1, earlyRequests: 0, suspectedBan: true }]);
   expect(await pacer.close()).toBe(summary);
   expect(closed).toBe(1);
-  expect(pacingSummary({ label: '<X>', granted: 1, waits: 4, longestWaitMs: 0, refused: 0, earlyGrants: 2, suspectedBans: 0 })).toMatchObject({ waits: 4, earlyRequests: 2, suspectedBan: false });
+  expect(
+    pacingSummary({ label: '<X>', granted: 1, waits: 4, longestWaitMs: 0, refused: 0, earlyGrants: 2, suspectedBans: 0 }),
+  ).toMatchObject({ waits: 4, earlyRequests: 2, suspectedBan: false });
 });
 
 test('pacer: the summary says why a key held every key of the run, and why a key was closed; print and markdown show it', () => {
-  const holds = [{ label: '<API_KEY>', reason: "a 429 on <API_KEY> that its own X-RateLimit-Remaining (4) did not predict", heldForMs: 2100 }];
-  const k = { label: '<API_KEY>', granted: 6, longestWaitMs: 2100, refused: 2, earlyGrants: 0, suspectedBans: 0, closed: 'Retry-After 9999 s is longer than MAX_RETRY_AFTER_S=3 s; nothing more is sent on <API_KEY> for the rest of the run' };
+  const holds = [
+    { label: '<API_KEY>', reason: 'a 429 on <API_KEY> that its own X-RateLimit-Remaining (4) did not predict', heldForMs: 2100 },
+  ];
+  const k = {
+    label: '<API_KEY>',
+    granted: 6,
+    longestWaitMs: 2100,
+    refused: 2,
+    earlyGrants: 0,
+    suspectedBans: 0,
+    closed: 'Retry-After 9999 s is longer than MAX_RETRY_AFTER_S=3 s; nothing more is sent on <API_KEY> for the rest of the run',
+  };
   const summary = pacingSummary(k, holds);
   expect(summary.notes).toEqual([`${holds[0].reason} (3 s)`, k.closed]);
   expect(pacingSummary({ ...k, label: '<RATE_LIMIT_KEY>', closed: undefined }, holds).notes).toBeUndefined();

@@ -5,15 +5,33 @@ import { unrestoredAnnotation } from '../../suites/lib/unrestored.ts';
 import { cleanErrorMessage, notRunTests, testsFromJsonReport } from '../../core/playwright-report.ts';
 import { PROJECT_RULES, renderMarkdown, sectionOf } from '../../certify/markdown.ts';
 
-const must = (id: string, extra: Partial<LedgerRequirement> = {}): LedgerRequirement => ({ id, section: 'Authentication', title: `${id} title`, level: 'must', source: 'spec', ...extra });
+const must = (id: string, extra: Partial<LedgerRequirement> = {}): LedgerRequirement => ({
+  id,
+  section: 'Authentication',
+  title: `${id} title`,
+  level: 'must',
+  source: 'spec',
+  ...extra,
+});
 const should = (id: string): LedgerRequirement => ({ id, section: 'Limits', title: `${id} title`, level: 'should', source: 'spec' });
 
 function rec(title: string, outcome: TestRecord['outcome'], extra: Partial<TestRecord> = {}): TestRecord {
   return { title, project: 'functional', tags: [], outcome, errors: [], annotations: [], requests: 1, ...extra };
 }
 
-function verdictOf(ledger: LedgerRequirement[], tests: TestRecord[], extra: { secretFindings?: string[]; runErrors?: string[]; profile?: string } = {}) {
-  return computeVerdict({ ledger, tests, profile: extra.profile ?? 'full', target: { baseUrl: 'http://x/v1' }, generatedAt: '2026-01-01T00:00:00Z', ...extra });
+function verdictOf(
+  ledger: LedgerRequirement[],
+  tests: TestRecord[],
+  extra: { secretFindings?: string[]; runErrors?: string[]; profile?: string } = {},
+) {
+  return computeVerdict({
+    ledger,
+    tests,
+    profile: extra.profile ?? 'full',
+    target: { baseUrl: 'http://x/v1' },
+    generatedAt: '2026-01-01T00:00:00Z',
+    ...extra,
+  });
 }
 
 const status = (report: ReturnType<typeof verdictOf>, id: string) => report.requirements.find((r) => r.id === id)?.status;
@@ -27,7 +45,10 @@ test('verdict: every test passed without warnings → pass, and the verdict pass
 });
 
 test('verdict: a passed test with a warning annotation → warn, verdict still passes', () => {
-  const r = verdictOf([must('AUTH-01')], [rec('AUTH-01 a', 'passed', { annotations: [{ type: 'warning', description: 'lenient: 400 for a malformed header' }] })]);
+  const r = verdictOf(
+    [must('AUTH-01')],
+    [rec('AUTH-01 a', 'passed', { annotations: [{ type: 'warning', description: 'lenient: 400 for a malformed header' }] })],
+  );
   expect(status(r, 'AUTH-01')).toBe('warn');
   expect(r.requirements[0].evidence[0].warnings).toEqual(['lenient: 400 for a malformed header']);
   expect(r.verdict).toBe('pass');
@@ -36,7 +57,10 @@ test('verdict: a passed test with a warning annotation → warn, verdict still p
 test('verdict: a must-level test failed → fail with its message as evidence, verdict fails', () => {
   const r = verdictOf(
     [must('AUTH-02'), must('AUTH-03')],
-    [rec('AUTH-02 invalid key yields 401', 'failed', { errors: ['AUTH-02: expected status 401, observed 200'] }), rec('AUTH-03 x', 'passed')],
+    [
+      rec('AUTH-02 invalid key yields 401', 'failed', { errors: ['AUTH-02: expected status 401, observed 200'] }),
+      rec('AUTH-03 x', 'passed'),
+    ],
   );
   expect(status(r, 'AUTH-02')).toBe('fail');
   expect(status(r, 'AUTH-03')).toBe('pass');
@@ -80,12 +104,28 @@ test('verdict: left out by the profile → skipped, listed as not certified with
   const reason = 'CONFORMANCE_PROFILE=readonly leaves out @mutates checks';
   const r = verdictOf(
     [must('UPD-01'), must('INV-01')],
-    [rec('UPD-01 update', 'skipped', { annotations: [{ type: 'not-certified', description: reason }, { type: 'skip', description: `not certified: ${reason}` }] }), rec('INV-01 list', 'passed')],
+    [
+      rec('UPD-01 update', 'skipped', {
+        annotations: [
+          { type: 'not-certified', description: reason },
+          { type: 'skip', description: `not certified: ${reason}` },
+        ],
+      }),
+      rec('INV-01 list', 'passed'),
+    ],
     { profile: 'readonly' },
   );
   expect(status(r, 'UPD-01')).toBe('skipped');
   expect(r.requirements[0].reason).toContain('readonly');
-  expect(r.notCertified).toEqual([{ id: 'UPD-01', title: 'UPD-01 title', level: 'must', reason: 'CONFORMANCE_PROFILE=readonly leaves out @mutates checks', partial: false }]);
+  expect(r.notCertified).toEqual([
+    {
+      id: 'UPD-01',
+      title: 'UPD-01 title',
+      level: 'must',
+      reason: 'CONFORMANCE_PROFILE=readonly leaves out @mutates checks',
+      partial: false,
+    },
+  ]);
   expect(r.requirements[0].reason).toBe('not certified: CONFORMANCE_PROFILE=readonly leaves out @mutates checks');
   expect(r.verdict).toBe('pass');
   const md = renderMarkdown(r);
@@ -97,7 +137,20 @@ test('verdict: left out by the profile → skipped, listed as not certified with
 
 test('verdict: readonly phases not run are listed from `--list` output as not certified', () => {
   const listing = {
-    suites: [{ title: 'retry-after.spec.ts', file: 'rate-limit/retry-after.spec.ts', specs: [{ title: 'RL-05 the request past the limit gets 429', tags: ['exhausts'], tests: [{ projectName: 'rate-limit', annotations: [], results: [], status: 'skipped' }] }], suites: [] }],
+    suites: [
+      {
+        title: 'retry-after.spec.ts',
+        file: 'rate-limit/retry-after.spec.ts',
+        specs: [
+          {
+            title: 'RL-05 the request past the limit gets 429',
+            tags: ['exhausts'],
+            tests: [{ projectName: 'rate-limit', annotations: [], results: [], status: 'skipped' }],
+          },
+        ],
+        suites: [],
+      },
+    ],
   };
   const tests = notRunTests(listing, 'not certified: CONFORMANCE_PROFILE=readonly does not run the rate-limit phase');
   expect(tests).toHaveLength(1);
@@ -110,7 +163,10 @@ test('verdict: readonly phases not run are listed from `--list` output as not ce
 test('verdict: partly left out by the profile is not certified (never pass) and marked partial', () => {
   const r = verdictOf(
     [must('AUTH-02')],
-    [rec('AUTH-02 list', 'passed'), rec('AUTH-02 update', 'skipped', { annotations: [{ type: 'not-certified', description: 'readonly' }] })],
+    [
+      rec('AUTH-02 list', 'passed'),
+      rec('AUTH-02 update', 'skipped', { annotations: [{ type: 'not-certified', description: 'readonly' }] }),
+    ],
   );
   expect(status(r, 'AUTH-02')).toBe('skipped');
   expect(r.notCertified[0].partial).toBe(true);
@@ -130,7 +186,17 @@ for (const [what, reason, outcome] of LIMITS) {
   for (const level of ['must', 'should'] as const) {
     test(`verdict: ${what} (${level}, test ${outcome}) → not certified with the reason, never fail, warn or pass`, () => {
       const req = level === 'must' ? must('RL-05') : should('RL-05');
-      const r = verdictOf([req], [rec('RL-05 a', outcome, { annotations: [{ type: 'not-certified', description: reason }, { type: 'warning', description: 'w' }] })]);
+      const r = verdictOf(
+        [req],
+        [
+          rec('RL-05 a', outcome, {
+            annotations: [
+              { type: 'not-certified', description: reason },
+              { type: 'warning', description: 'w' },
+            ],
+          }),
+        ],
+      );
       expect(status(r, 'RL-05'), `${what}: status`).toBe('skipped');
       expect(r.notCertified).toEqual([{ id: 'RL-05', title: 'RL-05 title', level, reason, partial: false }]);
       expect(r.requirements[0].reason).toBe(`not certified: ${reason}`);
@@ -143,7 +209,10 @@ for (const [what, reason, outcome] of LIMITS) {
 test('verdict: a real failure of another test still fails a requirement that is also partly not certified', () => {
   const r = verdictOf(
     [must('RL-05')],
-    [rec('RL-05 a', 'failed', { errors: ['RL-05: expected 429, observed 200'] }), rec('RL-05 b', 'skipped', { annotations: [{ type: 'not-certified', description: 'cap' }] })],
+    [
+      rec('RL-05 a', 'failed', { errors: ['RL-05: expected 429, observed 200'] }),
+      rec('RL-05 b', 'skipped', { annotations: [{ type: 'not-certified', description: 'cap' }] }),
+    ],
   );
   expect(status(r, 'RL-05')).toBe('fail');
   expect(r.notCertified[0]).toMatchObject({ id: 'RL-05', partial: true });
@@ -164,7 +233,12 @@ test('verdict: flaky (failed, then passed on retry) and interrupted count as fai
 });
 
 test('verdict: `requirement` annotations make a test evidence further ids', () => {
-  const t = rec('ERR-01 error bodies on every path', 'failed', { annotations: [{ type: 'requirement', description: 'ERR-02' }, { type: 'requirement', description: 'ERR-03, ERR-04' }] });
+  const t = rec('ERR-01 error bodies on every path', 'failed', {
+    annotations: [
+      { type: 'requirement', description: 'ERR-02' },
+      { type: 'requirement', description: 'ERR-03, ERR-04' },
+    ],
+  });
   expect(requirementIds(t)).toEqual(['ERR-01', 'ERR-02', 'ERR-03', 'ERR-04']);
   const r = verdictOf([must('ERR-01'), must('ERR-02'), should('ERR-03'), must('ERR-04')], [t]);
   expect(r.requirements.map((x) => x.status)).toEqual(['fail', 'fail', 'warn', 'fail']);
@@ -185,11 +259,17 @@ test('verdict: a secret found in an artifact or a run error fails the run', () =
   const tests = [rec('AUTH-01 a', 'passed')];
   // The verdict is the gate's result: harness trouble (exit 5), whatever the requirements say.
   expect(verdictOf(ledger, tests, { secretFindings: ['reports/results.json: API_KEY (raw)'] }).verdict).toBe('harness');
-  expect(verdictOf(ledger, tests, { runErrors: ['phase load ended without a report'] }).gate).toMatchObject({ result: 'harness', exitCode: 5 });
+  expect(verdictOf(ledger, tests, { runErrors: ['phase load ended without a report'] }).gate).toMatchObject({
+    result: 'harness',
+    exitCode: 5,
+  });
 });
 
 test('verdict: experimental requirements are marked in JSON and Markdown', () => {
-  const r = verdictOf([must('UPD-01', { experimental: true, section: 'Endpoints > 2. Update stock level (experimental)' })], [rec('UPD-01 a', 'passed')]);
+  const r = verdictOf(
+    [must('UPD-01', { experimental: true, section: 'Endpoints > 2. Update stock level (experimental)' })],
+    [rec('UPD-01 a', 'passed')],
+  );
   expect(r.experimental).toEqual(['UPD-01']);
   expect(r.requirements[0].experimental).toBe(true);
   expect(renderMarkdown(r)).toContain('🧪');
@@ -197,7 +277,9 @@ test('verdict: experimental requirements are marked in JSON and Markdown', () =>
 
 test('verdict: conformance.json carries the fields reports/README.md documents', () => {
   const r = verdictOf([must('AUTH-01')], [rec('AUTH-01 a', 'passed')]);
-  expect(Object.keys(r)).toEqual(expect.arrayContaining(['verdict', 'target', 'requirements', 'profile', 'requests', 'notCertified', 'experimental', 'generatedAt']));
+  expect(Object.keys(r)).toEqual(
+    expect.arrayContaining(['verdict', 'target', 'requirements', 'profile', 'requests', 'notCertified', 'experimental', 'generatedAt']),
+  );
   expect(Object.keys(r.requirements[0])).toEqual(expect.arrayContaining(['id', 'title', 'level', 'status', 'evidence']));
 });
 
@@ -206,7 +288,10 @@ test('markdown: failures come first with their evidence, then warnings', () => {
     [must('AUTH-01'), must('AUTH-02'), should('RL-20')],
     [
       rec('AUTH-01 a', 'passed'),
-      rec('AUTH-02 b', 'failed', { errors: ['AUTH-02: expected 401, observed 200'], annotations: [{ type: 'evidence', description: 'GET /v1/inventory → 200' }] }),
+      rec('AUTH-02 b', 'failed', {
+        errors: ['AUTH-02: expected 401, observed 200'],
+        annotations: [{ type: 'evidence', description: 'GET /v1/inventory → 200' }],
+      }),
       rec('RL-20 c', 'passed', { annotations: [{ type: 'warning', description: 'no backoff hint' }] }),
     ],
   );
@@ -247,8 +332,16 @@ test('JSON report: nested suites, outcomes, annotations, request counts and clea
                     results: [
                       {
                         status: 'failed',
-                        errors: [{ message: '\u001b[31mError: AUTH-02: expected 401, observed 200\u001b[39m\n\n  10 |   foo\n> 11 |   bar\n     |   ^' }],
-                        annotations: [{ type: 'requests', description: '4' }, { type: 'evidence', description: 'GET /v1/inventory → 200' }],
+                        errors: [
+                          {
+                            message:
+                              '\u001b[31mError: AUTH-02: expected 401, observed 200\u001b[39m\n\n  10 |   foo\n> 11 |   bar\n     |   ^',
+                          },
+                        ],
+                        annotations: [
+                          { type: 'requests', description: '4' },
+                          { type: 'evidence', description: 'GET /v1/inventory → 200' },
+                        ],
                       },
                     ],
                   },
@@ -290,7 +383,11 @@ test('markdown: requirements are grouped by top-level spec section, the clause b
   expect(sectionOf('Versioning; RFC 8594 §3')).toEqual(['Versioning', 'RFC 8594 §3']);
   expect(sectionOf('Team rules > Safety')).toEqual(['Team rules', 'Safety']);
   const r = verdictOf(
-    [must('RL-01', { section: 'Limits, rule 1' }), must('AUTH-01', { section: 'Authentication' }), must('AUTH-05', { section: 'RFC 9110 §11.1' })],
+    [
+      must('RL-01', { section: 'Limits, rule 1' }),
+      must('AUTH-01', { section: 'Authentication' }),
+      must('AUTH-05', { section: 'RFC 9110 §11.1' }),
+    ],
     [rec('RL-01 a', 'passed'), rec('AUTH-01 a', 'passed'), rec('AUTH-05 a', 'passed')],
   );
   const md = renderMarkdown(r);
@@ -302,7 +399,11 @@ test('markdown: requirements are grouped by top-level spec section, the clause b
 test('markdown: project rules are listed apart from spec conformance; pacing per key; not certified says why', () => {
   const r = verdictOf(
     [must('AUTH-02'), must('LOAD-01', { source: 'project', section: 'Limits' }), must('RL-05')],
-    [rec('AUTH-02 a', 'passed'), rec('LOAD-01 a', 'passed'), rec('RL-05 a', 'skipped', { annotations: [{ type: 'not-certified', description: 'MAX_EXHAUST_REQUESTS=2000 reached' }] })],
+    [
+      rec('AUTH-02 a', 'passed'),
+      rec('LOAD-01 a', 'passed'),
+      rec('RL-05 a', 'skipped', { annotations: [{ type: 'not-certified', description: 'MAX_EXHAUST_REQUESTS=2000 reached' }] }),
+    ],
   );
   expect(r.requirements.find((x) => x.id === 'LOAD-01')?.source).toBe('project');
   expect(r.requirements.find((x) => x.id === 'AUTH-02')?.source).toBe('spec');
@@ -318,13 +419,25 @@ test('markdown: project rules are listed apart from spec conformance; pacing per
 });
 
 test('markdown: a run the user opted out of TLS verification for says so next to the target', () => {
-  const r = computeVerdict({ ledger: [], tests: [], profile: 'full', target: { kind: 'external', baseUrl: 'https://h/v1', tls: 'not verified (INSECURE_TLS)' }, generatedAt: 't' });
+  const r = computeVerdict({
+    ledger: [],
+    tests: [],
+    profile: 'full',
+    target: { kind: 'external', baseUrl: 'https://h/v1', tls: 'not verified (INSECURE_TLS)' },
+    generatedAt: 't',
+  });
   expect(renderMarkdown(r)).toContain('- Target: inventory `https://h/v1` — **TLS certificate not verified (INSECURE_TLS)**');
-  const verified = computeVerdict({ ledger: [], tests: [], profile: 'full', target: { kind: 'external', baseUrl: 'https://h/v1', tls: 'verified' }, generatedAt: 't' });
+  const verified = computeVerdict({
+    ledger: [],
+    tests: [],
+    profile: 'full',
+    target: { kind: 'external', baseUrl: 'https://h/v1', tls: 'verified' },
+    generatedAt: 't',
+  });
   expect(renderMarkdown(verified)).not.toContain('TLS certificate');
 });
 
-test('verdict: a run stopped by a signal reports what ran; what did not end is not certified, never failed; the gate is interrupted with the signal\'s exit code', () => {
+test("verdict: a run stopped by a signal reports what ran; what did not end is not certified, never failed; the gate is interrupted with the signal's exit code", () => {
   const ledger = [must('AUTH-02'), must('UPD-01'), must('MSG-01'), must('INV-01')];
   const tests = [
     rec('AUTH-02 passes', 'passed'),
@@ -332,8 +445,21 @@ test('verdict: a run stopped by a signal reports what ran; what did not end is n
     rec('INV-01 fails', 'failed', { errors: ['INV-01: expected 200, observed 500'] }),
     rec('MSG-01 never started', 'skipped'),
   ];
-  const stopped = computeVerdict({ ledger: [...ledger, must('RL-05')], tests, profile: 'full', target: {}, generatedAt: 't', interrupted: { signal: 'SIGINT', exitCode: 130 } });
-  expect(stopped.requirements.map((r) => [r.id, r.status])).toEqual([['AUTH-02', 'pass'], ['UPD-01', 'skipped'], ['MSG-01', 'skipped'], ['INV-01', 'fail'], ['RL-05', 'skipped']]);
+  const stopped = computeVerdict({
+    ledger: [...ledger, must('RL-05')],
+    tests,
+    profile: 'full',
+    target: {},
+    generatedAt: 't',
+    interrupted: { signal: 'SIGINT', exitCode: 130 },
+  });
+  expect(stopped.requirements.map((r) => [r.id, r.status])).toEqual([
+    ['AUTH-02', 'pass'],
+    ['UPD-01', 'skipped'],
+    ['MSG-01', 'skipped'],
+    ['INV-01', 'fail'],
+    ['RL-05', 'skipped'],
+  ]);
   expect(stopped.notCertified.map((n) => [n.id, n.reason])).toEqual([
     ['UPD-01', 'the run was stopped by SIGINT before this check ended'],
     ['MSG-01', 'the run was stopped by SIGINT before this check ended'],
@@ -361,6 +487,9 @@ test('one unrestored record: what the stock fixture writes, the verdict reads ba
     { petId: '7', original: '5', current: '13' },
   ]);
   const problem = leftChangedProblem([rec('INV-01 a', 'passed', { annotations: written })]);
-  expect(problem?.pets).toEqual([{ petId: '7', original: '5', current: '13' }, { petId: '9007199254740993', original: '0', current: null }]);
+  expect(problem?.pets).toEqual([
+    { petId: '7', original: '5', current: '13' },
+    { petId: '9007199254740993', original: '0', current: null },
+  ]);
   expect(leftChangedProblem([rec('INV-01 a', 'passed')])).toBeUndefined();
 });

@@ -6,9 +6,26 @@ import { SETTINGS } from '../../settings/index.ts';
 const parse = (...argv: string[]) => parseArgs(argv, SETTINGS);
 
 test('args: every non-key setting has a flag that sets its variable; --plan is API_PLAN', () => {
-  const p = parse('certify', '--base-url', 'https://s.example.com/v1', '--api-url=https://s.example.com/q', '--plan', 'pro', '--profile', 'readonly', '--max-retry-after-s', '30');
+  const p = parse(
+    'certify',
+    '--base-url',
+    'https://s.example.com/v1',
+    '--api-url=https://s.example.com/q',
+    '--plan',
+    'pro',
+    '--profile',
+    'readonly',
+    '--max-retry-after-s',
+    '30',
+  );
   expect(p.errors).toEqual([]);
-  expect(p.env).toEqual({ BASE_URL: 'https://s.example.com/v1', API_URL: 'https://s.example.com/q', API_PLAN: 'pro', CONFORMANCE_PROFILE: 'readonly', MAX_RETRY_AFTER_S: '30' });
+  expect(p.env).toEqual({
+    BASE_URL: 'https://s.example.com/v1',
+    API_URL: 'https://s.example.com/q',
+    API_PLAN: 'pro',
+    CONFORMANCE_PROFILE: 'readonly',
+    MAX_RETRY_AFTER_S: '30',
+  });
   for (const s of SETTINGS.filter((x) => !x.secret)) {
     const value = s.kind === 'boolean' ? [] : ['1'];
     expect(parse('certify', s.flag!, ...value).env[s.name], s.name).toBeDefined();

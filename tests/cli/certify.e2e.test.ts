@@ -12,7 +12,11 @@ const BIN = path.join(ROOT, 'cli', 'bin.mjs');
 
 function cli(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
   // A clean environment, as on a fresh machine: none of the run's variables set, output to a pipe (as in CI).
-  const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !SETTINGS.some((s) => s.name === k) && !(SECRET_VARIABLES as readonly string[]).includes(k))) as Record<string, string>;
+  const base = Object.fromEntries(
+    Object.entries(process.env).filter(
+      ([k]) => !SETTINGS.some((s) => s.name === k) && !(SECRET_VARIABLES as readonly string[]).includes(k),
+    ),
+  ) as Record<string, string>;
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env: { ...base, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
@@ -51,10 +55,22 @@ test('cli: --dry-run shows each setting and where it came from: flag > environme
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cli-dry-'));
   const key = 'sk_live_0123456789abcdef';
   const config = path.join(dir, 'conformance.yaml');
-  fs.writeFileSync(config, 'version: 1\ntargets:\n  staging:\n    baseUrl: https://staging.example.com/v1\n    apiKey: ${STAGING_API_KEY}\n    apiPlan: business\nprofile: readonly\nbudgets: { workers: 1, maxRetryAfterS: 60 }\n');
-  const r = await cli(['certify', '--config', config, '--plan', 'pro', '--dry-run'], { STAGING_API_KEY: key, MAX_RETRY_AFTER_S: '30', WORKERS: '' });
+  fs.writeFileSync(
+    config,
+    'version: 1\ntargets:\n  staging:\n    baseUrl: https://staging.example.com/v1\n    apiKey: ${STAGING_API_KEY}\n    apiPlan: business\nprofile: readonly\nbudgets: { workers: 1, maxRetryAfterS: 60 }\n',
+  );
+  const r = await cli(['certify', '--config', config, '--plan', 'pro', '--dry-run'], {
+    STAGING_API_KEY: key,
+    MAX_RETRY_AFTER_S: '30',
+    WORKERS: '',
+  });
   expect(r.code, r.stderr).toBe(EXIT.pass);
-  const line = (name: string) => r.stdout.split('\n').find((l) => l.trim().startsWith(`${name} `))?.trim().replace(/\s+/g, ' ');
+  const line = (name: string) =>
+    r.stdout
+      .split('\n')
+      .find((l) => l.trim().startsWith(`${name} `))
+      ?.trim()
+      .replace(/\s+/g, ' ');
   expect(line('API_PLAN')).toBe('API_PLAN pro (flag)');
   expect(line('MAX_RETRY_AFTER_S')).toBe('MAX_RETRY_AFTER_S 30 (environment)');
   expect(line('WORKERS')).toBe('WORKERS 1 (config file)'); // an empty variable counts as unset

@@ -14,7 +14,10 @@ import { parseArgs } from '../../cli/args.ts';
 import { SETTINGS } from '../../settings/index.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
-const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { bin: Record<string, string>; scripts: Record<string, string> };
+const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
+  bin: Record<string, string>;
+  scripts: Record<string, string>;
+};
 const GITHUB = '.github/workflows/certify-staging.example.yml';
 const GITLAB = 'ci/gitlab-ci.example.yml';
 const ACTION = 'action.yml';
@@ -74,7 +77,8 @@ function statementProblems(statement: string): string[] {
     if (w[1] === 'run') return w[2]! in pkg.scripts ? [] : [`npm script ${w[2]} does not exist`];
     return [`npm ${w[1]} is not used by the examples`];
   }
-  const harness = w[0] === 'npx' && w[1] === 'inventory-conformance' ? w.slice(2) : w[0] === 'inventory-conformance' ? w.slice(1) : undefined;
+  const harness =
+    w[0] === 'npx' && w[1] === 'inventory-conformance' ? w.slice(2) : w[0] === 'inventory-conformance' ? w.slice(1) : undefined;
   if (harness) {
     if (!fs.existsSync(path.join(ROOT, pkg.bin['inventory-conformance'] ?? '-'))) return ['package.json has no inventory-conformance bin'];
     if (harness[0] === '${args[@]}') return []; // the action's assembled arguments: checked in their own test
@@ -154,7 +158,12 @@ function expand(text: string, inputs: Record<string, string>, outputs: Record<st
  * after a failure, GITHUB_OUTPUT and GITHUB_PATH honoured, `uses:` steps skipped). Returns whether
  * the job failed and the log.
  */
-function runGithubSteps(steps: Step[], verifyExit: number, inputs: Record<string, string> = {}, certifyExit = 0): { failed: boolean; log: string } {
+function runGithubSteps(
+  steps: Step[],
+  verifyExit: number,
+  inputs: Record<string, string> = {},
+  certifyExit = 0,
+): { failed: boolean; log: string } {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ci-job-'));
   const bin = stubs(dir);
   const outputs: Record<string, Record<string, string>> = {};
@@ -174,11 +183,29 @@ function runGithubSteps(steps: Step[], verifyExit: number, inputs: Record<string
     const r = spawnSync('bash', ['--noprofile', '--norc', '-e', '-o', 'pipefail', '-c', expand(step.run, inputs, outputs)], {
       cwd,
       encoding: 'utf8',
-      env: { PATH: `${extraPath}${bin}:${process.env.PATH}`, HOME: dir, RUNNER_TEMP: dir, GITHUB_ACTION_PATH: ROOT, GITHUB_OUTPUT: outputFile, GITHUB_PATH: pathFile, GITHUB_STEP_SUMMARY: path.join(dir, 'summary'), STUB_VERIFY_EXIT: String(verifyExit), STUB_CERTIFY_EXIT: String(certifyExit), ...env },
+      env: {
+        PATH: `${extraPath}${bin}:${process.env.PATH}`,
+        HOME: dir,
+        RUNNER_TEMP: dir,
+        GITHUB_ACTION_PATH: ROOT,
+        GITHUB_OUTPUT: outputFile,
+        GITHUB_PATH: pathFile,
+        GITHUB_STEP_SUMMARY: path.join(dir, 'summary'),
+        STUB_VERIFY_EXIT: String(verifyExit),
+        STUB_CERTIFY_EXIT: String(certifyExit),
+        ...env,
+      },
       timeout: 30_000,
     });
     log += `## ${step.name ?? step.run.split('\n')[0]} → exit ${r.status}\n${r.stdout}${r.stderr}`;
-    if (step.id) outputs[step.id] = Object.fromEntries(fs.readFileSync(outputFile, 'utf8').split('\n').filter(Boolean).map((l) => l.split(/=(.*)/s).slice(0, 2) as [string, string]));
+    if (step.id)
+      outputs[step.id] = Object.fromEntries(
+        fs
+          .readFileSync(outputFile, 'utf8')
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => l.split(/=(.*)/s).slice(0, 2) as [string, string]),
+      );
     for (const p of fs.readFileSync(pathFile, 'utf8').split('\n').filter(Boolean)) extraPath = `${p}:${extraPath}`;
     if (r.status !== 0 && !step['continue-on-error']) failed = true;
   }
@@ -266,7 +293,8 @@ test('ci: the GitLab example job fails when verify fails, and passes when certif
 test('ci: action.yml is a composite action whose inputs are flags of certify, keys come only through env, and it reports verdict, gate, exit code and certificate', () => {
   const action = read<Action>(ACTION);
   expect(action.runs.using).toBe('composite');
-  for (const input of ['base-url', 'api-url', 'api-plan', 'rate-limit-plan', 'profile', 'strict', 'baseline', 'config', 'target']) expect(Object.keys(action.inputs)).toContain(input);
+  for (const input of ['base-url', 'api-url', 'api-plan', 'rate-limit-plan', 'profile', 'strict', 'baseline', 'config', 'target'])
+    expect(Object.keys(action.inputs)).toContain(input);
   // Inputs are written to the log: no key is one.
   expect(Object.keys(action.inputs).filter((i) => /key|token|secret/i.test(i))).toEqual([]);
   expect(Object.keys(action.outputs).sort()).toEqual(['certificate', 'exit-code', 'gate', 'verdict']);
@@ -284,7 +312,14 @@ test('ci: action.yml is a composite action whose inputs are flags of certify, ke
   const install = steps.find((s) => s.run?.includes('npm pack'))!.run!;
   expect(install).toContain('cd "$GITHUB_ACTION_PATH"');
   expect(install).toMatch(/npm i .*--omit=dev/);
-  expect(steps.some((s) => s.uses?.startsWith('actions/upload-artifact') && s.with!.path!.includes('reports/certificate.json') && s.with!.path!.includes('reports/junit.xml'))).toBe(true);
+  expect(
+    steps.some(
+      (s) =>
+        s.uses?.startsWith('actions/upload-artifact') &&
+        s.with!.path!.includes('reports/certificate.json') &&
+        s.with!.path!.includes('reports/junit.xml'),
+    ),
+  ).toBe(true);
 });
 
 test('ci: the action fails when verify fails or certify fails, passes and reports its outputs when both pass', () => {

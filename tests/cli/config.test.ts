@@ -15,7 +15,11 @@ function file(scratch: (name: string) => string, text: string): string {
 }
 
 test('config: the example file is valid; a target and its ${VAR} keys become the run variables', () => {
-  const r = loadConfig(EXAMPLE, { STAGING_API_KEY: KEY, STAGING_RATE_LIMIT_KEY: 'rl_key_123456', STAGING_LOAD_KEY: 'load_key_123456' }, 'staging');
+  const r = loadConfig(
+    EXAMPLE,
+    { STAGING_API_KEY: KEY, STAGING_RATE_LIMIT_KEY: 'rl_key_123456', STAGING_LOAD_KEY: 'load_key_123456' },
+    'staging',
+  );
   expect(r.ok && r.env).toMatchObject({
     BASE_URL: 'https://staging.example.com/v1',
     API_KEY: KEY,
@@ -33,20 +37,28 @@ test('config: the example file is valid; a target and its ${VAR} keys become the
 test('config: every key of the schema maps to a setting', () => {
   const schema = JSON.parse(fs.readFileSync(SCHEMA_FILE, 'utf8'));
   const names = new Set(SETTINGS.map((s) => s.name));
-  const keys = [...Object.keys(schema.properties.thresholds.properties), ...Object.keys(schema.properties.budgets.properties), ...Object.keys(schema.definitions.target.properties)];
+  const keys = [
+    ...Object.keys(schema.properties.thresholds.properties),
+    ...Object.keys(schema.properties.budgets.properties),
+    ...Object.keys(schema.definitions.target.properties),
+  ];
   for (const k of keys) expect(names.has(variableOf(k)), `${k} → ${variableOf(k)}`).toBe(true);
 });
 
 type Node = Record<string, unknown>;
 
 /** Where each setting lives in the schema: `targets.*.x`, a top-level key, `thresholds.x` or `budgets.x`. */
-function schemaNodes(schema: { properties: Record<string, Node>; definitions: Record<string, Node> }): Map<string, { at: string; node: Node }> {
+function schemaNodes(schema: {
+  properties: Record<string, Node>;
+  definitions: Record<string, Node>;
+}): Map<string, { at: string; node: Node }> {
   const out = new Map<string, { at: string; node: Node }>();
   const target = schema.definitions.target!.properties as Record<string, Node>;
   for (const [k, node] of Object.entries(target)) out.set(TARGET_FIELDS[k] ?? `(unmapped targets.*.${k})`, { at: `targets.*.${k}`, node });
   for (const [k, node] of Object.entries(schema.properties)) if (k in TOP_FIELDS) out.set(TOP_FIELDS[k]!, { at: k, node });
   for (const group of ['thresholds', 'budgets']) {
-    for (const [k, node] of Object.entries(schema.properties[group]!.properties as Record<string, Node>)) out.set(variableOf(k), { at: `${group}.${k}`, node });
+    for (const [k, node] of Object.entries(schema.properties[group]!.properties as Record<string, Node>))
+      out.set(variableOf(k), { at: `${group}.${k}`, node });
   }
   return out;
 }
@@ -80,18 +92,23 @@ function resolved(node: Node, definitions: Record<string, Node>): Node {
   return rest;
 }
 
-test('config: every setting the file may hold has one schema key whose type and bounds are the setting\'s (the schema cannot drift from settings/)', () => {
+test("config: every setting the file may hold has one schema key whose type and bounds are the setting's (the schema cannot drift from settings/)", () => {
   const schema = JSON.parse(fs.readFileSync(SCHEMA_FILE, 'utf8'));
   const nodes = schemaNodes(schema);
   const inFile = SETTINGS.filter((s) => !(NOT_IN_FILE as readonly string[]).includes(s.name));
-  expect([...nodes.keys()].sort(), 'schema keys ↔ settings (add the key to schemas/conformance-config.schema.json and cli/config.ts)').toEqual(inFile.map((s) => s.name).sort());
+  expect(
+    [...nodes.keys()].sort(),
+    'schema keys ↔ settings (add the key to schemas/conformance-config.schema.json and cli/config.ts)',
+  ).toEqual(inFile.map((s) => s.name).sort());
   const mismatches = inFile.flatMap((s) => {
     const { at, node } = nodes.get(s.name)!;
     const want = JSON.parse(JSON.stringify(expectedNode(s, schema.definitions))) as Node;
     const got = resolved(node, schema.definitions);
     // A URL, a path or a name is a string; the schema may narrow it (a key file only as a ${VAR} reference).
     const stringy = s.kind === 'url' || s.kind === 'path' || s.kind === 'string';
-    const same = stringy ? got.type === 'string' : JSON.stringify(Object.entries(want).sort()) === JSON.stringify(Object.entries(got).sort());
+    const same = stringy
+      ? got.type === 'string'
+      : JSON.stringify(Object.entries(want).sort()) === JSON.stringify(Object.entries(got).sort());
     return same ? [] : [{ setting: s.name, at, expected: want, observed: got }];
   });
   expect(mismatches, 'schema keys whose type or bounds differ from the setting').toEqual([]);
@@ -99,7 +116,9 @@ test('config: every setting the file may hold has one schema key whose type and 
   const drifted = structuredClone(schema);
   drifted.properties.budgets.properties.loadBurstMax.minimum = 1;
   const d = schemaNodes(drifted).get('LOAD_BURST_MAX')!;
-  expect(resolved(d.node, drifted.definitions)).not.toEqual(expectedNode(SETTINGS.find((s) => s.name === 'LOAD_BURST_MAX')!, drifted.definitions));
+  expect(resolved(d.node, drifted.definitions)).not.toEqual(
+    expectedNode(SETTINGS.find((s) => s.name === 'LOAD_BURST_MAX')!, drifted.definitions),
+  );
 });
 
 const LITERAL: [string, string][] = [
@@ -123,10 +142,18 @@ const BAD: [string, string, RegExp][] = [
   ['bad threshold', 'version: 1\ntargets: { s: {} }\nthresholds: { loadMaxErrorRate: 2 }\n', /thresholds\.loadMaxErrorRate: must be <= 1/],
   ['no targets', 'version: 1\n', /missing "targets"/],
   ['wrong version', 'version: 2\ntargets: { s: {} }\n', /version: must be 1/],
-  ['YAML syntax, without quoting the line', `version: 1\ntargets: { s: { apiKey: "\${A}" }\nbroken: [${KEY}\n`, /not valid YAML \(line \d+, column \d+\)/],
+  [
+    'YAML syntax, without quoting the line',
+    `version: 1\ntargets: { s: { apiKey: "\${A}" }\nbroken: [${KEY}\n`,
+    /not valid YAML \(line \d+, column \d+\)/,
+  ],
   ['unknown target', 'version: 1\ntargets: { a: {}, b: {} }\ndefault: c\n', /no target "c" \(targets: a, b\)/],
   ['two targets, none chosen', 'version: 1\ntargets: { a: {}, b: {} }\n', /choose one with --target/],
-  ['unset non-key reference', 'version: 1\ntargets: { s: { baseUrl: "${NOPE_URL}" } }\n', /targets\.s\.baseUrl refers to an unset or empty variable/],
+  [
+    'unset non-key reference',
+    'version: 1\ntargets: { s: { baseUrl: "${NOPE_URL}" } }\n',
+    /targets\.s\.baseUrl refers to an unset or empty variable/,
+  ],
 ];
 for (const [name, text, message] of BAD) {
   test(`config: a bad file is refused with a clear error (${name})`, async ({ scratch }) => {
@@ -138,7 +165,10 @@ for (const [name, text, message] of BAD) {
 }
 
 test('config: a key referring to an empty variable (an unset CI secret) is named, not silently dropped', async ({ scratch }) => {
-  const r = loadConfig(file(scratch, 'version: 1\ntargets:\n  s:\n    baseUrl: https://s.example.com/v1\n    apiKey: ${K}\n    loadKey: ${L}\n'), { K: KEY, L: '' });
+  const r = loadConfig(
+    file(scratch, 'version: 1\ntargets:\n  s:\n    baseUrl: https://s.example.com/v1\n    apiKey: ${K}\n    loadKey: ${L}\n'),
+    { K: KEY, L: '' },
+  );
   expect(r.ok).toBe(true);
   expect(r.ok && r.env.LOAD_KEY).toBeUndefined();
   expect(r.ok && r.notes.join('\n')).toContain('targets.s.loadKey refers to an unset or empty variable: LOAD_KEY is not given');

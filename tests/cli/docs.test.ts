@@ -18,9 +18,18 @@ test('docs: the vendor guide lists every exit code with its meaning, as the CLI 
 test('docs: the README lists every exit code with its meaning, as the CLI defines them', () => {
   const text = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
   const table = /<!-- exit-codes -->\n([\s\S]*?)<!-- \/exit-codes -->/.exec(text)?.[1] ?? '';
-  expect(table.trim(), 'README.md: the table between <!-- exit-codes --> markers').toBe(['| code | meaning |', '|---|---|', ...EXIT_DESCRIPTIONS.map((e) => `| ${e.code} | ${e.meaning} |`)].join('\n'));
+  expect(table.trim(), 'README.md: the table between <!-- exit-codes --> markers').toBe(
+    ['| code | meaning |', '|---|---|', ...EXIT_DESCRIPTIONS.map((e) => `| ${e.code} | ${e.meaning} |`)].join('\n'),
+  );
   // A fresh clone's two commands stay stated together, after what a user of the package reads first.
-  const clone = [...text.matchAll(/```sh\n([^`]*)```/g)].map((m) => m[1]!.split('\n').map((l) => l.split('#')[0]!.trim()).filter(Boolean)).find((c) => c.includes('npm ci && npm run certify'));
+  const clone = [...text.matchAll(/```sh\n([^`]*)```/g)]
+    .map((m) =>
+      m[1]!
+        .split('\n')
+        .map((l) => l.split('#')[0]!.trim())
+        .filter(Boolean),
+    )
+    .find((c) => c.includes('npm ci && npm run certify'));
   expect(clone).toEqual(['npm ci && npm run certify', 'npm test']);
   const headings = [...text.matchAll(/^## (.+)$/gm)].map((m) => m[1]!);
   expect(headings.slice(0, 4)).toEqual(['Install', 'Certify staging', 'Read the certificate', 'Gate in CI']);
@@ -29,7 +38,13 @@ test('docs: the README lists every exit code with its meaning, as the CLI define
 
 /** Every user-facing document: the README, docs/, and each folder's README. */
 function userDocs(): string[] {
-  const out = ['README.md', ...fs.readdirSync(path.join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+  const out = [
+    'README.md',
+    ...fs
+      .readdirSync(path.join(ROOT, 'docs'))
+      .filter((f) => f.endsWith('.md'))
+      .map((f) => `docs/${f}`),
+  ];
   const walk = (dir: string) => {
     for (const e of fs.readdirSync(path.join(ROOT, dir), { withFileTypes: true })) {
       if (!e.isDirectory() || ['node_modules', 'reports', 'test-results', '.git'].includes(e.name) || e.name.startsWith('.')) continue;
@@ -47,7 +62,10 @@ test('docs: no user-facing document (README, docs/, folder READMEs, --help) poin
   const docs = userDocs();
   expect(docs).toEqual(expect.arrayContaining(['README.md', 'docs/vendor-guide.md', 'cli/README.md', 'suites/generated/README.md']));
   const offending = docs.filter((d) => outside.test(fs.readFileSync(path.join(ROOT, d), 'utf8')));
-  expect(offending, 'documents naming a file outside the repository (say "the Inventory Service specification" and point to suites/requirements.yaml)').toEqual([]);
+  expect(
+    offending,
+    'documents naming a file outside the repository (say "the Inventory Service specification" and point to suites/requirements.yaml)',
+  ).toEqual([]);
   expect(help()).not.toMatch(outside);
   expect(outside.test('see ../shared/spec/inventory-service.md')).toBe(true);
 });

@@ -14,7 +14,15 @@ import { passingRecords, writeRun, type RunOptions } from '../certificate/submis
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
 
-interface Step { id?: string; name?: string; if?: string; run?: string; uses?: string; env?: Record<string, string>; with?: Record<string, unknown> }
+interface Step {
+  id?: string;
+  name?: string;
+  if?: string;
+  run?: string;
+  uses?: string;
+  env?: Record<string, string>;
+  with?: Record<string, unknown>;
+}
 const read = <T>(file: string): T => YAML.parse(fs.readFileSync(path.join(ROOT, file), 'utf8')) as T;
 const actionSteps = () => read<{ runs: { steps: Step[] } }>('action.yml').runs.steps;
 
@@ -48,16 +56,18 @@ test('action: the job summary step runs always, after verify and before the uplo
   expect(names.indexOf('job summary')).toBeLessThan(names.indexOf('gate'));
 });
 
-test('action: a passing run\'s summary says PASS with no failed and nothing not certified', async ({ scratch }) => {
+test("action: a passing run's summary says PASS with no failed and nothing not certified", async ({ scratch }) => {
   const r = summaryOf(scratch, {}, '0', '# earlier step\n');
   expect(r.code, r.log).toBe(0);
   expect(r.summary.startsWith('# earlier step\n## Inventory Service conformance: PASS\n'), 'appended, never overwritten').toBe(true);
-  expect(r.summary).toMatch(/^Target `https:\/\/inventory\.acme\.example\/v1`, profile full \(strict\), exit 0: \d+ passed, 0 warned, 0 failed, \d+ skipped, 0 not certified\. The certificate is valid until 2027-02-23T12:00:00\.000Z\.$/m);
+  expect(r.summary).toMatch(
+    /^Target `https:\/\/inventory\.acme\.example\/v1`, profile full \(strict\), exit 0: \d+ passed, 0 warned, 0 failed, \d+ skipped, 0 not certified\. The certificate is valid until 2027-02-23T12:00:00\.000Z\.$/m,
+  );
   expect(r.summary).toContain('### Failed requirements (0)\n\nNone.');
   expect(r.summary).toContain('### Not certified (0)\n\nNone.');
 });
 
-test('action: a failing run\'s summary lists each failed requirement and each one not certified, with the reason', async ({ scratch }) => {
+test("action: a failing run's summary lists each failed requirement and each one not certified, with the reason", async ({ scratch }) => {
   const tests = passingRecords().map((t) =>
     t.title.startsWith('AUTH-02')
       ? { ...t, outcome: 'failed' as const, errors: ['AUTH-02: expected 401, observed 200'] }
@@ -69,18 +79,29 @@ test('action: a failing run\'s summary lists each failed requirement and each on
   expect(r.code, r.log).toBe(0);
   expect(r.summary).toContain('## Inventory Service conformance: FAIL\n');
   expect(r.summary).toMatch(/^- failed: AUTH-02$/m);
-  expect(r.summary).toContain('### Failed requirements (1)\n\n| requirement | level | why |\n|---|---|---|\n| AUTH-02 | must | must-level check failed: AUTH-02 holds |');
+  expect(r.summary).toContain(
+    '### Failed requirements (1)\n\n| requirement | level | why |\n|---|---|---|\n| AUTH-02 | must | must-level check failed: AUTH-02 holds |',
+  );
   // A `|` in a reason stays inside its cell.
-  expect(r.summary).toContain('### Not certified (1)\n\n| requirement | level | reason |\n|---|---|---|\n| RL-05 | must | RATE_LIMIT_KEY is not set \\| no key |');
+  expect(r.summary).toContain(
+    '### Not certified (1)\n\n| requirement | level | reason |\n|---|---|---|\n| RL-05 | must | RATE_LIMIT_KEY is not set \\| no key |',
+  );
 });
 
-test('action: without a certificate the summary says so, with certify\'s exit code, and the step still passes', async ({ scratch }) => {
+test("action: without a certificate the summary says so, with certify's exit code, and the step still passes", async ({ scratch }) => {
   const r = summaryOf(scratch, undefined, '5');
   expect(r.code, r.log).toBe(0);
-  expect(r.summary).toBe('## Inventory Service conformance: no certificate\n\ncertify exit 5: no certificate was written; the step log says why.\n');
+  expect(r.summary).toBe(
+    '## Inventory Service conformance: no certificate\n\ncertify exit 5: no certificate was written; the step log says why.\n',
+  );
 });
 
-interface Job { if?: string; needs?: string | string[]; strategy?: { 'fail-fast'?: boolean; matrix: { include: { target: string; prefix: string }[] } }; steps: Step[] }
+interface Job {
+  if?: string;
+  needs?: string | string[];
+  strategy?: { 'fail-fast'?: boolean; matrix: { include: { target: string; prefix: string }[] } };
+  steps: Step[];
+}
 const MATRIX = '.github/workflows/certify-matrix.example.yml';
 
 test('matrix example: several targets certified in parallel, each with its own keys and artifact; the gate needs them all; the release needs the gate', () => {
@@ -92,24 +113,30 @@ test('matrix example: several targets certified in parallel, each with its own k
   expect(new Set(targets.map((t) => t.prefix)).size).toBe(targets.length);
   const action = certify.steps.find((s) => s.uses?.startsWith('OWNER/inventory-conformance@'))!;
   expect(action.with).toMatchObject({ strict: true, 'artifact-name': 'conformance-${{ matrix.target }}' });
-  for (const key of ['API_KEY', 'RATE_LIMIT_KEY', 'LOAD_KEY']) expect(action.env![key]).toBe(`\${{ secrets[format('{0}_${key}', matrix.prefix)] }}`);
+  for (const key of ['API_KEY', 'RATE_LIMIT_KEY', 'LOAD_KEY'])
+    expect(action.env![key]).toBe(`\${{ secrets[format('{0}_${key}', matrix.prefix)] }}`);
   for (const input of Object.values(action.with!)) expect(String(input)).not.toMatch(/secrets/);
   expect([wf.jobs.gate!.needs].flat()).toEqual(['certify']);
   expect(wf.jobs.gate!.if).toMatch(/always\(\)/);
   expect([wf.jobs.release!.needs].flat()).toEqual(['gate']);
 });
 
-test('matrix example: the gate step passes only when every target passed, and lists each target\'s gate', async ({ scratch }) => {
+test("matrix example: the gate step passes only when every target passed, and lists each target's gate", async ({ scratch }) => {
   const step = read<{ jobs: Record<string, Job> }>(MATRIX).jobs.gate!.steps.find((s) => s.name === 'every target passed')!;
   const cwd = scratch('work');
-  for (const [target, run] of [['eu', {}], ['us', { tests: passingRecords().filter((t) => !t.title.startsWith('AUTH-02')) }]] as const) {
+  for (const [target, run] of [
+    ['eu', {}],
+    ['us', { tests: passingRecords().filter((t) => !t.title.startsWith('AUTH-02')) }],
+  ] as const) {
     const dir = path.join(cwd, 'conformance', `conformance-${target}`);
     writeRun(dir, run);
   }
   const failed = runStep(step, cwd, { CERTIFY_RESULT: 'failure' });
   expect(failed.code).toBe(1);
   expect(failed.log).toContain('not every target passed its certification (failure): nothing is released');
-  expect(failed.summary).toContain('## Certification of every target: failure\n- conformance-eu: pass (exit 0)\n- conformance-us: fail (exit 1)\n');
+  expect(failed.summary).toContain(
+    '## Certification of every target: failure\n- conformance-eu: pass (exit 0)\n- conformance-us: fail (exit 1)\n',
+  );
   const passed = runStep(step, cwd, { CERTIFY_RESULT: 'success' });
   expect(passed.code, passed.log).toBe(0);
 });

@@ -18,13 +18,34 @@ const ROOT = path.resolve(import.meta.dirname, '..', '..');
 const WORKFLOW = 'ci/registry/verify-submissions.yml';
 const NAME = 'acme-corp-acme-inventory-2.4.1';
 
-interface Step { name?: string; run?: string; uses?: string; env?: Record<string, string>; with?: Record<string, unknown> }
-interface Workflow { on: Record<string, { paths?: string[] }>; permissions: Record<string, string>; env: Record<string, string>; jobs: { verify: { steps: Step[] } } }
+interface Step {
+  name?: string;
+  run?: string;
+  uses?: string;
+  env?: Record<string, string>;
+  with?: Record<string, unknown>;
+}
+interface Workflow {
+  on: Record<string, { paths?: string[] }>;
+  permissions: Record<string, string>;
+  env: Record<string, string>;
+  jobs: { verify: { steps: Step[] } };
+}
 const workflow = () => YAML.parse(fs.readFileSync(path.join(ROOT, WORKFLOW), 'utf8')) as Workflow;
 const script = () => workflow().jobs.verify.steps.find((s) => s.run?.includes('inventory-conformance verify'))!.run!;
 
 function git(cwd: string, ...args: string[]): string {
-  const r = spawnSync('git', args, { cwd, encoding: 'utf8', env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@example.com', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@example.com' } });
+  const r = spawnSync('git', args, {
+    cwd,
+    encoding: 'utf8',
+    env: {
+      ...process.env,
+      GIT_AUTHOR_NAME: 't',
+      GIT_AUTHOR_EMAIL: 't@example.com',
+      GIT_COMMITTER_NAME: 't',
+      GIT_COMMITTER_EMAIL: 't@example.com',
+    },
+  });
   if (r.status !== 0) throw new Error(`git ${args.join(' ')}: ${r.stderr}`);
   return r.stdout;
 }
@@ -43,7 +64,12 @@ async function registry(scratch: (name: string) => string, registered: Signer, s
   writeRun(path.join(work, 'reports'), { signer, now: new Date() });
   fs.writeFileSync(path.join(work, 'product.yaml'), PRODUCT_YAML);
   const out: string[] = [];
-  const code = await main(['submit', '--product', 'product.yaml', '--out', path.join(repo, 'submissions')], { stdout: (t) => out.push(t), stderr: (t) => out.push(t), env: {}, cwd: work });
+  const code = await main(['submit', '--product', 'product.yaml', '--out', path.join(repo, 'submissions')], {
+    stdout: (t) => out.push(t),
+    stderr: (t) => out.push(t),
+    env: {},
+    cwd: work,
+  });
   expect(code, out.join('')).toBe(0);
   git(repo, 'add', '.');
   git(repo, 'commit', '-qm', 'submission');
@@ -51,22 +77,45 @@ async function registry(scratch: (name: string) => string, registered: Signer, s
 }
 
 /** Runs the workflow's verify step in `repo` as the runner would; npm is a stub, npx runs this harness's CLI. */
-function runStep(repo: string, scratch: (name: string) => string): { code: number; summary: string; log: string; json: Record<string, unknown> } {
+function runStep(
+  repo: string,
+  scratch: (name: string) => string,
+): { code: number; summary: string; log: string; json: Record<string, unknown> } {
   const temp = scratch('runner');
   const bin = path.join(temp, 'bin');
   fs.mkdirSync(bin, { recursive: true });
-  fs.writeFileSync(path.join(bin, 'npm'), '#!/bin/sh\n# npm install --prefix DIR …: the harness "installed"\nmkdir -p "$3/node_modules/inventory-conformance"\necho "npm $*"\n', { mode: 0o755 });
-  fs.writeFileSync(path.join(bin, 'npx'), `#!/bin/sh\n[ "$1" = --no ] && [ "$2" = inventory-conformance ] || exit 127\nshift 2\nexec "${process.execPath}" "${path.join(ROOT, 'cli', 'bin.mjs')}" "$@"\n`, { mode: 0o755 });
+  fs.writeFileSync(
+    path.join(bin, 'npm'),
+    '#!/bin/sh\n# npm install --prefix DIR …: the harness "installed"\nmkdir -p "$3/node_modules/inventory-conformance"\necho "npm $*"\n',
+    { mode: 0o755 },
+  );
+  fs.writeFileSync(
+    path.join(bin, 'npx'),
+    `#!/bin/sh\n[ "$1" = --no ] && [ "$2" = inventory-conformance ] || exit 127\nshift 2\nexec "${process.execPath}" "${path.join(ROOT, 'cli', 'bin.mjs')}" "$@"\n`,
+    { mode: 0o755 },
+  );
   const summary = path.join(temp, 'summary.md');
   fs.writeFileSync(summary, '');
   const r = spawnSync('bash', ['--noprofile', '--norc', '-e', '-o', 'pipefail', '-c', script()], {
     cwd: repo,
     encoding: 'utf8',
-    env: { PATH: `${bin}:${process.env.PATH}`, HOME: temp, RUNNER_TEMP: temp, GITHUB_STEP_SUMMARY: summary, BASE_REF: 'main', HARNESS: workflow().env.HARNESS },
+    env: {
+      PATH: `${bin}:${process.env.PATH}`,
+      HOME: temp,
+      RUNNER_TEMP: temp,
+      GITHUB_STEP_SUMMARY: summary,
+      BASE_REF: 'main',
+      HARNESS: workflow().env.HARNESS,
+    },
     timeout: 60_000,
   });
   const jsonFile = path.join(temp, 'verify-submissions', `${NAME}.json`);
-  return { code: r.status ?? -1, summary: fs.readFileSync(summary, 'utf8'), log: `${r.stdout}${r.stderr}`, json: fs.existsSync(jsonFile) ? (JSON.parse(fs.readFileSync(jsonFile, 'utf8')) as Record<string, unknown>) : {} };
+  return {
+    code: r.status ?? -1,
+    summary: fs.readFileSync(summary, 'utf8'),
+    log: `${r.stdout}${r.stderr}`,
+    json: fs.existsSync(jsonFile) ? (JSON.parse(fs.readFileSync(jsonFile, 'utf8')) as Record<string, unknown>) : {},
+  };
 }
 
 test('registry: the workflow runs on pull requests that touch submissions, with a read-only token and no secret, and verifies with the vendor key', () => {

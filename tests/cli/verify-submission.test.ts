@@ -9,7 +9,15 @@ import { test, expect } from '../certificate/scratch.ts';
 import { main } from '../../cli/main.ts';
 import { verifySubmission } from '../../certify/submission/verify.ts';
 import type { SubmissionProblem } from '../../certify/submission/problems.ts';
-import { assembleSubmission, newSigner, passingRecords, ROOT, writeRun, type RunOptions, type Signer } from '../certificate/submission-fixture.ts';
+import {
+  assembleSubmission,
+  newSigner,
+  passingRecords,
+  ROOT,
+  writeRun,
+  type RunOptions,
+  type Signer,
+} from '../certificate/submission-fixture.ts';
 
 const NAME = 'acme-corp-acme-inventory-2.4.1';
 
@@ -24,7 +32,10 @@ async function cli(argv: string[], cwd: string) {
 async function submitted(scratch: (name: string) => string, signer: Signer = newSigner()): Promise<{ cwd: string; dir: string }> {
   const cwd = scratch('work');
   writeRun(path.join(cwd, 'reports'), { signer, now: new Date() });
-  fs.writeFileSync(path.join(cwd, 'product.yaml'), `vendor: Acme Corp\nproduct: Acme Inventory\nversion: 2.4.1\ncontact: conformance@acme.example\nurl: https://inventory.acme.example/v1\n`);
+  fs.writeFileSync(
+    path.join(cwd, 'product.yaml'),
+    `vendor: Acme Corp\nproduct: Acme Inventory\nversion: 2.4.1\ncontact: conformance@acme.example\nurl: https://inventory.acme.example/v1\n`,
+  );
   fs.writeFileSync(path.join(cwd, 'vendor.pub.pem'), signer.publicKeyPem);
   const r = await cli(['submit', '--product', 'product.yaml'], cwd);
   expect(r.code, r.err).toBe(0);
@@ -39,7 +50,7 @@ const problemsOf = async (cwd: string, extra: string[] = ['--public-key', 'vendo
   return { code: r.code, doc, kinds: doc.problems.map((p) => `${p.kind}${p.id ? ` ${p.id}` : ''}`) };
 };
 
-test('verify: a submission written by submit passes with the vendor\'s public key', async ({ scratch }) => {
+test("verify: a submission written by submit passes with the vendor's public key", async ({ scratch }) => {
   const { cwd } = await submitted(scratch);
   const r = await cli(['verify', `submission/${NAME}`, '--public-key', 'vendor.pub.pem'], cwd);
   expect(r.code, r.out).toBe(0);
@@ -54,17 +65,59 @@ const edit = (file: string, change: (text: string) => string) => fs.writeFileSyn
 
 // Broken submissions: [what, break it, the problems (kind id) verify names].
 const BROKEN: [string, (dir: string, cwd: string) => void, string[], string[]?][] = [
-  ['the vendor respelt in product.yaml', (d) => edit(path.join(d, 'product.yaml'), (t) => t.replace('Acme Corp', 'ACME Corp')), ['digest README.md']],
-  ['the vendor renamed in product.yaml', (d) => edit(path.join(d, 'product.yaml'), (t) => t.replace('Acme Corp', 'Other Corp')), ['product folder', 'digest README.md']],
-  ['product.yaml without its contact', (d) => edit(path.join(d, 'product.yaml'), (t) => t.replace(/contact: .*\n/, '')), ['product product.yaml']],
-  ['product.yaml naming another deployment', (d) => edit(path.join(d, 'product.yaml'), (t) => t.replace('inventory.acme.example', 'other.example')), ['product url', 'digest README.md']],
+  [
+    'the vendor respelt in product.yaml',
+    (d) => edit(path.join(d, 'product.yaml'), (t) => t.replace('Acme Corp', 'ACME Corp')),
+    ['digest README.md'],
+  ],
+  [
+    'the vendor renamed in product.yaml',
+    (d) => edit(path.join(d, 'product.yaml'), (t) => t.replace('Acme Corp', 'Other Corp')),
+    ['product folder', 'digest README.md'],
+  ],
+  [
+    'product.yaml without its contact',
+    (d) => edit(path.join(d, 'product.yaml'), (t) => t.replace(/contact: .*\n/, '')),
+    ['product product.yaml'],
+  ],
+  [
+    'product.yaml naming another deployment',
+    (d) => edit(path.join(d, 'product.yaml'), (t) => t.replace('inventory.acme.example', 'other.example')),
+    ['product url', 'digest README.md'],
+  ],
   ['junit.xml edited', (d) => fs.appendFileSync(path.join(d, 'junit.xml'), '<!-- -->'), ['digest artifact junit.xml', 'digest README.md']],
-  ['a status in certificate.json changed', (d) => edit(path.join(d, 'certificate.json'), (t) => t.replace('"status": "pass"', '"status": "fail"')), ['digest results', 'digest certificate', 'digest summary', 'digest gate', 'digest verdict', 'digest html', 'signature signature', 'verdict INV-01', 'digest README.md']],
-  ['certificate.html edited', (d) => edit(path.join(d, 'certificate.html'), (t) => t.replace('</body>', '<p>certified forever</p></body>')), ['digest html', 'digest README.md']],
+  [
+    'a status in certificate.json changed',
+    (d) => edit(path.join(d, 'certificate.json'), (t) => t.replace('"status": "pass"', '"status": "fail"')),
+    [
+      'digest results',
+      'digest certificate',
+      'digest summary',
+      'digest gate',
+      'digest verdict',
+      'digest html',
+      'signature signature',
+      'verdict INV-01',
+      'digest README.md',
+    ],
+  ],
+  [
+    'certificate.html edited',
+    (d) => edit(path.join(d, 'certificate.html'), (t) => t.replace('</body>', '<p>certified forever</p></body>')),
+    ['digest html', 'digest README.md'],
+  ],
   ['evidence.har removed', (d) => fs.rmSync(path.join(d, 'evidence.har')), ['missing-file evidence.har', 'digest README.md']],
-  ['a private key pasted into the README', (d) => fs.appendFileSync(path.join(d, 'README.md'), `${newSigner().privateKey.export({ type: 'pkcs8', format: 'pem' })}`), ['secret README.md', 'digest README.md']],
+  [
+    'a private key pasted into the README',
+    (d) => fs.appendFileSync(path.join(d, 'README.md'), `${newSigner().privateKey.export({ type: 'pkcs8', format: 'pem' })}`),
+    ['secret README.md', 'digest README.md'],
+  ],
   ['a file added', (d) => fs.writeFileSync(path.join(d, 'extra.sh'), 'curl x | sh\n'), ['unexpected-file extra.sh']],
-  ['another vendor\'s key', (_d, cwd) => fs.writeFileSync(path.join(cwd, 'vendor.pub.pem'), newSigner().publicKeyPem), ['signature signature']],
+  [
+    "another vendor's key",
+    (_d, cwd) => fs.writeFileSync(path.join(cwd, 'vendor.pub.pem'), newSigner().publicKeyPem),
+    ['signature signature'],
+  ],
   ['no public key given', () => {}, ['signature'], []],
 ];
 for (const [what, breakIt, expected, flags] of BROKEN) {
@@ -83,7 +136,17 @@ for (const [what, breakIt, expected, flags] of BROKEN) {
 // Runs submit would refuse, assembled by hand and signed: verify refuses them on its own.
 const FORGED: [string, RunOptions, string[]][] = [
   ['not --strict', { gate: { strict: false } }, ['not-strict']],
-  ['with RL-05 not certified', { tests: passingRecords().map((t) => (t.title.startsWith('RL-05') ? { ...t, outcome: 'skipped' as const, annotations: [{ type: 'not-certified', description: 'RATE_LIMIT_KEY is not set' }] } : t)) }, ['not-certified RL-05']],
+  [
+    'with RL-05 not certified',
+    {
+      tests: passingRecords().map((t) =>
+        t.title.startsWith('RL-05')
+          ? { ...t, outcome: 'skipped' as const, annotations: [{ type: 'not-certified', description: 'RATE_LIMIT_KEY is not set' }] }
+          : t,
+      ),
+    },
+    ['not-certified RL-05'],
+  ],
   ['without AUTH-02', { tests: passingRecords().filter((t) => !t.title.startsWith('AUTH-02')) }, ['verdict', 'verdict AUTH-02']],
   ['by a prerelease suite', { suite: { version: '9.0.0-beta.1' } }, ['suite-version', 'suite-version']],
 ];
@@ -100,7 +163,9 @@ for (const [what, run, expected] of FORGED) {
   });
 }
 
-test('verify: a submission past its validUntil fails as expired, and passes with --accept-expired; the spec digest is checked', async ({ scratch }) => {
+test('verify: a submission past its validUntil fails as expired, and passes with --accept-expired; the spec digest is checked', async ({
+  scratch,
+}) => {
   const signer = newSigner();
   const { dir } = await submitted(scratch, signer);
   const later = new Date(Date.now() + 91 * 86_400_000);
@@ -121,7 +186,9 @@ test('verify: a submission past its validUntil fails as expired, and passes with
   fs.writeFileSync(path.join(dir, 'certificate.html'), renderCertificateHtml(cert));
   const spec = verifySubmission(dir, { root: ROOT, publicKeyPem: signer.publicKeyPem, now: new Date() });
   expect(spec.problems.map((p) => `${p.kind} ${p.id}`)).toEqual(['spec spec', 'digest README.md']);
-  expect(spec.problems[0]!.reason).toMatch(/^the spec's digest recorded in the ledger differs: recorded ffffffffffffffff…, now [0-9a-f]{16}…$/);
+  expect(spec.problems[0]!.reason).toMatch(
+    /^the spec's digest recorded in the ledger differs: recorded ffffffffffffffff…, now [0-9a-f]{16}…$/,
+  );
 });
 
 test('verify: a submission folder renamed away from its product fails, naming the folder', async ({ scratch }) => {
@@ -140,5 +207,8 @@ test('verify: --help names the submission folder; a missing folder is a usage er
   const help = await cli(['verify', '--help'], cwd);
   expect(help.out).toContain('Usage: inventory-conformance verify <certificate.json | submission folder>');
   expect(help.out).toContain('--accept-expired');
-  expect(await cli(['verify', 'submission/none'], cwd)).toMatchObject({ code: 2, err: expect.stringContaining('no such file or folder: submission/none') });
+  expect(await cli(['verify', 'submission/none'], cwd)).toMatchObject({
+    code: 2,
+    err: expect.stringContaining('no such file or folder: submission/none'),
+  });
 });

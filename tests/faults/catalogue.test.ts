@@ -9,8 +9,13 @@ import { caseHolds, matrixCases, phasesFor, testsFor } from '../../faults/matrix
 import { PHASES } from '../../certify/env.ts';
 import { parseHttpDate } from '../../suites/lib/http-date.ts';
 
-interface LedgerEntry { id: string; level: string; excluded?: string }
-const ledger = (parse(fs.readFileSync(path.join(REPO_ROOT, 'suites', 'requirements.yaml'), 'utf8')) as { requirements: LedgerEntry[] }).requirements;
+interface LedgerEntry {
+  id: string;
+  level: string;
+  excluded?: string;
+}
+const ledger = (parse(fs.readFileSync(path.join(REPO_ROOT, 'suites', 'requirements.yaml'), 'utf8')) as { requirements: LedgerEntry[] })
+  .requirements;
 
 test('the catalogue has at least 30 faults with unique kebab-case names, a description and an injection', () => {
   expect(faults.length).toBeGreaterThanOrEqual(30);
@@ -26,20 +31,33 @@ test('the catalogue has at least 30 faults with unique kebab-case names, a descr
 
 /** The area of a ledger id's prefix: the catalogue file its faults live in. */
 const AREA_OF_PREFIX: Record<string, string> = {
-  AUTH: 'auth', ERR: 'errors', INV: 'inventory', UPD: 'inventory', MSG: 'messages', RL: 'rate-limit', HTTP: 'http', VER: 'versioning', LOAD: 'load',
+  AUTH: 'auth',
+  ERR: 'errors',
+  INV: 'inventory',
+  UPD: 'inventory',
+  MSG: 'messages',
+  RL: 'rate-limit',
+  HTTP: 'http',
+  VER: 'versioning',
+  LOAD: 'load',
 };
 
 test('one catalogue file per area: every file of faults/catalogue/ is collected, and the file decides the area', () => {
   const dir = path.join(REPO_ROOT, 'faults', 'catalogue');
   const files = fs.readdirSync(dir).filter((f) => f.endsWith('.ts') && f !== 'index.ts');
   expect([...CATALOGUE_FILES].sort()).toEqual(files.sort());
-  for (const area of Object.values(AREA_OF_PREFIX)) expect(faults.some((f) => f.area === area), `faults/catalogue/${area}.ts has faults`).toBe(true);
+  for (const area of Object.values(AREA_OF_PREFIX))
+    expect(
+      faults.some((f) => f.area === area),
+      `faults/catalogue/${area}.ts has faults`,
+    ).toBe(true);
   for (const f of faults) {
     expect(CATALOGUE_FILES, `${f.name}: area ${f.area} is a catalogue file`).toContain(`${f.area}.ts`);
     expect(fs.readFileSync(path.join(dir, `${f.area}.ts`), 'utf8'), `${f.name} is defined in ${f.area}.ts`).toContain(`name: '${f.name}'`);
     // In the spec-section files, a fault sits with the requirement it breaks first.
     const area = AREA_OF_PREFIX[f.expect[0]!.split('-')[0]!];
-    if (area && Object.values(AREA_OF_PREFIX).includes(f.area)) expect(f.area, `${f.name} (${f.expect[0]}) belongs in faults/catalogue/${area}.ts`).toBe(area);
+    if (area && Object.values(AREA_OF_PREFIX).includes(f.area))
+      expect(f.area, `${f.name} (${f.expect[0]}) belongs in faults/catalogue/${area}.ts`).toBe(area);
   }
 });
 
@@ -78,17 +96,31 @@ test('a conformant deployment of three instances on Redis is a variant of the ma
   expect(c, 'variant multi-instance-redis in the default matrix').toBeDefined();
   expect(c!.phases).toEqual(['rate-limit', 'load']);
   expect(typeof c!.upstream, 'started as a whole deployment').toBe('function');
-  expect(matrixCases().find((x) => x.id === 'fault:multi-instance-per-process-limiter')?.upstream, 'its broken twin is a fault').toBeDefined();
+  expect(
+    matrixCases().find((x) => x.id === 'fault:multi-instance-per-process-limiter')?.upstream,
+    'its broken twin is a fault',
+  ).toBeDefined();
 });
 
 test('caseHolds: a variant limited to phases holds when nothing its phases judged failed, and every requirement of its phases has a result', () => {
-  const known = new Map([['RL-05', ['rate-limit']], ['LOAD-02', ['load']], ['AUTH-03', ['functional']], ['RL-01', ['functional', 'load']]]);
+  const known = new Map([
+    ['RL-05', ['rate-limit']],
+    ['LOAD-02', ['load']],
+    ['AUTH-03', ['functional']],
+    ['RL-01', ['functional', 'load']],
+  ]);
   const variant = { kind: 'variant' as const, expect: [], phases: ['rate-limit', 'load'] };
   const clean = { verdict: 'fail' as const, failing: [], unevidenced: ['AUTH-03'], problems: [] };
   expect(caseHolds(variant, clean, known), 'left-out phases have no test result').toBe(true);
   expect(caseHolds(variant, { ...clean, failing: ['LOAD-02'] }, known), 'a requirement of its phases failed').toBe(false);
-  expect(caseHolds(variant, { ...clean, unevidenced: ['AUTH-03', 'RL-05'] }, known), 'a requirement of its phases has no result (a phase did not report)').toBe(false);
-  expect(caseHolds(variant, { ...clean, unevidenced: ['RL-01'] }, known), 'a requirement also tested in one of its phases has no result').toBe(false);
+  expect(
+    caseHolds(variant, { ...clean, unevidenced: ['AUTH-03', 'RL-05'] }, known),
+    'a requirement of its phases has no result (a phase did not report)',
+  ).toBe(false);
+  expect(
+    caseHolds(variant, { ...clean, unevidenced: ['RL-01'] }, known),
+    'a requirement also tested in one of its phases has no result',
+  ).toBe(false);
   expect(caseHolds(variant, { ...clean, problems: ['phase load timed out'] }, known), 'a run problem').toBe(false);
   expect(caseHolds(variant, { ...clean, verdict: 'missing' }, known), 'no report').toBe(false);
   // Every phase: certify's own verdict. A fault: fail with every expected id.
@@ -114,7 +146,12 @@ test('faults/README.md lists every fault and every variant', () => {
 });
 
 test('a fault runs the phases where the tests of its expected ids live (derived from the suites, not from the ids)', () => {
-  const known = new Map([['RL-05', ['rate-limit']], ['LOAD-02', ['load']], ['AUTH-03', ['functional']], ['RL-01', ['functional', 'load']]]);
+  const known = new Map([
+    ['RL-05', ['rate-limit']],
+    ['LOAD-02', ['load']],
+    ['AUTH-03', ['functional']],
+    ['RL-01', ['functional', 'load']],
+  ]);
   const order = ['functional', 'rate-limit', 'load', 'generated'];
   expect(phasesFor(['LOAD-02', 'AUTH-03'], known, order)).toEqual(['functional', 'load']);
   expect(phasesFor(['RL-01'], known, order)).toEqual(['functional', 'load']);
@@ -128,15 +165,33 @@ test('a fault in the functional or generated phase runs only the tests of its ex
   const tests = [
     { title: 'AUTH-03 an unknown key yields 401', file: 'auth/bearer.spec.ts', line: 34, projects: ['functional'], annotations: [] },
     { title: 'AUTH-03 no header yields 401', file: 'auth/bearer.spec.ts', line: 34, projects: ['functional'], annotations: [] },
-    { title: 'ERR-01 the body is an Error', file: 'errors/error-body.spec.ts', line: 17, projects: ['functional'], annotations: [{ type: 'requirement', description: 'ERR-02' }] },
+    {
+      title: 'ERR-01 the body is an Error',
+      file: 'errors/error-body.spec.ts',
+      line: 17,
+      projects: ['functional'],
+      annotations: [{ type: 'requirement', description: 'ERR-02' }],
+    },
     { title: 'GEN-01 every case', file: 'generated/cases.spec.ts', line: 53, projects: ['generated'], annotations: [] },
-    { title: 'RL-05 the request past the limit', file: 'rate-limit/retry-after.spec.ts', line: 50, projects: ['rate-limit'], annotations: [] },
+    {
+      title: 'RL-05 the request past the limit',
+      file: 'rate-limit/retry-after.spec.ts',
+      line: 50,
+      projects: ['rate-limit'],
+      annotations: [],
+    },
   ];
   expect(testsFor(['AUTH-03'], ['functional'], tests), 'one location for the tests of one loop').toEqual(['auth/bearer.spec.ts:34']);
   expect(testsFor(['ERR-02'], ['functional'], tests), 'a requirement named in an annotation').toEqual(['errors/error-body.spec.ts:17']);
-  expect(testsFor(['AUTH-03', 'GEN-01'], ['functional', 'generated'], tests)).toEqual(['auth/bearer.spec.ts:34', 'generated/cases.spec.ts:53']);
+  expect(testsFor(['AUTH-03', 'GEN-01'], ['functional', 'generated'], tests)).toEqual([
+    'auth/bearer.spec.ts:34',
+    'generated/cases.spec.ts:53',
+  ]);
   expect(testsFor(['RL-05'], ['rate-limit'], tests), 'a serial phase runs whole').toBeUndefined();
-  expect(testsFor(['AUTH-03', 'RL-05'], ['functional', 'rate-limit'], tests), 'a fault with a serial phase runs all its phases whole').toBeUndefined();
+  expect(
+    testsFor(['AUTH-03', 'RL-05'], ['functional', 'rate-limit'], tests),
+    'a fault with a serial phase runs all its phases whole',
+  ).toBeUndefined();
   // Against the real suites: every functional or generated fault names tests, each a file:line of suites/.
   for (const c of matrixCases().filter((m) => m.kind === 'fault' && m.phases?.every((p) => p === 'functional' || p === 'generated'))) {
     expect(c.tests?.length, `${c.name}: the tests of ${c.expect.join(', ')}`).toBeGreaterThan(0);

@@ -5,7 +5,15 @@
 import fs from 'node:fs';
 import { test, expect } from '@playwright/test';
 import { faults } from '../../faults/catalogue/index.ts';
-import { COVERAGE_FILE, coverageRows, currentCoverage, FAULTS_README, renderCoverage, renderFaultTable, withFaultTable } from '../../faults/docs.ts';
+import {
+  COVERAGE_FILE,
+  coverageRows,
+  currentCoverage,
+  FAULTS_README,
+  renderCoverage,
+  renderFaultTable,
+  withFaultTable,
+} from '../../faults/docs.ts';
 
 test('faults/README.md carries the fault table generated from faults/catalogue/ (npm run coverage)', () => {
   const readme = fs.readFileSync(FAULTS_README, 'utf8');

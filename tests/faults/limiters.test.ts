@@ -12,7 +12,14 @@ import type { RateDecision, RatePolicy } from '../../reference-server/rate-limit
 
 const W = 10_000;
 const L = 5;
-const POLICY: RatePolicy = { windows: [{ name: 'minute', limit: L, ms: W }, { name: 'day', limit: 1000, ms: 86_400_000 }], banThreshold: 3, banMs: 5000 };
+const POLICY: RatePolicy = {
+  windows: [
+    { name: 'minute', limit: L, ms: W },
+    { name: 'day', limit: 1000, ms: 86_400_000 },
+  ],
+  banThreshold: 3,
+  banMs: 5000,
+};
 const T0 = 1_700_000_000_000; // a multiple of W
 const FIRST = T0 + 3000; // a key's first request, 3 s into an aligned window
 
@@ -115,10 +122,16 @@ for (const { kind, reset, atReset } of KINDS) {
         const store = zooStore(kind);
         replay(kind, times.slice(0, k + 1), store);
         const more = hits(store, d.remaining + 1, () => at);
-        expect(more.slice(0, d.remaining).every((x) => x.outcome === 'admitted'), `${d.remaining} more at the same moment are admitted`).toBe(true);
+        expect(
+          more.slice(0, d.remaining).every((x) => x.outcome === 'admitted'),
+          `${d.remaining} more at the same moment are admitted`,
+        ).toBe(true);
         expect(more[d.remaining]!.outcome, 'one past Remaining is refused').toBe('limited');
       }
-      expectWithinAlgorithm(kind, seen.filter((s) => s.d.outcome === 'admitted'));
+      expectWithinAlgorithm(
+        kind,
+        seen.filter((s) => s.d.outcome === 'admitted'),
+      );
     });
   }
 }
@@ -139,7 +152,7 @@ function expectWithinAlgorithm(kind: LimiterKind, admitted: { at: number; d: Rat
         if (span < W) expect(count, 'admitted in any rolling window').toBeLessThanOrEqual(L);
       } else {
         // A bucket of Limit refilled at Limit per W (the token bucket by whole seconds).
-        const refill = kind === 'token-bucket' ? Math.floor(span / 1000 + 1) * (L * 1000) / W : (span * L) / W;
+        const refill = kind === 'token-bucket' ? (Math.floor(span / 1000 + 1) * (L * 1000)) / W : (span * L) / W;
         expect(count, 'admitted in an interval: the capacity plus what refilled').toBeLessThanOrEqual(Math.floor(L + refill + 1e-9));
       }
     }

@@ -69,8 +69,17 @@ function record(testInfo: TestInfo, c: NamedCase, ok: boolean, outcome: CaseOutc
   fs.writeFileSync(
     path.join(resultsDir(testInfo), `${c.id.replace(/[^\w-]+/g, '_')}.json`),
     JSON.stringify({
-      id: c.id, kind: c.kind, name: c.name, ok, verdict: outcome.verdict, expected: c.expect, failing: outcome.failing, seconds: Math.round(outcome.durationMs / 100) / 10,
-      early: total(outcome.retry.early), bans: total(outcome.retry.bans), misleadsRetryAfter: !!c.misleadsRetryAfter,
+      id: c.id,
+      kind: c.kind,
+      name: c.name,
+      ok,
+      verdict: outcome.verdict,
+      expected: c.expect,
+      failing: outcome.failing,
+      seconds: Math.round(outcome.durationMs / 100) / 10,
+      early: total(outcome.retry.early),
+      bans: total(outcome.retry.bans),
+      misleadsRetryAfter: !!c.misleadsRetryAfter,
     }),
   );
 }
@@ -78,7 +87,9 @@ function record(testInfo: TestInfo, c: NamedCase, ok: boolean, outcome: CaseOutc
 function describeOutcome(o: CaseOutcome): string {
   const reasons = o.failing.map((id) => `    ${id}: ${o.reasons[id] ?? ''}`).join('\n');
   const tail = o.verdict === 'missing' ? `\n  certify output (tail):\n${o.tail}` : '';
-  const unevidenced = o.unevidenced.length ? `\n  failing without a test result (phase not run, never a catch): ${o.unevidenced.join(', ')}` : '';
+  const unevidenced = o.unevidenced.length
+    ? `\n  failing without a test result (phase not run, never a catch): ${o.unevidenced.join(', ')}`
+    : '';
   return `verdict ${o.verdict} (exit ${o.exitCode}) after ${(o.durationMs / 1000).toFixed(1)} s\n  failing requirements:\n${reasons || '    (none)'}${unevidenced}${o.problems.length ? `\n  run problems: ${o.problems.join('; ')}` : ''}${tail}`;
 }
 
@@ -87,9 +98,11 @@ test.describe('fault matrix', () => {
 
   for (const c of CASES) {
     const title =
-      c.kind === 'fault' ? `fault ${c.name} is caught by ${c.expect.join(', ')}`
-      : c.kind === 'variant' ? `conformant variant ${c.name} passes`
-      : 'the unmodified reference server passes';
+      c.kind === 'fault'
+        ? `fault ${c.name} is caught by ${c.expect.join(', ')}`
+        : c.kind === 'variant'
+          ? `conformant variant ${c.name} passes`
+          : 'the unmodified reference server passes';
     test(title, async ({}, testInfo) => {
       const outcome = await outcomeOf(c);
       try {
@@ -105,8 +118,13 @@ test.describe('fault matrix', () => {
         } else {
           const ok = caseHolds(c, outcome);
           record(testInfo, c, ok, outcome);
-          const expected = c.phases ? `no failing requirement in its phases (${c.phases.join(', ')}) and every one of them evidenced` : 'verdict pass';
-          expect(ok, `${c.kind} ${c.name}: expected ${expected} (a failure of a conformant server is an over-assertion of the suite)\n  ${describeOutcome(outcome)}`).toBe(true);
+          const expected = c.phases
+            ? `no failing requirement in its phases (${c.phases.join(', ')}) and every one of them evidenced`
+            : 'verdict pass';
+          expect(
+            ok,
+            `${c.kind} ${c.name}: expected ${expected} (a failure of a conformant server is an over-assertion of the suite)\n  ${describeOutcome(outcome)}`,
+          ).toBe(true);
         }
         if (!c.misleadsRetryAfter) {
           expect(
@@ -125,7 +143,15 @@ test.describe('fault matrix', () => {
     const results = CASES.map((c) => {
       const file = path.join(dir, `${c.id.replace(/[^\w-]+/g, '_')}.json`);
       return fs.existsSync(file)
-        ? (JSON.parse(fs.readFileSync(file, 'utf8')) as { id: string; kind: string; ok: boolean; seconds: number; early: number; bans: number; misleadsRetryAfter: boolean })
+        ? (JSON.parse(fs.readFileSync(file, 'utf8')) as {
+            id: string;
+            kind: string;
+            ok: boolean;
+            seconds: number;
+            early: number;
+            bans: number;
+            misleadsRetryAfter: boolean;
+          })
         : { id: c.id, kind: c.kind, ok: false, seconds: 0, early: 0, bans: 0, misleadsRetryAfter: false, notRun: true };
     });
     const faults = results.filter((r) => r.kind === 'fault');

@@ -29,17 +29,27 @@ async function echoUpstream() {
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return { url, seen, close: () => new Promise<void>((r) => { server.close(() => r()); server.closeAllConnections(); }) };
+  return {
+    url,
+    seen,
+    close: () =>
+      new Promise<void>((r) => {
+        server.close(() => r());
+        server.closeAllConnections();
+      }),
+  };
 }
 
 /** Raw response head, to see header-name case as sent on the wire. */
 function rawGet(url: string): Promise<{ status: number; rawHeaders: string[]; body: string }> {
   return new Promise((resolve, reject) => {
-    http.get(url, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode!, rawHeaders: res.rawHeaders, body: Buffer.concat(chunks).toString() }));
-    }).on('error', reject);
+    http
+      .get(url, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode!, rawHeaders: res.rawHeaders, body: Buffer.concat(chunks).toString() }));
+      })
+      .on('error', reject);
   });
 }
 
@@ -54,7 +64,9 @@ test('transparent proxy forwards /v1 and /quickstart, keeps Date and header case
     expect(a.rawHeaders.filter((h) => h.toLowerCase() === 'date')).toHaveLength(1);
     expect(a.rawHeaders).toContain('Tue, 01 Jan 2030 00:00:00 GMT');
     const b = await fetch(`${proxy.url}/quickstart/messages`, {
-      method: 'POST', headers: { authorization: 'Bearer secret-key', 'content-type': 'application/json' }, body: '{"message":"hi"}',
+      method: 'POST',
+      headers: { authorization: 'Bearer secret-key', 'content-type': 'application/json' },
+      body: '{"message":"hi"}',
     });
     expect(await b.json()).toEqual({ url: '/quickstart/messages', body: '{"message":"hi"}' });
     expect(up.seen.at(-1)!.headers.authorization).toBe('Bearer secret-key');
@@ -75,7 +87,12 @@ test('request rewriting, answering itself, response rewriting, delay and swallow
       return { ...req, body: Buffer.from(req.body.toString().toUpperCase()) };
     },
     response(res) {
-      return { ...res, status: 201, headers: headers.set(res.headers, 'x-ratelimit-limit', '300'), body: Buffer.from(`${res.body.toString()} `) };
+      return {
+        ...res,
+        status: 201,
+        headers: headers.set(res.headers, 'x-ratelimit-limit', '300'),
+        body: Buffer.from(`${res.body.toString()} `),
+      };
     },
     delayMs: (req) => (req.path === '/slow' ? 300 : 0),
   };
@@ -92,7 +109,10 @@ test('request rewriting, answering itself, response rewriting, delay and swallow
     const t0 = Date.now();
     await fetch(`${proxy.url}/slow`);
     expect(Date.now() - t0).toBeGreaterThanOrEqual(280);
-    const hung = await fetch(`${proxy.url}/hang`, { signal: AbortSignal.timeout(300) }).then(() => 'answered', (e) => e.name);
+    const hung = await fetch(`${proxy.url}/hang`, { signal: AbortSignal.timeout(300) }).then(
+      () => 'answered',
+      (e) => e.name,
+    );
     expect(hung).toBe('TimeoutError');
   } finally {
     await proxy.close();
@@ -114,7 +134,10 @@ test('an unreachable upstream yields a 502 Error body, not a crash', async () =>
 });
 
 test('throughProxy keeps the paths of BASE_URL and API_URL', () => {
-  const env = throughProxy({ BASE_URL: 'http://127.0.0.1:1/v1', API_URL: 'http://127.0.0.1:1/quickstart', API_KEY: 'k' }, 'http://127.0.0.1:2');
+  const env = throughProxy(
+    { BASE_URL: 'http://127.0.0.1:1/v1', API_URL: 'http://127.0.0.1:1/quickstart', API_KEY: 'k' },
+    'http://127.0.0.1:2',
+  );
   expect(env).toEqual({ BASE_URL: 'http://127.0.0.1:2/v1', API_URL: 'http://127.0.0.1:2/quickstart', API_KEY: 'k' });
 });
 
@@ -151,12 +174,19 @@ async function limitingUpstream(retryAfter = '1') {
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return { url, close: () => new Promise<void>((r) => { server.close(() => r()); server.closeAllConnections(); }) };
+  return {
+    url,
+    close: () =>
+      new Promise<void>((r) => {
+        server.close(() => r());
+        server.closeAllConnections();
+      }),
+  };
 }
 
 const keyed = (key: string) => ({ headers: { authorization: `Bearer ${key}` } });
 
-test('the proxy counts requests sent on a key while its 429\'s Retry-After is pending, per key label, and bans', async () => {
+test("the proxy counts requests sent on a key while its 429's Retry-After is pending, per key label, and bans", async () => {
   const up = await limitingUpstream('1');
   const env = { API_KEY: 'key-a', RATE_LIMIT_KEY: 'key-b' };
   const proxy = await startFaultProxy({ upstream: up.url, env });
@@ -182,7 +212,12 @@ test('the proxy counts requests sent on a key while its 429\'s Retry-After is pe
 });
 
 test('Retry-After as an HTTP-date is judged against the response Date; strict ban: the first early request bans the key', async () => {
-  expect(retryAfterMs([['Retry-After', 'Tue, 01 Jan 2030 00:00:05 GMT'], ['Date', 'Tue, 01 Jan 2030 00:00:00 GMT']])).toBe(5000);
+  expect(
+    retryAfterMs([
+      ['Retry-After', 'Tue, 01 Jan 2030 00:00:05 GMT'],
+      ['Date', 'Tue, 01 Jan 2030 00:00:00 GMT'],
+    ]),
+  ).toBe(5000);
   expect(retryAfterMs([['Retry-After', '2']])).toBe(2000);
   expect(retryAfterMs([['Retry-After', 'soon']])).toBeUndefined();
   const up = await limitingUpstream('1');
@@ -214,16 +249,21 @@ test('staging transport: https with a private CA (verified) and Connection: clos
   });
   try {
     expect(proxy.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
-    const get = (ca?: Buffer) => new Promise<{ status: number; connection?: string; closed: boolean }>((resolve, reject) => {
-      const req = https.get(`${proxy.url}/v1/inventory`, { ca, agent: new https.Agent({ keepAlive: true, ca }) }, (res) => {
-        res.resume();
-        res.on('end', () => res.socket.once('close', () => resolve({ status: res.statusCode!, connection: res.headers.connection, closed: true })));
+    const get = (ca?: Buffer) =>
+      new Promise<{ status: number; connection?: string; closed: boolean }>((resolve, reject) => {
+        const req = https.get(`${proxy.url}/v1/inventory`, { ca, agent: new https.Agent({ keepAlive: true, ca }) }, (res) => {
+          res.resume();
+          res.on('end', () =>
+            res.socket.once('close', () => resolve({ status: res.statusCode!, connection: res.headers.connection, closed: true })),
+          );
+        });
+        req.on('error', reject);
       });
-      req.on('error', reject);
-    });
     const ok = await get(fs.readFileSync(path.join(tlsDir, 'ca.pem')));
     expect(ok).toEqual({ status: 200, connection: 'close', closed: true });
-    await expect(get(undefined), 'without the private CA the certificate is refused').rejects.toThrow(/self[- ]signed|unable to (get|verify)/i);
+    await expect(get(undefined), 'without the private CA the certificate is refused').rejects.toThrow(
+      /self[- ]signed|unable to (get|verify)/i,
+    );
   } finally {
     await proxy.close();
     await up.close();
@@ -258,6 +298,9 @@ test('a kept-alive upstream socket closed as it is reused is retried once, not a
     expect(answered).toBe(5);
   } finally {
     await proxy.close();
-    await new Promise<void>((r) => { server.close(() => r()); server.closeAllConnections(); });
+    await new Promise<void>((r) => {
+      server.close(() => r());
+      server.closeAllConnections();
+    });
   }
 });

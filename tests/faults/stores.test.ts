@@ -1,9 +1,23 @@
 import { test, expect } from '@playwright/test';
-import { racyStore, lateByOneStore, unenforcedStore, slidingWindowStore, tokenBucketStore, uncountedFirstStore } from '../../faults/stores.ts';
+import {
+  racyStore,
+  lateByOneStore,
+  unenforcedStore,
+  slidingWindowStore,
+  tokenBucketStore,
+  uncountedFirstStore,
+} from '../../faults/stores.ts';
 import { MemoryRateLimitStore, type RateLimitStore } from '../../reference-server/rate-limit/store.ts';
 import type { RatePolicy } from '../../reference-server/rate-limit/policy.ts';
 
-const POLICY: RatePolicy = { windows: [{ name: 'minute', limit: 5, ms: 10_000 }, { name: 'day', limit: 100, ms: 86_400_000 }], banThreshold: 3, banMs: 5000 };
+const POLICY: RatePolicy = {
+  windows: [
+    { name: 'minute', limit: 5, ms: 10_000 },
+    { name: 'day', limit: 100, ms: 86_400_000 },
+  ],
+  banThreshold: 3,
+  banMs: 5000,
+};
 const T0 = 1_700_000_000_000; // a window start (multiple of 10 s)
 
 async function sequential(store: RateLimitStore, n: number, at = T0) {

@@ -37,26 +37,66 @@ const REQUIRED: Array<{ op: string; cases: RegExp[] }> = [
   {
     op: 'updateInventory',
     cases: [
-      /^body \/quantity: type null$/, /^body \/quantity: type boolean true$/, /^body \/quantity: type boolean false$/, /^body \/quantity: type fraction 2\.5$/,
-      /^body \/quantity: type string/, /^body \/quantity: type array/, /^body \/quantity: type object/, /^body \(body\): type null$/,
-      /^body \/quantity: boundary 9223372036854775807$/, /^body \/quantity: boundary -9223372036854775808$/, /^body \/quantity: boundary 9223372036854775806$/,
-      /^body \/quantity: boundary -1$/, /^body \/quantity: beyond int64 9223372036854775808$/, /^body \/quantity: form fraction$/, /^body \/quantity: form exponent$/, /^body \/quantity: form -0$/,
-      /^body \(body\): empty body$/, /^body \(body\): empty object$/, /^body \(body\): an unknown member$/, /^body \(body\): a duplicate member$/,
-      /^body \(body\): a deeply nested unknown member$/, /^body \(body\): a body at 64 KiB$/, /^body \(body\): a body over 64 KiB \(100 KB\)$/,
-      /^path petId written as truncated-percent$/, /^path petId written as not-hex-percent$/, /^path petId written as invalid-utf8-percent$/, /^path petId written as encoded-slash$/,
-      /^path petId written as trailing-slash$/, /^path petId written as empty$/, /^path petId written as very-long$/, /^path petId written as leading-zeros$/,
-      /^header Authorization: a 300-character token$/, /^header Authorization: a 5 000-character token$/, /^header Authorization: characters outside token68$/,
-      /^header Authorization: the scheme in lower case$/, /^header Authorization: three spaces after the scheme$/, /^header Authorization: two credentials in one field$/,
-      /^header Content-Type: "application\/json; charset=utf-8"$/, /^header Content-Type: "Application\/JSON"$/, /^header Content-Type: "application\/jsonp"$/,
-      /^method HEAD \/inventory\/\{petId\}$/, /^method OPTIONS \/inventory\/\{petId\}$/, /^method PROPFIND /, /^query /,
+      /^body \/quantity: type null$/,
+      /^body \/quantity: type boolean true$/,
+      /^body \/quantity: type boolean false$/,
+      /^body \/quantity: type fraction 2\.5$/,
+      /^body \/quantity: type string/,
+      /^body \/quantity: type array/,
+      /^body \/quantity: type object/,
+      /^body \(body\): type null$/,
+      /^body \/quantity: boundary 9223372036854775807$/,
+      /^body \/quantity: boundary -9223372036854775808$/,
+      /^body \/quantity: boundary 9223372036854775806$/,
+      /^body \/quantity: boundary -1$/,
+      /^body \/quantity: beyond int64 9223372036854775808$/,
+      /^body \/quantity: form fraction$/,
+      /^body \/quantity: form exponent$/,
+      /^body \/quantity: form -0$/,
+      /^body \(body\): empty body$/,
+      /^body \(body\): empty object$/,
+      /^body \(body\): an unknown member$/,
+      /^body \(body\): a duplicate member$/,
+      /^body \(body\): a deeply nested unknown member$/,
+      /^body \(body\): a body at 64 KiB$/,
+      /^body \(body\): a body over 64 KiB \(100 KB\)$/,
+      /^path petId written as truncated-percent$/,
+      /^path petId written as not-hex-percent$/,
+      /^path petId written as invalid-utf8-percent$/,
+      /^path petId written as encoded-slash$/,
+      /^path petId written as trailing-slash$/,
+      /^path petId written as empty$/,
+      /^path petId written as very-long$/,
+      /^path petId written as leading-zeros$/,
+      /^header Authorization: a 300-character token$/,
+      /^header Authorization: a 5 000-character token$/,
+      /^header Authorization: characters outside token68$/,
+      /^header Authorization: the scheme in lower case$/,
+      /^header Authorization: three spaces after the scheme$/,
+      /^header Authorization: two credentials in one field$/,
+      /^header Content-Type: "application\/json; charset=utf-8"$/,
+      /^header Content-Type: "Application\/JSON"$/,
+      /^header Content-Type: "application\/jsonp"$/,
+      /^method HEAD \/inventory\/\{petId\}$/,
+      /^method OPTIONS \/inventory\/\{petId\}$/,
+      /^method PROPFIND /,
+      /^query /,
     ],
   },
   {
     op: 'POST /messages',
     cases: [
-      /^body \/message: type null$/, /^body \/message: type boolean true$/, /^body \/message: type integer 7$/, /^string \/message: a 5 000-character string$/,
-      /^string \/message: a string of 60 000 characters$/, /^string \/message: the empty string$/, /^string \/message: CJK text$/, /^string \/message: control characters$/,
-      /^string \/message: invalid UTF-8 bytes$/, /^string \/message: a lone surrogate escape$/, /^method HEAD \/messages$/,
+      /^body \/message: type null$/,
+      /^body \/message: type boolean true$/,
+      /^body \/message: type integer 7$/,
+      /^string \/message: a 5 000-character string$/,
+      /^string \/message: a string of 60 000 characters$/,
+      /^string \/message: the empty string$/,
+      /^string \/message: CJK text$/,
+      /^string \/message: control characters$/,
+      /^string \/message: invalid UTF-8 bytes$/,
+      /^string \/message: a lone surrogate escape$/,
+      /^method HEAD \/messages$/,
     ],
   },
 ];
@@ -64,15 +104,25 @@ const REQUIRED: Array<{ op: string; cases: RegExp[] }> = [
 for (const { op, cases } of REQUIRED) {
   test(`${op}: the coverage holds every class of input the phase promises`, () => {
     const n = names(op);
-    for (const re of cases) expect(n.some((x) => re.test(x)), `${op}: a case matching ${re}`).toBe(true);
+    for (const re of cases)
+      expect(
+        n.some((x) => re.test(x)),
+        `${op}: a case matching ${re}`,
+      ).toBe(true);
   });
 }
 
 test('HEAD, OPTIONS and query strings reach every path of the document; headers every operation', () => {
   const cs = Object.values(all()).flat();
   for (const path of new Set(ops.map((o) => o.path))) {
-    expect(cs.some((c) => c.name === `method HEAD ${path}`), `HEAD ${path}`).toBe(true);
-    expect(cs.some((c) => c.name === `method OPTIONS ${path}`), `OPTIONS ${path}`).toBe(true);
+    expect(
+      cs.some((c) => c.name === `method HEAD ${path}`),
+      `HEAD ${path}`,
+    ).toBe(true);
+    expect(
+      cs.some((c) => c.name === `method OPTIONS ${path}`),
+      `OPTIONS ${path}`,
+    ).toBe(true);
   }
   for (const op of ops) {
     const counts = countByLocation(coverageCases(op, ops));
@@ -96,13 +146,21 @@ test('broken percent-encoding and a boolean quantity are written on the wire as 
 
 test('the budget takes the cases in a fixed priority order: a prefix of one order, every location first', () => {
   const cases = all();
-  const groups = LOCATIONS.flatMap((l) => Object.values(cases).filter((cs) => cs.some((c) => c.location === l)).map(() => l));
+  const groups = LOCATIONS.flatMap((l) =>
+    Object.values(cases)
+      .filter((cs) => cs.some((c) => c.location === l))
+      .map(() => l),
+  );
   const small = planCoverage(cases, groups.length);
-  for (const op of ops) for (const l of LOCATIONS) {
-    const has = cases[op.id]!.some((c) => c.location === l);
-    expect(small.selected[op.id]!.filter((c) => c.location === l).length, `${op.id} ${l}`).toBe(has ? 1 : 0);
-  }
-  const chosen = (n: number) => Object.values(planCoverage(cases, n).selected).flat().map((c) => `${c.op} ${c.name}`);
+  for (const op of ops)
+    for (const l of LOCATIONS) {
+      const has = cases[op.id]!.some((c) => c.location === l);
+      expect(small.selected[op.id]!.filter((c) => c.location === l).length, `${op.id} ${l}`).toBe(has ? 1 : 0);
+    }
+  const chosen = (n: number) =>
+    Object.values(planCoverage(cases, n).selected)
+      .flat()
+      .map((c) => `${c.op} ${c.name}`);
   for (const n of [0, 10, 57, 200]) {
     const a = new Set(chosen(n));
     expect(chosen(n + 1).filter((x) => !a.has(x)).length, `room ${n} + 1 adds one case`).toBe(n < small.total ? 1 : 0);
@@ -135,7 +193,11 @@ test('on a pro or business key every coverage case fits; on a free key the rest 
   const free = planGenerated(60, needs, listing, cases, 3);
   expect(free.coverage.used).toBeGreaterThan(0);
   expect(Object.values(free.coverage.left).flat().length).toBe(free.coverage.total - free.coverage.used);
-  for (const [plan, total] of [[business, 1800], [pro, 400], [free, 60]] as const) {
+  for (const [plan, total] of [
+    [business, 1800],
+    [pro, 400],
+    [free, 60],
+  ] as const) {
     expect(Object.values(plan.operations).reduce((a, b) => a + b, 0) + plan.stateful + plan.concurrency).toBe(total);
   }
 });
@@ -144,7 +206,9 @@ test('--list-cases lists every case per operation and location and marks what a 
   const text = listCoverageCases({ API_PLAN: 'free' });
   const total = Object.values(all()).flat().length;
   expect(text).toContain(`${total} coverage cases in all`);
-  expect(text).toMatch(/updateInventory \(PATCH \/inventory\/\{petId\}\): \d+ cases — body \d+, string 0, path \d+, header \d+, method \d+, query \d+/);
+  expect(text).toMatch(
+    /updateInventory \(PATCH \/inventory\/\{petId\}\): \d+ cases — body \d+, string 0, path \d+, header \d+, method \d+, query \d+/,
+  );
   expect(text).toContain('[not within the budget]');
   expect(listCoverageCases({ API_PLAN: 'business' })).not.toContain('[not within the budget]');
 });
@@ -152,13 +216,23 @@ test('--list-cases lists every case per operation and location and marks what a 
 test('an extension method may be refused with 501 (RFC 9110 §15.6.2); any other 5xx is a GEN-01 failure', () => {
   const op = byId('listInventory');
   const propfind = coverageCases(op, ops).find((c) => c.name === 'method PROPFIND /inventory')!.request;
-  const res = (status: number) => ({ kind: 'response' as const, response: { method: 'PROPFIND', status, headers: {}, json: { code: 'x', message: 'x', status }, text: '', missingRateLimit: [] } });
+  const res = (status: number) => ({
+    kind: 'response' as const,
+    response: { method: 'PROPFIND', status, headers: {}, json: { code: 'x', message: 'x', status }, text: '', missingRateLimit: [] },
+  });
   expect(judge(op, propfind, res(501), false).filter((f) => f.id === 'GEN-01')).toEqual([]);
   expect(judge(op, propfind, res(500), false).map((f) => f.id)).toContain('GEN-01');
 });
 
 test('a curl line writes the key as $API_KEY inside an Authorization template and sends bytes that are not UTF-8 through printf', () => {
-  const line = curlCommand({ method: 'POST', url: 'http://h/m', headers: {}, authTemplate: 'Bearer {key}, Bearer {key}', contentType: 'application/json', body: Buffer.from('{"message":"\u00c3("}', 'latin1') });
+  const line = curlCommand({
+    method: 'POST',
+    url: 'http://h/m',
+    headers: {},
+    authTemplate: 'Bearer {key}, Bearer {key}',
+    contentType: 'application/json',
+    body: Buffer.from('{"message":"\u00c3("}', 'latin1'),
+  });
   expect(line).toContain('"Authorization: Bearer $API_KEY, Bearer $API_KEY"');
   expect(line).toMatch(/^printf '\{"message":"\\303\("?/);
 });

@@ -18,7 +18,11 @@ const byId = (list: Operation[], id: string) => list.find((o) => o.id === id)!;
 
 test('every operation of the document is found, with its base, parameters, body and statuses', () => {
   expect(ops.map((o) => `${o.method} ${o.path} ${o.base}`)).toEqual([
-    'GET /inventory inventory', 'PATCH /inventory/{petId} inventory', 'POST /messages messages', 'GET /pets/{petId} inventory', 'GET /store/orders inventory',
+    'GET /inventory inventory',
+    'PATCH /inventory/{petId} inventory',
+    'POST /messages messages',
+    'GET /pets/{petId} inventory',
+    'GET /store/orders inventory',
   ]);
   const update = byId(ops, 'updateInventory');
   expect(update.pathParameters).toEqual([{ name: 'petId', schema: expect.objectContaining({ type: 'integer', format: 'int64' }) }]);
@@ -34,11 +38,15 @@ test('each keyword of a schema is violated in turn, and the violating values rea
   for (const v of list) {
     for (const value of fc.sample(v.arbitrary, { seed: 7, numRuns: 20 })) {
       const q = (value as { quantity?: unknown } | null)?.quantity;
-      const valid = value !== null && typeof value === 'object' && !Array.isArray(value) && (typeof q === 'number' && Number.isInteger(q));
+      const valid = value !== null && typeof value === 'object' && !Array.isArray(value) && typeof q === 'number' && Number.isInteger(q);
       expect(valid, `${v.keyword}: ${JSON.stringify(value)}`).toBe(false);
     }
   }
-  expect(violations({ type: 'integer', format: 'int64' }).map((v) => v.keyword)).toEqual(['(root): type', '(root): format int64 (below)', '(root): format int64 (above)']);
+  expect(violations({ type: 'integer', format: 'int64' }).map((v) => v.keyword)).toEqual([
+    '(root): type',
+    '(root): format int64 (below)',
+    '(root): format int64 (above)',
+  ]);
 });
 
 test('a field added to the document adds its cases without new code', () => {
@@ -50,17 +58,21 @@ test('a field added to the document adds its cases without new code', () => {
   const before = classesOf(byId(ops, 'updateInventory'), ops).map((c) => c.name);
   const after = classesOf(byId(modified, 'updateInventory'), modified).map((c) => c.name);
   const added = after.filter((n) => !before.includes(n));
-  expect(added).toEqual(expect.arrayContaining([
-    'updateInventory body-keyword (root): required warehouse',
-    'updateInventory body-keyword /warehouse: type',
-    'updateInventory body-keyword /warehouse: minimum',
-    'updateInventory body-keyword /warehouse: maximum',
-    'updateInventory body-keyword /reason: type',
-    'updateInventory body-keyword /reason: maxLength',
-    'updateInventory body-keyword /reason: pattern',
-  ]));
+  expect(added).toEqual(
+    expect.arrayContaining([
+      'updateInventory body-keyword (root): required warehouse',
+      'updateInventory body-keyword /warehouse: type',
+      'updateInventory body-keyword /warehouse: minimum',
+      'updateInventory body-keyword /warehouse: maximum',
+      'updateInventory body-keyword /reason: type',
+      'updateInventory body-keyword /reason: maxLength',
+      'updateInventory body-keyword /reason: pattern',
+    ]),
+  );
   // Valid bodies now carry the required new member within its bounds.
-  for (const v of fc.sample(validValue(byId(modified, 'updateInventory').requestBody!.schema), { seed: 3, numRuns: 30 }) as Array<Record<string, any>>) {
+  for (const v of fc.sample(validValue(byId(modified, 'updateInventory').requestBody!.schema), { seed: 3, numRuns: 30 }) as Array<
+    Record<string, any>
+  >) {
     expect(v.warehouse >= 1 && v.warehouse <= 9, writeJson(v)).toBe(true);
   }
 });
@@ -95,7 +107,10 @@ test('every integer representation denotes the same value and is valid JSON', ()
   }
   expect(writeInteger(5, 'fraction')).toBe('5.0');
   expect(writeInteger(100, 'scientific')).toBe('1e2');
-  expect(parseJson(writeJson({ petId: 9007199254740993n, s: 'é' }, { integers: 'plain', strings: 'escaped', space: ' ' }))).toEqual({ petId: 9007199254740993n, s: 'é' });
+  expect(parseJson(writeJson({ petId: 9007199254740993n, s: 'é' }, { integers: 'plain', strings: 'escaped', space: ' ' }))).toEqual({
+    petId: 9007199254740993n,
+    s: 'é',
+  });
 });
 
 test('listed path values are filled exactly, in every segment form', () => {
@@ -105,7 +120,14 @@ test('listed path values are filled exactly, in every segment form', () => {
 });
 
 test('the budget is shared exactly, each class gets a case, the rest is kept for shrinking', () => {
-  const a = allocate(60, [{ id: 'a', classes: 10, overhead: 3 }, { id: 'b', classes: 4, overhead: 0 }], 3);
+  const a = allocate(
+    60,
+    [
+      { id: 'a', classes: 10, overhead: 3 },
+      { id: 'b', classes: 4, overhead: 0 },
+    ],
+    3,
+  );
   expect(a.stateful + a.concurrency + a.operations.a! + a.operations.b!).toBe(60);
   expect(a.concurrency).toBeGreaterThanOrEqual(8);
   expect(runsPerClass(13, 3, 10)).toBe(1);

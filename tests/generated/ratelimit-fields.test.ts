@@ -25,12 +25,16 @@ const X = { limit: 100, remaining: 50, reset: 1_800_000_030, date: 1_800_000_000
 
 test('fields that agree with X-RateLimit-* give no warning; no fields are not judged', () => {
   expect(rateLimitFieldWarnings({ policy: '"minute";q=100;w=60', rateLimit: '"minute";r=50;t=30' }, X)).toEqual([]);
-  expect(rateLimitFieldWarnings({ policy: '"day";q=1000;w=86400, "minute";q=100;w=60', rateLimit: '"day";r=900;t=5000, "minute";r=50;t=31' }, X)).toEqual([]);
+  expect(
+    rateLimitFieldWarnings({ policy: '"day";q=1000;w=86400, "minute";q=100;w=60', rateLimit: '"day";r=900;t=5000, "minute";r=50;t=31' }, X),
+  ).toEqual([]);
   expect(rateLimitFieldWarnings({}, X)).toEqual([]);
 });
 
 test('disagreeing or malformed fields warn, naming the values', () => {
-  expect(rateLimitFieldWarnings({ policy: '"minute";q=300;w=60', rateLimit: '"minute";r=50;t=30' }, X)[0]).toMatch(/disagree with X-RateLimit-Limit 100/);
+  expect(rateLimitFieldWarnings({ policy: '"minute";q=300;w=60', rateLimit: '"minute";r=50;t=30' }, X)[0]).toMatch(
+    /disagree with X-RateLimit-Limit 100/,
+  );
   expect(rateLimitFieldWarnings({ policy: '"minute";q=100;w=60', rateLimit: '"minute";r=49;t=30' }, X)[0]).toMatch(/disagree/);
   expect(rateLimitFieldWarnings({ policy: '"minute";q=100;w=60', rateLimit: '"minute";r=50;t=30000' }, X)[0]).toMatch(/disagree/);
   expect(rateLimitFieldWarnings({ rateLimit: '"minute";remaining=50' }, X)[0]).toMatch(/no non-negative integer r/);
@@ -45,11 +49,20 @@ test('the reference server with RATELIMIT_FIELDS on agrees; off, it sends none',
     const server = await startReferenceServer({ port: 0, host: '127.0.0.1', rateLimitFields: on });
     try {
       for (const path of ['/inventory', '/inventory/1']) {
-        const res = await fetch(server.baseUrl + path, { method: path === '/inventory' ? 'GET' : 'PATCH', headers: { authorization: `Bearer ${server.keys.pro}`, 'content-type': 'application/json' }, body: path === '/inventory' ? undefined : '{"quantity":"x"}' });
+        const res = await fetch(server.baseUrl + path, {
+          method: path === '/inventory' ? 'GET' : 'PATCH',
+          headers: { authorization: `Bearer ${server.keys.pro}`, 'content-type': 'application/json' },
+          body: path === '/inventory' ? undefined : '{"quantity":"x"}',
+        });
         const h = (n: string) => res.headers.get(n) ?? undefined;
         const fields = { rateLimit: h('ratelimit'), policy: h('ratelimit-policy') };
         expect(fields.rateLimit !== undefined, `RateLimit sent with RATELIMIT_FIELDS ${on ? 'on' : 'off'}`).toBe(on);
-        const x = { limit: Number(h('x-ratelimit-limit')), remaining: Number(h('x-ratelimit-remaining')), reset: Number(h('x-ratelimit-reset')), date: Math.floor(Date.parse(h('date')!) / 1000) };
+        const x = {
+          limit: Number(h('x-ratelimit-limit')),
+          remaining: Number(h('x-ratelimit-remaining')),
+          reset: Number(h('x-ratelimit-reset')),
+          date: Math.floor(Date.parse(h('date')!) / 1000),
+        };
         expect(rateLimitFieldWarnings(fields, x), `${path} → ${res.status}`).toEqual([]);
         // A server whose fields describe another plan disagrees.
         if (on) expect(rateLimitFieldWarnings({ ...fields, policy: fields.policy!.replace(/q=\d+/, 'q=7') }, x)).toHaveLength(1);

@@ -20,11 +20,29 @@ const ROOT = path.resolve(import.meta.dirname, '..', '..');
 const CLI = createRequire(import.meta.url).resolve('@playwright/test/cli');
 
 function phase(env: Record<string, string | undefined>, reportsDir: string): Promise<{ code: number | null; output: string }> {
-  const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(TEST_|PW_|PLAYWRIGHT_|CONFORMANCE_|GENERATED_)/.test(k)));
+  const clean = Object.fromEntries(
+    Object.entries(process.env).filter(([k]) => !/^(TEST_|PW_|PLAYWRIGHT_|CONFORMANCE_|GENERATED_)/.test(k)),
+  );
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CLI, 'test', '--config', path.join(ROOT, 'playwright.config.ts'), '--project=generated', '--workers=1', '--reporter=line', '-g', 'updateInventory'], {
-      cwd: ROOT, env: { ...clean, ...env, REPORTS_DIR: reportsDir, FORCE_COLOR: '0' }, stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      [
+        CLI,
+        'test',
+        '--config',
+        path.join(ROOT, 'playwright.config.ts'),
+        '--project=generated',
+        '--workers=1',
+        '--reporter=line',
+        '-g',
+        'updateInventory',
+      ],
+      {
+        cwd: ROOT,
+        env: { ...clean, ...env, REPORTS_DIR: reportsDir, FORCE_COLOR: '0' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let output = '';
     child.stdout.on('data', (c) => (output += c));
     child.stderr.on('data', (c) => (output += c));
@@ -32,12 +50,17 @@ function phase(env: Record<string, string | undefined>, reportsDir: string): Pro
   });
 }
 
-const runOf = (dir: string) => JSON.parse(fs.readFileSync(path.join(phaseOutputDir(dir, 'generated'), '.generated', 'updateInventory-1.json'), 'utf8')) as OperationRun;
+const runOf = (dir: string) =>
+  JSON.parse(fs.readFileSync(path.join(phaseOutputDir(dir, 'generated'), '.generated', 'updateInventory-1.json'), 'utf8')) as OperationRun;
 
 test('a saved failure replays against the faulty server and passes against the fixed one', async () => {
   test.setTimeout(240_000);
   const target = await startReferenceTarget();
-  const proxy = await startFaultProxy({ upstream: target.server.baseUrl.replace(/\/v1$/, ''), fault: faultByName('gen-500-number-representation').proxy!(), env: target.env });
+  const proxy = await startFaultProxy({
+    upstream: target.server.baseUrl.replace(/\/v1$/, ''),
+    fault: faultByName('gen-500-number-representation').proxy!(),
+    env: target.env,
+  });
   const dirs = [1, 2, 3].map(() => fs.mkdtempSync(path.join(os.tmpdir(), 'gen-replay-')));
   try {
     const faulty = throughProxy(target.env, proxy.url);

@@ -37,14 +37,21 @@ async function startStore(broken: Broken) {
   let quantity = 11;
   let updates = 0;
   const lag = { reads: 0, snapshot: '' };
-  const written = () => (broken.quantityAs === 'string' ? `"${quantity}"` : broken.quantityAs === 'fraction' ? `${quantity}.0` : String(quantity));
+  const written = () =>
+    broken.quantityAs === 'string' ? `"${quantity}"` : broken.quantityAs === 'fraction' ? `${quantity}.0` : String(quantity);
   const stamp = () => (broken.stamped ? `,"updatedAt":"2026-01-01T00:00:${String(updates).padStart(2, '0')}Z"` : '');
   const list = () => `[{"petId":1,"quantity":${written()},"status":"available"${stamp()}}]`;
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const headers = { 'content-type': 'application/json', 'x-ratelimit-limit': '100000', 'x-ratelimit-remaining': '99999', 'x-ratelimit-reset': String(Math.ceil(Date.now() / 1000) + 60), date: new Date().toUTCString() };
+      const headers = {
+        'content-type': 'application/json',
+        'x-ratelimit-limit': '100000',
+        'x-ratelimit-remaining': '99999',
+        'x-ratelimit-reset': String(Math.ceil(Date.now() / 1000) + 60),
+        date: new Date().toUTCString(),
+      };
       if (req.method === 'GET' && req.url === '/v1/inventory') {
         res.writeHead(200, headers).end(lag.reads > 0 ? (lag.reads--, lag.snapshot) : list());
         return;
@@ -69,7 +76,11 @@ async function startStore(broken: Broken) {
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
     quantity: () => quantity,
-    close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }),
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
   };
 }
 
@@ -79,7 +90,12 @@ async function run(broken: Broken) {
   try {
     const env = readEnv({ BASE_URL: store.url, API_URL: store.url, API_KEY: KEY });
     const api = createApi({ env, pacing: pacingClient(coordinator.url), annotate: () => undefined });
-    const out = await runOperation(api, UPDATE, OPS, { seed: 1, share: 1 + CASES.length, safeMethodsOnly: false, coverage: { cases: CASES, leftOut: [] } });
+    const out = await runOperation(api, UPDATE, OPS, {
+      seed: 1,
+      share: 1 + CASES.length,
+      safeMethodsOnly: false,
+      coverage: { cases: CASES, leftOut: [] },
+    });
     return { out, quantity: store.quantity() };
   } finally {
     await coordinator.close();
@@ -112,5 +128,7 @@ test('GEN-06 a store that does not keep the restore: the run names the pet, its 
   const { out, quantity } = await run({ dropRestore: true });
   expect(quantity).toBe(0);
   expect(out.unrestored).toEqual([{ petId: '1', original: '11', current: '0' }]);
-  expect(out.findings.map((f) => [f.id, f.message])).toEqual([['GEN-06', 'updateInventory: pet 1 could not be restored: original quantity 11, now 0']]);
+  expect(out.findings.map((f) => [f.id, f.message])).toEqual([
+    ['GEN-06', 'updateInventory: pet 1 could not be restored: original quantity 11, now 0'],
+  ]);
 });

@@ -26,16 +26,33 @@ const LIST = OPS.find((o) => o.id === 'listInventory')!;
 async function startServer() {
   const server = http.createServer((req, res) => {
     if ((req.url ?? '').includes('?')) return;
-    const headers = { 'content-type': 'application/json', 'x-ratelimit-limit': '100000', 'x-ratelimit-remaining': '99999', 'x-ratelimit-reset': String(Math.ceil(Date.now() / 1000) + 60), date: new Date().toUTCString() };
+    const headers = {
+      'content-type': 'application/json',
+      'x-ratelimit-limit': '100000',
+      'x-ratelimit-remaining': '99999',
+      'x-ratelimit-reset': String(Math.ceil(Date.now() / 1000) + 60),
+      date: new Date().toUTCString(),
+    };
     if (req.method === 'HEAD') return void res.writeHead(500, headers).end();
-    if (req.method === 'GET' && req.url === '/v1/inventory' && /^Bearer coverage-test-key-0123456789abcdef$/i.test(req.headers.authorization ?? '')) {
+    if (
+      req.method === 'GET' &&
+      req.url === '/v1/inventory' &&
+      /^Bearer coverage-test-key-0123456789abcdef$/i.test(req.headers.authorization ?? '')
+    ) {
       return void res.writeHead(200, headers).end('[{"petId":1,"quantity":1,"status":"available"}]');
     }
     const status = req.method === 'GET' ? 401 : 405;
     res.writeHead(status, headers).end(`{"code":"e","message":"e","status":${status}}`);
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`, close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }) };
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
 }
 
 test('each case is sent once and judged; a failing HEAD keeps its class, value, curl and token; after 3 unanswered requests the rest are named, not sent', async () => {

@@ -35,22 +35,30 @@ async function serve(handler: http.RequestListener, selfSigned = false): Promise
     handler(req, res);
   };
   const server = selfSigned
-    ? https.createServer({ cert: fs.readFileSync(path.join(TLS, 'untrusted.pem')), key: fs.readFileSync(path.join(TLS, 'untrusted-key.pem')) }, wrapped)
+    ? https.createServer(
+        { cert: fs.readFileSync(path.join(TLS, 'untrusted.pem')), key: fs.readFileSync(path.join(TLS, 'untrusted-key.pem')) },
+        wrapped,
+      )
     : http.createServer(wrapped);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const { port } = server.address() as AddressInfo;
   return {
     origin: `${selfSigned ? 'https' : 'http'}://127.0.0.1:${port}`,
     seen,
-    close: () => new Promise<void>((r) => {
-      for (const t of timers) clearInterval(t);
-      server.closeAllConnections();
-      server.close(() => r());
-    }),
+    close: () =>
+      new Promise<void>((r) => {
+        for (const t of timers) clearInterval(t);
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
   };
 }
 
-const get = (origin: string, p = '/v1/inventory') => ({ url: new URL(`${origin}${p}`), method: 'GET', headers: { authorization: `Bearer ${KEY}` } });
+const get = (origin: string, p = '/v1/inventory') => ({
+  url: new URL(`${origin}${p}`),
+  method: 'GET',
+  headers: { authorization: `Bearer ${KEY}` },
+});
 
 async function failureOf(promise: Promise<unknown>): Promise<TransportError> {
   try {
@@ -106,7 +114,9 @@ test('no content coding is asked for or decoded: a gzip body sent anyway arrives
 });
 
 test('a redirect is an answer, never followed: the key reaches only the URL it was sent to', async () => {
-  const s = await serve((req, res) => (req.url === '/v1/inventory' ? res.writeHead(307, { Location: '/elsewhere' }).end() : res.writeHead(200).end('followed')));
+  const s = await serve((req, res) =>
+    req.url === '/v1/inventory' ? res.writeHead(307, { Location: '/elsewhere' }).end() : res.writeHead(200).end('followed'),
+  );
   try {
     const r = await send(get(s.origin), { deadlineMs: 2000 });
     expect(r.status).toBe(307);
@@ -122,7 +132,11 @@ test('TLS is verified with NODE_TLS_REJECT_UNAUTHORIZED=0 in the environment: a 
   const before = process.env.NODE_TLS_REJECT_UNAUTHORIZED;
   process.env.NODE_TLS_REJECT_UNAUTHORIZED = '0';
   try {
-    for (const options of [{ deadlineMs: 2000 }, { deadlineMs: 2000, tls: { insecure: false } }, { deadlineMs: 2000, agent: false }] as SendOptions[]) {
+    for (const options of [
+      { deadlineMs: 2000 },
+      { deadlineMs: 2000, tls: { insecure: false } },
+      { deadlineMs: 2000, agent: false },
+    ] as SendOptions[]) {
       const e = await failureOf(send(get(s.origin), options));
       expect(e.kind).toBe('tls');
       expect(e.code).toBe('DEPTH_ZERO_SELF_SIGNED_CERT');
@@ -163,12 +177,19 @@ for (const [what, error, tls] of CLASSIFIED) {
 test('the record reaches the hook redacted: the key in the URL, a request header, the body, a response header and the response body is its placeholder', async () => {
   const s = await serve((req, res) => {
     res.writeHead(401, { 'X-Echo': String(req.headers.authorization), 'Content-Type': 'application/json' });
-    res.end(JSON.stringify({ code: 'x', message: `bad key ${Buffer.from(KEY).toString('base64')} ${encodeURIComponent(KEY)}`, status: 401 }));
+    res.end(
+      JSON.stringify({ code: 'x', message: `bad key ${Buffer.from(KEY).toString('base64')} ${encodeURIComponent(KEY)}`, status: 401 }),
+    );
   });
   try {
     const records: RecordedExchange[] = [];
     const r = await send(
-      { url: new URL(`${s.origin}/v1/inventory?k=${KEY}`), method: 'PATCH', headers: { authorization: `Bearer ${KEY}` }, body: `{"note":"${KEY}"}` },
+      {
+        url: new URL(`${s.origin}/v1/inventory?k=${KEY}`),
+        method: 'PATCH',
+        headers: { authorization: `Bearer ${KEY}` },
+        body: `{"note":"${KEY}"}`,
+      },
       { deadlineMs: 2000, record: { secrets: SECRETS, onExchange: (e) => records.push(e) } },
     );
     expect(r.body, 'the answer itself is the raw bytes').toContain(Buffer.from(KEY).toString('base64'));
@@ -187,7 +208,15 @@ test('the record reaches the hook redacted: the key in the URL, a request header
 test('a recording hook that throws fails the request instead of leaving it pending', async () => {
   const s = await serve((_req, res) => res.writeHead(200).end('{}'));
   try {
-    const failing = send(get(s.origin), { deadlineMs: 2000, record: { secrets: SECRETS, onExchange: () => { throw new Error('disk full'); } } });
+    const failing = send(get(s.origin), {
+      deadlineMs: 2000,
+      record: {
+        secrets: SECRETS,
+        onExchange: () => {
+          throw new Error('disk full');
+        },
+      },
+    });
     await expect(failing).rejects.toThrow('disk full');
   } finally {
     await s.close();

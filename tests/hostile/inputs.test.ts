@@ -114,12 +114,24 @@ for (const c of CASES) {
 test('keys never cross targets: a target given outside the file that is the config target, or a config target that gives nothing else, is no conflict', () => {
   const given = { origin: '--base-url', targetName: 'staging' };
   const rows: { config: Record<string, string>; outside: Record<string, string>; conflict: boolean }[] = [
-    { config: { BASE_URL: 'https://s.example.com/v1', API_KEY: STAGING_KEY }, outside: { BASE_URL: 'https://s.example.com/v1/' }, conflict: false },
+    {
+      config: { BASE_URL: 'https://s.example.com/v1', API_KEY: STAGING_KEY },
+      outside: { BASE_URL: 'https://s.example.com/v1/' },
+      conflict: false,
+    },
     { config: {}, outside: { BASE_URL: 'https://other.example.com/v1' }, conflict: false },
-    { config: { BASE_URL: 'https://s.example.com/v1', API_KEY: STAGING_KEY }, outside: { BASE_URL: 'https://other.example.com/v1', API_KEY: KEY }, conflict: false },
+    {
+      config: { BASE_URL: 'https://s.example.com/v1', API_KEY: STAGING_KEY },
+      outside: { BASE_URL: 'https://other.example.com/v1', API_KEY: KEY },
+      conflict: false,
+    },
     { config: { BASE_URL: 'https://s.example.com/v1', API_KEY: STAGING_KEY }, outside: {}, conflict: false },
     { config: { API_KEY: STAGING_KEY }, outside: { BASE_URL: 'https://other.example.com/v1' }, conflict: true },
-    { config: { BASE_URL: 'https://s.example.com/v1', RATE_LIMIT_PLAN: 'free' }, outside: { BASE_URL: 'https://u:p@other.example.com/v1?k=1' }, conflict: true },
+    {
+      config: { BASE_URL: 'https://s.example.com/v1', RATE_LIMIT_PLAN: 'free' },
+      outside: { BASE_URL: 'https://u:p@other.example.com/v1?k=1' },
+      conflict: true,
+    },
   ];
   for (const r of rows) {
     const line = crossTargetConflict(r.config, r.outside, given);

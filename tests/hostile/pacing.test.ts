@@ -25,7 +25,11 @@ import { runLoad } from '../../suites/load/engine.ts';
 import { observing } from '../../suites/load/http.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-const KEYS = { API_KEY: 'ik_hostile_api_5f1c2a9e7b3d4c60', RATE_LIMIT_KEY: 'ik_hostile_rl_8a7b6c5d4e3f2a1b', LOAD_KEY: 'ik_hostile_load_0f9e8d7c6b5a4938' };
+const KEYS = {
+  API_KEY: 'ik_hostile_api_5f1c2a9e7b3d4c60',
+  RATE_LIMIT_KEY: 'ik_hostile_rl_8a7b6c5d4e3f2a1b',
+  LOAD_KEY: 'ik_hostile_load_0f9e8d7c6b5a4938',
+};
 const NEEDLES = secretNeedles(Object.entries(KEYS).map(([name, value]) => ({ name, value })));
 
 /** Every occurrence of a key, in any encoding, in `text` (by variable and encoding; never the key). */
@@ -90,7 +94,9 @@ for (const c of HUGE) {
       const report = JSON.parse(fs.readFileSync(path.join(ws.reports, 'conformance.json'), 'utf8'));
       const rl08 = report.notCertified.find((n: { id: string }) => n.id === 'RL-08');
       expect(rl08?.reason).toMatch(new RegExp(`Retry-After asks for ${c.retryAfter} s, longer than MAX_RETRY_AFTER_S=3`));
-      const auth = report.notCertified.filter((n: { id: string; reason: string }) => /^AUTH-/.test(n.id) && /nothing more is sent on <API_KEY>/.test(n.reason));
+      const auth = report.notCertified.filter(
+        (n: { id: string; reason: string }) => /^AUTH-/.test(n.id) && /nothing more is sent on <API_KEY>/.test(n.reason),
+      );
       expect(auth.length, 'the bearer checks on the closed key are not certified, with the reason').toBeGreaterThan(0);
       const pacing = report.pacing.find((k: { key: string }) => k.key === '<API_KEY>');
       // No wait: the key is closed at once (the pacer's own record of its holds, not the wall clock,
@@ -99,11 +105,23 @@ for (const c of HUGE) {
       expect(pacing.notes.join('\n')).toMatch(/nothing more is sent on <API_KEY> for the rest of the run/);
       // No key in any encoding on stdout or in any file (blob and HTML reports included).
       const files = listFiles(ws.reports);
-      for (const report of ['blob', 'html']) expect(files.some((f) => f.includes(`${path.sep}${report}${path.sep}`)), `Playwright's ${report} report is scanned`).toBe(true);
+      for (const report of ['blob', 'html'])
+        expect(
+          files.some((f) => f.includes(`${path.sep}${report}${path.sep}`)),
+          `Playwright's ${report} report is scanned`,
+        ).toBe(true);
       // Every file, inside zips (the blob), gzip and the HTML report's embedded archive too.
-      const scan = scanPaths([ws.reports], Object.entries(KEYS).map(([name, value]) => ({ name, value })), ws.reports);
+      const scan = scanPaths(
+        [ws.reports],
+        Object.entries(KEYS).map(([name, value]) => ({ name, value })),
+        ws.reports,
+      );
       expect(scan.filesScanned).toBe(files.length);
-      expect([...keyOccurrences(output, 'stdout'), ...scan.findings.map(describeFinding), ...scan.unscannable.map(describeFinding)]).toEqual([]);
+      expect([
+        ...keyOccurrences(output, 'stdout'),
+        ...scan.findings.map(describeFinding),
+        ...scan.unscannable.map(describeFinding),
+      ]).toEqual([]);
     } finally {
       await target.close();
       fs.rmSync(ws.dir, { recursive: true, force: true });
@@ -114,7 +132,14 @@ for (const c of HUGE) {
 /** A client of the suites (the `api` fixture's) on `target`, paced by `coordinator`. */
 function suitesClient(target: HostileTarget, coordinator: PacerCoordinator, keys: { API_KEY: string; RATE_LIMIT_KEY?: string }) {
   const env = readEnv({ BASE_URL: target.baseUrl, ...keys, WORKERS: '1', MAX_RETRY_AFTER_S: '10' });
-  return createApi({ env, pacing: pacingClient(coordinator.url), annotate: () => undefined, notCertified: (reason) => { throw new Error(reason); } });
+  return createApi({
+    env,
+    pacing: pacingClient(coordinator.url),
+    annotate: () => undefined,
+    notCertified: (reason) => {
+      throw new Error(reason);
+    },
+  });
 }
 
 /** Every way a check sends the key besides `Bearer`: each must wait a pending Retry-After. */
@@ -150,7 +175,7 @@ test('a key sent in any form right after a 429 waits its Retry-After: 0 early re
   }
 });
 
-test('one bucket shared by every key: a 429 a key\'s Remaining did not predict holds every key; 0 early requests', async () => {
+test("one bucket shared by every key: a 429 a key's Remaining did not predict holds every key; 0 early requests", async () => {
   test.setTimeout(60_000);
   const target = await startHostileTarget({ keys: KEYS, limit: 4, windowMs: 5000, shared: true, retryAfter: () => '2' });
   const coordinator = await startPacerCoordinator({ maxWaitMs: 10_000, reserve: 0 });
@@ -174,16 +199,26 @@ test('one bucket shared by every key: a 429 a key\'s Remaining did not predict h
     expect(counts.early, 'early on the same key').toBe(0);
     expect(counts.earlyShared, 'early on any key while an unpredicted 429 was pending').toBe(0);
     const report = coordinator.report();
-    expect(report.holds?.[0]).toMatchObject({ label: '<API_KEY>', reason: expect.stringMatching(/Remaining \(3\) did not predict.*every key of the run waits/) });
+    expect(report.holds?.[0]).toMatchObject({
+      label: '<API_KEY>',
+      reason: expect.stringMatching(/Remaining \(3\) did not predict.*every key of the run waits/),
+    });
   } finally {
     await coordinator.close();
     await target.close();
   }
 });
 
-test('one bucket shared by every caller, with a key or without: after a 429 a key\'s Remaining did not predict, nothing is sent to the origin, keyless or wrong-key requests included, until its Retry-After; 0 early requests', async () => {
+test("one bucket shared by every caller, with a key or without: after a 429 a key's Remaining did not predict, nothing is sent to the origin, keyless or wrong-key requests included, until its Retry-After; 0 early requests", async () => {
   test.setTimeout(60_000);
-  const target = await startHostileTarget({ keys: KEYS, limit: 4, windowMs: 5000, shared: true, keylessShared: true, retryAfter: () => '2' });
+  const target = await startHostileTarget({
+    keys: KEYS,
+    limit: 4,
+    windowMs: 5000,
+    shared: true,
+    keylessShared: true,
+    retryAfter: () => '2',
+  });
   const coordinator = await startPacerCoordinator({ maxWaitMs: 10_000, reserve: 0 });
   try {
     const api = suitesClient(target, coordinator, { API_KEY: KEYS.API_KEY, RATE_LIMIT_KEY: KEYS.RATE_LIMIT_KEY });
@@ -214,7 +249,7 @@ test('one bucket shared by every caller, with a key or without: after a 429 a ke
   }
 });
 
-test('a load granted before a 429 another key\'s Remaining did not predict stops at the hold: nothing more goes to the origin before its Retry-After', async () => {
+test("a load granted before a 429 another key's Remaining did not predict stops at the hold: nothing more goes to the origin before its Retry-After", async () => {
   test.setTimeout(60_000);
   const target = await startHostileTarget({ keys: KEYS, limit: 100_000, windowMs: 60_000, shared: true, keylessShared: true });
   const coordinator = await startPacerCoordinator({ maxWaitMs: 10_000, reserve: 0 });
@@ -225,21 +260,39 @@ test('a load granted before a 429 another key\'s Remaining did not predict stops
     // API_KEY and LOAD_KEY learn Remaining 900 of a shared limit.
     for (const label of ['<API_KEY>', '<LOAD_KEY>']) {
       const first = await pacing.acquire(label);
-      await first.observe({ status: 200, headers: { 'X-RateLimit-Limit': '1000', 'X-RateLimit-Remaining': '900', 'X-RateLimit-Reset': reset, Date: date() }, receivedAtMs: Date.now() });
+      await first.observe({
+        status: 200,
+        headers: { 'X-RateLimit-Limit': '1000', 'X-RateLimit-Remaining': '900', 'X-RateLimit-Reset': reset, Date: date() },
+        receivedAtMs: Date.now(),
+      });
       await first.release();
     }
     // A capacity load on LOAD_KEY holds one grant of 300 requests (10 s at 30/s).
     const lease = observing(await pacing.acquire('<LOAD_KEY>', { mode: 'paced', count: 300 }));
     expect(lease.granted).toBe(300);
     const run = runLoad({
-      label: 'held', url: target.baseUrl, steps: [{ name: 'GET /v1/inventory', path: '/v1/inventory' }], authorization: `Bearer ${KEYS.LOAD_KEY}`,
-      model: { kind: 'open', ratePerS: 30, durationS: 10 }, connections: 4, maxRequests: 300, maxDurationS: 20, timeoutS: 5, loopbackOnly: true,
-      progress: () => undefined, onResponse: (r) => lease.observe(r), held: lease.held,
+      label: 'held',
+      url: target.baseUrl,
+      steps: [{ name: 'GET /v1/inventory', path: '/v1/inventory' }],
+      authorization: `Bearer ${KEYS.LOAD_KEY}`,
+      model: { kind: 'open', ratePerS: 30, durationS: 10 },
+      connections: 4,
+      maxRequests: 300,
+      maxDurationS: 20,
+      timeoutS: 5,
+      loopbackOnly: true,
+      progress: () => undefined,
+      onResponse: (r) => lease.observe(r),
+      held: lease.held,
     });
     await new Promise((r) => setTimeout(r, 1000));
     // Then a 429 on API_KEY that its own Remaining (900) did not predict: every request to the origin waits 3 s.
     const second = await pacing.acquire('<API_KEY>');
-    const result = await second.observe({ status: 429, headers: { 'Retry-After': '3', 'X-RateLimit-Remaining': '0', 'X-RateLimit-Reset': reset, Date: date() }, receivedAtMs: Date.now() });
+    const result = await second.observe({
+      status: 429,
+      headers: { 'Retry-After': '3', 'X-RateLimit-Remaining': '0', 'X-RateLimit-Reset': reset, Date: date() },
+      receivedAtMs: Date.now(),
+    });
     expect(result.holdAll, 'the 429 holds every key').toBeDefined();
     const heldAt = Date.now();
     // One response of the load, observed after the hold, tells it; what was in flight then may still arrive.

@@ -48,7 +48,10 @@ function snapshot(dir: string): Map<string, string> {
   for (const entry of fs.readdirSync(dir, { recursive: true, withFileTypes: true })) {
     const p = path.join(entry.parentPath, entry.name);
     const stat = fs.lstatSync(p);
-    out.set(path.relative(dir, p), stat.isSymbolicLink() ? `link → ${fs.readlinkSync(p)}` : stat.isFile() ? fs.readFileSync(p).toString('base64') : 'dir');
+    out.set(
+      path.relative(dir, p),
+      stat.isSymbolicLink() ? `link → ${fs.readlinkSync(p)}` : stat.isFile() ? fs.readFileSync(p).toString('base64') : 'dir',
+    );
   }
   return out;
 }
@@ -87,7 +90,13 @@ for (const c of REFUSED) {
     try {
       const dir = c.make(s);
       // The repository root: its top-level entries (its files are other tests' workplace too).
-      const top = () => (dir === REPO_ROOT ? fs.readdirSync(REPO_ROOT).filter((n) => n !== 'test-results').sort() : []);
+      const top = () =>
+        dir === REPO_ROOT
+          ? fs
+              .readdirSync(REPO_ROOT)
+              .filter((n) => n !== 'test-results')
+              .sort()
+          : [];
       const before = [snapshot(s.root), top()];
       if (c.home) process.env.HOME = s.home;
       let output = '';
@@ -100,7 +109,10 @@ for (const c of REFUSED) {
       expect(code, output).toBe(2);
       expect(Date.now() - started).toBeLessThan(5000);
       expect(output).toMatch(c.problem);
-      expect(NEEDLES.flatMap((n) => findNeedle(output, n)), 'no key on stdout').toEqual([]);
+      expect(
+        NEEDLES.flatMap((n) => findNeedle(output, n)),
+        'no key on stdout',
+      ).toEqual([]);
       expect(target.counts().requests, 'nothing was sent').toEqual({});
       expect([snapshot(s.root), top()], 'every file byte-identical').toEqual(before);
     } finally {

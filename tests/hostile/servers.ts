@@ -93,7 +93,10 @@ export async function startHostile(options: HostileOptions): Promise<Hostile> {
     answer(keyed ? options.keyed : (options.unkeyed ?? 'error-body'), req, res, timers);
   };
   const server = options.selfSigned
-    ? https.createServer({ cert: fs.readFileSync(path.join(TLS, 'untrusted.pem')), key: fs.readFileSync(path.join(TLS, 'untrusted-key.pem')) }, handler)
+    ? https.createServer(
+        { cert: fs.readFileSync(path.join(TLS, 'untrusted.pem')), key: fs.readFileSync(path.join(TLS, 'untrusted-key.pem')) },
+        handler,
+      )
     : http.createServer(handler);
   server.on(options.selfSigned ? 'secureConnection' : 'connection', (s: Socket) => {
     sockets.add(s);
@@ -115,7 +118,10 @@ export async function startHostile(options: HostileOptions): Promise<Hostile> {
 /** Every file under `dir` (none if it does not exist). */
 export function filesUnder(dir: string): string[] {
   if (!fs.existsSync(dir)) return [];
-  return fs.readdirSync(dir, { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).map((e) => path.join(e.parentPath, e.name));
+  return fs
+    .readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile())
+    .map((e) => path.join(e.parentPath, e.name));
 }
 
 /** The texts a file holds: its bytes as UTF-8, and each entry of a zip. */
@@ -123,7 +129,8 @@ function textsOf(file: string): { where: string; text: string }[] {
   const bytes = fs.readFileSync(file);
   const out = [{ where: file, text: bytes.toString('utf8') }];
   if (bytes.subarray(0, 2).toString('latin1') === 'PK') {
-    for (const e of new AdmZip(bytes).getEntries()) if (!e.isDirectory) out.push({ where: `${file}!${e.entryName}`, text: e.getData().toString('utf8') });
+    for (const e of new AdmZip(bytes).getEntries())
+      if (!e.isDirectory) out.push({ where: `${file}!${e.entryName}`, text: e.getData().toString('utf8') });
   }
   return out;
 }
@@ -133,7 +140,9 @@ export function keyOccurrences(secrets: readonly Secret[], stdout: string, repor
   const needles = secretNeedles(secrets);
   const sources = [{ where: 'stdout', text: stdout }, ...filesUnder(reportsDir).flatMap(textsOf)];
   const out: string[] = [];
-  for (const s of sources) for (const n of needles) for (const form of findNeedle(s.text, n)) out.push(`${path.relative(ROOT, s.where) || s.where}: ${n.name} (${form})`);
+  for (const s of sources)
+    for (const n of needles)
+      for (const form of findNeedle(s.text, n)) out.push(`${path.relative(ROOT, s.where) || s.where}: ${n.name} (${form})`);
   return out;
 }
 
@@ -154,13 +163,25 @@ export interface CliRun {
  * variable inherited) plus `env`. `onStart` receives the child (e.g. to signal it); the run is
  * killed after `timeoutMs`, which the caller's wall-time bound stays well below.
  */
-export function runCli(args: string[], env: Record<string, string>, options: { timeoutMs: number; onStart?: (pid: number) => void }): Promise<CliRun> {
+export function runCli(
+  args: string[],
+  env: Record<string, string>,
+  options: { timeoutMs: number; onStart?: (pid: number) => void },
+): Promise<CliRun> {
   const base = Object.fromEntries(
-    Object.entries(inheritedEnv()).filter(([k]) => !SETTINGS.some((s) => s.name === k) && !(SECRET_VARIABLES as readonly string[]).includes(k) && k !== 'NODE_TLS_REJECT_UNAUTHORIZED'),
+    Object.entries(inheritedEnv()).filter(
+      ([k]) =>
+        !SETTINGS.some((s) => s.name === k) && !(SECRET_VARIABLES as readonly string[]).includes(k) && k !== 'NODE_TLS_REJECT_UNAUTHORIZED',
+    ),
   );
   const started = Date.now();
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [path.join(ROOT, 'cli', 'bin.mjs'), ...args], { cwd: ROOT, env: { ...base, ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const child = spawn(process.execPath, [path.join(ROOT, 'cli', 'bin.mjs'), ...args], {
+      cwd: ROOT,
+      env: { ...base, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
     const pid = child.pid!;
     const groupAlive = () => {
       try {

@@ -87,7 +87,8 @@ export async function startHostileTarget(o: HostileTargetOptions): Promise<Hosti
       const url = new URL(req.url ?? '/', 'http://x');
       const date: [string, string] = ['Date', new Date(now).toUTCString()];
       const keyless = !token || !valid.has(token);
-      if (keyless && !(o.shared && o.keylessShared)) return reply(res, 401, [date], error('unauthorized', 'A valid API key is required', 401));
+      if (keyless && !(o.shared && o.keylessShared))
+        return reply(res, 401, [date], error('unauthorized', 'A valid API key is required', 401));
       const id = o.shared ? 'shared' : token!;
       let b = buckets.get(id);
       if (!b || now >= b.start + o.windowMs) buckets.set(id, (b = { start: now, used: 0 }));
@@ -105,12 +106,21 @@ export async function startHostileTarget(o: HostileTargetOptions): Promise<Hosti
       }
       if (keyless) {
         // One bucket for every caller: a request without a valid key is charged like any other.
-        if (b.used >= o.limit) return reply(res, 429, [...rate(0), ['Retry-After', o.retryAfter ? o.retryAfter(secondsLeft) : String(secondsLeft)]], error('rate_limited', 'Too many requests', 429));
+        if (b.used >= o.limit)
+          return reply(
+            res,
+            429,
+            [...rate(0), ['Retry-After', o.retryAfter ? o.retryAfter(secondsLeft) : String(secondsLeft)]],
+            error('rate_limited', 'Too many requests', 429),
+          );
         b.used++;
         return reply(res, 401, rate(o.limit - b.used), error('unauthorized', 'A valid API key is required', 401));
       }
       if (b.used >= o.limit) {
-        const headers: Array<[string, string]> = [...rate(0), ['Retry-After', o.retryAfter ? o.retryAfter(secondsLeft) : String(secondsLeft)]];
+        const headers: Array<[string, string]> = [
+          ...rate(0),
+          ['Retry-After', o.retryAfter ? o.retryAfter(secondsLeft) : String(secondsLeft)],
+        ];
         const ra = Number(headers[headers.length - 1][1]);
         if (o.shared && (lastRemaining.get(token!) ?? 1) > 0) sharedPendingUntil = Math.max(sharedPendingUntil, now + ra * 1000);
         lastRemaining.set(token!, 0);

@@ -25,7 +25,11 @@ function scratch(prefix: string): string {
 
 test.describe('TLS is verified whatever NODE_TLS_REJECT_UNAUTHORIZED says', () => {
   const clients: { name: string; send: (origin: string) => Promise<unknown> }[] = [
-    { name: "the suites' transport", send: (origin) => transport(new URL(`${origin}/v1/inventory`), 'GET', { authorization: `Bearer ${KEY}` }, undefined, { timeoutMs: 2000 }) },
+    {
+      name: "the suites' transport",
+      send: (origin) =>
+        transport(new URL(`${origin}/v1/inventory`), 'GET', { authorization: `Bearer ${KEY}` }, undefined, { timeoutMs: 2000 }),
+    },
     {
       name: 'the preflight',
       send: async (origin) => {
@@ -54,7 +58,10 @@ test.describe('TLS is verified whatever NODE_TLS_REJECT_UNAUTHORIZED says', () =
 test('INSECURE_TLS is the one opt-out: the transport then reaches a self-signed peer', async () => {
   const server = await startHostile({ keyed: 'error-body', selfSigned: true });
   try {
-    const r = await transport(new URL(`${server.origin}/v1/inventory`), 'GET', { authorization: `Bearer ${KEY}` }, undefined, { timeoutMs: 2000, insecureTls: true });
+    const r = await transport(new URL(`${server.origin}/v1/inventory`), 'GET', { authorization: `Bearer ${KEY}` }, undefined, {
+      timeoutMs: 2000,
+      insecureTls: true,
+    });
     expect(r.status).toBe(401);
     expect(server.keyed).toBe(1);
     expect((await preflight({ baseUrl: `${server.origin}/v1` }, { timeoutMs: 2000, insecure: true })).ok).toBe(true);
@@ -151,17 +158,21 @@ for (const c of CLI_CASES) {
     let signalled = 0;
     let poll: NodeJS.Timeout | undefined;
     try {
-      const run = await runCli(['certify', '--base-url', `${server.origin}/v1`, '--profile', 'readonly'], { API_KEY: `${KEY}\n`, RATE_LIMIT_KEY: RL_KEY, REPORTS_DIR: reports, ...c.env }, {
-        timeoutMs: c.withinMs + 10_000,
-        onStart: (pid) => {
-          if (c.sigtermAfterMs === undefined) return;
-          poll = setInterval(() => {
-            if ((c.sigtermOnKeyed ? server.keyed : server.requests) === 0 || signalled) return;
-            signalled = Date.now() + c.sigtermAfterMs!;
-            setTimeout(() => process.kill(pid, 'SIGTERM'), c.sigtermAfterMs);
-          }, 50);
+      const run = await runCli(
+        ['certify', '--base-url', `${server.origin}/v1`, '--profile', 'readonly'],
+        { API_KEY: `${KEY}\n`, RATE_LIMIT_KEY: RL_KEY, REPORTS_DIR: reports, ...c.env },
+        {
+          timeoutMs: c.withinMs + 10_000,
+          onStart: (pid) => {
+            if (c.sigtermAfterMs === undefined) return;
+            poll = setInterval(() => {
+              if ((c.sigtermOnKeyed ? server.keyed : server.requests) === 0 || signalled) return;
+              signalled = Date.now() + c.sigtermAfterMs!;
+              setTimeout(() => process.kill(pid, 'SIGTERM'), c.sigtermAfterMs);
+            }, 50);
+          },
         },
-      });
+      );
       const output = run.stdout + run.stderr;
       expect(run.code, output).toBe(c.code);
       expect(run.ms, 'wall time').toBeLessThan(c.withinMs);
@@ -188,9 +199,12 @@ function workspace(spec: string): { dir: string; config: string; ledger: string;
   fs.writeFileSync(path.join(dir, 'hostile.spec.ts'), spec);
   const config = path.join(dir, 'playwright.config.ts');
   // A test timeout far beyond the request deadline: only the deadline can end a hung request in time.
-  fs.writeFileSync(config, `import { defineConfig } from '@playwright/test';
+  fs.writeFileSync(
+    config,
+    `import { defineConfig } from '@playwright/test';
 export default defineConfig({ testDir: '.', timeout: 120_000, reporter: [['list']], use: { trace: 'off' }, projects: [{ name: 'functional', testMatch: '*.spec.ts' }] });
-`);
+`,
+  );
   const ledger = path.join(dir, 'requirements.yaml');
   fs.writeFileSync(ledger, 'requirements:\n  - { id: INV-01, section: Inventory, quote: "List inventory", level: must }\n');
   return { dir, config, ledger, reports: path.join(dir, 'reports') };
@@ -200,7 +214,7 @@ const FIXTURES = JSON.stringify(path.join(ROOT, 'suites', 'fixtures.ts'));
 
 const PHASE_CASES: { name: string; server: HostileOptions; says: RegExp }[] = [
   {
-    name: 'an endless body to a keyed request fails the requirement at REQUEST_TIMEOUT_MS (exit 1, the target\'s failure, not harness trouble)',
+    name: "an endless body to a keyed request fails the requirement at REQUEST_TIMEOUT_MS (exit 1, the target's failure, not harness trouble)",
     server: { keyed: 'endless-body' },
     says: /no complete response within 1000 ms \(REQUEST_TIMEOUT_MS\)/,
   },
@@ -229,7 +243,17 @@ test('INV-01 the list of a hostile target', async ({ api }) => {
     const started = Date.now();
     try {
       const { exitCode: code } = await runCertify({
-        env: { PATH: process.env.PATH, HOME: process.env.HOME, BASE_URL: `${server.origin}/v1`, API_KEY: `${KEY}\n`, RATE_LIMIT_KEY: RL_KEY, REPORTS_DIR: ws.reports, REQUEST_TIMEOUT_MS: '1000', PHASE_TIMEOUT_S: '60', MAX_RETRY_AFTER_S: '2' },
+        env: {
+          PATH: process.env.PATH,
+          HOME: process.env.HOME,
+          BASE_URL: `${server.origin}/v1`,
+          API_KEY: `${KEY}\n`,
+          RATE_LIMIT_KEY: RL_KEY,
+          REPORTS_DIR: ws.reports,
+          REQUEST_TIMEOUT_MS: '1000',
+          PHASE_TIMEOUT_S: '60',
+          MAX_RETRY_AFTER_S: '2',
+        },
         write: (t) => (output += t),
         configFile: ws.config,
         ledgerFile: ws.ledger,

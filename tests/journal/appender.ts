@@ -8,7 +8,13 @@ const [file, proc, count] = process.argv.slice(2);
 const padding = 'x'.repeat(400);
 for (let i = 0; i < Number(count); i++) {
   appendRecord(file!, {
-    v: 1, kind: 'change', entry: newEntryId(), at: new Date().toISOString(), by: `process ${proc}`,
-    target: `http://127.0.0.1:1/v1/${padding}`, petId: String(i), original: String(i),
+    v: 1,
+    kind: 'change',
+    entry: newEntryId(),
+    at: new Date().toISOString(),
+    by: `process ${proc}`,
+    target: `http://127.0.0.1:1/v1/${padding}`,
+    petId: String(i),
+    original: String(i),
   });
 }

@@ -6,5 +6,10 @@
 import { runCertify } from '../../certify/run.ts';
 
 const [configFile] = process.argv.slice(2);
-const { exitCode: code } = await runCertify({ env: process.env, write: (t) => process.stdout.write(t), configFile, onlyPhases: ['functional'] });
+const { exitCode: code } = await runCertify({
+  env: process.env,
+  write: (t) => process.stdout.write(t),
+  configFile,
+  onlyPhases: ['functional'],
+});
 process.exit(code);

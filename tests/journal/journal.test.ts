@@ -14,8 +14,18 @@ import { prepareReportsDir } from '../../certify/steps/reports-dir.ts';
 import { createRunJournal } from '../../suites/journal/writer.ts';
 import { findNeedle, secretNeedles } from '../../core/secrets.ts';
 import {
-  appendRecord, decodeJournal, doneRecord, encodeRecord, newEntryId, newJournalName, openEntries, readJournals, recordOf, targetIdentity,
-  type ChangeRecord, type MessageRecord,
+  appendRecord,
+  decodeJournal,
+  doneRecord,
+  encodeRecord,
+  newEntryId,
+  newJournalName,
+  openEntries,
+  readJournals,
+  recordOf,
+  targetIdentity,
+  type ChangeRecord,
+  type MessageRecord,
 } from '../../core/journal.ts';
 
 const run = promisify(execFile);
@@ -23,9 +33,24 @@ const TSX = fileURLToPath(new URL('../../node_modules/.bin/tsx', import.meta.url
 const APPENDER = fileURLToPath(new URL('./appender.ts', import.meta.url));
 
 const change = (petId: string, original: string | null, entry = newEntryId()): ChangeRecord => ({
-  v: 1, kind: 'change', entry, at: '2026-11-25T20:00:00.000Z', by: 'functional UPD-02', target: 'http://127.0.0.1:8080/v1', petId, original,
+  v: 1,
+  kind: 'change',
+  entry,
+  at: '2026-11-25T20:00:00.000Z',
+  by: 'functional UPD-02',
+  target: 'http://127.0.0.1:8080/v1',
+  petId,
+  original,
 });
-const message = (): MessageRecord => ({ v: 1, kind: 'message', entry: newEntryId(), at: '2026-11-25T20:00:00.000Z', by: 'functional MSG-01', target: 'http://127.0.0.1:8080/v1', address: 'http://127.0.0.1:8080/quickstart' });
+const message = (): MessageRecord => ({
+  v: 1,
+  kind: 'message',
+  entry: newEntryId(),
+  at: '2026-11-25T20:00:00.000Z',
+  by: 'functional MSG-01',
+  target: 'http://127.0.0.1:8080/v1',
+  address: 'http://127.0.0.1:8080/quickstart',
+});
 
 const scratch = () => fs.mkdtempSync(path.join(os.tmpdir(), 'journal-'));
 
@@ -96,7 +121,7 @@ test('JOURNAL appends of four processes at once never interleave: every line rea
   for (const p of [0, 1, 2, 3]) expect(records.filter((r) => r.by === `process ${p}`)).toHaveLength(per);
 });
 
-test('JOURNAL the reports folder keeps a journal with an open entry through the next run\'s cleanup (the next run\'s input); a closed one goes like any report', () => {
+test("JOURNAL the reports folder keeps a journal with an open entry through the next run's cleanup (the next run's input); a closed one goes like any report", () => {
   const dir = scratch();
   const reports = path.join(dir, 'reports');
   const first = prepareReportsDir(reports, { home: dir, repoRoot: path.join(dir, 'repo') });
@@ -118,7 +143,7 @@ test('JOURNAL the reports folder keeps a journal with an open entry through the 
   // A run killed before it recorded its files: its manifest lists the run's entries, journal/ among them.
   appendRecord(path.join(reports, newJournalName()), change('3', '5'));
   const third = prepareReportsDir(reports, { home: dir, repoRoot: path.join(dir, 'repo') });
-  expect(third.ok, 'the journal is the run\'s own file, not a user\'s').toBe(true);
+  expect(third.ok, "the journal is the run's own file, not a user's").toBe(true);
   expect(readJournals(reports).filter((j) => j.open.length)).toHaveLength(2);
 });
 
@@ -126,7 +151,13 @@ test('JOURNAL a writer never writes a key in any encoding, even when a check nam
   const key = 'ik_journal_key_4b2e9c7a1f3d5e60';
   const dir = scratch();
   const file = path.join(dir, 'journal', 'run.jsonl');
-  const journal = createRunJournal({ file, baseUrl: 'http://127.0.0.1:8080/v1/', apiUrl: 'http://127.0.0.1:8080/quickstart', phase: 'functional', keys: { apiKey: key } });
+  const journal = createRunJournal({
+    file,
+    baseUrl: 'http://127.0.0.1:8080/v1/',
+    apiUrl: 'http://127.0.0.1:8080/quickstart',
+    phase: 'functional',
+    keys: { apiKey: key },
+  });
   const forms = [key, ` ${key}\n`, encodeURIComponent(key), Buffer.from(key).toString('base64'), JSON.stringify(key)];
   for (const [i, form] of forms.entries()) {
     const entry = journal.change(String(i + 1), '5', `UPD-02 ${form}`);
@@ -134,10 +165,15 @@ test('JOURNAL a writer never writes a key in any encoding, even when a check nam
   }
   journal.message(`MSG-01 Bearer ${key}`);
   const text = fs.readFileSync(file, 'utf8');
-  expect(secretNeedles([{ name: 'API_KEY', value: key }]).flatMap((n) => findNeedle(text, n)), 'no key in the journal').toEqual([]);
+  expect(
+    secretNeedles([{ name: 'API_KEY', value: key }]).flatMap((n) => findNeedle(text, n)),
+    'no key in the journal',
+  ).toEqual([]);
   const { records, unreadable } = decodeJournal(text);
   expect(unreadable).toBe(0);
-  expect(records.filter((r) => r.kind === 'change').map((r) => (r as ChangeRecord).target)).toEqual(Array(forms.length).fill('http://127.0.0.1:8080/v1'));
+  expect(records.filter((r) => r.kind === 'change').map((r) => (r as ChangeRecord).target)).toEqual(
+    Array(forms.length).fill('http://127.0.0.1:8080/v1'),
+  );
   expect(records.every((r) => r.by.startsWith('functional '))).toBe(true);
   expect(openEntries(records).map((r) => r.kind)).toEqual(['message']);
 });
@@ -161,5 +197,8 @@ test('JOURNAL a writer keeps one open entry per pet (the oldest count stands) an
   journal.done([counted], 'restored', 'UPD-02 (restore)');
   const { records } = decodeJournal(fs.readFileSync(file, 'utf8'));
   expect(records.map((r) => r.kind)).toEqual(['change', 'done', 'change', 'change', 'change', 'done', 'done']);
-  expect(openEntries(records).map((r) => (r as ChangeRecord).petId), 'the pet listed with a count was not created: both closed').toEqual(['7']);
+  expect(
+    openEntries(records).map((r) => (r as ChangeRecord).petId),
+    'the pet listed with a count was not created: both closed',
+  ).toEqual(['7']);
 });

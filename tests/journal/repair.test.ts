@@ -34,7 +34,16 @@ function fakeApi(items: Map<string, number>, o: { refuse?: boolean; fail?: boole
   return { api: api as unknown as ApiClient, sent };
 }
 
-const change = (petId: string, original: string | null, target = TARGET): ChangeRecord => ({ v: 1, kind: 'change', entry: newEntryId(), at: '2026-11-25T20:00:00.000Z', by: 'functional UPD-02', target, petId, original });
+const change = (petId: string, original: string | null, target = TARGET): ChangeRecord => ({
+  v: 1,
+  kind: 'change',
+  entry: newEntryId(),
+  at: '2026-11-25T20:00:00.000Z',
+  by: 'functional UPD-02',
+  target,
+  petId,
+  original,
+});
 
 function folder(records: JournalRecord[]): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'repair-'));
@@ -44,17 +53,30 @@ function folder(records: JournalRecord[]): string {
 
 test('JOURNAL repair: a changed count is written back, verified through the list and closed; one at its count is closed unchanged', async () => {
   const dir = folder([change('1', '10'), change('2', '20'), change('1', '99')]);
-  const { api, sent } = fakeApi(new Map([['1', 77], ['2', 20]]));
+  const { api, sent } = fakeApi(
+    new Map([
+      ['1', 77],
+      ['2', 20],
+    ]),
+  );
   const out = await repairJournals({ api, reportsDir: dir, journals: readJournals(dir), target: TARGET, by: 'repair' });
   expect(sent).toEqual(['GET', 'PATCH 1 10', 'GET']);
-  expect(out.restored.map((r) => [r.petId, r.original, r.how])).toEqual([['2', '20', 'unchanged'], ['1', '10', 'restored']]);
+  expect(out.restored.map((r) => [r.petId, r.original, r.how])).toEqual([
+    ['2', '20', 'unchanged'],
+    ['1', '10', 'restored'],
+  ]);
   expect(out.left).toEqual([]);
   expect(readJournals(dir)[0]!.open, 'every entry closed, the later one of pet 1 too').toEqual([]);
 });
 
 test('JOURNAL repair: a pet not listed before a request on it and listed now was created (an upsert): named, delete by hand, its entry stays open; one still absent is closed', async () => {
   const dir = folder([change('987654321', null), change('31337', null)]);
-  const { api, sent } = fakeApi(new Map([['1', 10], ['987654321', 1]]));
+  const { api, sent } = fakeApi(
+    new Map([
+      ['1', 10],
+      ['987654321', 1],
+    ]),
+  );
   const out = await repairJournals({ api, reportsDir: dir, journals: readJournals(dir), target: TARGET, by: 'repair' });
   expect(sent, 'nothing to write back').toEqual(['GET']);
   expect(out.left).toMatchObject([{ petId: '987654321', original: null, current: '1', created: true }]);
@@ -63,16 +85,41 @@ test('JOURNAL repair: a pet not listed before a request on it and listed now was
   expect(readJournals(dir)[0]!.open.map((e) => (e as ChangeRecord).petId)).toEqual(['987654321']);
 });
 
-const cases: { name: string; api: { refuse?: boolean; fail?: boolean }; readonly?: boolean; sent: string[]; reason: RegExp; stopped?: RegExp }[] = [
-  { name: 'a PATCH the server refuses', api: { refuse: true }, sent: ['GET', 'PATCH 1 10'], reason: /PATCH back to quantity 10 got 503; set it by hand/ },
+const cases: {
+  name: string;
+  api: { refuse?: boolean; fail?: boolean };
+  readonly?: boolean;
+  sent: string[];
+  reason: RegExp;
+  stopped?: RegExp;
+}[] = [
+  {
+    name: 'a PATCH the server refuses',
+    api: { refuse: true },
+    sent: ['GET', 'PATCH 1 10'],
+    reason: /PATCH back to quantity 10 got 503; set it by hand/,
+  },
   { name: 'the readonly profile', api: {}, readonly: true, sent: ['GET'], reason: /readonly sends no state-changing request.*restore/ },
-  { name: 'a list refused with 429 twice (sent again once, after its Retry-After)', api: { fail: true }, sent: ['GET', 'GET'], reason: /not tried: the repair stopped/, stopped: /unplanned 429/ },
+  {
+    name: 'a list refused with 429 twice (sent again once, after its Retry-After)',
+    api: { fail: true },
+    sent: ['GET', 'GET'],
+    reason: /not tried: the repair stopped/,
+    stopped: /unplanned 429/,
+  },
 ];
 for (const c of cases) {
   test(`JOURNAL repair: ${c.name} leaves the entry open and names the pet with what to do`, async () => {
     const dir = folder([change('1', '10')]);
     const { api, sent } = fakeApi(new Map([['1', 77]]), c.api);
-    const out = await repairJournals({ api, reportsDir: dir, journals: readJournals(dir), target: TARGET, by: 'repair', readonly: c.readonly ?? false });
+    const out = await repairJournals({
+      api,
+      reportsDir: dir,
+      journals: readJournals(dir),
+      target: TARGET,
+      by: 'repair',
+      readonly: c.readonly ?? false,
+    });
     expect(sent).toEqual(c.sent);
     expect(out.left).toHaveLength(1);
     expect(out.left[0]!.reason).toMatch(c.reason);
@@ -81,8 +128,16 @@ for (const c of cases) {
   });
 }
 
-test('JOURNAL repair: another target\'s entries are left alone and named; a message is named (it cannot be undone) and closed as reported', async () => {
-  const message: JournalRecord = { v: 1, kind: 'message', entry: newEntryId(), at: '2026-11-25T20:00:00.000Z', by: 'functional MSG-01', target: TARGET, address: 'http://127.0.0.1:8080/quickstart' };
+test("JOURNAL repair: another target's entries are left alone and named; a message is named (it cannot be undone) and closed as reported", async () => {
+  const message: JournalRecord = {
+    v: 1,
+    kind: 'message',
+    entry: newEntryId(),
+    at: '2026-11-25T20:00:00.000Z',
+    by: 'functional MSG-01',
+    target: TARGET,
+    address: 'http://127.0.0.1:8080/quickstart',
+  };
   const dir = folder([change('1', '10', OTHER), change('2', '20', OTHER), message]);
   const { api, sent } = fakeApi(new Map([['1', 77]]));
   const out = await repairJournals({ api, reportsDir: dir, journals: readJournals(dir), target: TARGET, by: 'repair' });
@@ -92,12 +147,22 @@ test('JOURNAL repair: another target\'s entries are left alone and named; a mess
   expect(readJournals(dir)[0]!.open.map((e) => e.target)).toEqual([OTHER, OTHER]);
   const lines = repairLines(out, 'restore').join('\n');
   expect(lines).toMatch(/holds 2 open entries for another target, https:\/\/staging\.example\.com\/v1: left alone/);
-  expect(lines).toMatch(/1 message\(s\) posted to http:\/\/127\.0\.0\.1:8080\/quickstart\/messages \(by functional MSG-01;.*delete them by hand/);
+  expect(lines).toMatch(
+    /1 message\(s\) posted to http:\/\/127\.0\.0\.1:8080\/quickstart\/messages \(by functional MSG-01;.*delete them by hand/,
+  );
 });
 
 test('repairLines: requests on pets that were not listed are named by a few shortened ids, the rest counted', () => {
   const long = '9'.repeat(2000);
-  const absent = ['1.5', long, 'abc', 'null', 'true', '2.5', '-1.5'].map((petId) => ({ petId, original: '0', how: 'absent' as const, by: 'generated GEN-01', file: 'journal/run.jsonl' }));
+  const absent = ['1.5', long, 'abc', 'null', 'true', '2.5', '-1.5'].map((petId) => ({
+    petId,
+    original: '0',
+    how: 'absent' as const,
+    by: 'generated GEN-01',
+    file: 'journal/run.jsonl',
+  }));
   const lines = repairLines({ ...emptyRepair(), restored: absent }, 'end of run');
-  expect(lines).toEqual([`end of run: 7 request(s) on pets that were not listed created nothing: the list shows none of 1.5, ${'9'.repeat(20)}… (2000 characters), abc, null, true and 2 more (conformance.json, journal)`]);
+  expect(lines).toEqual([
+    `end of run: 7 request(s) on pets that were not listed created nothing: the list shows none of 1.5, ${'9'.repeat(20)}… (2000 characters), abc, null, true and 2 more (conformance.json, journal)`,
+  ]);
 });

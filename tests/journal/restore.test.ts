@@ -14,7 +14,16 @@ import { startHostileTarget } from '../hostile/target.ts';
 
 const KEY = 'ik_restore_api_7c1e5a9b3d2f4e60';
 
-const change = (target: string, petId: string, original: string): ChangeRecord => ({ v: 1, kind: 'change', entry: newEntryId(), at: '2026-11-25T20:00:00.000Z', by: 'functional UPD-02', target, petId, original });
+const change = (target: string, petId: string, original: string): ChangeRecord => ({
+  v: 1,
+  kind: 'change',
+  entry: newEntryId(),
+  at: '2026-11-25T20:00:00.000Z',
+  by: 'functional UPD-02',
+  target,
+  petId,
+  original,
+});
 
 function reportsWith(records: ChangeRecord[]): string {
   const dir = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'restore-')), 'reports');
@@ -26,8 +35,16 @@ function reportsWith(records: ChangeRecord[]): string {
 const USAGE: { name: string; env: Record<string, string>; error: RegExp }[] = [
   { name: 'no BASE_URL', env: { API_KEY: KEY }, error: /restore needs BASE_URL/ },
   { name: 'no API_KEY', env: { BASE_URL: 'http://127.0.0.1:1/v1' }, error: /restore needs API_KEY/ },
-  { name: 'a key inside BASE_URL', env: { BASE_URL: `https://u:${KEY}@staging.example.com/v1`, API_KEY: KEY }, error: /BASE_URL must not carry credentials/ },
-  { name: 'NODE_TLS_REJECT_UNAUTHORIZED=0', env: { BASE_URL: 'https://staging.example.com/v1', API_KEY: KEY, NODE_TLS_REJECT_UNAUTHORIZED: '0' }, error: /NODE_TLS_REJECT_UNAUTHORIZED=0/ },
+  {
+    name: 'a key inside BASE_URL',
+    env: { BASE_URL: `https://u:${KEY}@staging.example.com/v1`, API_KEY: KEY },
+    error: /BASE_URL must not carry credentials/,
+  },
+  {
+    name: 'NODE_TLS_REJECT_UNAUTHORIZED=0',
+    env: { BASE_URL: 'https://staging.example.com/v1', API_KEY: KEY, NODE_TLS_REJECT_UNAUTHORIZED: '0' },
+    error: /NODE_TLS_REJECT_UNAUTHORIZED=0/,
+  },
 ];
 for (const c of USAGE) {
   test(`restore: ${c.name} is a usage error (exit 2) that never prints the key`, async () => {
@@ -39,13 +56,16 @@ for (const c of USAGE) {
   });
 }
 
-test('restore: a target that never applies the PATCH: paced (0 early requests), exit 1 naming the entry, which stays open; another target\'s journal is left alone and named', async () => {
+test("restore: a target that never applies the PATCH: paced (0 early requests), exit 1 naming the entry, which stays open; another target's journal is left alone and named", async () => {
   test.setTimeout(60_000);
   const target = await startHostileTarget({ keys: { API_KEY: KEY }, limit: 4, windowMs: 1000, retryAfter: () => '1' });
   try {
     const reports = reportsWith([change(target.baseUrl, '1', '7'), change('https://other.example.com/v1', '3', '4')]);
     let out = '';
-    const code = await runRestore({ env: { BASE_URL: target.baseUrl, API_KEY: KEY, REPORTS_DIR: reports, MAX_RETRY_AFTER_S: '5', WORKERS: '1' }, write: (t) => (out += t) });
+    const code = await runRestore({
+      env: { BASE_URL: target.baseUrl, API_KEY: KEY, REPORTS_DIR: reports, MAX_RETRY_AFTER_S: '5', WORKERS: '1' },
+      write: (t) => (out += t),
+    });
     expect(code, out).toBe(1);
     expect(out).toMatch(/restore: target left changed: written back, but the list shows 5; set its quantity to 7 by hand/);
     expect(out).toMatch(/holds 1 open entry for another target, https:\/\/other\.example\.com\/v1: left alone/);

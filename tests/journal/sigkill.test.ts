@@ -26,7 +26,9 @@ const PATCH_DELAY_MS = 1000;
 
 /** A store of four pets; `upsert`: a PATCH of a missing id creates the pet (a deviation the run fails). */
 function store(upsert: boolean): InventoryStore & { text(): string } {
-  const items = new Map<bigint, InventoryItem>([1n, 2n, 3n, 4n].map((id) => [id, { petId: id, quantity: Number(id) * 10, status: 'available' }]));
+  const items = new Map<bigint, InventoryItem>(
+    [1n, 2n, 3n, 4n].map((id) => [id, { petId: id, quantity: Number(id) * 10, status: 'available' }]),
+  );
   return {
     listJson: () => Buffer.from(`[${[...items.values()].map(serializeItem).join(',')}]`),
     get: (id) => items.get(id),
@@ -57,7 +59,11 @@ async function slowPatchTarget(upsert = false, delayMs = PATCH_DELAY_MS): Promis
   const server: RunningReferenceServer = await startReferenceServer({ port: 0, inventory: s, minuteWindowMs: 60_000 });
   let patches = 0;
   const target: Target = {
-    baseUrl: '', apiUrl: '', key: server.keys.pro, store: s, onPatch: () => undefined,
+    baseUrl: '',
+    apiUrl: '',
+    key: server.keys.pro,
+    store: s,
+    onPatch: () => undefined,
     close: async () => {
       await proxy.close();
       await server.close();
@@ -104,21 +110,38 @@ export default defineConfig({
 function workspace(specs: string[]): { dir: string; config: string; next: string; reports: string } {
   fs.mkdirSync(path.join(ROOT, 'test-results'), { recursive: true });
   const dir = fs.mkdtempSync(path.join(ROOT, 'test-results', 'journal-'));
-  return { dir, config: configOf(dir, 'killed', specs), next: configOf(dir, 'next', ['inventory/list.spec.ts']), reports: path.join(dir, 'reports') };
+  return {
+    dir,
+    config: configOf(dir, 'killed', specs),
+    next: configOf(dir, 'next', ['inventory/list.spec.ts']),
+    reports: path.join(dir, 'reports'),
+  };
 }
 
 const envOf = (t: Target, reports: string): Record<string, string | undefined> => ({
-  PATH: process.env.PATH, HOME: process.env.HOME,
-  BASE_URL: t.baseUrl, API_URL: t.apiUrl, API_KEY: t.key, API_PLAN: 'pro', REPORTS_DIR: reports, WORKERS: '1', MAX_RETRY_AFTER_S: '5',
+  PATH: process.env.PATH,
+  HOME: process.env.HOME,
+  BASE_URL: t.baseUrl,
+  API_URL: t.apiUrl,
+  API_KEY: t.key,
+  API_PLAN: 'pro',
+  REPORTS_DIR: reports,
+  WORKERS: '1',
+  MAX_RETRY_AFTER_S: '5',
 });
 
 /** Runs a command in a process group of its own; resolves with its exit code (or signal) and output. */
-function start(args: string[], env: Record<string, string | undefined>): { child: ChildProcess; done: Promise<{ code: number | null; signal: string | null; out: string }> } {
+function start(
+  args: string[],
+  env: Record<string, string | undefined>,
+): { child: ChildProcess; done: Promise<{ code: number | null; signal: string | null; out: string }> } {
   const child = spawn(args[0]!, args.slice(1), { env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
   child.stderr!.on('data', (c: Buffer) => (out += c.toString()));
-  const done = new Promise<{ code: number | null; signal: string | null; out: string }>((resolve) => child.on('close', (code, signal) => resolve({ code, signal, out })));
+  const done = new Promise<{ code: number | null; signal: string | null; out: string }>((resolve) =>
+    child.on('close', (code, signal) => resolve({ code, signal, out })),
+  );
   return { child, done };
 }
 
@@ -136,7 +159,10 @@ async function killedRun(t: Target, ws: ReturnType<typeof workspace>, at: number
   // store stands changed; killed at a restore, the store is back but the entry is still open.
   if (at % 2 === 1) expect(t.store.text(), 'the kill left the store changed').not.toBe(initial);
   else expect(t.store.text(), 'killed while the restore was answered: the count is back').toBe(initial);
-  expect(readJournals(ws.reports).some((j) => j.open.length > 0), 'the killed run left an open entry').toBe(true);
+  expect(
+    readJournals(ws.reports).some((j) => j.open.length > 0),
+    'the killed run left an open entry',
+  ).toBe(true);
   // The whole group (certify, its phases, their workers) is gone; let the proxy see their sockets close.
   await new Promise((r) => setTimeout(r, 300));
 }
@@ -149,7 +175,10 @@ function expectNoKeyInJournal(reports: string, key: string): void {
   expect(files.length).toBeGreaterThan(0);
   for (const f of files) {
     const text = fs.readFileSync(path.join(dir, f), 'utf8');
-    expect(needles.flatMap((n) => findNeedle(text, n)), `journal/${f} holds no key`).toEqual([]);
+    expect(
+      needles.flatMap((n) => findNeedle(text, n)),
+      `journal/${f} holds no key`,
+    ).toEqual([]);
   }
 }
 
@@ -171,9 +200,14 @@ for (const at of [1, 2]) {
       expect(report.journal.repair.restored.length).toBeGreaterThan(0);
       expect(report.journal.repair.left).toEqual([]);
       expect(conformanceProblems(report), 'conformance.json follows its schema').toEqual([]);
-      expect(fs.readFileSync(path.join(ws.reports, 'certificate.html'), 'utf8'), 'the certificate says so').toMatch(/<h2>Repaired first \(\d+\)<\/h2>/);
+      expect(fs.readFileSync(path.join(ws.reports, 'certificate.html'), 'utf8'), 'the certificate says so').toMatch(
+        /<h2>Repaired first \(\d+\)<\/h2>/,
+      );
       expect(fs.readFileSync(path.join(ws.reports, 'conformance.md'), 'utf8')).toMatch(/Repaired first: an earlier run did not finish/);
-      expect(readJournals(ws.reports).filter((j) => j.open.length), 'every entry is closed').toEqual([]);
+      expect(
+        readJournals(ws.reports).filter((j) => j.open.length),
+        'every entry is closed',
+      ).toEqual([]);
       expectNoKeyInJournal(ws.reports, t.key);
     } finally {
       await t.close();
@@ -194,7 +228,9 @@ for (const at of [3]) {
       const first = await start(['node', BIN, 'restore'], env).done;
       expect(first.code, first.out).toBe(0);
       expect(t.store.text(), first.out).toBe(initial);
-      expect(first.out).toMatch(/restore: \d+ pet\(s\) put back and verified through the list: pet \d+ \(quantity \d+, (restored|unchanged)/);
+      expect(first.out).toMatch(
+        /restore: \d+ pet\(s\) put back and verified through the list: pet \d+ \(quantity \d+, (restored|unchanged)/,
+      );
       expect(first.out.includes(t.key)).toBe(false);
       const again = await start(['node', BIN, 'restore'], env).done;
       expect(again.code).toBe(0);
@@ -227,9 +263,16 @@ test('journal: a PATCH of a missing id that creates the pet (an upsert) and the 
     expect(html).toContain('created by the run');
     expect(html).toMatch(/Messages posted \(\d+\)/);
     expect(conformanceProblems(report), 'conformance.json follows its schema').toEqual([]);
-    expect(certificateProblems(JSON.parse(fs.readFileSync(path.join(ws.reports, 'certificate.json'), 'utf8'))), 'certificate.json follows its schema').toEqual([]);
+    expect(
+      certificateProblems(JSON.parse(fs.readFileSync(path.join(ws.reports, 'certificate.json'), 'utf8'))),
+      'certificate.json follows its schema',
+    ).toEqual([]);
     // The created pet's entry stays open: the next run, or restore, names it again until it is deleted by hand.
-    expect(readJournals(ws.reports).flatMap((j) => j.open).some((e) => e.kind === 'change' && e.petId === created[0].petId)).toBe(true);
+    expect(
+      readJournals(ws.reports)
+        .flatMap((j) => j.open)
+        .some((e) => e.kind === 'change' && e.petId === created[0].petId),
+    ).toBe(true);
     expectNoKeyInJournal(ws.reports, t.key);
   } finally {
     await t.close();

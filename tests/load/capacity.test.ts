@@ -49,7 +49,11 @@ test('the reference server passes both runs, the mix restores its pet, and the r
       expect(outcome.figures.invalidSamples).toBe(0);
       if (mode === 'mix') expect(outcome.figures.pet?.restored).toBe(true);
       expect(outcome.figures.requests.total).toBe(f.sent + outcome.figures.requests.setup);
-      expect(outcome.evidence.at(-1)).toMatch(new RegExp(`^spent by the capacity check \\(${mode}\\): \\d+ requests on <LOAD_KEY> \\(load \\d+, set-up and restore \\d+\\), [\\d.]+ s$`));
+      expect(outcome.evidence.at(-1)).toMatch(
+        new RegExp(
+          `^spent by the capacity check \\(${mode}\\): \\d+ requests on <LOAD_KEY> \\(load \\d+, set-up and restore \\d+\\), [\\d.]+ s$`,
+        ),
+      );
       expect(outcome.evidence.join('\n')).toContain('user thresholds: none set');
       expect(outcome.evidence.join('\n')).not.toContain(server.keys.load);
     }
@@ -81,12 +85,44 @@ for (const { name, options } of CONFORMANT) {
   });
 }
 
-const BROKEN: Array<{ name: string; options: Parameters<typeof inventoryHandler>[0]; mode?: 'list' | 'mix'; extra?: Partial<CapacityConfig>; expected: RegExp }> = [
-  { name: '5xx under load', options: { status: 503 }, expected: /^LOAD-01 \(answered\) responses under load were 5xx: expected no 5xx; observed 503 ×\d+$/ },
-  { name: 'requests not answered within LOAD_TIMEOUT_S', options: { delayMs: 1500 }, extra: { timeoutS: 1, ratePerS: 20 }, expected: /^LOAD-01 \(answered\) requests under load got no complete answer within the request timeout \(LOAD_TIMEOUT_S=1\): expected every request answered; observed \d+ of \d+ without an answer \(timeouts \d+/ },
-  { name: 'list bodies that break the schema', options: { badItem: true }, expected: /^LOAD-01 \(schemas\) \d+ of \d+ sampled responses do not match the schema of their own request: expected every sampled response valid; observed GET \/v1\/inventory → 200: Inventory \/0\/quantity: must be integer/ },
-  { name: 'an update answered with the list instead of the item', options: { patchAnswersList: true }, mode: 'mix', expected: /^LOAD-01 \(schemas\) .*observed PATCH \/v1\/inventory\/\{petId\} → 200: InventoryItem/ },
-  { name: 'an update not applied as sent (stock not restored)', options: { brokenUpdate: true }, mode: 'mix', expected: /^LOAD-01 \(restored\) the stock changed under load was not restored \(pet 1\): expected quantity 12; observed pet 1: quantity 12 before, restore PATCH → 200, listed afterwards: 13$/ },
+const BROKEN: Array<{
+  name: string;
+  options: Parameters<typeof inventoryHandler>[0];
+  mode?: 'list' | 'mix';
+  extra?: Partial<CapacityConfig>;
+  expected: RegExp;
+}> = [
+  {
+    name: '5xx under load',
+    options: { status: 503 },
+    expected: /^LOAD-01 \(answered\) responses under load were 5xx: expected no 5xx; observed 503 ×\d+$/,
+  },
+  {
+    name: 'requests not answered within LOAD_TIMEOUT_S',
+    options: { delayMs: 1500 },
+    extra: { timeoutS: 1, ratePerS: 20 },
+    expected:
+      /^LOAD-01 \(answered\) requests under load got no complete answer within the request timeout \(LOAD_TIMEOUT_S=1\): expected every request answered; observed \d+ of \d+ without an answer \(timeouts \d+/,
+  },
+  {
+    name: 'list bodies that break the schema',
+    options: { badItem: true },
+    expected:
+      /^LOAD-01 \(schemas\) \d+ of \d+ sampled responses do not match the schema of their own request: expected every sampled response valid; observed GET \/v1\/inventory → 200: Inventory \/0\/quantity: must be integer/,
+  },
+  {
+    name: 'an update answered with the list instead of the item',
+    options: { patchAnswersList: true },
+    mode: 'mix',
+    expected: /^LOAD-01 \(schemas\) .*observed PATCH \/v1\/inventory\/\{petId\} → 200: InventoryItem/,
+  },
+  {
+    name: 'an update not applied as sent (stock not restored)',
+    options: { brokenUpdate: true },
+    mode: 'mix',
+    expected:
+      /^LOAD-01 \(restored\) the stock changed under load was not restored \(pet 1\): expected quantity 12; observed pet 1: quantity 12 before, restore PATCH → 200, listed afterwards: 13$/,
+  },
 ];
 for (const b of BROKEN) {
   test(`LOAD-01 fails against a server with ${b.name}`, async () => {
@@ -94,7 +130,10 @@ for (const b of BROKEN) {
     try {
       const outcome = await runCapacityCheck(config(api.baseUrl, { mode: b.mode ?? 'list', ...b.extra }));
       const lines = fails(outcome).map((f) => formatFinding(f as never));
-      expect(lines.some((l) => b.expected.test(l)), lines.join('\n')).toBe(true);
+      expect(
+        lines.some((l) => b.expected.test(l)),
+        lines.join('\n'),
+      ).toBe(true);
       expect(outcome.findings.filter((f) => f.level === 'gate')).toEqual([]);
     } finally {
       await api.close();
@@ -110,7 +149,9 @@ test('connections dropped with a request outstanding fail LOAD-01', async () => 
     const outcome = await runCapacityCheck(config(api.baseUrl));
     expect(outcome.figures.load!.socketErrors).toBeGreaterThan(0);
     expect(fails(outcome).map((f) => formatFinding(f as never))).toEqual([
-      expect.stringMatching(/^LOAD-01 \(answered\) requests under load got no complete answer .*connection errors \d+: .*(ECONNRESET|socket hang up)/),
+      expect.stringMatching(
+        /^LOAD-01 \(answered\) requests under load got no complete answer .*connection errors \d+: .*(ECONNRESET|socket hang up)/,
+      ),
     ]);
   } finally {
     await api.close();
@@ -122,7 +163,9 @@ test('a threshold the user set fails as that threshold (LOAD-04), apart from LOA
   try {
     const gated = await runCapacityCheck(config(api.baseUrl, { p99Ms: 20, maxErrorRate: 0 }));
     expect(gated.findings.map(formatFinding)).toEqual([
-      expect.stringMatching(/^\[gate\] LOAD-04 \(thresholds\) threshold LOAD_P99_MS \(set by the user\) breached: p99 latency: expected < 20 ms; observed (\d+(\.\d+)?) ms$/),
+      expect.stringMatching(
+        /^\[gate\] LOAD-04 \(thresholds\) threshold LOAD_P99_MS \(set by the user\) breached: p99 latency: expected < 20 ms; observed (\d+(\.\d+)?) ms$/,
+      ),
     ]);
     expect(Number(gated.findings[0].observed.replace(' ms', ''))).toBe(gated.figures.load!.latencyMs.p99);
     expect(gated.figures.thresholds).toEqual({ LOAD_P99_MS: 20, LOAD_MAX_ERROR_RATE: 0 });
@@ -138,7 +181,9 @@ test('a LOAD_KEY that meets its limit stops the load at the first 429 (not certi
   const store = new RecordingStore();
   const server = await startReferenceServer({ port: 0, minuteWindowMs: 3000, banMs: 3000, store });
   try {
-    const running = runCapacityCheck(config(server.baseUrl, { loadKey: server.keys.free, mode: 'mix', durationS: 2, ratePerS: 60, connections: 1, maxRetryAfterS: 10 }));
+    const running = runCapacityCheck(
+      config(server.baseUrl, { loadKey: server.keys.free, mode: 'mix', durationS: 2, ratePerS: 60, connections: 1, maxRetryAfterS: 10 }),
+    );
     let finished = false;
     void running.finally(() => (finished = true));
     // The pacer keeps within X-RateLimit-Remaining, so the limit is met only when another client

@@ -18,9 +18,11 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 6);
 async function closedLoop(one: () => Promise<void>): Promise<number> {
   let left = N;
   const started = performance.now();
-  await Promise.all(Array.from({ length: C }, async () => {
-    while (left-- > 0) await one();
-  }));
+  await Promise.all(
+    Array.from({ length: C }, async () => {
+      while (left-- > 0) await one();
+    }),
+  );
   return N / ((performance.now() - started) / 1000);
 }
 
@@ -29,7 +31,12 @@ if (!modulePath) {
   console.error('load-client bench: set UNDICI_MODULE to the entry point of an installed undici (it is not a dependency of this project)');
   process.exit(2);
 }
-const undici = (await import(pathToFileURL(modulePath).href)) as typeof import('undici-types') & { Pool: new (origin: string, o: object) => { request(o: object): Promise<{ statusCode: number; body: { text(): Promise<string> } }>; close(): Promise<void> } };
+const undici = (await import(pathToFileURL(modulePath).href)) as typeof import('undici-types') & {
+  Pool: new (
+    origin: string,
+    o: object,
+  ) => { request(o: object): Promise<{ statusCode: number; body: { text(): Promise<string> } }>; close(): Promise<void> };
+};
 const server = await startReferenceServer({ port: 0, minuteWindowMs: 60_000 });
 const url = `${server.baseUrl}/inventory`;
 const origin = new URL(url).origin;
@@ -67,7 +74,9 @@ try {
     console.log(`round ${i + 1}: node:http ${c.toFixed(0)} req/s, undici ${b.toFixed(0)} req/s, undici / node:http ${(b / c).toFixed(2)}`);
   }
   ratios.sort((x, y) => x - y);
-  console.log(`median undici / node:http over ${ROUNDS} alternating rounds (${N} requests, ${C} in flight): ${ratios[Math.floor(ratios.length / 2)]!.toFixed(2)}`);
+  console.log(
+    `median undici / node:http over ${ROUNDS} alternating rounds (${N} requests, ${C} in flight): ${ratios[Math.floor(ratios.length / 2)]!.toFixed(2)}`,
+  );
 } finally {
   await server.close();
 }

@@ -36,12 +36,19 @@ export const TLS = {
   ca: () => fs.readFileSync(path.join(TLS_DIR, 'ca.pem'), 'utf8'),
   caFile: path.join(TLS_DIR, 'ca.pem'),
   server: () => ({ cert: fs.readFileSync(path.join(TLS_DIR, 'server.pem')), key: fs.readFileSync(path.join(TLS_DIR, 'server-key.pem')) }),
-  untrusted: () => ({ cert: fs.readFileSync(path.join(TLS_DIR, 'untrusted.pem')), key: fs.readFileSync(path.join(TLS_DIR, 'untrusted-key.pem')) }),
+  untrusted: () => ({
+    cert: fs.readFileSync(path.join(TLS_DIR, 'untrusted.pem')),
+    key: fs.readFileSync(path.join(TLS_DIR, 'untrusted-key.pem')),
+  }),
 };
 
 /** Rate-limit headers of a key that never runs out. */
 export function rateHeaders(): Record<string, string> {
-  return { 'X-RateLimit-Limit': '1000000', 'X-RateLimit-Remaining': '999999', 'X-RateLimit-Reset': String(Math.ceil(Date.now() / 1000) + 60) };
+  return {
+    'X-RateLimit-Limit': '1000000',
+    'X-RateLimit-Remaining': '999999',
+    'X-RateLimit-Reset': String(Math.ceil(Date.now() / 1000) + 60),
+  };
 }
 
 export interface JsonStyle {
@@ -51,8 +58,19 @@ export interface JsonStyle {
   pretty?: boolean;
 }
 
-export function json(res: http.ServerResponse, status: number, value: unknown, extra: Record<string, string> = {}, style: JsonStyle = {}): void {
-  res.writeHead(status, { 'Content-Type': 'application/json', ...rateHeaders(), ...(style.close ? { Connection: 'close' } : {}), ...extra });
+export function json(
+  res: http.ServerResponse,
+  status: number,
+  value: unknown,
+  extra: Record<string, string> = {},
+  style: JsonStyle = {},
+): void {
+  res.writeHead(status, {
+    'Content-Type': 'application/json',
+    ...rateHeaders(),
+    ...(style.close ? { Connection: 'close' } : {}),
+    ...extra,
+  });
   res.end(style.pretty ? JSON.stringify(value, null, 2) : JSON.stringify(value));
 }
 
@@ -100,7 +118,11 @@ export function inventoryHandler(options: InventoryOptions = {}): Handler {
           { petId: 1, quantity: 12, status: 'available' },
           { petId: 2, quantity: 0, status: 'sold' },
         ]
-      : Array.from({ length: options.pets }, (_, i) => ({ petId: i + 1, quantity: i % 7, status: ['available', 'pending', 'sold'][i % 3] }));
+      : Array.from({ length: options.pets }, (_, i) => ({
+          petId: i + 1,
+          quantity: i % 7,
+          status: ['available', 'pending', 'sold'][i % 3],
+        }));
   const style = { close: options.close, pretty: options.pretty };
   return (req, body, res) => {
     const answer = () => {

@@ -16,13 +16,23 @@ function ok(reset: number, remaining = 0, limit = 60, step = 'burst'): RecordedR
   return {
     step,
     status: 200,
-    headers: { 'x-ratelimit-limit': String(limit), 'x-ratelimit-remaining': String(remaining), 'x-ratelimit-reset': String(reset), date: DATE },
+    headers: {
+      'x-ratelimit-limit': String(limit),
+      'x-ratelimit-remaining': String(remaining),
+      'x-ratelimit-reset': String(reset),
+      date: DATE,
+    },
     receivedAt: T0,
   };
 }
 
 function refused(reset: number, retryAfter: string | undefined, status = 429): RecordedResponse {
-  const headers: Record<string, string> = { 'x-ratelimit-limit': '60', 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(reset), date: DATE };
+  const headers: Record<string, string> = {
+    'x-ratelimit-limit': '60',
+    'x-ratelimit-remaining': '0',
+    'x-ratelimit-reset': String(reset),
+    date: DATE,
+  };
   if (retryAfter !== undefined) headers['retry-after'] = retryAfter;
   return { step: 'burst', status, headers, receivedAt: T0 };
 }
@@ -32,7 +42,14 @@ const R2 = R1 + 60;
 const times = <T>(n: number, make: (i: number) => T): T[] => Array.from({ length: n }, (_, i) => make(i));
 
 test('two windows of 60 admissions each (probe + 59, then probe + 59) pass', () => {
-  const responses = [ok(R1, 59, 60, 'probe'), ...times(59, () => ok(R1)), refused(R1, '50'), ok(R2, 59, 60, 'probe'), ...times(59, () => ok(R2)), refused(R2, '110')];
+  const responses = [
+    ok(R1, 59, 60, 'probe'),
+    ...times(59, () => ok(R1)),
+    refused(R1, '50'),
+    ok(R2, 59, 60, 'probe'),
+    ...times(59, () => ok(R2)),
+    refused(R2, '110'),
+  ];
   const j = judgeWindows(responses, { limitHint: 60 });
   expect(j.findings).toEqual([]);
   expect(j.windows).toEqual([
@@ -68,21 +85,37 @@ test('three instances on one shared limiter, recorded on a loaded host: bursts s
   // 19/41 across a boundary, and the last one admitted 59 and refused one.
   const [a, b, c, d, e, f] = [1795424250, 1795424255, 1795424265, 1795424270, 1795424280, 1795424285];
   const responses = [
-    ok(a, 59, 60, 'probe'), ...times(60, (i) => ok(b, 59 - i)),
-    refused(b, '3'), ok(c, 59, 60, 'probe'), ...times(19, (i) => ok(c, 58 - i)), ...times(41, (i) => ok(d, 59 - i)),
-    ok(d, 18, 60, 'probe'), ok(e, 59, 60, 'probe'), ...times(59, (i) => ok(e, 58 - i)), refused(e, '4'),
+    ok(a, 59, 60, 'probe'),
+    ...times(60, (i) => ok(b, 59 - i)),
+    refused(b, '3'),
+    ok(c, 59, 60, 'probe'),
+    ...times(19, (i) => ok(c, 58 - i)),
+    ...times(41, (i) => ok(d, 59 - i)),
+    ok(d, 18, 60, 'probe'),
+    ok(e, 59, 60, 'probe'),
+    ...times(59, (i) => ok(e, 58 - i)),
+    refused(e, '4'),
     ok(f, 59, 60, 'probe'),
   ].map((r) => ({ ...r, headers: { ...r.headers, date: new Date((Number(r.headers['x-ratelimit-reset']) - 4) * 1000).toUTCString() } }));
   const j = judgeWindows(responses, { limitHint: 60 });
   expect(j.findings).toEqual([]);
-  expect(j.windows.map((w) => `${w.reset}: ${w.successes}`)).toEqual([`${a}: 1`, `${b}: 60`, `${c}: 20`, `${d}: 42`, `${e}: 60`, `${f}: 1`]);
+  expect(j.windows.map((w) => `${w.reset}: ${w.successes}`)).toEqual([
+    `${a}: 1`,
+    `${b}: 60`,
+    `${c}: 20`,
+    `${d}: 42`,
+    `${e}: 60`,
+    `${f}: 1`,
+  ]);
 });
 
 test('headers that switch to the day figure (the day quota nearly spent) are a window of their own, judged against its own Limit', () => {
   // Free plan: 60 a minute, 1,000 a day. With fewer requests left today than in the minute, the
   // headers describe the day: over several minute windows its one Reset gathers more than 60.
   const day = R1 + 86_000;
-  const j = judgeWindows([ok(R1, 59, 60, 'probe'), ...times(30, () => ok(R1)), ...times(100, (i) => ok(day, 99 - i, 1000))], { limitHint: 60 });
+  const j = judgeWindows([ok(R1, 59, 60, 'probe'), ...times(30, () => ok(R1)), ...times(100, (i) => ok(day, 99 - i, 1000))], {
+    limitHint: 60,
+  });
   expect(j.findings).toEqual([]);
   expect(j.windows).toEqual([
     { reset: String(R1), successes: 31, limit: 60 },
@@ -98,7 +131,10 @@ test('a limiter whose Reset moves with every response (sliding window, token buc
 
 test('refusals that are not 429, 5xx, a missing or invalid Retry-After and missing headers each fail', () => {
   const noHeaders: RecordedResponse = { step: 'burst', status: 429, headers: { 'retry-after': '5', date: DATE }, receivedAt: T0 };
-  const j = judgeWindows([...times(60, () => ok(R1)), refused(R1, undefined), refused(R1, '2.5'), refused(R1, '5', 503), refused(R1, '5', 403), noHeaders], { limitHint: 60 });
+  const j = judgeWindows(
+    [...times(60, () => ok(R1)), refused(R1, undefined), refused(R1, '2.5'), refused(R1, '5', 503), refused(R1, '5', 403), noHeaders],
+    { limitHint: 60 },
+  );
   expect(j.findings.map(formatFinding)).toEqual([
     'LOAD-02 (refusals) responses to the bursts were 5xx: expected 2xx or 429; observed 503 ×1',
     'LOAD-02 (refusals) refused requests must be 429 Too Many Requests: expected 429; observed 403 ×1',
@@ -120,7 +156,12 @@ test('an HTTP-date Retry-After is judged against the response Date', () => {
 });
 
 test('requests without an answer fail', () => {
-  expect(judgeWindows(times(60, () => ok(R1)), { limitHint: 60, lost: 3 }).findings.map(formatFinding)).toEqual([
+  expect(
+    judgeWindows(
+      times(60, () => ok(R1)),
+      { limitHint: 60, lost: 3 },
+    ).findings.map(formatFinding),
+  ).toEqual([
     'LOAD-02 (refusals) requests of the bursts got no answer within the request timeout: expected every request answered (a refusal with 429); observed 3 requests unanswered',
   ]);
 });
@@ -138,10 +179,14 @@ test('2xx in the last second before their Reset, or without Date, are not counte
     else headers.date = new Date(dateS * 1000).toUTCString();
     return { ...r, headers };
   };
-  const j = judgeWindows([...times(60, () => at(R1, R1 - 3)), ...times(30, () => at(R1, R1 - 1)), ...times(30, () => at(R1, undefined))], { limitHint: 60 });
+  const j = judgeWindows([...times(60, () => at(R1, R1 - 3)), ...times(30, () => at(R1, R1 - 1)), ...times(30, () => at(R1, undefined))], {
+    limitHint: 60,
+  });
   expect(j.findings).toEqual([]);
   expect(j.successes).toBe(120);
   expect(j.windows).toEqual([{ reset: String(R1), successes: 60, limit: 60 }]);
   // The same 61st 2xx two seconds before Reset is over-admission.
-  expect(judgeWindows([...times(61, () => at(R1, R1 - 2))], { limitHint: 60 }).findings.map((f) => f.observed)).toEqual(['61 requests admitted']);
+  expect(judgeWindows([...times(61, () => at(R1, R1 - 2))], { limitHint: 60 }).findings.map((f) => f.observed)).toEqual([
+    '61 requests admitted',
+  ]);
 });

@@ -38,9 +38,19 @@ function config(baseUrl: string, keys: { free: string; pro: string }, extra: Par
   };
 }
 
-async function withServer<T>(store: RateLimitStore, options: { banThreshold?: number; banMs?: number }, fn: (s: Awaited<ReturnType<typeof startReferenceServer>>, rec: RecordingStore) => Promise<T>): Promise<T> {
+async function withServer<T>(
+  store: RateLimitStore,
+  options: { banThreshold?: number; banMs?: number },
+  fn: (s: Awaited<ReturnType<typeof startReferenceServer>>, rec: RecordingStore) => Promise<T>,
+): Promise<T> {
   const rec = new RecordingStore(store);
-  const server = await startReferenceServer({ port: 0, minuteWindowMs: 3000, banMs: options.banMs ?? 600_000, banThreshold: options.banThreshold ?? 1, store: rec });
+  const server = await startReferenceServer({
+    port: 0,
+    minuteWindowMs: 3000,
+    banMs: options.banMs ?? 600_000,
+    banThreshold: options.banThreshold ?? 1,
+    store: rec,
+  });
   try {
     return await fn(server, rec);
   } finally {
@@ -58,7 +68,9 @@ for (const c of CAUGHT) {
       const outcome = await runOverloadCheck(config(server.baseUrl, server.keys, { otherKey: undefined }));
       const admission = failing(outcome.findings).filter((l) => l.startsWith('LOAD-02 (admission) over-admission'));
       expect(admission.length, outcome.findings.map(formatFinding).join('\n')).toBeGreaterThan(0);
-      expect(admission[0]).toMatch(/expected at most X-RateLimit-Limit 60 requests admitted; observed (6[1-9]|[7-9]\d|\d{3}) requests admitted$/);
+      expect(admission[0]).toMatch(
+        /expected at most X-RateLimit-Limit 60 requests admitted; observed (6[1-9]|[7-9]\d|\d{3}) requests admitted$/,
+      );
       expect(Math.max(...outcome.figures.windows.map((w) => w.successes))).toBeGreaterThan(60);
     });
   });
@@ -89,7 +101,9 @@ for (const c of CONFORMANT) {
       expect(outcome.figures.otherKey?.statuses.every((s) => s === 200)).toBe(true);
       const f = outcome.figures.requests;
       expect(rec.of(FREE)).toHaveLength(f.probes + f.burst);
-      expect(outcome.evidence.at(-1)).toMatch(/^spent by the overload check: \d+ requests on <RATE_LIMIT_KEY> \(probes \d+, bursts \d+\), 1 on <API_KEY>, [\d.]+ s/);
+      expect(outcome.evidence.at(-1)).toMatch(
+        /^spent by the overload check: \d+ requests on <RATE_LIMIT_KEY> \(probes \d+, bursts \d+\), 1 on <API_KEY>, [\d.]+ s/,
+      );
       expect(outcome.evidence.join('\n')).not.toContain(server.keys.free);
     });
   });
@@ -132,7 +146,14 @@ test('a Retry-After beyond MAX_RETRY_AFTER_S makes LOAD-02 not certified, and th
   try {
     const outcome = await runOverloadCheck(config(server.baseUrl, server.keys, { otherKey: undefined, maxRetryAfterS: 5 }));
     expect(failing(outcome.findings)).toEqual([]);
-    expect(outcome.findings).toContainEqual(expect.objectContaining({ id: 'LOAD-02', part: 'recovery', level: 'not-certified', expected: 'a wait of at most MAX_RETRY_AFTER_S=5 s' }));
+    expect(outcome.findings).toContainEqual(
+      expect.objectContaining({
+        id: 'LOAD-02',
+        part: 'recovery',
+        level: 'not-certified',
+        expected: 'a wait of at most MAX_RETRY_AFTER_S=5 s',
+      }),
+    );
     expect(outcome.figures.recovered).toBeNull();
     expect(outcome.figures.bursts).toHaveLength(1);
     expect(rec.of(FREE)).toHaveLength(1 + outcome.figures.bursts[0].size);
@@ -166,8 +187,14 @@ test('a key whose day quota earlier runs nearly spent makes LOAD-02 not certifie
     const outcome = await runOverloadCheck(config(server.baseUrl, server.keys, { otherKey: undefined }));
     expect(failing(outcome.findings)).toEqual([]);
     const stop = outcome.findings.find((f) => f.level === 'not-certified');
-    expect(stop, outcome.findings.map(formatFinding).join('\n')).toMatchObject({ id: 'LOAD-02', part: 'recovery', expected: 'a wait of at most MAX_RETRY_AFTER_S=20 s' });
-    expect(stop!.message).toMatch(/Remaining 39 of 1000, a quota the key has partly spent that resets only in \d+ s \(for example the plan's day quota/);
+    expect(stop, outcome.findings.map(formatFinding).join('\n')).toMatchObject({
+      id: 'LOAD-02',
+      part: 'recovery',
+      expected: 'a wait of at most MAX_RETRY_AFTER_S=20 s',
+    });
+    expect(stop!.message).toMatch(
+      /Remaining 39 of 1000, a quota the key has partly spent that resets only in \d+ s \(for example the plan's day quota/,
+    );
     expect(outcome.figures.bursts).toEqual([]);
     expect(rec.of(FREE)).toHaveLength(1);
   });
@@ -178,7 +205,13 @@ test('an unusable RATE_LIMIT_KEY makes LOAD-02 not certified before any burst', 
   try {
     const outcome = await runOverloadCheck(config(server.baseUrl, { free: 'not-a-key', pro: server.keys.pro }, { otherKey: undefined }));
     expect(outcome.findings.filter((f) => f.level !== 'note')).toEqual([
-      expect.objectContaining({ id: 'LOAD-02', part: 'admission', level: 'not-certified', message: 'RATE_LIMIT_KEY must be a valid key; the burst was not sent', observed: '401' }),
+      expect.objectContaining({
+        id: 'LOAD-02',
+        part: 'admission',
+        level: 'not-certified',
+        message: 'RATE_LIMIT_KEY must be a valid key; the burst was not sent',
+        observed: '401',
+      }),
     ]);
     expect(outcome.figures.bursts).toEqual([]);
     expect(outcome.figures.requests.total).toBe(1);
@@ -214,7 +247,16 @@ for (const c of BESIDE_ANOTHER_KEY) {
         if (c.shared) {
           // Another consumer of the limit is named, and the check stops: not certified, never failed.
           expect(failing(outcome.findings), outcome.findings.map(formatFinding).join('\n')).toEqual([]);
-          expect(outcome.findings).toContainEqual(expect.objectContaining({ id: 'LOAD-02', part: 'admission', level: 'not-certified', message: expect.stringMatching(/is used by another client, or its limit is shared with other keys .*: its X-RateLimit-Remaining fell by \d+ more than this run sent on it; nothing more is sent on it$/) }));
+          expect(outcome.findings).toContainEqual(
+            expect.objectContaining({
+              id: 'LOAD-02',
+              part: 'admission',
+              level: 'not-certified',
+              message: expect.stringMatching(
+                /is used by another client, or its limit is shared with other keys .*: its X-RateLimit-Remaining fell by \d+ more than this run sent on it; nothing more is sent on it$/,
+              ),
+            }),
+          );
           expect(outcome.figures.foreign).toHaveLength(1);
           expect(outcome.figures.bursts).toEqual([]);
         } else {
@@ -234,7 +276,7 @@ for (const c of BESIDE_ANOTHER_KEY) {
  * still count in a sliding log when the bursts begin: they are the run's own, accounted by time,
  * never taken for another client's.
  */
-test('LOAD-02 passes a sliding log still counting the 429 sequence\'s own requests when the first burst is aimed: no failure, nothing not certified', async () => {
+test("LOAD-02 passes a sliding log still counting the 429 sequence's own requests when the first burst is aimed: no failure, nothing not certified", async () => {
   await withServer(zooStore('sliding-log'), { banThreshold: 1 }, async (server, rec) => {
     const answeredAtMs: number[] = [];
     const get = async () => {
@@ -255,8 +297,15 @@ test('LOAD-02 passes a sliding log still counting the 429 sequence\'s own reques
     await new Promise((r) => setTimeout(r, Number(refused.headers.get('retry-after')) * 1000 + 50));
     const after = await get();
     expect(after.status).toBe(200);
-    const opening = { step: '429 sequence', status: after.status, headers: Object.fromEntries(after.headers), receivedAt: answeredAtMs.at(-1)! };
-    const outcome = await runOverloadCheck(config(server.baseUrl, server.keys, { otherKey: undefined, opening, earlier: { answeredAtMs, longestResetS: 3 } }));
+    const opening = {
+      step: '429 sequence',
+      status: after.status,
+      headers: Object.fromEntries(after.headers),
+      receivedAt: answeredAtMs.at(-1)!,
+    };
+    const outcome = await runOverloadCheck(
+      config(server.baseUrl, server.keys, { otherKey: undefined, opening, earlier: { answeredAtMs, longestResetS: 3 } }),
+    );
     expect(outcome.findings.filter((f) => f.level !== 'note').map(formatFinding)).toEqual([]);
     expect(outcome.figures.foreign).toEqual([]);
     expect(outcome.figures.bursts).toHaveLength(2);

@@ -21,12 +21,32 @@ test('through the run-wide coordinator: whole bursts granted, every response obs
   try {
     const pacer = pacingClient(coordinator.url);
     const outcome = await runOverloadCheck({
-      baseUrl: server.baseUrl, rateLimitKey: server.keys.free, otherKey: server.keys.pro, windows: 2, burstMax: 1001, burstConnections: 500,
-      maxRetryAfterS: 20, timeoutS: 10, loopbackOnly: true, pacer, progress: () => undefined,
+      baseUrl: server.baseUrl,
+      rateLimitKey: server.keys.free,
+      otherKey: server.keys.pro,
+      windows: 2,
+      burstMax: 1001,
+      burstConnections: 500,
+      maxRetryAfterS: 20,
+      timeoutS: 10,
+      loopbackOnly: true,
+      pacer,
+      progress: () => undefined,
     });
     expect(outcome.findings.filter((f) => f.level !== 'note')).toEqual([]);
     const capacity = await runCapacityCheck({
-      baseUrl: server.baseUrl, loadKey: server.keys.load, mode: 'mix', durationS: 1, ratePerS: 50, connections: 8, maxRequests: 1000, timeoutS: 5, loopbackOnly: true, maxRetryAfterS: readSettings({}).values.MAX_RETRY_AFTER_S, pacer, progress: () => undefined,
+      baseUrl: server.baseUrl,
+      loadKey: server.keys.load,
+      mode: 'mix',
+      durationS: 1,
+      ratePerS: 50,
+      connections: 8,
+      maxRequests: 1000,
+      timeoutS: 5,
+      loopbackOnly: true,
+      maxRetryAfterS: readSettings({}).values.MAX_RETRY_AFTER_S,
+      pacer,
+      progress: () => undefined,
     });
     expect(capacity.findings).toEqual([]);
     const keys = Object.fromEntries(coordinator.report().keys.map((k) => [k.label, k]));
@@ -64,8 +84,16 @@ test('a 429 another sender met on the key holds the overload check until its Ret
       if (r.status === 429) break;
     }
     const outcome = await runOverloadCheck({
-      baseUrl: server.baseUrl, rateLimitKey: server.keys.free, windows: 1, burstMax: 1001, burstConnections: 500,
-      maxRetryAfterS: 20, timeoutS: 10, loopbackOnly: true, pacer: client, progress: () => undefined,
+      baseUrl: server.baseUrl,
+      rateLimitKey: server.keys.free,
+      windows: 1,
+      burstMax: 1001,
+      burstConnections: 500,
+      maxRetryAfterS: 20,
+      timeoutS: 10,
+      loopbackOnly: true,
+      pacer: client,
+      progress: () => undefined,
     });
     expect(outcome.findings.filter((f) => f.level !== 'note')).toEqual([]);
     expect(rec.early('key:free')).toBe(0);

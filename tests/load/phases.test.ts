@@ -18,7 +18,14 @@ import { printSummary } from '../../certify/steps/print.ts';
 import { computeVerdict } from '../../certify/verdict.ts';
 
 const result = (phase: string, durationMs: number, waitedS?: number): PhaseResult => ({
-  phase, exitCode: 0, signal: null, durationMs, timedOut: false, blobWritten: true, tail: [], ...(waitedS !== undefined ? { waitedS } : {}),
+  phase,
+  exitCode: 0,
+  signal: null,
+  durationMs,
+  timedOut: false,
+  blobWritten: true,
+  tail: [],
+  ...(waitedS !== undefined ? { waitedS } : {}),
 });
 
 test('the config ties rate-limit and generated to the phases they must follow; load follows none', () => {
@@ -36,12 +43,17 @@ test('phases without a tie run at the same time; a tied phase starts only when i
   const length: Record<string, number> = { functional: 40, 'rate-limit': 60, load: 80, generated: 10 };
   const said: string[] = [];
   const started = Date.now();
-  const out = await runPhases(PHASES, async (p) => {
-    events.push(`start ${p}`);
-    await new Promise((r) => setTimeout(r, length[p]));
-    events.push(`end ${p}`);
-    return result(p, length[p]!, p === 'rate-limit' ? 12.5 : undefined);
-  }, (t) => said.push(t), { phaseTimeoutS: 60 });
+  const out = await runPhases(
+    PHASES,
+    async (p) => {
+      events.push(`start ${p}`);
+      await new Promise((r) => setTimeout(r, length[p]));
+      events.push(`end ${p}`);
+      return result(p, length[p]!, p === 'rate-limit' ? 12.5 : undefined);
+    },
+    (t) => said.push(t),
+    { phaseTimeoutS: 60 },
+  );
   const wall = Date.now() - started;
   expect(events.slice(0, 2).sort()).toEqual(['start functional', 'start load']);
   expect(events.indexOf('start rate-limit')).toBeGreaterThan(events.indexOf('end functional'));
@@ -56,8 +68,14 @@ test("each phase's window waits come from the records its steps wrote, and reach
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'phase-waits-'));
   try {
     fs.mkdirSync(path.join(dir, 'load'));
-    fs.writeFileSync(path.join(dir, 'load', 'overload.json'), JSON.stringify({ phase: 'rate-limit', spent: { keys: [], durationS: 15, waitedS: 12.34 } }));
-    fs.writeFileSync(path.join(dir, 'load', 'capacity.json'), JSON.stringify({ phase: 'load', spent: { keys: [], durationS: 10, waitedS: 0 } }));
+    fs.writeFileSync(
+      path.join(dir, 'load', 'overload.json'),
+      JSON.stringify({ phase: 'rate-limit', spent: { keys: [], durationS: 15, waitedS: 12.34 } }),
+    );
+    fs.writeFileSync(
+      path.join(dir, 'load', 'capacity.json'),
+      JSON.stringify({ phase: 'load', spent: { keys: [], durationS: 10, waitedS: 0 } }),
+    );
     expect(windowWaitsOf(dir, 'rate-limit')).toBe(12.3);
     expect(windowWaitsOf(dir, 'load')).toBe(0);
     expect(windowWaitsOf(dir, 'functional')).toBeUndefined();
@@ -65,7 +83,13 @@ test("each phase's window waits come from the records its steps wrote, and reach
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
-  const phases = phaseSummaries(['functional', 'rate-limit'], ['functional', 'rate-limit'], [], [result('functional', 6000), result('rate-limit', 15600, 12.3)], 'full');
+  const phases = phaseSummaries(
+    ['functional', 'rate-limit'],
+    ['functional', 'rate-limit'],
+    [],
+    [result('functional', 6000), result('rate-limit', 15600, 12.3)],
+    'full',
+  );
   expect(phases).toEqual([
     { name: 'functional', ran: true, seconds: 6, exit: 0 },
     { name: 'rate-limit', ran: true, seconds: 15.6, waitedS: 12.3, exit: 0 },

@@ -28,13 +28,33 @@ interface Result {
 async function runLoadProject(env: Record<string, string>, dir: string): Promise<{ code: number; tests: Result[]; output: string }> {
   const jsonFile = path.join(dir, 'results.json');
   const base = Object.fromEntries(
-    Object.entries(process.env).filter(([k]) => !/^(BASE_URL|API_URL|API_KEY|API_PLAN|RATE_LIMIT_KEY|RATE_LIMIT_PLAN|LOAD_KEY|CONFORMANCE_PROFILE|CONFORMANCE_PACER_URL|INSECURE_TLS|REPORTS_DIR|LOAD_.*|MAX_RETRY_AFTER_S|TEST_.*|PW_.*|PLAYWRIGHT_.*)$/.test(k)),
+    Object.entries(process.env).filter(
+      ([k]) =>
+        !/^(BASE_URL|API_URL|API_KEY|API_PLAN|RATE_LIMIT_KEY|RATE_LIMIT_PLAN|LOAD_KEY|CONFORMANCE_PROFILE|CONFORMANCE_PACER_URL|INSECURE_TLS|REPORTS_DIR|LOAD_.*|MAX_RETRY_AFTER_S|TEST_.*|PW_.*|PLAYWRIGHT_.*)$/.test(
+          k,
+        ),
+    ),
   );
-  const child = spawn(process.execPath, [CLI, 'test', '--config', path.join(ROOT, 'playwright.config.ts'), '--project=load', '--project=rate-limit', '--project=generated', 'suites/load/', '--reporter=json', `--output=${path.join(dir, 'out')}`], {
-    cwd: ROOT,
-    env: { ...base, REPORTS_DIR: dir, PLAYWRIGHT_JSON_OUTPUT_NAME: jsonFile, FORCE_COLOR: '0', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [
+      CLI,
+      'test',
+      '--config',
+      path.join(ROOT, 'playwright.config.ts'),
+      '--project=load',
+      '--project=rate-limit',
+      '--project=generated',
+      'suites/load/',
+      '--reporter=json',
+      `--output=${path.join(dir, 'out')}`,
+    ],
+    {
+      cwd: ROOT,
+      env: { ...base, REPORTS_DIR: dir, PLAYWRIGHT_JSON_OUTPUT_NAME: jsonFile, FORCE_COLOR: '0', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let output = '';
   child.stdout.on('data', (c) => (output += c));
   child.stderr.on('data', (c) => (output += c));
@@ -71,28 +91,54 @@ test('the load project passes the reference server and records each check, what 
   try {
     const { code, tests, output } = await runLoadProject({ ...target.env, LOAD_DURATION_S: '1', LOAD_BURST_WINDOWS: '2' }, dir);
     expect(code, output).toBe(0);
-    expect(tests.map((t) => t.title.slice(0, 7)).sort()).toEqual(['LOAD-01', 'LOAD-01', 'LOAD-02', 'LOAD-02', 'LOAD-02', 'LOAD-03', 'LOAD-04', 'LOAD-04']);
-    expect(tests.every((t) => t.status === 'passed'), JSON.stringify(tests.map((t) => [t.title, t.status, t.errors]))).toBe(true);
-    const files = fs.readdirSync(path.join(dir, 'load')).filter((f) => f.endsWith('.json')).sort();
+    expect(tests.map((t) => t.title.slice(0, 7)).sort()).toEqual([
+      'LOAD-01',
+      'LOAD-01',
+      'LOAD-02',
+      'LOAD-02',
+      'LOAD-02',
+      'LOAD-03',
+      'LOAD-04',
+      'LOAD-04',
+    ]);
+    expect(
+      tests.every((t) => t.status === 'passed'),
+      JSON.stringify(tests.map((t) => [t.title, t.status, t.errors])),
+    ).toBe(true);
+    const files = fs
+      .readdirSync(path.join(dir, 'load'))
+      .filter((f) => f.endsWith('.json'))
+      .sort();
     expect(files).toEqual(['capacity-mix.json', 'capacity.json', 'overload.json']);
     const overload = JSON.parse(fs.readFileSync(path.join(dir, 'load', 'overload.json'), 'utf8'));
     expect(overload.status).toBe('pass');
     expect(overload.figures.bursts).toHaveLength(2);
     expect(overload.figures.windows.every((w: { successes: number }) => w.successes <= 60)).toBe(true);
-    expect(overload.spent.keys[0]).toEqual({ key: '<RATE_LIMIT_KEY>', requests: overload.figures.requests.probes + overload.figures.requests.burst });
+    expect(overload.spent.keys[0]).toEqual({
+      key: '<RATE_LIMIT_KEY>',
+      requests: overload.figures.requests.probes + overload.figures.requests.burst,
+    });
     const capacity = JSON.parse(fs.readFileSync(path.join(dir, 'load', 'capacity.json'), 'utf8'));
     expect(capacity.spent.keys).toEqual([{ key: '<LOAD_KEY>', requests: capacity.requests }]);
     expect(capacity.figures.load.model).toBe('open');
     // Each check runs once for the tests that share it (the oncePerRun fixture).
     const evidence = tests.flatMap((t) => t.annotations.filter((a) => a.type === 'evidence').map((a) => a.description ?? ''));
     const overloadTests = tests.filter((t) => /^LOAD-0[23]/.test(t.title));
-    expect(overloadTests.every((t) => t.annotations.some((a) => /^window 1: burst of Remaining \+ 1 = (59|60) × GET \/v1\/inventory/.test(a.description ?? '')))).toBe(true);
+    expect(
+      overloadTests.every((t) =>
+        t.annotations.some((a) => /^window 1: burst of Remaining \+ 1 = (59|60) × GET \/v1\/inventory/.test(a.description ?? '')),
+      ),
+    ).toBe(true);
     // Only the test that ran a check reports its requests (certify sums them): one per check.
     expect(tests.filter((t) => t.annotations.some((a) => a.type === 'requests')).length).toBe(3);
     // One run: every test shows the same probe (its Date and Reset headers included).
     expect(new Set(evidence.filter((e) => e.startsWith('window 1, probe:'))).size).toBe(1);
     expect(evidence.some((e) => /req\/s; p50 .* p99 /.test(e))).toBe(true);
-    const written = [...files.map((f) => fs.readFileSync(path.join(dir, 'load', f), 'utf8')), fs.readFileSync(path.join(dir, 'results.json'), 'utf8'), output].join('\n');
+    const written = [
+      ...files.map((f) => fs.readFileSync(path.join(dir, 'load', f), 'utf8')),
+      fs.readFileSync(path.join(dir, 'results.json'), 'utf8'),
+      output,
+    ].join('\n');
     for (const key of Object.values(target.server.keys)) expect(written).not.toContain(key);
   } finally {
     await target.close();
@@ -124,7 +170,13 @@ test('in the readonly profile no load runs and each check says it is not certifi
   const dir = tempDir();
   try {
     const { code, tests } = await runLoadProject(
-      { BASE_URL: api.baseUrl, API_KEY: 'external-key-123456', LOAD_KEY: 'load-key-123456', RATE_LIMIT_KEY: 'rl-key-123456', CONFORMANCE_PROFILE: 'readonly' },
+      {
+        BASE_URL: api.baseUrl,
+        API_KEY: 'external-key-123456',
+        LOAD_KEY: 'load-key-123456',
+        RATE_LIMIT_KEY: 'rl-key-123456',
+        CONFORMANCE_PROFILE: 'readonly',
+      },
       dir,
     );
     expect(code).toBe(0);

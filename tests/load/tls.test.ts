@@ -64,14 +64,34 @@ test('both load checks fail against an untrusted certificate before any key leav
   const api = await fakeApi(inventoryHandler(), TLS.untrusted());
   try {
     const capacity = await runCapacityCheck({
-      baseUrl: api.baseUrl, loadKey: KEY, mode: 'mix', durationS: 1, ratePerS: 50, connections: 4, maxRequests: 100, timeoutS: 5, loopbackOnly: true, maxRetryAfterS: 5, pacer: pacer(), progress: () => undefined,
+      baseUrl: api.baseUrl,
+      loadKey: KEY,
+      mode: 'mix',
+      durationS: 1,
+      ratePerS: 50,
+      connections: 4,
+      maxRequests: 100,
+      timeoutS: 5,
+      loopbackOnly: true,
+      maxRetryAfterS: 5,
+      pacer: pacer(),
+      progress: () => undefined,
     });
     expect(capacity.findings).toEqual([
       expect.objectContaining({ id: 'LOAD-01', level: 'fail', message: expect.stringContaining('TLS certificate was refused') }),
     ]);
     expect(capacity.figures.requests.load).toBe(0);
     const overload = await runOverloadCheck({
-      baseUrl: api.baseUrl, rateLimitKey: KEY, windows: 1, burstMax: 100, burstConnections: 10, maxRetryAfterS: 5, timeoutS: 5, loopbackOnly: true, pacer: pacer(), progress: () => undefined,
+      baseUrl: api.baseUrl,
+      rateLimitKey: KEY,
+      windows: 1,
+      burstMax: 100,
+      burstConnections: 10,
+      maxRetryAfterS: 5,
+      timeoutS: 5,
+      loopbackOnly: true,
+      pacer: pacer(),
+      progress: () => undefined,
     });
     expect(overload.findings.filter((f) => f.level === 'fail')).toEqual([
       expect.objectContaining({ id: 'LOAD-02', part: 'refusals', message: expect.stringContaining('TLS certificate was refused') }),
@@ -107,7 +127,10 @@ test('NODE_EXTRA_CA_CERTS makes a private CA trusted in a fresh process', async 
       console.log(JSON.stringify({ codes: r.figures.statusCodes, tls: r.figures.tls, error: r.tlsError ?? null }));`;
     // The server runs in this process: the child must be waited for without blocking it.
     const run = async (env: Record<string, string>) => {
-      const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script, api.baseUrl], { cwd: ROOT, env: { ...process.env, ...env } });
+      const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script, api.baseUrl], {
+        cwd: ROOT,
+        env: { ...process.env, ...env },
+      });
       let out = '';
       child.stdout.on('data', (c) => (out += c));
       await new Promise((resolve) => child.on('exit', resolve));
@@ -127,9 +150,27 @@ test('INSECURE_TLS (the explicit opt-in) runs against an untrusted certificate, 
     expect(r.figures.statusCodes).toEqual({ 200: 20 });
     expect(r.figures.tls).toBe('not verified');
     const capacity = await runCapacityCheck({
-      baseUrl: api.baseUrl, loadKey: KEY, mode: 'list', durationS: 0.5, ratePerS: 40, connections: 4, maxRequests: 100, timeoutS: 5, loopbackOnly: true, tls: { insecure: true }, maxRetryAfterS: 5, pacer: pacer(), progress: () => undefined,
+      baseUrl: api.baseUrl,
+      loadKey: KEY,
+      mode: 'list',
+      durationS: 0.5,
+      ratePerS: 40,
+      connections: 4,
+      maxRequests: 100,
+      timeoutS: 5,
+      loopbackOnly: true,
+      tls: { insecure: true },
+      maxRetryAfterS: 5,
+      pacer: pacer(),
+      progress: () => undefined,
     });
-    expect(capacity.findings).toEqual([expect.objectContaining({ level: 'note', message: "the target's TLS certificate was not verified", observed: expect.stringContaining('INSECURE_TLS=1') })]);
+    expect(capacity.findings).toEqual([
+      expect.objectContaining({
+        level: 'note',
+        message: "the target's TLS certificate was not verified",
+        observed: expect.stringContaining('INSECURE_TLS=1'),
+      }),
+    ]);
     expect(capacity.figures.load?.tls).toBe('not verified');
   } finally {
     await api.close();

@@ -30,7 +30,16 @@ test('a burst sends exactly its count, records every response, and the key only 
   const api = await fakeApi(handler);
   const lines: string[] = [];
   try {
-    const r = await runLoad(options(api.baseUrl, { model: { kind: 'burst', count: 300 }, maxRequests: 300, connections: 300, recordAll: true, sampleSize: 10, progress: (l) => lines.push(l) }));
+    const r = await runLoad(
+      options(api.baseUrl, {
+        model: { kind: 'burst', count: 300 },
+        maxRequests: 300,
+        connections: 300,
+        recordAll: true,
+        sampleSize: 10,
+        progress: (l) => lines.push(l),
+      }),
+    );
     expect(r.figures.requests).toBe(300);
     expect(r.figures.sent).toBe(300);
     expect(r.figures.stoppedBy).toBe('amount');
@@ -42,7 +51,9 @@ test('a burst sends exactly its count, records every response, and the key only 
     expect(new Set(api.authorizations)).toEqual(new Set([`Bearer ${KEY}`]));
     expect(JSON.stringify(r)).not.toContain(KEY);
     expect(lines.join('\n')).not.toContain(KEY);
-    expect(lines[0]).toBe('[load] start wrapper test: GET /v1/inventory, a burst of 300 requests on up to 300 connection(s) (caps: 300 requests, 10 s)');
+    expect(lines[0]).toBe(
+      '[load] start wrapper test: GET /v1/inventory, a burst of 300 requests on up to 300 connection(s) (caps: 300 requests, 10 s)',
+    );
   } finally {
     await api.close();
   }
@@ -53,7 +64,9 @@ test('a burst stops sending at the first stopping status; requests already sent 
   const handler = inventoryHandler();
   const api = await fakeApi((req, body, res) => (++n === 5 ? res.writeHead(429, { 'Retry-After': '1' }).end() : handler(req, body, res)));
   try {
-    const r = await runLoad(options(api.baseUrl, { model: { kind: 'burst', count: 50 }, maxRequests: 50, connections: 2, stopOnStatus: [429], recordAll: true }));
+    const r = await runLoad(
+      options(api.baseUrl, { model: { kind: 'burst', count: 50 }, maxRequests: 50, connections: 2, stopOnStatus: [429], recordAll: true }),
+    );
     expect(r.figures.stoppedBy).toBe('status');
     expect(r.stoppers).toHaveLength(1);
     // Two in flight at most: after the 429 only the one already sent is answered.
@@ -89,11 +102,20 @@ test('saturation (closed model) stops at maxRequests; progress lines show the ti
   const api = await fakeApi(inventoryHandler({ delayMs: 5 }));
   const lines: string[] = [];
   try {
-    const r = await runLoad(options(api.baseUrl, { model: { kind: 'closed', durationS: 3 }, maxRequests: 200, progressEveryS: 0.5, progress: (l) => lines.push(l) }));
+    const r = await runLoad(
+      options(api.baseUrl, {
+        model: { kind: 'closed', durationS: 3 },
+        maxRequests: 200,
+        progressEveryS: 0.5,
+        progress: (l) => lines.push(l),
+      }),
+    );
     expect(r.figures.sent).toBe(200);
     expect(api.counts.GET).toBe(200);
     expect(r.figures.stoppedBy).toBe('max-requests');
-    const d = await runLoad(options(api.baseUrl, { model: { kind: 'closed', durationS: 1.2 }, progressEveryS: 0.5, progress: (l) => lines.push(l) }));
+    const d = await runLoad(
+      options(api.baseUrl, { model: { kind: 'closed', durationS: 1.2 }, progressEveryS: 0.5, progress: (l) => lines.push(l) }),
+    );
     expect(d.figures.stoppedBy).toBe('duration');
     expect(lines.some((l) => /^\[load\] wrapper test: \d+ s, \d+ responses, \d+ s left$/.test(l))).toBe(true);
     expect(lines.at(-1)).toMatch(/^\[load\] done wrapper test: \d+ responses in [\d.]+ s \([\d.]+ req\/s\), p99 [\d.]+ ms, 5xx 0/);
@@ -158,11 +180,15 @@ test('a server that never answers: every request is a timeout, and the run ends'
   const api = await fakeApi(() => undefined);
   try {
     const started = Date.now();
-    const r = await runLoad(options(api.baseUrl, { model: { kind: 'burst', count: 20 }, maxRequests: 20, connections: 20, timeoutS: 1, maxDurationS: 5 }));
+    const r = await runLoad(
+      options(api.baseUrl, { model: { kind: 'burst', count: 20 }, maxRequests: 20, connections: 20, timeoutS: 1, maxDurationS: 5 }),
+    );
     expect(Date.now() - started).toBeLessThan(4000);
     expect(r.figures.timeouts).toBe(20);
     expect(r.figures.requests).toBe(0);
-    const hard = await runLoad(options(api.baseUrl, { model: { kind: 'burst', count: 5 }, maxRequests: 5, connections: 5, timeoutS: 30, maxDurationS: 1 }));
+    const hard = await runLoad(
+      options(api.baseUrl, { model: { kind: 'burst', count: 5 }, maxRequests: 5, connections: 5, timeoutS: 30, maxDurationS: 1 }),
+    );
     expect(hard.figures.stoppedBy).toBe('max-duration');
     expect(hard.figures.unanswered).toBe(5);
   } finally {
@@ -176,7 +202,9 @@ test('unbounded or unsafe options are refused before anything is sent', async ()
   expect(() => assertBounded({ ...base, model: { kind: 'burst', count: 100 }, maxRequests: 50 })).toThrow(/maxRequests/);
   expect(() => assertBounded({ ...base, maxRequests: Infinity })).toThrow(/maxRequests/);
   expect(() => assertBounded({ ...base, model: { kind: 'open', ratePerS: 0, durationS: 1 } })).toThrow(/ratePerS/);
-  await expect(runLoad({ ...base, url: 'http://192.0.2.1/v1', loopbackOnly: true })).rejects.toThrow(/only ever sent to loopback here, not to 192\.0\.2\.1/);
+  await expect(runLoad({ ...base, url: 'http://192.0.2.1/v1', loopbackOnly: true })).rejects.toThrow(
+    /only ever sent to loopback here, not to 192\.0\.2\.1/,
+  );
   expect(() => assertBounded({ ...base, url: 'http://[::1]:8080/v1', loopbackOnly: true })).not.toThrow();
 });
 
@@ -189,5 +217,8 @@ test('percentiles are nearest-rank, and breached thresholds name the variable, t
       { name: 'LOAD_MAX_ERROR_RATE', what: 'error rate', observed: 0.01, limit: 0.01, op: '<=' },
       { name: 'LOAD_MAX_ERROR_RATE', what: 'error rate', observed: 0.02, limit: 0.01, op: '<=' },
     ]),
-  ).toEqual(['threshold LOAD_P99_MS breached: p99 latency 812 ms, must be < 500 ms', 'threshold LOAD_MAX_ERROR_RATE breached: error rate 0.02, must be <= 0.01']);
+  ).toEqual([
+    'threshold LOAD_P99_MS breached: p99 latency 812 ms, must be < 500 ms',
+    'threshold LOAD_MAX_ERROR_RATE breached: error rate 0.02, must be <= 0.01',
+  ]);
 });

@@ -62,12 +62,14 @@ test('nothing is granted while a 429 is pending, whichever client asks', async (
   const lease = await p1.acquire('<API_KEY>');
   const got429At = Date.now();
   await lease.observe({ status: 429, headers: { 'Retry-After': '1', ...usable(0) }, receivedAtMs: got429At });
-  const granted = await Promise.all([p1, p2, p2].map(async (p) => {
-    const l = await p.acquire('<API_KEY>', { mode: 'exhaust' });
-    const at = Date.now();
-    await l.observe({ status: 200, headers: usable(59), receivedAtMs: Date.now() });
-    return at;
-  }));
+  const granted = await Promise.all(
+    [p1, p2, p2].map(async (p) => {
+      const l = await p.acquire('<API_KEY>', { mode: 'exhaust' });
+      const at = Date.now();
+      await l.observe({ status: 200, headers: usable(59), receivedAtMs: Date.now() });
+      return at;
+    }),
+  );
   for (const at of granted) expect(at - got429At).toBeGreaterThanOrEqual(1000);
 });
 
@@ -82,15 +84,17 @@ test('malformed headers still pace: one request at a time at the nominal rate', 
   let inFlight = 0;
   let most = 0;
   const times: number[] = [];
-  await Promise.all(Array.from({ length: 5 }, async () => {
-    const l = await p.acquire('<API_KEY>', { count: 5 });
-    expect(l.granted).toBe(1);
-    times.push(Date.now());
-    most = Math.max(most, ++inFlight);
-    await new Promise((r) => setTimeout(r, 5));
-    inFlight--;
-    await l.observe({ status: 200, headers: bad, receivedAtMs: Date.now() });
-  }));
+  await Promise.all(
+    Array.from({ length: 5 }, async () => {
+      const l = await p.acquire('<API_KEY>', { count: 5 });
+      expect(l.granted).toBe(1);
+      times.push(Date.now());
+      most = Math.max(most, ++inFlight);
+      await new Promise((r) => setTimeout(r, 5));
+      inFlight--;
+      await l.observe({ status: 200, headers: bad, receivedAtMs: Date.now() });
+    }),
+  );
   expect(most).toBe(1);
   times.sort((x, y) => x - y);
   // Grants are spaced 100 ms apart at the coordinator; allow for loopback jitter in what we observe.
@@ -130,7 +134,17 @@ test('a key is driven to its limit over a 100 ms link with bounded concurrency, 
     else inFlightAtRefusal = inFlight - 1;
     await new Promise((r) => setTimeout(r, 50));
     inFlight--;
-    return { status, headers: { 'X-RateLimit-Limit': String(limit), 'X-RateLimit-Remaining': String(limit - used), 'X-RateLimit-Reset': String(reset), Date: new Date().toUTCString(), ...(status === 429 ? { 'Retry-After': '30' } : {}) }, receivedAtMs: Date.now() };
+    return {
+      status,
+      headers: {
+        'X-RateLimit-Limit': String(limit),
+        'X-RateLimit-Remaining': String(limit - used),
+        'X-RateLimit-Reset': String(reset),
+        Date: new Date().toUTCString(),
+        ...(status === 429 ? { 'Retry-After': '30' } : {}),
+      },
+      receivedAtMs: Date.now(),
+    };
   };
   const t0 = Date.now();
   let refused = false;
@@ -141,12 +155,14 @@ test('a key is driven to its limit over a 100 ms link with bounded concurrency, 
     const lease = await p.acquire('<RATE_LIMIT_KEY>', { mode: 'exhaust', count: Math.max(1, Math.min(50, remaining)) });
     expect(lease.granted).toBeLessThanOrEqual(50);
     sent += lease.granted;
-    const results = await Promise.all(Array.from({ length: lease.granted }, async () => {
-      const r = await server();
-      await lease.observe(r);
-      remaining = Math.min(remaining, Number(r.headers['X-RateLimit-Remaining']));
-      return r.status;
-    }));
+    const results = await Promise.all(
+      Array.from({ length: lease.granted }, async () => {
+        const r = await server();
+        await lease.observe(r);
+        remaining = Math.min(remaining, Number(r.headers['X-RateLimit-Remaining']));
+        return r.status;
+      }),
+    );
     if (results.includes(429)) refused = true;
   }
   expect(used).toBe(limit);
@@ -188,7 +204,10 @@ test('a wait beyond the maximum is answered "not certified" with the reason, at 
   const l = await p.acquire('<RATE_LIMIT_KEY>');
   await l.observe({ status: 429, headers: { 'Retry-After': '3600' }, receivedAtMs: Date.now() });
   const t0 = Date.now();
-  const err = await p.acquire('<RATE_LIMIT_KEY>').then(() => undefined, (e: unknown) => e);
+  const err = await p.acquire('<RATE_LIMIT_KEY>').then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(err).toBeInstanceOf(PacingNotCertified);
   expect((err as Error).message).toMatch(/3600 s is longer than MAX_RETRY_AFTER_S=5 s/);
   expect(Date.now() - t0).toBeLessThan(500);
@@ -208,13 +227,15 @@ test('pets: with one pet and three tests, each waits its turn; a pet not restore
   const c = await coordinator();
   const p = pacingClient(c.url);
   const order: string[] = [];
-  await Promise.all(['a', 'b', 'c'].map(async (holder) => {
-    const pet = await p.acquirePet(['7'], holder);
-    order.push(`${holder}+`);
-    await new Promise((r) => setTimeout(r, 30));
-    order.push(`${holder}-`);
-    await pet.release();
-  }));
+  await Promise.all(
+    ['a', 'b', 'c'].map(async (holder) => {
+      const pet = await p.acquirePet(['7'], holder);
+      order.push(`${holder}+`);
+      await new Promise((r) => setTimeout(r, 30));
+      order.push(`${holder}-`);
+      await pet.release();
+    }),
+  );
   for (let i = 0; i < order.length; i += 2) expect(order[i + 1]).toBe(order[i].replace('+', '-'));
   const two = await Promise.all([p.acquirePet(['1', '2'], 'x'), p.acquirePet(['1', '2'], 'y')]);
   expect(new Set(two.map((l) => l.id)).size).toBe(2);
@@ -239,7 +260,11 @@ test('once per run: the first caller computes, the others read its value; a fail
   const values = await Promise.all([1, 2, 3].map(() => pacingClient(c.url).once('seq', compute)));
   expect(values).toEqual([{ sent: 42 }, { sent: 42 }, { sent: 42 }]);
   expect(computed).toBe(1);
-  await expect(pacingClient(c.url).once('bad', async () => { throw new Error('boom'); })).rejects.toThrow('boom');
+  await expect(
+    pacingClient(c.url).once('bad', async () => {
+      throw new Error('boom');
+    }),
+  ).rejects.toThrow('boom');
   expect(await pacingClient(c.url).once('bad', async () => 'ok')).toBe('ok');
 });
 
@@ -247,7 +272,7 @@ test('without CONFORMANCE_PACER_URL the client refuses to run, naming the fix', 
   expect(() => pacingClient('')).toThrow(/CONFORMANCE_PACER_URL is not set/);
 });
 
-test('a 429 the key\'s Remaining did not predict holds every key of the run, keys first asked later too; the report says why', async () => {
+test("a 429 the key's Remaining did not predict holds every key of the run, keys first asked later too; the report says why", async () => {
   const c = await coordinator();
   const p = pacingClient(c.url);
   await (await p.acquire('<API_KEY>')).release();
@@ -270,7 +295,7 @@ test('a 429 the key\'s Remaining did not predict holds every key of the run, key
   expect(report.keys.every((k) => k.earlyGrants === 0)).toBe(true);
 });
 
-test('a 429 the key\'s Remaining predicted holds that key alone', async () => {
+test("a 429 the key's Remaining predicted holds that key alone", async () => {
   const c = await coordinator();
   const p = pacingClient(c.url);
   const l = await p.acquire('<RATE_LIMIT_KEY>', { mode: 'exhaust' });

@@ -148,7 +148,7 @@ test('another consumer: answers describing another window (another X-RateLimit-L
   expect(p.report().anotherClient).toContain('fell from 281 to 270 while this run sent 1 request(s)');
 });
 
-test('another consumer: the run\'s own requests on other keys explain a fall (a limit shared by several keys)', () => {
+test("another consumer: the run's own requests on other keys explain a fall (a limit shared by several keys)", () => {
   const traffic = { granted: 0, inflight: 0 };
   const a = new KeyPacer({ label: '<API_KEY>', reserve: 0 }, traffic);
   const b = new KeyPacer({ label: '<anonymous>', reserve: 0 }, traffic);
@@ -199,7 +199,7 @@ test('a wait beyond the maximum is "not certified" with the reason; the report c
   expect(p.report()).toMatchObject({ refused: 1, unplanned429: 1, earlyGrants: 0, notCertified: [expect.any(String)] });
 });
 
-test('a 429 to the first request after a 429\'s wait is reported as a suspected ban', () => {
+test("a 429 to the first request after a 429's wait is reported as a suspected ban", () => {
   const p = pacer();
   answer(p, 429, h(0, reset(30), T0, { 'Retry-After': '1' }));
   answer(p, 429, h(0, reset(30), T0 + 1100, { 'Retry-After': '600' }), T0 + 1100);
@@ -237,7 +237,10 @@ test('a Retry-After beyond the maximum closes the key for the run, however large
     expect(first.kind).toBe('not-certified');
     // Long after the wait, whatever it was: nothing more on this key for the rest of the run.
     const later = p.decide(T0 + 10 * 86_400_000, { mode: 'exhaust' });
-    expect(later).toMatchObject({ kind: 'not-certified', reason: expect.stringMatching(/nothing more is sent on <API_KEY> for the rest of the run/) });
+    expect(later).toMatchObject({
+      kind: 'not-certified',
+      reason: expect.stringMatching(/nothing more is sent on <API_KEY> for the rest of the run/),
+    });
     expect(p.report().closed).toMatch(/longer than MAX_RETRY_AFTER_S=120 s/);
   }
 });

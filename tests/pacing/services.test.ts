@@ -11,7 +11,11 @@ import type { Route } from '../../suites/pacing/service.ts';
 /** Calls a route; the answer (if any yet) lands in the returned box. */
 function call(route: Route, body: Record<string, unknown>): { answer?: Record<string, unknown>; gone: () => void } {
   const box: { answer?: Record<string, unknown>; gone: () => void } = { gone: () => undefined };
-  route(body, (a) => (box.answer = a as Record<string, unknown>), (f) => (box.gone = f));
+  route(
+    body,
+    (a) => (box.answer = a as Record<string, unknown>),
+    (f) => (box.gone = f),
+  );
   return box;
 }
 
@@ -47,7 +51,9 @@ test('once per run: one computes, the others wait for its value; an abandoned or
   now += 2000; // the second caller died while computing
   once.sweep();
   expect(third.answer).toMatchObject({ compute: expect.any(String) });
-  expect(call(once.routes['/once/put'], { name: 'seq', token: second.answer!.compute, value: 1 }).answer).toMatchObject({ error: expect.any(String) });
+  expect(call(once.routes['/once/put'], { name: 'seq', token: second.answer!.compute, value: 1 }).answer).toMatchObject({
+    error: expect.any(String),
+  });
   call(once.routes['/once/put'], { name: 'seq', token: third.answer!.compute, value: { n: 7 } });
   expect(call(once.routes['/once/claim'], { name: 'seq' }).answer).toEqual({ value: { n: 7 } });
   expect(once.report()).toEqual({ values: 1 });
@@ -63,8 +69,12 @@ test('pacing: a waiter that gets no grant within MAX_RETRY_AFTER_S closes its ke
     const second = call(pacing.routes['/acquire'], { label: '<API_KEY>' });
     expect(second.answer, 'one request at a time until the headers are known').toBeUndefined();
     await new Promise((r) => setTimeout(r, 400));
-    expect(second.answer?.notCertified, 'the waiter is answered at its deadline, as not certified').toMatch(/no grant within 0 s \(MAX_RETRY_AFTER_S\); nothing more is sent on <API_KEY>/);
-    expect(call(pacing.routes['/acquire'], { label: '<API_KEY>' }).answer?.notCertified, 'the key stays closed').toMatch(/nothing more is sent/);
+    expect(second.answer?.notCertified, 'the waiter is answered at its deadline, as not certified').toMatch(
+      /no grant within 0 s \(MAX_RETRY_AFTER_S\); nothing more is sent on <API_KEY>/,
+    );
+    expect(call(pacing.routes['/acquire'], { label: '<API_KEY>' }).answer?.notCertified, 'the key stays closed').toMatch(
+      /nothing more is sent/,
+    );
     expect(call(pacing.routes['/acquire'], { label: '<LOAD_KEY>' }).answer, 'another key is not affected').toMatchObject({ granted: 1 });
   } finally {
     pacing.close();

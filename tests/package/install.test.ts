@@ -20,7 +20,9 @@ const NPX = process.platform === 'win32' ? 'npx.cmd' : 'npx';
 /** The environment of a fresh shell: none of the run's variables, no key, output to a pipe. */
 function cleanEnv(extra: Record<string, string> = {}): Record<string, string> {
   const names = new Set<string>([...SETTINGS.map((s) => s.name), ...SECRET_VARIABLES]);
-  const base = Object.fromEntries(Object.entries(process.env).filter(([k, v]) => v !== undefined && !names.has(k) && !k.startsWith('npm_'))) as Record<string, string>;
+  const base = Object.fromEntries(
+    Object.entries(process.env).filter(([k, v]) => v !== undefined && !names.has(k) && !k.startsWith('npm_')),
+  ) as Record<string, string>;
   return { ...base, FORCE_COLOR: '0', ...extra };
 }
 
@@ -66,7 +68,11 @@ interface Served {
 
 /** `npx inventory-conformance serve` in its own process group; resolves once it printed its addresses and keys. */
 function serve(cwd: string, env: Record<string, string>, timeoutMs = 30_000): Promise<Served> {
-  const child = spawn(NPX, ['--no', 'inventory-conformance', 'serve', '--port', '0', '--rate-window-minute-ms', '5000', '--ban-ms', '2000'], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const child = spawn(
+    NPX,
+    ['--no', 'inventory-conformance', 'serve', '--port', '0', '--rate-window-minute-ms', '5000', '--ban-ms', '2000'],
+    { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true },
+  );
   const stop = () => {
     try {
       process.kill(-child.pid!, 'SIGTERM');
@@ -111,18 +117,40 @@ test('package: the packed tarball installed into an empty project with --omit=de
     // npm pack compiles the harness (prepack) and lists what the tarball holds.
     const packed = await run(NPM, ['pack', '--pack-destination', dir, '--json'], ROOT, env, 5 * 60_000);
     expect(packed.code, packed.output.slice(-3000)).toBe(0);
-    const listing = JSON.parse(packed.stdout.slice(packed.stdout.lastIndexOf('\n[\n') + 1)) as { filename: string; files: { path: string }[] }[];
+    const listing = JSON.parse(packed.stdout.slice(packed.stdout.lastIndexOf('\n[\n') + 1)) as {
+      filename: string;
+      files: { path: string }[];
+    }[];
     const files = listing[0]!.files.map((f) => f.path);
-    for (const needed of ['cli/bin.mjs', 'dist/cli/main.js', 'dist/playwright.config.js', 'dist/suites/requirements.yaml', 'dist/schemas/openapi.yaml', 'dist/spec/inventory-service.md', 'dist/reference-server/main.js', 'dist/package.json']) {
+    for (const needed of [
+      'cli/bin.mjs',
+      'dist/cli/main.js',
+      'dist/playwright.config.js',
+      'dist/suites/requirements.yaml',
+      'dist/schemas/openapi.yaml',
+      'dist/spec/inventory-service.md',
+      'dist/reference-server/main.js',
+      'dist/package.json',
+    ]) {
       expect(files, `the tarball holds ${needed}`).toContain(needed);
     }
-    expect(files.filter((f) => /^(dist\/)?(tests|faults|bench)\//.test(f) || f.endsWith('.ts')), 'the tarball holds no test, fault matrix or TypeScript source').toEqual([]);
+    expect(
+      files.filter((f) => /^(dist\/)?(tests|faults|bench)\//.test(f) || f.endsWith('.ts')),
+      'the tarball holds no test, fault matrix or TypeScript source',
+    ).toEqual([]);
 
     const tarball = path.join(dir, listing[0]!.filename);
-    const installed = await run(NPM, ['install', tarball, '--omit=dev', '--prefer-offline', '--no-audit', '--no-fund'], project, env, 5 * 60_000);
+    const installed = await run(
+      NPM,
+      ['install', tarball, '--omit=dev', '--prefer-offline', '--no-audit', '--no-fund'],
+      project,
+      env,
+      5 * 60_000,
+    );
     expect(installed.code, installed.output.slice(-3000)).toBe(0);
     expect(installed.output).not.toContain('EBADENGINE');
-    for (const devOnly of ['typescript', 'tsx']) expect(fs.existsSync(path.join(project, 'node_modules', devOnly)), `${devOnly} is not installed with the package`).toBe(false);
+    for (const devOnly of ['typescript', 'tsx'])
+      expect(fs.existsSync(path.join(project, 'node_modules', devOnly)), `${devOnly} is not installed with the package`).toBe(false);
 
     served = await serve(project, env);
     const certifyEnv = cleanEnv({
@@ -146,7 +174,10 @@ test('package: the packed tarball installed into an empty project with --omit=de
     const certificate = path.join(project, 'reports', 'certificate.json');
     expect(fs.existsSync(certificate), 'reports/certificate.json in the project where certify ran').toBe(true);
     const harness = path.join(project, 'node_modules', 'inventory-conformance');
-    expect(fs.existsSync(path.join(harness, 'reports')) || fs.existsSync(path.join(harness, 'dist', 'reports')), 'no report inside node_modules').toBe(false);
+    expect(
+      fs.existsSync(path.join(harness, 'reports')) || fs.existsSync(path.join(harness, 'dist', 'reports')),
+      'no report inside node_modules',
+    ).toBe(false);
 
     const verified = await run(NPX, ['--no', 'inventory-conformance', 'verify', 'reports/certificate.json'], project, env, 60_000);
     expect(verified.code, verified.output).toBe(EXIT.pass);

@@ -94,11 +94,18 @@ test.describe('multi-instance deployment on Redis', () => {
 
   test('DEPLOY with per-process limiters the same deployment admits a burst beyond the limit (the shared store is what holds it)', async () => {
     test.setTimeout(90_000);
-    const perProcess = await startDeployment({ instances: 3, redisUrl: redis.url, perProcessLimiter: true, server: { keysFile: keysFile.file, minuteWindowMs: WINDOW_MS } });
+    const perProcess = await startDeployment({
+      instances: 3,
+      redisUrl: redis.url,
+      perProcessLimiter: true,
+      server: { keysFile: keysFile.file, minuteWindowMs: WINDOW_MS },
+    });
     try {
       await freshWindow(WINDOW_MS, 6_000);
       const burst = async (target: RunningDeployment, key: string) => {
-        const replies = await Promise.all(Array.from({ length: 150 }, () => call(origin(target), 'GET', '/v1/store/orders', { headers: bearer(key) })));
+        const replies = await Promise.all(
+          Array.from({ length: 150 }, () => call(origin(target), 'GET', '/v1/store/orders', { headers: bearer(key) })),
+        );
         return replies.filter((r) => r.status === 200).length;
       };
       const [shared, separate] = await Promise.all([burst(deployment, keysFile.keys.burst), burst(perProcess, keysFile.keys.perprocess)]);

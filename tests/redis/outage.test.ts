@@ -47,7 +47,10 @@ test('OUTAGE Redis down: 503 Error bodies with rate-limit headers and Retry-Afte
       status = (await call(o, 'GET', '/v1/inventory', { headers: key })).status;
     }
     expect(status, 'the server admits again once Redis is back').toBe(200);
-    const update = await call(o, 'PATCH', '/v1/inventory/1', { headers: { ...key, 'content-type': 'application/json' }, body: '{"quantity":3}' });
+    const update = await call(o, 'PATCH', '/v1/inventory/1', {
+      headers: { ...key, 'content-type': 'application/json' },
+      body: '{"quantity":3}',
+    });
     expect(update.status).toBe(200);
   } finally {
     await server.close();

@@ -43,8 +43,22 @@ test.describe('Redis stores', () => {
       const store = new RedisRateLimitStore(client, { prefix: `equivalence-${Date.now()}:`, clock: 'caller' });
       const memory = new MemoryRateLimitStore();
       const policies: RatePolicy[] = [
-        { windows: [{ name: 'minute', limit: 3, ms: 1_000 }, { name: 'day', limit: 7, ms: 5_000 }], banThreshold: 3, banMs: 1_500 },
-        { windows: [{ name: 'minute', limit: 5, ms: 700 }, { name: 'day', limit: 9, ms: 3_100 }], banThreshold: 2, banMs: 300 },
+        {
+          windows: [
+            { name: 'minute', limit: 3, ms: 1_000 },
+            { name: 'day', limit: 7, ms: 5_000 },
+          ],
+          banThreshold: 3,
+          banMs: 1_500,
+        },
+        {
+          windows: [
+            { name: 'minute', limit: 5, ms: 700 },
+            { name: 'day', limit: 9, ms: 3_100 },
+          ],
+          banThreshold: 2,
+          banMs: 300,
+        },
       ];
       const next = random(20261123);
       let now = 1_764_000_000_000;
@@ -67,7 +81,8 @@ test.describe('Redis stores', () => {
   test('REDIS two servers on one Redis admit exactly the limit of a concurrent burst between them, with one Reset', async () => {
     const prefix = `burst-${Date.now()}:`;
     const servers: RunningReferenceServer[] = [];
-    for (let i = 0; i < 2; i++) servers.push(await startReferenceServer({ port: 0, host: '127.0.0.1', redisUrl: redis.url, redisPrefix: prefix, redisSeed: 'keep' }));
+    for (let i = 0; i < 2; i++)
+      servers.push(await startReferenceServer({ port: 0, host: '127.0.0.1', redisUrl: redis.url, redisPrefix: prefix, redisSeed: 'keep' }));
     const agent = new Agent({ keepAlive: true, maxSockets: 50 });
     try {
       const key = bearer(servers[0].keys.free);
@@ -97,24 +112,42 @@ test.describe('Redis stores', () => {
       const seed = await call(origin(memory), 'GET', '/v1/inventory', { headers: bearer(memory.keys.business) });
       await memory.close();
       expect(before.text, 'the Redis inventory starts as the in-memory seed, byte for byte').toBe(seed.text);
-      for (const [petId, quantity] of [['9007199254740993', 41], ['9223372036854775807', 7]] as const) {
+      for (const [petId, quantity] of [
+        ['9007199254740993', 41],
+        ['9223372036854775807', 7],
+      ] as const) {
         const update = await call(origin(a), 'PATCH', `/v1/inventory/${petId}`, {
           headers: { ...key, 'content-type': 'application/json' },
           body: JSON.stringify({ quantity }),
         });
         expect(update.status, update.text).toBe(200);
-        expect(update.text).toBe(`{"petId":${petId},"quantity":${quantity},"status":${JSON.stringify((parseJson(update.text) as { status: string }).status)}}`);
+        expect(update.text).toBe(
+          `{"petId":${petId},"quantity":${quantity},"status":${JSON.stringify((parseJson(update.text) as { status: string }).status)}}`,
+        );
         const list = await call(origin(b), 'GET', '/v1/inventory', { headers: key });
-        expect(list.text, `the other server lists ${petId} with quantity ${quantity}`).toContain(`{"petId":${petId},"quantity":${quantity},`);
+        expect(list.text, `the other server lists ${petId} with quantity ${quantity}`).toContain(
+          `{"petId":${petId},"quantity":${quantity},`,
+        );
         const pet = await call(origin(b), 'GET', `/v1/pets/${petId}`, { headers: key });
         expect(pet.status).toBe(200);
       }
-      const unknown = await call(origin(b), 'PATCH', '/v1/inventory/123456789', { headers: { ...key, 'content-type': 'application/json' }, body: '{"quantity":1}' });
+      const unknown = await call(origin(b), 'PATCH', '/v1/inventory/123456789', {
+        headers: { ...key, 'content-type': 'application/json' },
+        body: '{"quantity":1}',
+      });
       expect(unknown.status).toBe(404);
-      const restarted = await startReferenceServer({ port: 0, host: '127.0.0.1', redisUrl: redis.url, redisPrefix: prefix, redisSeed: 'keep' });
+      const restarted = await startReferenceServer({
+        port: 0,
+        host: '127.0.0.1',
+        redisUrl: redis.url,
+        redisPrefix: prefix,
+        redisSeed: 'keep',
+      });
       const kept = await call(origin(restarted), 'GET', '/v1/inventory', { headers: key });
       await restarted.close();
-      expect(kept.text, 'an instance joining with redisSeed keep does not reset the shared inventory').toContain('{"petId":9007199254740993,"quantity":41,');
+      expect(kept.text, 'an instance joining with redisSeed keep does not reset the shared inventory').toContain(
+        '{"petId":9007199254740993,"quantity":41,',
+      );
     } finally {
       await a.close();
       await b.close();
@@ -125,7 +158,9 @@ test.describe('Redis stores', () => {
     await expect(startRedisServer({ binary: '/nonexistent/redis-server' })).rejects.toThrow(INSTALL_HINT);
     expect(INSTALL_HINT).toContain('apt-get install redis-server');
     const closed = `redis://127.0.0.1:${redis.port + 1}`;
-    await expect(startReferenceServer({ port: 0, host: '127.0.0.1', redisUrl: closed })).rejects.toThrow(/cannot reach the Redis of REDIS_URL \(127\.0\.0\.1:\d+\)/);
+    await expect(startReferenceServer({ port: 0, host: '127.0.0.1', redisUrl: closed })).rejects.toThrow(
+      /cannot reach the Redis of REDIS_URL \(127\.0\.0\.1:\d+\)/,
+    );
   });
   test('REDIS a redis-server answers as itself: several started at once get their own ports, and a port another one holds is refused, never shared', async () => {
     const started = await Promise.all(Array.from({ length: 3 }, () => startRedisServer()));
@@ -135,7 +170,9 @@ test.describe('Redis stores', () => {
     } finally {
       await Promise.all(started.map((r) => r.stop()));
     }
-    await expect(startRedisServer({ port: redis.port }), 'a given port held by another redis-server').rejects.toThrow(`port ${redis.port} was taken by another redis-server`);
+    await expect(startRedisServer({ port: redis.port }), 'a given port held by another redis-server').rejects.toThrow(
+      `port ${redis.port} was taken by another redis-server`,
+    );
     expect(await answeringPid(redis.port), 'the holder keeps running').toBe(redis.pid);
   });
 });

@@ -133,7 +133,13 @@ test.describe('reference server: bearer authentication', () => {
     expect(authenticate(['authorization', `Bearer ${key}`], ring, connection)).toBe(record);
     expect(authenticate(['AUTHORIZATION', `Bearer ${key}x`], ring, connection)).toBeInstanceOf(ApiError);
     expect(inspect(connection, { showHidden: true })).toContain('record');
-    expect([sameString('abc', 'abc'), sameString('abc', 'abd'), sameString('abc', 'xbc'), sameString('abc', 'ab'), sameString('', '')]).toEqual([true, false, false, false, true]);
+    expect([
+      sameString('abc', 'abc'),
+      sameString('abc', 'abd'),
+      sameString('abc', 'xbc'),
+      sameString('abc', 'ab'),
+      sameString('', ''),
+    ]).toEqual([true, false, false, false, true]);
   });
 
   test('AUTH keys never reach the server output', async () => {

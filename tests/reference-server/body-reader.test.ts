@@ -60,7 +60,13 @@ async function serve(
   options: { bodyTimeoutMs: number; store?: RateLimitStore },
   body: (port: number, app: App, seen: IncomingMessage[], seenAll: Seen[]) => Promise<void>,
 ): Promise<void> {
-  const config = resolveConfig({ port: 0, host: '127.0.0.1', redisUrl: 'none', bodyTimeoutMs: options.bodyTimeoutMs, minuteWindowMs: 600_000 });
+  const config = resolveConfig({
+    port: 0,
+    host: '127.0.0.1',
+    redisUrl: 'none',
+    bodyTimeoutMs: options.bodyTimeoutMs,
+    minuteWindowMs: 600_000,
+  });
   const app = createReferenceApp(config, options.store ?? new MemoryRateLimitStore());
   const seen: IncomingMessage[] = [];
   const seenAll: Seen[] = [];
@@ -121,7 +127,9 @@ function heldStore(): RateLimitStore & { release(): void; held(): number } {
   let waiting: (() => void)[] = [];
   return {
     hit: (identity, policy, now) =>
-      identity.startsWith('key:') ? new Promise((resolve) => waiting.push(() => resolve(memory.hit(identity, policy, now)))) : memory.hit(identity, policy, now),
+      identity.startsWith('key:')
+        ? new Promise((resolve) => waiting.push(() => resolve(memory.hit(identity, policy, now))))
+        : memory.hit(identity, policy, now),
     release() {
       const run = waiting;
       waiting = [];
@@ -135,7 +143,12 @@ function heldStore(): RateLimitStore & { release(): void; held(): number } {
 function fakeExchange(answers: { status: number; at: number }[], onFail: (n: number) => void): Exchange {
   const req = Object.assign(new EventEmitter(), { headers: {}, readableEnded: false, destroyed: false, pause: () => req });
   const x = {
-    req, res: {}, key: {}, decision: {}, params: [], routeHeaders: undefined,
+    req,
+    res: {},
+    key: {},
+    decision: {},
+    params: [],
+    routeHeaders: undefined,
     app: {
       fail: (_x: Exchange, error: { status: number }) => {
         answers.push({ status: error.status, at: Date.now() });
@@ -172,7 +185,11 @@ test.describe('reference server: body reader', () => {
         socket.destroy();
         await within(2_000, 'the server sees the client gone', () => req.destroyed);
         store.release();
-        await within(1_000, `the body (${sendsBody ? 'complete' : 'cut short'}) is let go (bodies held: ${app.state.body.pending})`, () => app.state.body.pending === 0);
+        await within(
+          1_000,
+          `the body (${sendsBody ? 'complete' : 'cut short'}) is let go (bodies held: ${app.state.body.pending})`,
+          () => app.state.body.pending === 0,
+        );
       }
     });
   });
@@ -189,7 +206,11 @@ test.describe('reference server: body reader', () => {
     reader.read(first, ignore, undefined);
     reader.read(second, ignore, undefined);
     try {
-      await within(1_500, `both late bodies answered (answers: ${JSON.stringify(answers)}, bodies held: ${reader.pending})`, () => answers.length === 2 && reader.pending === 0);
+      await within(
+        1_500,
+        `both late bodies answered (answers: ${JSON.stringify(answers)}, bodies held: ${reader.pending})`,
+        () => answers.length === 2 && reader.pending === 0,
+      );
     } finally {
       expect(process.listeners('uncaughtException')).toEqual(listeners);
     }
@@ -224,11 +245,18 @@ test.describe('reference server: body reader', () => {
     for (const [name, chunks, status] of cases) {
       const answers: { status: number; at: number }[] = [];
       let got: Buffer | undefined;
-      reader.read(completeExchange(chunks, answers), (_x, body) => {
-        got = body;
-        answers.push({ status: 200, at: Date.now() });
-      }, undefined);
-      expect(answers.map((a) => a.status), `${name}: answered at once`).toEqual([status]);
+      reader.read(
+        completeExchange(chunks, answers),
+        (_x, body) => {
+          got = body;
+          answers.push({ status: 200, at: Date.now() });
+        },
+        undefined,
+      );
+      expect(
+        answers.map((a) => a.status),
+        `${name}: answered at once`,
+      ).toEqual([status]);
       if (status === 200) expect(got?.toString(), name).toBe(Buffer.concat(chunks).toString());
       expect(reader.pending, name).toBe(0);
       expect(reader.listened, name).toBe(0);
@@ -241,7 +269,9 @@ test.describe('reference server: body reader', () => {
       const raw = await exchange(port, [patchHead(app.keys.business, body.length) + body], 1, 2_000);
       expect(statuses(raw)).toEqual([200]);
       for (const split of [false, true]) {
-        const steps = split ? [patchHead(app.keys.business, body.length) + body.slice(0, 4), 30, body.slice(4)] : [patchHead(app.keys.business, body.length) + body];
+        const steps = split
+          ? [patchHead(app.keys.business, body.length) + body.slice(0, 4), 30, body.slice(4)]
+          : [patchHead(app.keys.business, body.length) + body];
         expect(statuses(await exchange(port, steps, 1, 2_000))).toEqual([200]);
         expect(readerListenerCount(seen.at(-1)!), split ? 'split across packets' : 'with its headers').toBe(0);
         expect(app.state.body.pending).toBe(0);
@@ -283,11 +313,14 @@ test.describe('reference server: body reader', () => {
       const key = app.keys.business;
       const ways: [string, (socket: ReturnType<typeof connect>) => Promise<void>][] = [
         ['first chunk with the headers', async (socket) => void socket.write(patchHead(key, B.length) + B.slice(0, 4))],
-        ['first chunk in a later packet', async (socket) => {
-          socket.write(patchHead(key, B.length));
-          await sleep(30);
-          socket.write(B.slice(0, 4));
-        }],
+        [
+          'first chunk in a later packet',
+          async (socket) => {
+            socket.write(patchHead(key, B.length));
+            await sleep(30);
+            socket.write(B.slice(0, 4));
+          },
+        ],
       ];
       for (const [name, send] of ways) {
         const before = seenAll.length;
@@ -298,7 +331,11 @@ test.describe('reference server: body reader', () => {
         await within(1_000, `${name}: the request is being read`, () => seenAll.length > before && app.state.body.pending === 1);
         socket.destroy();
         const { res } = seenAll.at(-1)!;
-        await within(1_000, `${name}: the body is let go (bodies held: ${app.state.body.pending})`, () => app.state.body.pending === 0 && res.headersSent);
+        await within(
+          1_000,
+          `${name}: the body is let go (bodies held: ${app.state.body.pending})`,
+          () => app.state.body.pending === 0 && res.headersSent,
+        );
         expect(res.statusCode, name).toBe(400);
       }
     });
@@ -320,21 +357,79 @@ const SOCKET_CASES: SocketCase[] = [
   { name: 'a body with its headers', steps: (k) => [patchHead(k, B.length) + B], expect: [200] },
   { name: 'Connection: close', steps: (k) => [patchHead(k, B.length, 'Connection: close\r\n') + B], expect: [200] },
   { name: 'a body in pieces', steps: (k) => [patchHead(k, B.length), 20, B.slice(0, 3), 20, B.slice(3, 9), 20, B.slice(9)], expect: [200] },
-  { name: 'Connection: close and a body in pieces', steps: (k) => [patchHead(k, B.length, 'Connection: close\r\n'), 20, B.slice(0, 5), 20, B.slice(5)], expect: [200] },
+  {
+    name: 'Connection: close and a body in pieces',
+    steps: (k) => [patchHead(k, B.length, 'Connection: close\r\n'), 20, B.slice(0, 5), 20, B.slice(5)],
+    expect: [200],
+  },
   { name: 'three pipelined bodies', steps: (k) => [(patchHead(k, B.length) + B).repeat(3)], expect: [200, 200, 200] },
-  { name: 'a pipelined body arriving in pieces', steps: (k) => [patchHead(k, B.length) + B + patchHead(k, B.length) + B.slice(0, 4), 30, B.slice(4)], expect: [200, 200] },
-  { name: 'a chunked body in pieces', steps: (k) => [patchHead(k, 'chunked'), 20, `5\r\n${B.slice(0, 5)}\r\n`, 20, `${(B.length - 5).toString(16)}\r\n${B.slice(5)}\r\n`, 20, '0\r\n\r\n'], expect: [200] },
+  {
+    name: 'a pipelined body arriving in pieces',
+    steps: (k) => [patchHead(k, B.length) + B + patchHead(k, B.length) + B.slice(0, 4), 30, B.slice(4)],
+    expect: [200, 200],
+  },
+  {
+    name: 'a chunked body in pieces',
+    steps: (k) => [
+      patchHead(k, 'chunked'),
+      20,
+      `5\r\n${B.slice(0, 5)}\r\n`,
+      20,
+      `${(B.length - 5).toString(16)}\r\n${B.slice(5)}\r\n`,
+      20,
+      '0\r\n\r\n',
+    ],
+    expect: [200],
+  },
   { name: 'Expect: 100-continue, then the body', steps: (k) => [patchHead(k, B.length, 'Expect: 100-continue\r\n'), 30, B], expect: [200] },
-  { name: 'five bodies in turn on one connection', steps: (k) => Array.from({ length: 5 }, () => [patchHead(k, B.length) + B, 20]).flat(), expect: [200, 200, 200, 200, 200] },
+  {
+    name: 'five bodies in turn on one connection',
+    steps: (k) => Array.from({ length: 5 }, () => [patchHead(k, B.length) + B, 20]).flat(),
+    expect: [200, 200, 200, 200, 200],
+  },
   { name: 'a stalled body (408 at its deadline)', steps: (k) => [patchHead(k, B.length) + B.slice(0, 4)], expect: [408] },
-  { name: 'a declared Content-Length larger than the body that arrives (408 at its deadline)', steps: (k) => [patchHead(k, B.length + 6) + B], expect: [408] },
-  { name: 'a chunked body in one packet', steps: (k) => [`${patchHead(k, 'chunked')}${B.length.toString(16)}\r\n${B}\r\n0\r\n\r\n`], expect: [200] },
-  { name: 'a chunked body in two chunks of one packet', steps: (k) => [`${patchHead(k, 'chunked')}5\r\n${B.slice(0, 5)}\r\n${(B.length - 5).toString(16)}\r\n${B.slice(5)}\r\n0\r\n\r\n`], expect: [200] },
-  { name: 'a chunked body over the size limit in one packet', steps: (k) => [`${patchHead(k, 'chunked')}${BIG.length.toString(16)}\r\n${BIG}\r\n0\r\n\r\n`], expect: [413] },
-  { name: 'a chunked body over the size limit in pieces', steps: (k) => [patchHead(k, 'chunked'), 20, `${BIG.length.toString(16)}\r\n${BIG.slice(0, 1000)}`, 20, `${BIG.slice(1000)}\r\n0\r\n\r\n`], expect: [413] },
-  { name: 'a 40 KB body with its headers (beyond the stream\'s buffer mark)', steps: (k) => [patchHead(k, PADDED.length) + PADDED], expect: [200] },
+  {
+    name: 'a declared Content-Length larger than the body that arrives (408 at its deadline)',
+    steps: (k) => [patchHead(k, B.length + 6) + B],
+    expect: [408],
+  },
+  {
+    name: 'a chunked body in one packet',
+    steps: (k) => [`${patchHead(k, 'chunked')}${B.length.toString(16)}\r\n${B}\r\n0\r\n\r\n`],
+    expect: [200],
+  },
+  {
+    name: 'a chunked body in two chunks of one packet',
+    steps: (k) => [`${patchHead(k, 'chunked')}5\r\n${B.slice(0, 5)}\r\n${(B.length - 5).toString(16)}\r\n${B.slice(5)}\r\n0\r\n\r\n`],
+    expect: [200],
+  },
+  {
+    name: 'a chunked body over the size limit in one packet',
+    steps: (k) => [`${patchHead(k, 'chunked')}${BIG.length.toString(16)}\r\n${BIG}\r\n0\r\n\r\n`],
+    expect: [413],
+  },
+  {
+    name: 'a chunked body over the size limit in pieces',
+    steps: (k) => [
+      patchHead(k, 'chunked'),
+      20,
+      `${BIG.length.toString(16)}\r\n${BIG.slice(0, 1000)}`,
+      20,
+      `${BIG.slice(1000)}\r\n0\r\n\r\n`,
+    ],
+    expect: [413],
+  },
+  {
+    name: "a 40 KB body with its headers (beyond the stream's buffer mark)",
+    steps: (k) => [patchHead(k, PADDED.length) + PADDED],
+    expect: [200],
+  },
   { name: 'Content-Length: 0 (a body required: 400)', steps: (k) => [patchHead(k, 0)], expect: [400] },
-  { name: 'an invalid body with its headers (400), then a valid one on the same connection', steps: (k) => [`${patchHead(k, 5)}{"qua${patchHead(k, B.length)}${B}`], expect: [400, 200] },
+  {
+    name: 'an invalid body with its headers (400), then a valid one on the same connection',
+    steps: (k) => [`${patchHead(k, 5)}{"qua${patchHead(k, B.length)}${B}`],
+    expect: [400, 200],
+  },
 ];
 
 test.describe('reference server: body reader over sockets', () => {
@@ -344,7 +439,9 @@ test.describe('reference server: body reader over sockets', () => {
     await serve({ bodyTimeoutMs }, async (port, app) => {
       const key = app.keys.business;
       for (const c of SOCKET_CASES) {
-        const raw = await exchange(port, c.steps(key), c.expect.length, bodyTimeoutMs + 1_500).catch((e: Error) => `${c.name}: ${e.message}`);
+        const raw = await exchange(port, c.steps(key), c.expect.length, bodyTimeoutMs + 1_500).catch(
+          (e: Error) => `${c.name}: ${e.message}`,
+        );
         expect(statuses(raw), `${c.name}: ${raw.slice(0, 300)}`).toEqual(c.expect);
       }
       const stalled = exchange(port, [patchHead(key, B.length) + B.slice(0, 4)], 1, bodyTimeoutMs + 1_500);
@@ -401,15 +498,22 @@ test.describe('reference server: body reader over sockets', () => {
               clearTimeout(timer);
               resolve(got);
             });
-            socket.once('secureConnect', () => void (async () => {
-              for (const step of steps) {
-                if (typeof step === 'number') await sleep(step);
-                else socket.write(step);
-              }
-            })());
+            socket.once(
+              'secureConnect',
+              () =>
+                void (async () => {
+                  for (const step of steps) {
+                    if (typeof step === 'number') await sleep(step);
+                    else socket.write(step);
+                  }
+                })(),
+            );
           });
         const key = app.keys.business;
-        const cases = [[patchHead(key, B.length) + B], [patchHead(key, B.length, 'Connection: close\r\n'), 20, B.slice(0, 6), 20, B.slice(6)]];
+        const cases = [
+          [patchHead(key, B.length) + B],
+          [patchHead(key, B.length, 'Connection: close\r\n'), 20, B.slice(0, 6), 20, B.slice(6)],
+        ];
         const replies = await Promise.all(Array.from({ length: 12 }, (_, i) => one(cases[i % 2])));
         for (const raw of replies) expect(statuses(raw), raw.slice(0, 200)).toEqual([200]);
       } finally {

@@ -10,7 +10,23 @@ import { bearer, call, expectErrorBody, expectRateHeaders, origin, parseRaw, raw
 test.describe('reference server: errors', () => {
   test('ERRORS unknown paths are 404 route_not_found', async () => {
     await withServer({}, async (server) => {
-      for (const path of ['/', '/v1', '/v1/', '/inventory', '/V1/inventory', '/v1/Inventory', '/v1/inventory/', '/v1/inventory/1/extra', '/v2/inventory', '/quickstart', '/quickstart/messages/1', '/v1/pets', '/v1/store', '/v1/store/orders/1', '//v1/inventory']) {
+      for (const path of [
+        '/',
+        '/v1',
+        '/v1/',
+        '/inventory',
+        '/V1/inventory',
+        '/v1/Inventory',
+        '/v1/inventory/',
+        '/v1/inventory/1/extra',
+        '/v2/inventory',
+        '/quickstart',
+        '/quickstart/messages/1',
+        '/v1/pets',
+        '/v1/store',
+        '/v1/store/orders/1',
+        '//v1/inventory',
+      ]) {
         expectErrorBody(await call(origin(server), 'GET', path, { headers: bearer(server.keys.business) }), 404, 'route_not_found');
       }
     });
@@ -56,7 +72,10 @@ test.describe('reference server: errors', () => {
       const o = origin(server);
       const headers = { ...bearer(server.keys.business), 'content-type': 'application/json' };
       const big = `{"quantity":1,"pad":"${'x'.repeat(5_000_000)}"}`;
-      for (const [path, body] of [['/v1/inventory/1', big], ['/quickstart/messages', `{"message":"${'m'.repeat(200)}"}`]] as const) {
+      for (const [path, body] of [
+        ['/v1/inventory/1', big],
+        ['/quickstart/messages', `{"message":"${'m'.repeat(200)}"}`],
+      ] as const) {
         const reply = await call(o, path.includes('inventory') ? 'PATCH' : 'POST', path, { headers, body });
         expectErrorBody(reply, 413, 'payload_too_large');
         expect(reply.headers.connection).toBe('close');
@@ -68,7 +87,9 @@ test.describe('reference server: errors', () => {
         socket.on('data', (c: Buffer) => chunks.push(c));
         socket.on('error', () => undefined);
         socket.on('close', () => resolve(Buffer.concat(chunks).toString()));
-        socket.write(`PATCH /v1/inventory/1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${server.keys.business}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`);
+        socket.write(
+          `PATCH /v1/inventory/1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${server.keys.business}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`,
+        );
         const chunk = 'a'.repeat(64);
         let sent = 0;
         const timer = setInterval(() => {
@@ -120,8 +141,10 @@ test.describe('reference server: errors', () => {
         expect(reply.status, JSON.stringify(request)).toBeLessThan(500);
         expectErrorBody({ status: reply.status, headers: reply.headers, text: reply.body }, reply.status);
       }
-      const noHost = parseRaw(await rawExchange(o, `GET /v1/inventory HTTP/1.1\r\nAuthorization: Bearer ${key}\r\nConnection: close\r\n\r\n`));
-      expect(noHost.status, 'a missing Host is not this server\'s concern').toBe(200);
+      const noHost = parseRaw(
+        await rawExchange(o, `GET /v1/inventory HTTP/1.1\r\nAuthorization: Bearer ${key}\r\nConnection: close\r\n\r\n`),
+      );
+      expect(noHost.status, "a missing Host is not this server's concern").toBe(200);
       const http10 = parseRaw(await rawExchange(o, `GET /v1/inventory HTTP/1.0\r\nAuthorization: Bearer ${key}\r\n\r\n`));
       expect(http10.status).toBe(200);
       expect((await call(o, 'GET', '/v1/inventory', { headers: bearer(key) })).status).toBe(200);
@@ -133,7 +156,9 @@ test.describe('reference server: errors', () => {
       const o = origin(server);
       await new Promise<void>((resolve) => {
         const socket = connect(Number(new URL(o).port), '127.0.0.1', () => {
-          socket.write(`PATCH /v1/inventory/1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${server.keys.business}\r\nContent-Length: 50\r\n\r\n{"quantity":`);
+          socket.write(
+            `PATCH /v1/inventory/1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${server.keys.business}\r\nContent-Length: 50\r\n\r\n{"quantity":`,
+          );
           setTimeout(() => {
             socket.destroy();
             resolve();
@@ -150,7 +175,11 @@ test.describe('reference server: errors', () => {
   test('ERRORS Expect other than 100-continue is 417; 100-continue is honoured', async () => {
     await withServer({}, async (server) => {
       const o = origin(server);
-      expectErrorBody(await call(o, 'GET', '/v1/inventory', { headers: { ...bearer(server.keys.business), expect: 'something' } }), 417, 'expectation_failed');
+      expectErrorBody(
+        await call(o, 'GET', '/v1/inventory', { headers: { ...bearer(server.keys.business), expect: 'something' } }),
+        417,
+        'expectation_failed',
+      );
       const raw = await rawExchange(
         o,
         `PATCH /v1/inventory/2 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${server.keys.business}\r\nContent-Type: application/json\r\nContent-Length: 14\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n{"quantity":4}`,
@@ -162,13 +191,41 @@ test.describe('reference server: errors', () => {
 
   test('ERRORS 400 seeded random requests: every answer is 2xx or a 4xx Error body with rate-limit headers', async () => {
     let seed = 20261122;
-    const random = (): number => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+    const random = (): number => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
     const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)];
     const methods = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'TRACE', 'PROPFIND'];
-    const paths = ['/v1/inventory', '/v1/inventory/1', '/v1/inventory/9223372036854775807', '/v1/inventory/-0', '/v1/inventory/%00', '/v1/inventory/1?x=%',
-      '/quickstart/messages', '/v1/pets/42', '/v1/pets/%ff', '/v1/store/orders', '/v1/../v1/inventory', '/%2e%2e/etc/passwd', '/v1/inventory/1;a=b', '/v1//inventory', '/\u00e9'];
+    const paths = [
+      '/v1/inventory',
+      '/v1/inventory/1',
+      '/v1/inventory/9223372036854775807',
+      '/v1/inventory/-0',
+      '/v1/inventory/%00',
+      '/v1/inventory/1?x=%',
+      '/quickstart/messages',
+      '/v1/pets/42',
+      '/v1/pets/%ff',
+      '/v1/store/orders',
+      '/v1/../v1/inventory',
+      '/%2e%2e/etc/passwd',
+      '/v1/inventory/1;a=b',
+      '/v1//inventory',
+      '/\u00e9',
+    ];
     const types = [undefined, 'application/json', 'text/plain', 'application/json; charset=latin1', ';;;', 'application/', '*/*'];
-    const bodies = [undefined, '', '{}', '{"quantity":3}', '{"message":"m"}', '{"quantity":"3"}', 'null', '[', '\u0000', '{"quantity":1e999}', `{"message":"${'x'.repeat(3000)}"}`, Buffer.from([0xff, 0xfe, 0x00]).toString('latin1')];
+    const bodies = [
+      undefined,
+      '',
+      '{}',
+      '{"quantity":3}',
+      '{"message":"m"}',
+      '{"quantity":"3"}',
+      'null',
+      '[',
+      '\u0000',
+      '{"quantity":1e999}',
+      `{"message":"${'x'.repeat(3000)}"}`,
+      Buffer.from([0xff, 0xfe, 0x00]).toString('latin1'),
+    ];
     await withServer({ maxBodyBytes: 2048, anonymousLimits: { minute: 10_000, day: 100_000 } }, async (server) => {
       const auths = [undefined, `Bearer ${server.keys.business}`, `bearer ${server.keys.load}`, 'Bearer', 'Basic x', server.keys.free];
       const problems: string[] = [];
@@ -195,7 +252,8 @@ test.describe('reference server: errors', () => {
           } catch {
             problems.push(`${context}: body is not JSON`);
           }
-          if (!validate('Error', error).valid || error.status !== reply.status) problems.push(`${context}: not an Error body with status ${reply.status}`);
+          if (!validate('Error', error).valid || error.status !== reply.status)
+            problems.push(`${context}: not an Error body with status ${reply.status}`);
           if (!/^application\/json/.test(String(reply.headers['content-type']))) problems.push(`${context}: content type`);
         }
       }

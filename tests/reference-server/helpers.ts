@@ -63,7 +63,11 @@ export function call(origin: string, method: string, path: string, options: Call
 }
 
 /** Sends `raw` bytes on a fresh socket and returns everything received until the server closes it. */
-export function rawExchange(origin: string, raw: string | Buffer, options: { endAfterWrite?: boolean; timeoutMs?: number } = {}): Promise<string> {
+export function rawExchange(
+  origin: string,
+  raw: string | Buffer,
+  options: { endAfterWrite?: boolean; timeoutMs?: number } = {},
+): Promise<string> {
   return new Promise((resolve, reject) => {
     const url = new URL(origin);
     const socket = connect(Number(url.port), url.hostname);
@@ -99,7 +103,11 @@ export const origin = (server: RunningReferenceServer): string => new URL(server
 export const bearer = (key: string): OutgoingHttpHeaders => ({ authorization: `Bearer ${key}` });
 
 /** Asserts the spec's Error body: `{code, message, status}` with `status` = HTTP status, JSON content type. */
-export function expectErrorBody(reply: { status: number; headers: Record<string, unknown>; text: string }, status: number, code?: string): void {
+export function expectErrorBody(
+  reply: { status: number; headers: Record<string, unknown>; text: string },
+  status: number,
+  code?: string,
+): void {
   const context = `response ${reply.status} ${reply.text}`;
   expect(reply.status, context).toBe(status);
   expect(String(reply.headers['content-type']), context).toMatch(/^application\/json/i);
@@ -143,7 +151,12 @@ export interface Started {
  * Runs `npm start -- <args>` in its own process group, collects stdout until `untilLines` lines
  * arrived (or it exits), runs `whileUp`, then stops the group.
  */
-export async function npmStart(args: string[], env: Record<string, string>, untilLines: number, whileUp?: (lines: string[]) => Promise<void>): Promise<Started> {
+export async function npmStart(
+  args: string[],
+  env: Record<string, string>,
+  untilLines: number,
+  whileUp?: (lines: string[]) => Promise<void>,
+): Promise<Started> {
   const child = spawn('npm', ['start', '--silent', '--', ...args], {
     cwd: ROOT,
     env: { ...process.env, PORT: '0', REDIS_URL: '', INSTANCES: '1', RATELIMIT_FIELDS: 'off', ...env },

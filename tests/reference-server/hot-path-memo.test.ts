@@ -47,10 +47,16 @@ test.describe('reference server: memos of the PATCH path', () => {
     for (const plain of seed) {
       const stored = inventory.get(plain.petId)!;
       expect(serializeItem(stored)).toBe(serializeItem({ ...plain }));
-      expect(JSON.parse(serializeItem(stored).replace(/"petId":(-?\d+)/, '"petId":"$1"'))).toEqual({ petId: plain.petId.toString(), quantity: plain.quantity, status: plain.status });
+      expect(JSON.parse(serializeItem(stored).replace(/"petId":(-?\d+)/, '"petId":"$1"'))).toEqual({
+        petId: plain.petId.toString(),
+        quantity: plain.quantity,
+        status: plain.status,
+      });
       const updated = inventory.setQuantity(plain.petId, 77)!;
       expect(serializeItem(updated)).toBe(`{"petId":${plain.petId},"quantity":77,"status":"${plain.status}"}`);
     }
-    expect(inventory.listJson().toString()).toBe(`[${seed.map((p) => `{"petId":${p.petId},"quantity":77,"status":"${p.status}"}`).join(',')}]`);
+    expect(inventory.listJson().toString()).toBe(
+      `[${seed.map((p) => `{"petId":${p.petId},"quantity":77,"status":"${p.status}"}`).join(',')}]`,
+    );
   });
 });

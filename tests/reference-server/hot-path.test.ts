@@ -35,26 +35,49 @@ test.describe('reference server: hot path', () => {
     const near = fc.oneof(
       digits.map((d) => `{"quantity":${d}}`),
       fc.tuple(digits, fc.constantFrom('', ' ', '.0', '.5', 'e1', '-', '}', ',"x":1', '"')).map(([d, tail]) => `{"quantity":${d}${tail}}`),
-      fc.tuple(fc.constantFrom('{"quantity":', '{"quantity" :', '{"Quantity":', '{"quantity":-', '{"quantity":+', ' {"quantity":'), digits).map(([head, d]) => `${head}${d}}`),
+      fc
+        .tuple(fc.constantFrom('{"quantity":', '{"quantity" :', '{"Quantity":', '{"quantity":-', '{"quantity":+', ' {"quantity":'), digits)
+        .map(([head, d]) => `${head}${d}}`),
       fc.json(),
       fc.string(),
     );
     fc.assert(
       fc.property(near, (text) => {
         const body = Buffer.from(text);
-        expect(outcome(() => quantityOfBody(body)), text).toEqual(generalPath(body));
+        expect(
+          outcome(() => quantityOfBody(body)),
+          text,
+        ).toEqual(generalPath(body));
       }),
       { numRuns: 2000 },
     );
-    for (const text of ['{"quantity":0}', '{"quantity":9007199254740991}', '{"quantity":9007199254740992}', '{"quantity":007}', '{"quantity":}', '']) {
+    for (const text of [
+      '{"quantity":0}',
+      '{"quantity":9007199254740991}',
+      '{"quantity":9007199254740992}',
+      '{"quantity":007}',
+      '{"quantity":}',
+      '',
+    ]) {
       const body = Buffer.from(text);
-      expect(outcome(() => quantityOfBody(body)), text).toEqual(generalPath(body));
+      expect(
+        outcome(() => quantityOfBody(body)),
+        text,
+      ).toEqual(generalPath(body));
     }
   });
 
   test('HOT-PATH a router answers a repeated target as a fresh router does, also past its memory', () => {
     const router = new Router(routes(Date.now()));
-    const targets = ['/v1/inventory', '/v1/inventory/1', '/v1/inventory/%31', '/v1/inventory/', '/v1/nope', '/v1/pets/7?x=1', '/quickstart/messages'];
+    const targets = [
+      '/v1/inventory',
+      '/v1/inventory/1',
+      '/v1/inventory/%31',
+      '/v1/inventory/',
+      '/v1/nope',
+      '/v1/pets/7?x=1',
+      '/quickstart/messages',
+    ];
     const methods = ['GET', 'PATCH', 'POST', 'HEAD', 'DELETE'];
     const view = (r: Router, method: string, target: string) =>
       outcome(() => {
@@ -62,7 +85,9 @@ test.describe('reference server: hot path', () => {
         return m && { path: m.route.path, handler: m.handler?.name, allow: m.allow, params: [...m.params] };
       });
     for (let round = 0; round < 3; round++) {
-      for (const method of methods) for (const target of targets) expect(view(router, method, target), `${method} ${target}`).toEqual(view(new Router(routes(Date.now())), method, target));
+      for (const method of methods)
+        for (const target of targets)
+          expect(view(router, method, target), `${method} ${target}`).toEqual(view(new Router(routes(Date.now())), method, target));
     }
     for (let i = 0; i < 3000; i++) router.match('PATCH', `/v1/inventory/${i}`);
     expect(router.match('PATCH', '/v1/inventory/2999')?.params).toEqual(['2999']);
@@ -87,7 +112,9 @@ test.describe('reference server: hot path', () => {
           });
           socket.on('error', () => undefined);
           socket.on('close', () => resolve({ sentAt, answeredAt, raw: Buffer.concat(chunks).toString('latin1') }));
-          socket.write(`PATCH /v1/inventory/1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${server.keys.business}\r\nContent-Length: 20\r\n\r\n{"quan`);
+          socket.write(
+            `PATCH /v1/inventory/1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${server.keys.business}\r\nContent-Length: 20\r\n\r\n{"quan`,
+          );
         });
       const first = stalled();
       await new Promise((resolve) => setTimeout(resolve, timeoutMs / 2));
@@ -107,7 +134,9 @@ test.describe('reference server: hot path', () => {
         const chunks: Buffer[] = [];
         socket.on('data', (c: Buffer) => chunks.push(c));
         socket.on('close', () => resolve(Buffer.concat(chunks).toString('latin1')));
-        socket.write(`PATCH /v1/inventory/1 HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: Bearer ${server.keys.business}\r\nContent-Length: ${pieces.join('').length}\r\n\r\n`);
+        socket.write(
+          `PATCH /v1/inventory/1 HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: Bearer ${server.keys.business}\r\nContent-Length: ${pieces.join('').length}\r\n\r\n`,
+        );
         let i = 0;
         const next = (): void => {
           if (i < pieces.length) socket.write(pieces[i++], () => setTimeout(next, 20));
@@ -123,7 +152,10 @@ test.describe('reference server: hot path', () => {
   });
 
   test('HOT-PATH a body cut short by the client is let go at once, not at its deadline, and the server keeps serving', async () => {
-    const app = createReferenceApp(resolveConfig({ port: 0, host: '127.0.0.1', redisUrl: 'none', bodyTimeoutMs: 60_000 }), new MemoryRateLimitStore());
+    const app = createReferenceApp(
+      resolveConfig({ port: 0, host: '127.0.0.1', redisUrl: 'none', bodyTimeoutMs: 60_000 }),
+      new MemoryRateLimitStore(),
+    );
     const server = createServer((req, res) => app.onRequest(req, res));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as AddressInfo;
@@ -135,11 +167,16 @@ test.describe('reference server: hot path', () => {
     try {
       const socket = connect(port, '127.0.0.1');
       socket.on('error', () => undefined);
-      socket.write(`PATCH /v1/inventory/1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${app.keys.business}\r\nContent-Length: 20\r\n\r\n{"quan`);
+      socket.write(
+        `PATCH /v1/inventory/1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${app.keys.business}\r\nContent-Length: 20\r\n\r\n{"quan`,
+      );
       await until('the body is being read', () => app.state.body.pending === 1);
       socket.destroy();
       await until('the cut body is let go', () => app.state.body.pending === 0);
-      const reply = await call(`http://127.0.0.1:${port}`, 'PATCH', '/v1/inventory/1', { headers: { ...bearer(app.keys.business), 'content-type': 'application/json' }, body: '{"quantity":3}' });
+      const reply = await call(`http://127.0.0.1:${port}`, 'PATCH', '/v1/inventory/1', {
+        headers: { ...bearer(app.keys.business), 'content-type': 'application/json' },
+        body: '{"quantity":3}',
+      });
       expect(reply.status).toBe(200);
     } finally {
       server.closeAllConnections();

@@ -50,7 +50,8 @@ test.describe('reference server: inventory', () => {
   test('INVENTORY ids above 2^53 and at the int64 bounds are exact; outside int64 or not numeric is 400', async () => {
     await withServer({}, async (server) => {
       const o = origin(server);
-      const patch = (id: string, quantity = 5) => call(o, 'PATCH', `/v1/inventory/${id}`, { headers: json(server.keys.business), body: `{"quantity":${quantity}}` });
+      const patch = (id: string, quantity = 5) =>
+        call(o, 'PATCH', `/v1/inventory/${id}`, { headers: json(server.keys.business), body: `{"quantity":${quantity}}` });
       const above = await patch('9007199254740993', 11);
       expect(above.status).toBe(200);
       expect(above.text).toBe('{"petId":9007199254740993,"quantity":11,"status":"available"}');
@@ -63,7 +64,23 @@ test.describe('reference server: inventory', () => {
       expectErrorBody(await patch('-1'), 404, 'not_found');
       expect((await patch('%34%32')).status, 'percent-encoded digits are the same id').toBe(200);
       expect((await patch('0042')).json()).toMatchObject({ petId: 42 });
-      for (const bad of ['9223372036854775808', '-9223372036854775809', '18446744073709551616', '9'.repeat(40), 'abc', '1.5', '1e3', '+1', '0x10', '%201', '1%20', '-', '4%2B2', 'NaN', '%E2%82%AC']) {
+      for (const bad of [
+        '9223372036854775808',
+        '-9223372036854775809',
+        '18446744073709551616',
+        '9'.repeat(40),
+        'abc',
+        '1.5',
+        '1e3',
+        '+1',
+        '0x10',
+        '%201',
+        '1%20',
+        '-',
+        '4%2B2',
+        'NaN',
+        '%E2%82%AC',
+      ]) {
         expectErrorBody(await patch(bad), 400, 'invalid_pet_id');
       }
       const list = (await call(o, 'GET', '/v1/inventory', { headers: bearer(server.keys.business) })).text;
@@ -104,7 +121,11 @@ test.describe('reference server: inventory', () => {
         const missing = await call(o, 'PATCH', '/v1/inventory/404404', { headers: json(server.keys.business), body });
         expect(missing.status, `${label} for an unknown pet: the body is judged first`).toBe(400);
       }
-      expectErrorBody(await call(o, 'PATCH', '/v1/inventory/abc', { headers: json(server.keys.business), body: '{' }), 400, 'invalid_pet_id');
+      expectErrorBody(
+        await call(o, 'PATCH', '/v1/inventory/abc', { headers: json(server.keys.business), body: '{' }),
+        400,
+        'invalid_pet_id',
+      );
       const after = (await call(o, 'GET', '/v1/inventory', { headers: bearer(server.keys.business) })).text;
       expect(after).toBe(before);
     });
@@ -131,12 +152,21 @@ test.describe('reference server: inventory', () => {
         expect(reply.status, `${label}: ${reply.text}`).toBe(200);
         expect(reply.json(), label).toEqual({ petId: 3, quantity, status: 'pending' });
       }
-      for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'json', 'application/xml']) {
+      for (const type of [
+        'text/plain',
+        'application/x-www-form-urlencoded',
+        'multipart/form-data; boundary=x',
+        'json',
+        'application/xml',
+      ]) {
         const reply = await call(o, 'PATCH', '/v1/inventory/3', { headers: { ...key, 'content-type': type }, body: '{"quantity":1}' });
         expectErrorBody(reply, 415, 'unsupported_media_type');
         expect(reply.headers['accept-patch']).toBe('application/json');
       }
-      const twice = await call(o, 'PATCH', '/v1/inventory/3', { headers: { ...key, 'content-type': ['application/json', 'text/plain'] }, body: '{"quantity":1}' });
+      const twice = await call(o, 'PATCH', '/v1/inventory/3', {
+        headers: { ...key, 'content-type': ['application/json', 'text/plain'] },
+        body: '{"quantity":1}',
+      });
       expectErrorBody(twice, 400, 'invalid_content_type');
     });
   });
@@ -148,13 +178,19 @@ test.describe('reference server: inventory', () => {
       try {
         const quantities = Array.from({ length: 200 }, (_, i) => 1000 + i);
         const replies = await Promise.all(
-          quantities.map((q) => call(o, 'PATCH', '/v1/inventory/9007199254740993', { headers: json(server.keys.business), body: `{"quantity":${q}}`, agent })),
+          quantities.map((q) =>
+            call(o, 'PATCH', '/v1/inventory/9007199254740993', { headers: json(server.keys.business), body: `{"quantity":${q}}`, agent }),
+          ),
         );
         replies.forEach((r, i) => expect(r.text).toBe(`{"petId":9007199254740993,"quantity":${quantities[i]},"status":"available"}`));
         const list = (await call(o, 'GET', '/v1/inventory', { headers: bearer(server.keys.business) })).json() as Item[];
         const stored = list.find((i) => i.petId === 9007199254740993n)!;
         expect(quantities).toContain(stored.quantity);
-        const single = await call(o, 'PATCH', '/v1/inventory/9007199254740993', { headers: json(server.keys.business), body: '{"quantity":1}', agent });
+        const single = await call(o, 'PATCH', '/v1/inventory/9007199254740993', {
+          headers: json(server.keys.business),
+          body: '{"quantity":1}',
+          agent,
+        });
         expect(parseJson(single.text)).toEqual({ petId: 9007199254740993n, quantity: 1, status: 'available' });
       } finally {
         agent.destroy();

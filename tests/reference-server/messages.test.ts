@@ -13,7 +13,11 @@ test.describe('reference server: quickstart messages', () => {
       expect(server.baseUrl).toBe(`${origin(server)}/v1`);
       const path = `${new URL(server.apiUrl).pathname}/messages`;
       const ids = new Set<string>();
-      for (const [type, message] of [['application/json', 'hello'], ['application/json; charset=utf-8', 'grüße 🐈'], ['Application/JSON', '']] as const) {
+      for (const [type, message] of [
+        ['application/json', 'hello'],
+        ['application/json; charset=utf-8', 'grüße 🐈'],
+        ['Application/JSON', ''],
+      ] as const) {
         const before = Date.now();
         const reply = await call(origin(server), 'POST', path, {
           headers: { ...bearer(server.keys.free), 'content-type': type },
@@ -71,7 +75,13 @@ test.describe('reference server: quickstart messages', () => {
     await withServer({}, async (server) => {
       const headers = { ...bearer(server.keys.free), 'content-type': 'application/json' };
       expectErrorBody(await call(origin(server), 'POST', '/v1/messages', { headers, body: '{"message":"m"}' }), 404);
-      expectErrorBody(await call(origin(server), 'POST', '/quickstart/messages', { headers: { 'content-type': 'application/json' }, body: '{"message":"m"}' }), 401);
+      expectErrorBody(
+        await call(origin(server), 'POST', '/quickstart/messages', {
+          headers: { 'content-type': 'application/json' },
+          body: '{"message":"m"}',
+        }),
+        401,
+      );
     });
   });
 });

@@ -19,8 +19,12 @@ const policy = (minute: number, day: number, banThreshold = 3, banMs = 10_000): 
 const T0 = 1_800_000_000_000; // a window boundary of both windows
 
 test.describe('reference server: limiter rules', () => {
-  test('LIMITS the plan table is the spec\'s', () => {
-    expect(PLAN_LIMITS).toEqual({ free: { minute: 60, day: 1000 }, pro: { minute: 300, day: 10_000 }, business: { minute: 1000, day: 100_000 } });
+  test("LIMITS the plan table is the spec's", () => {
+    expect(PLAN_LIMITS).toEqual({
+      free: { minute: 60, day: 1000 },
+      pro: { minute: 300, day: 10_000 },
+      business: { minute: 1000, day: 100_000 },
+    });
   });
 
   test('LIMITS remaining counts down and the limit-th request is the last admitted', () => {
@@ -95,7 +99,14 @@ test.describe('reference server: limiter rules', () => {
   });
 
   test('LIMITS a ban shorter than the window lasts until the window resets and admits no second helping of it', () => {
-    const p: RatePolicy = { windows: [{ name: 'minute', limit: 2, ms: 10_000 }, { name: 'day', limit: 100, ms: 100_000 }], banThreshold: 2, banMs: 1_000 };
+    const p: RatePolicy = {
+      windows: [
+        { name: 'minute', limit: 2, ms: 10_000 },
+        { name: 'day', limit: 100, ms: 100_000 },
+      ],
+      banThreshold: 2,
+      banMs: 1_000,
+    };
     const s = newRateState(p);
     decide(s, p, T0);
     decide(s, p, T0 + 1);

@@ -35,13 +35,25 @@ test.describe('reference server: rate limits over HTTP', () => {
         ['405', 405, await call(o, 'DELETE', '/v1/inventory', { headers: key })],
         ['413', 413, await call(o, 'PATCH', '/v1/inventory/1', { headers: json, body: `{"quantity":1,"x":"${'a'.repeat(2000)}"}` })],
         ['414', 414, await call(o, 'GET', `/v1/inventory?${'a'.repeat(9000)}`, { headers: key })],
-        ['415', 415, await call(o, 'PATCH', '/v1/inventory/1', { headers: { ...key, 'content-type': 'text/plain' }, body: '{"quantity":3}' })],
+        [
+          '415',
+          415,
+          await call(o, 'PATCH', '/v1/inventory/1', { headers: { ...key, 'content-type': 'text/plain' }, body: '{"quantity":3}' }),
+        ],
         ['417', 417, await call(o, 'GET', '/v1/inventory', { headers: { ...key, expect: 'teapot' } })],
       ];
       const raw = [
         ['400 malformed request line', 400, parseRaw(await rawExchange(o, 'GARBAGE\r\n\r\n'))],
-        ['400 two Content-Length', 400, parseRaw(await rawExchange(o, 'PATCH /v1/inventory/1 HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n{}'))],
-        ['431 huge header', 431, parseRaw(await rawExchange(o, `GET /v1/inventory HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`))],
+        [
+          '400 two Content-Length',
+          400,
+          parseRaw(await rawExchange(o, 'PATCH /v1/inventory/1 HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n{}')),
+        ],
+        [
+          '431 huge header',
+          431,
+          parseRaw(await rawExchange(o, `GET /v1/inventory HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`)),
+        ],
       ] as const;
       for (const [label, status, reply] of [...replies, ...raw]) {
         expect(reply.status, label).toBe(status);
@@ -147,14 +159,21 @@ test.describe('reference server: rate limits over HTTP', () => {
         const replies = await Promise.all(
           Array.from({ length: 600 }, (_, i) =>
             i % 3 === 0
-              ? call(o, 'PATCH', '/v1/inventory/7', { headers: { ...bearer(server.keys.free), 'content-type': 'application/json' }, body: `{"quantity":${i}}`, agent })
+              ? call(o, 'PATCH', '/v1/inventory/7', {
+                  headers: { ...bearer(server.keys.free), 'content-type': 'application/json' },
+                  body: `{"quantity":${i}}`,
+                  agent,
+                })
               : call(o, 'GET', '/v1/inventory', { headers: bearer(server.keys.free), agent }),
           ),
         );
         const statuses = replies.map((r) => r.status);
         expect(statuses.filter((s) => s === 200).length).toBe(60);
         expect(statuses.filter((s) => s === 429).length).toBe(540);
-        const remaining = replies.filter((r) => r.status === 200).map((r) => Number(r.headers['x-ratelimit-remaining'])).sort((a, b) => a - b);
+        const remaining = replies
+          .filter((r) => r.status === 200)
+          .map((r) => Number(r.headers['x-ratelimit-remaining']))
+          .sort((a, b) => a - b);
         expect(remaining).toEqual(Array.from({ length: 60 }, (_, i) => i));
       } finally {
         agent.destroy();
@@ -171,7 +190,9 @@ test.describe('reference server: rate limits over HTTP', () => {
       const o = origin(server);
       const agent = new Agent({ keepAlive: true, maxSockets: 100 });
       try {
-        const replies = await Promise.all(Array.from({ length: 100 }, () => call(o, 'GET', '/v1/inventory', { headers: bearer(server.keys.free), agent })));
+        const replies = await Promise.all(
+          Array.from({ length: 100 }, () => call(o, 'GET', '/v1/inventory', { headers: bearer(server.keys.free), agent })),
+        );
         expect(replies.filter((r) => r.status === 200).length).toBe(60);
         expect(replies.filter((r) => r.status === 429).length).toBe(40);
         const unauth = await call(o, 'GET', '/v1/inventory', { agent });
@@ -225,7 +246,8 @@ test.describe('reference server: rate limits over HTTP', () => {
     await withServer({ enterpriseLimits: { minute: 100, day: 3 }, banThreshold: 100 }, async (server) => {
       const o = origin(server);
       const statuses: number[] = [];
-      for (let i = 0; i < 4; i++) statuses.push((await call(o, 'GET', '/v1/store/orders', { headers: bearer(server.keys.enterprise) })).status);
+      for (let i = 0; i < 4; i++)
+        statuses.push((await call(o, 'GET', '/v1/store/orders', { headers: bearer(server.keys.enterprise) })).status);
       expect(statuses).toEqual([200, 200, 200, 429]);
     });
   });

@@ -34,12 +34,21 @@ function capture(write: (res: ServerResponse) => void): { status: number; header
 test('LIMITS the 429 fast path writes the bytes the central error handler writes for refusal()', () => {
   const decisions: RateDecision[] = [
     { outcome: 'limited', limit: 60, remaining: 0, resetSeconds: 1_795_412_700, retryAfterSeconds: 42 },
-    { outcome: 'banned', limit: 60, remaining: 0, resetSeconds: 1_795_413_300, retryAfterSeconds: 600, fields: ['RateLimit', '"minute";r=0;t=600'] },
+    {
+      outcome: 'banned',
+      limit: 60,
+      remaining: 0,
+      resetSeconds: 1_795_413_300,
+      retryAfterSeconds: 600,
+      fields: ['RateLimit', '"minute";r=0;t=600'],
+    },
   ];
   for (const decision of decisions) {
     for (const route of [[], ['Deprecation', '@1767225600'], ['Deprecation', '@1767225600', 'Connection', 'close']]) {
       const viaHandler = capture((res) => sendError(res, decision, refusal(decision), route));
-      const fast = capture((res) => send(res, 429, refusalBody(decision), decision, [...route, 'Retry-After', String(decision.retryAfterSeconds)]));
+      const fast = capture((res) =>
+        send(res, 429, refusalBody(decision), decision, [...route, 'Retry-After', String(decision.retryAfterSeconds)]),
+      );
       expect(fast, `${decision.outcome} with ${route.join(' ')}`).toEqual(viaHandler);
       expect(JSON.parse(fast.body).code).toBe(decision.outcome === 'banned' ? 'key_banned' : 'rate_limited');
     }

@@ -31,14 +31,22 @@ test.describe('reference server: npm start and configuration', () => {
   });
 
   test('START flags and environment configure the server; flags win', async () => {
-    const started = await npmStart(['--enterprise-limit-minute', '9', '--max-body-bytes=50'], { ENTERPRISE_LIMIT_MINUTE: '8', ENTERPRISE_LIMIT_DAY: '77' }, 7, async (lines) => {
-      const inventory = new URL(lines[0].slice('inventory: '.length));
-      const enterprise = lines.find((l) => l.startsWith('key enterprise: '))!.slice('key enterprise: '.length);
-      const reply = await call(inventory.origin, 'GET', '/v1/inventory', { headers: bearer(enterprise) });
-      expect(reply.headers['x-ratelimit-limit']).toBe('9');
-      const big = await call(inventory.origin, 'PATCH', '/v1/inventory/1', { headers: bearer(enterprise), body: `{"quantity":1,"p":"${'x'.repeat(100)}"}` });
-      expect(big.status).toBe(413);
-    });
+    const started = await npmStart(
+      ['--enterprise-limit-minute', '9', '--max-body-bytes=50'],
+      { ENTERPRISE_LIMIT_MINUTE: '8', ENTERPRISE_LIMIT_DAY: '77' },
+      7,
+      async (lines) => {
+        const inventory = new URL(lines[0].slice('inventory: '.length));
+        const enterprise = lines.find((l) => l.startsWith('key enterprise: '))!.slice('key enterprise: '.length);
+        const reply = await call(inventory.origin, 'GET', '/v1/inventory', { headers: bearer(enterprise) });
+        expect(reply.headers['x-ratelimit-limit']).toBe('9');
+        const big = await call(inventory.origin, 'PATCH', '/v1/inventory/1', {
+          headers: bearer(enterprise),
+          body: `{"quantity":1,"p":"${'x'.repeat(100)}"}`,
+        });
+        expect(big.status).toBe(413);
+      },
+    );
     expect(started.lines.length).toBe(7);
   });
 
@@ -100,7 +108,13 @@ test.describe('reference server: npm start and configuration', () => {
     expect(new Set(seed.map((i) => i.status))).toEqual(new Set(['available', 'pending', 'sold']));
     expect(seed.map((i) => i.petId)).toEqual(expect.arrayContaining([9007199254740993n, 9223372036854775807n]));
     const keys = loadKeys(DEFAULT_KEYS_FILE);
-    expect(keys.map((k) => `${k.name}:${k.plan}`)).toEqual(['free:free', 'pro:pro', 'business:business', 'enterprise:enterprise', 'load:enterprise']);
+    expect(keys.map((k) => `${k.name}:${k.plan}`)).toEqual([
+      'free:free',
+      'pro:pro',
+      'business:business',
+      'enterprise:enterprise',
+      'load:enterprise',
+    ]);
     expect(keys.find((k) => k.name === 'load')!.limits!.minute).toBeGreaterThanOrEqual(1e9);
     expect(new Set(keys.map((k) => k.key)).size).toBe(5);
   });
@@ -118,7 +132,11 @@ test.describe('reference server: npm start and configuration', () => {
         await server.close();
       }
       const broken: [string, string, RegExp][] = [
-        ['inventory', 'items:\n  - { petId: 1, quantity: 1, status: sold }\n  - { petId: 1, quantity: 2, status: sold }\n', /duplicate petId 1/],
+        [
+          'inventory',
+          'items:\n  - { petId: 1, quantity: 1, status: sold }\n  - { petId: 1, quantity: 2, status: sold }\n',
+          /duplicate petId 1/,
+        ],
         ['inventory', 'items:\n  - { petId: 9223372036854775808, quantity: 1, status: sold }\n', /petId must be an int64/],
         ['inventory', 'items:\n  - { petId: 1, quantity: 1, status: lost }\n', /status must be one of/],
         ['inventory', 'items:\n  - { petId: 1, quantity: -1, status: sold }\n', /quantity/],
@@ -148,7 +166,9 @@ test.describe('reference server: npm start and configuration', () => {
       } finally {
         await server.close();
       }
-      await expect(startReferenceServer({ port: 0, host: '127.0.0.1', redisUrl: 'redis://127.0.0.1:1' })).rejects.toThrow(/cannot reach the Redis of REDIS_URL/);
+      await expect(startReferenceServer({ port: 0, host: '127.0.0.1', redisUrl: 'redis://127.0.0.1:1' })).rejects.toThrow(
+        /cannot reach the Redis of REDIS_URL/,
+      );
     } finally {
       if (saved === undefined) delete process.env.REDIS_URL;
       else process.env.REDIS_URL = saved;

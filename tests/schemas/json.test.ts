@@ -15,7 +15,14 @@ test('integers outside the safe range become bigint, exactly', () => {
 });
 
 test('safe integers and floats stay numbers', () => {
-  const cases: [string, number][] = [['9007199254740991', 9007199254740991], ['-12', -12], ['1.5', 1.5], ['1e3', 1000], ['2.0', 2], ['0', 0]];
+  const cases: [string, number][] = [
+    ['9007199254740991', 9007199254740991],
+    ['-12', -12],
+    ['1.5', 1.5],
+    ['1e3', 1000],
+    ['2.0', 2],
+    ['0', 0],
+  ];
   for (const [text, expected] of cases) expect(parseJson(text), text).toBe(expected);
 });
 
@@ -27,7 +34,14 @@ test('9007199254740993 round-trips exactly through parseJson and stringifyJson',
 });
 
 test('parses like JSON.parse otherwise', () => {
-  const texts = ['{"a":[1,2,{"b":null}],"c":"\\u00e9\\n","d":true}', '"x"', ' [ ] ', '{"__proto__":{"x":1}}', '{"a":1,"a":2}', '[1e400, -0.5e-3]'];
+  const texts = [
+    '{"a":[1,2,{"b":null}],"c":"\\u00e9\\n","d":true}',
+    '"x"',
+    ' [ ] ',
+    '{"__proto__":{"x":1}}',
+    '{"a":1,"a":2}',
+    '[1e400, -0.5e-3]',
+  ];
   // Each text also with a 16-digit run inside a string, which takes the lossless path.
   for (const text of [...texts, ...texts.map((t) => `[${t}, "1234567890123456"]`)]) {
     expect(parseJson(text), text).toEqual(JSON.parse(text));

@@ -100,11 +100,7 @@ test('the document states the interface of the spec', async () => {
     expect(tooMany.headers['Retry-After'].required, `${op} 429 Retry-After`).toBe(true);
     for (const [status, response] of Object.entries(operation.responses as Doc)) {
       if (['400', '401', '404'].includes(status)) {
-        expect(response.content['application/json'].schema.required, `${op} ${status} Error body`).toEqual([
-          'code',
-          'message',
-          'status',
-        ]);
+        expect(response.content['application/json'].schema.required, `${op} ${status} Error body`).toEqual(['code', 'message', 'status']);
       }
     }
   }

@@ -8,8 +8,7 @@ type Invalid = Case & { error: string };
 const valueOf = (c: Case) => (c.json !== undefined ? parseJson(c.json) : c.value);
 
 const item = (fields: string) => `{"quantity": 3, "status": "available", ${fields}}`;
-const msg = (createdAt: string, extra = '') =>
-  `{"id": "m-1", "message": "hi", "status": "queued", "createdAt": "${createdAt}"${extra}}`;
+const msg = (createdAt: string, extra = '') => `{"id": "m-1", "message": "hi", "status": "queued", "createdAt": "${createdAt}"${extra}}`;
 
 const valid: Record<SchemaName, Case[]> = {
   InventoryItem: [
@@ -66,7 +65,11 @@ const invalid: Record<SchemaName, Invalid[]> = {
     { name: 'petId a string', json: item('"petId": "1"'), error: '/petId: must be integer' },
     { name: 'petId a fraction', json: item('"petId": 1.5'), error: '/petId: must be integer' },
     { name: 'quantity a fraction', json: '{"petId": 1, "quantity": 0.5, "status": "sold"}', error: '/quantity: must be integer' },
-    { name: 'status lost', json: '{"petId": 1, "quantity": 1, "status": "lost"}', error: '/status: must be equal to one of the allowed values: available, pending, sold' },
+    {
+      name: 'status lost',
+      json: '{"petId": 1, "quantity": 1, "status": "lost"}',
+      error: '/status: must be equal to one of the allowed values: available, pending, sold',
+    },
     { name: 'quantity missing', json: '{"petId": 1, "status": "sold"}', error: "/: must have required property 'quantity'" },
     { name: 'petId missing', json: '{"quantity": 1, "status": "sold"}', error: "/: must have required property 'petId'" },
     { name: 'status missing', json: '{"petId": 1, "quantity": 1}', error: "/: must have required property 'status'" },
@@ -75,8 +78,16 @@ const invalid: Record<SchemaName, Invalid[]> = {
   Inventory: [
     { name: 'an object', json: '{}', error: '/: must be array' },
     { name: 'item with a string petId', json: `[${item('"petId": "7"')}]`, error: '/0/petId: must be integer' },
-    { name: 'second item above int64', json: `[${item('"petId": 1')}, ${item('"petId": 9223372036854775808')}]`, error: `/1/petId: ${INT64_ERROR}` },
-    { name: 'item with status lost', json: '[{"petId": 1, "quantity": 1, "status": "lost"}]', error: '/0/status: must be equal to one of the allowed values: available, pending, sold' },
+    {
+      name: 'second item above int64',
+      json: `[${item('"petId": 1')}, ${item('"petId": 9223372036854775808')}]`,
+      error: `/1/petId: ${INT64_ERROR}`,
+    },
+    {
+      name: 'item with status lost',
+      json: '[{"petId": 1, "quantity": 1, "status": "lost"}]',
+      error: '/0/status: must be equal to one of the allowed values: available, pending, sold',
+    },
   ],
   PetStatus: [
     { name: 'lost', value: 'lost', error: '/: must be equal to one of the allowed values: available, pending, sold' },
@@ -113,8 +124,16 @@ const invalid: Record<SchemaName, Invalid[]> = {
     { name: 'createdAt at hour 24', json: msg('2026-11-22T24:00:00Z'), error: `/createdAt: ${UTC_ERROR}` },
     { name: 'createdAt epoch milliseconds', json: msg('x').replace('"x"', '1763796600000'), error: '/createdAt: must be string' },
     { name: 'id a number', json: msg('2026-11-22T07:30:00Z').replace('"m-1"', '1'), error: '/id: must be string' },
-    { name: 'createdAt missing', json: '{"id": "m-1", "message": "hi", "status": "queued"}', error: "/: must have required property 'createdAt'" },
-    { name: 'status missing', json: '{"id": "m-1", "message": "hi", "createdAt": "2026-11-22T07:30:00Z"}', error: "/: must have required property 'status'" },
+    {
+      name: 'createdAt missing',
+      json: '{"id": "m-1", "message": "hi", "status": "queued"}',
+      error: "/: must have required property 'createdAt'",
+    },
+    {
+      name: 'status missing',
+      json: '{"id": "m-1", "message": "hi", "createdAt": "2026-11-22T07:30:00Z"}',
+      error: "/: must have required property 'status'",
+    },
   ],
 };
 
@@ -164,8 +183,29 @@ test('isInt64 bounds', () => {
 });
 
 test('isUtcTimestamp', () => {
-  for (const s of ['2024-02-29T00:00:00Z', '2000-02-29T00:00:00Z', '0000-02-29T00:00:00Z', '2026-12-31T23:59:59.999Z', '2026-01-01T00:00:00.5+00:00', '2016-12-31T23:59:60Z']) expect(isUtcTimestamp(s), s).toBe(true);
-  for (const s of ['2023-02-29T00:00:00Z', '1900-02-29T00:00:00Z', '2026-04-31T00:00:00Z', '2026-00-10T00:00:00Z', '2026-01-00T00:00:00Z', '2026-13-01T00:00:00Z', '2026-01-01T12:00:60Z', '2026-01-01T00:60:00Z', '2026-01-01T00:00:00-00:00', '2026-01-01T00:00:00+01:00', 'yesterday', 5]) {
+  for (const s of [
+    '2024-02-29T00:00:00Z',
+    '2000-02-29T00:00:00Z',
+    '0000-02-29T00:00:00Z',
+    '2026-12-31T23:59:59.999Z',
+    '2026-01-01T00:00:00.5+00:00',
+    '2016-12-31T23:59:60Z',
+  ])
+    expect(isUtcTimestamp(s), s).toBe(true);
+  for (const s of [
+    '2023-02-29T00:00:00Z',
+    '1900-02-29T00:00:00Z',
+    '2026-04-31T00:00:00Z',
+    '2026-00-10T00:00:00Z',
+    '2026-01-00T00:00:00Z',
+    '2026-13-01T00:00:00Z',
+    '2026-01-01T12:00:60Z',
+    '2026-01-01T00:60:00Z',
+    '2026-01-01T00:00:00-00:00',
+    '2026-01-01T00:00:00+01:00',
+    'yesterday',
+    5,
+  ]) {
     expect(isUtcTimestamp(s), String(s)).toBe(false);
   }
 });

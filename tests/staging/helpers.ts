@@ -15,8 +15,14 @@ export function runUnder(conditions: string[]): Promise<StagingOutcome> {
 }
 
 function describe(o: StagingOutcome): string {
-  const failing = Object.entries(o.failing).map(([id, r]) => `    ${id}: ${r}`).join('\n') || '    (none)';
-  const nc = Object.entries(o.notCertified).map(([id, r]) => `    ${id}: ${r}`).join('\n') || '    (none)';
+  const failing =
+    Object.entries(o.failing)
+      .map(([id, r]) => `    ${id}: ${r}`)
+      .join('\n') || '    (none)';
+  const nc =
+    Object.entries(o.notCertified)
+      .map(([id, r]) => `    ${id}: ${r}`)
+      .join('\n') || '    (none)';
   return `verdict ${o.verdict} (exit ${o.exitCode}) in ${(o.durationMs / 1000).toFixed(1)} s\n  failing:\n${failing}\n  not certified:\n${nc}${o.verdict === 'missing' ? `\n  certify output (tail):\n${o.tail}` : ''}`;
 }
 

@@ -24,7 +24,9 @@ test('the store comparison sees a change the run did not restore', async () => {
     expect(JSON.parse(before)).toHaveLength(3);
     const first = JSON.parse(before)[0] as { petId: number; quantity: number };
     const res = await fetch(`${target.env.BASE_URL}/inventory/${first.petId}`, {
-      method: 'PATCH', headers: { authorization: `Bearer ${target.env.API_KEY}`, 'content-type': 'application/json' }, body: JSON.stringify({ quantity: first.quantity + 1 }),
+      method: 'PATCH',
+      headers: { authorization: `Bearer ${target.env.API_KEY}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ quantity: first.quantity + 1 }),
     });
     expect(res.status).toBe(200);
     expect(await target.inventory()).not.toBe(before);

@@ -37,11 +37,27 @@ function failure(testInfo: TestInfo, run: () => void): { message: string; findin
 }
 
 test('finding() takes one object and leaves out a part or curl given as undefined', () => {
-  const f = finding({ id: 'LOAD-02', part: undefined, level: 'fail', message: 'over-admission', expected: 'at most 60', observed: '61', curl: undefined });
+  const f = finding({
+    id: 'LOAD-02',
+    part: undefined,
+    level: 'fail',
+    message: 'over-admission',
+    expected: 'at most 60',
+    observed: '61',
+    curl: undefined,
+  });
   expect(f).toEqual({ id: 'LOAD-02', level: 'fail', message: 'over-admission', expected: 'at most 60', observed: '61' });
   expect(Object.keys(f)).toEqual(['id', 'level', 'message', 'expected', 'observed']);
   const full = finding({ id: 'LOAD-02', part: 'admission', level: 'warn', message: 'm', expected: 'e', observed: 'o', curl: 'curl x' });
-  expect(parseFinding(findingAnnotation(full).description)).toEqual({ id: 'LOAD-02', part: 'admission', level: 'warn', message: 'm', expected: 'e', observed: 'o', curl: 'curl x' });
+  expect(parseFinding(findingAnnotation(full).description)).toEqual({
+    id: 'LOAD-02',
+    part: 'admission',
+    level: 'warn',
+    message: 'm',
+    expected: 'e',
+    observed: 'o',
+    curl: 'curl x',
+  });
 });
 
 test('expectFact passes silently when the fact holds', () => {
@@ -52,13 +68,19 @@ test('expectFact passes silently when the fact holds', () => {
 
 test('expectFact fails with a finding naming requirement, expected, observed and the curl line of its exchange', () => {
   const res = response(200, '{"petId":7,"quantity":4}');
-  const { message, findings } = failure(test.info(), () => expectFact(false, { id: 'UPD-01', expected: 'quantity 3', observed: 'quantity 4', res }));
-  expect(findings).toEqual([{ id: 'UPD-01', level: 'fail', message: 'PATCH /v1/inventory/7 → 200', expected: 'quantity 3', observed: 'quantity 4', curl: CURL }]);
+  const { message, findings } = failure(test.info(), () =>
+    expectFact(false, { id: 'UPD-01', expected: 'quantity 3', observed: 'quantity 4', res }),
+  );
+  expect(findings).toEqual([
+    { id: 'UPD-01', level: 'fail', message: 'PATCH /v1/inventory/7 → 200', expected: 'quantity 3', observed: 'quantity 4', curl: CURL },
+  ]);
   expect(message).toBe(`UPD-01 PATCH /v1/inventory/7 → 200: expected quantity 3; observed quantity 4\n  reproduce: ${CURL}`);
 });
 
 test('a fact without an exchange has no curl line; without an id it names the running test requirement (here none: ?)', () => {
-  const { message, findings } = failure(test.info(), () => expectFact(0, { what: "BASE_URL's path", expected: 'a path ending in /v1', observed: '"/v2"' }));
+  const { message, findings } = failure(test.info(), () =>
+    expectFact(0, { what: "BASE_URL's path", expected: 'a path ending in /v1', observed: '"/v2"' }),
+  );
   expect(findings).toEqual([{ id: '?', level: 'fail', message: "BASE_URL's path", expected: 'a path ending in /v1', observed: '"/v2"' }]);
   expect(message).toBe(`? BASE_URL's path: expected a path ending in /v1; observed "/v2"`);
   expect(message).not.toContain('reproduce');
@@ -66,9 +88,17 @@ test('a fact without an exchange has no curl line; without an id it names the ru
 
 test('expectStatus with 2xx accepts every success and fails any other status through a finding', () => {
   for (const status of [200, 201, 204, 299]) expectStatus(response(status, ''), '2xx');
-  const { message, findings } = failure(test.info(), () => expectStatus(response(401, '{"code":"unauthorized"}'), '2xx', 'with "bearer <API_KEY>"'));
+  const { message, findings } = failure(test.info(), () =>
+    expectStatus(response(401, '{"code":"unauthorized"}'), '2xx', 'with "bearer <API_KEY>"'),
+  );
   expect(findings).toHaveLength(1);
-  expect(findings[0]).toMatchObject({ level: 'fail', message: 'with "bearer <API_KEY>": PATCH /v1/inventory/7', expected: 'a 2xx status', observed: 'status 401, body {"code":"unauthorized"}', curl: CURL });
+  expect(findings[0]).toMatchObject({
+    level: 'fail',
+    message: 'with "bearer <API_KEY>": PATCH /v1/inventory/7',
+    expected: 'a 2xx status',
+    observed: 'status 401, body {"code":"unauthorized"}',
+    curl: CURL,
+  });
   expect(message).toContain('expected a 2xx status; observed status 401');
 });
 
@@ -80,7 +110,9 @@ test('expectStatus with a list names every accepted status', () => {
 
 test('expectNoDeviation joins the deviations as observed; an exchange without a curl line gives none', () => {
   expectNoDeviation([], 'nothing', 'where');
-  const { findings } = failure(test.info(), () => expectNoDeviation(['a missing', { b: 1 }], 'a and b', 'the 429', { label: 'GET /v1/inventory → 429' }, 'RL-09'));
+  const { findings } = failure(test.info(), () =>
+    expectNoDeviation(['a missing', { b: 1 }], 'a and b', 'the 429', { label: 'GET /v1/inventory → 429' }, 'RL-09'),
+  );
   expect(findings).toEqual([{ id: 'RL-09', level: 'fail', message: 'the 429', expected: 'a and b', observed: 'a missing; {"b":1}' }]);
 });
 

@@ -7,9 +7,13 @@ test.afterEach(() => nock.cleanAll());
 const DEP_S = Date.UTC(2026, 0, 1) / 1000;
 
 test('Deprecation and Sunset read from a real response (odd header case)', async ({ request }) => {
-  nock('http://dep.test').get('/v1/pets/1').reply(200, '{}', {
-    DEPRECATION: `@${DEP_S}`, sunset: 'Sat, 01 Jan 2028 00:00:00 GMT', Date: 'Sun, 22 Nov 2026 09:00:00 GMT',
-  });
+  nock('http://dep.test')
+    .get('/v1/pets/1')
+    .reply(200, '{}', {
+      DEPRECATION: `@${DEP_S}`,
+      sunset: 'Sat, 01 Jan 2028 00:00:00 GMT',
+      Date: 'Sun, 22 Nov 2026 09:00:00 GMT',
+    });
   const h = (await request.get('http://dep.test/v1/pets/1')).headers();
   expect(parseDeprecation(h.deprecation!)).toEqual({ ok: true, form: 'sf-date', epochS: DEP_S });
   expect(judgeSunset(h.sunset!, h.date, DEP_S)).toEqual({ problems: [], warnings: [] });

@@ -5,8 +5,16 @@ import { missingPrerequisiteReason } from '../../suites/fixtures/verdicts.ts';
 test('defaults, trimmed values and trailing slashes', () => {
   const env = readEnv({ BASE_URL: ' http://h/v1/ ', API_URL: 'http://h/quickstart//', API_KEY: ' k ', API_PLAN: 'Free' });
   expect(env).toMatchObject({
-    baseUrl: 'http://h/v1', apiUrl: 'http://h/quickstart', apiKey: 'k', apiPlan: 'free', profile: 'full',
-    maxRetryAfterS: 120, maxExhaustRequests: 2000, requestTimeoutMs: 15_000, workers: 2, problems: [],
+    baseUrl: 'http://h/v1',
+    apiUrl: 'http://h/quickstart',
+    apiKey: 'k',
+    apiPlan: 'free',
+    profile: 'full',
+    maxRetryAfterS: 120,
+    maxExhaustRequests: 2000,
+    requestTimeoutMs: 15_000,
+    workers: 2,
+    problems: [],
   });
   expect(readEnv({}).baseUrl).toBeUndefined();
   expect(readEnv({ CONFORMANCE_PROFILE: 'READONLY' }).profile).toBe('readonly');

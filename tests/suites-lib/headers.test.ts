@@ -1,6 +1,14 @@
 import nock from 'nock';
 import { test, expect } from '@playwright/test';
-import { bearerChallenge, getHeader, headerValues, isJsonMediaType, mediaType, normalizeHeaders, parseChallenges } from '../../suites/lib/headers.ts';
+import {
+  bearerChallenge,
+  getHeader,
+  headerValues,
+  isJsonMediaType,
+  mediaType,
+  normalizeHeaders,
+  parseChallenges,
+} from '../../suites/lib/headers.ts';
 
 test.afterEach(() => nock.cleanAll());
 
@@ -23,7 +31,11 @@ test('header names are matched case-insensitively, from fetch, records and pair 
 });
 
 test('repeated fields are joined with ", " and normalized under lowercase names', () => {
-  const pairs = [{ name: 'Vary', value: 'a' }, { name: 'VARY', value: 'b' }, { name: 'X-One', value: '1' }];
+  const pairs = [
+    { name: 'Vary', value: 'a' },
+    { name: 'VARY', value: 'b' },
+    { name: 'X-One', value: '1' },
+  ];
   expect(headerValues(pairs, 'vary')).toEqual(['a', 'b']);
   expect(getHeader(pairs, 'Vary')).toBe('a, b');
   expect(normalizeHeaders(pairs)).toEqual({ vary: 'a, b', 'x-one': '1' });
@@ -56,7 +68,10 @@ test('mediaType strips parameters and rejects malformed values', () => {
 });
 
 test('WWW-Authenticate challenges: scheme case-insensitive, quoted and token params, several challenges', () => {
-  expect(bearerChallenge('Bearer realm="inventory", error="invalid_token"')).toEqual({ scheme: 'Bearer', params: { realm: 'inventory', error: 'invalid_token' } });
+  expect(bearerChallenge('Bearer realm="inventory", error="invalid_token"')).toEqual({
+    scheme: 'Bearer',
+    params: { realm: 'inventory', error: 'invalid_token' },
+  });
   expect(bearerChallenge('bearer')?.scheme).toBe('bearer');
   expect(bearerChallenge('Basic realm="x", Bearer error=invalid_token')?.params).toEqual({ error: 'invalid_token' });
   expect(bearerChallenge('Basic realm="x"')).toBeUndefined();

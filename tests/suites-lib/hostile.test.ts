@@ -17,12 +17,18 @@ const ORIGIN = 'http://hostile.test';
 /** A real server that accepts connections and never answers: `API_URL` points at it. */
 async function silentServer() {
   const sockets = new Set<Socket>();
-  const server = http.createServer(() => { /* never answers */ });
+  const server = http.createServer(() => {
+    /* never answers */
+  });
   server.on('connection', (s) => sockets.add(s));
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/quickstart`,
-    close: () => new Promise<void>((r) => { for (const s of sockets) s.destroy(); server.close(() => r()); }),
+    close: () =>
+      new Promise<void>((r) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => r());
+      }),
   };
 }
 
@@ -43,7 +49,9 @@ const test = suiteTest.extend<{ pacing: PacingClient }, { silent: { url: string 
   ],
   conformance: [
     async ({ silent }, use) => {
-      await use(readEnv({ BASE_URL: `${ORIGIN}/v1`, API_URL: silent.url, API_KEY: KEY, REQUEST_TIMEOUT_MS: '500', MAX_RETRY_AFTER_S: '5' }));
+      await use(
+        readEnv({ BASE_URL: `${ORIGIN}/v1`, API_URL: silent.url, API_KEY: KEY, REQUEST_TIMEOUT_MS: '500', MAX_RETRY_AFTER_S: '5' }),
+      );
     },
     { scope: 'worker' },
   ],
@@ -56,16 +64,24 @@ test.afterEach(() => {
 const RL = { 'X-RateLimit-Limit': '60', 'X-RateLimit-Remaining': '50', 'X-RateLimit-Reset': String(Math.floor(Date.now() / 1000) + 30) };
 
 test('not JSON: an HTML page where the list should be fails INV naming the body, no crash', async ({ api }) => {
-  nock(ORIGIN).get('/v1/inventory').reply(200, '<html><body>Service Unavailable</body></html>', { 'Content-Type': 'text/html', ...RL });
+  nock(ORIGIN)
+    .get('/v1/inventory')
+    .reply(200, '<html><body>Service Unavailable</body></html>', { 'Content-Type': 'text/html', ...RL });
   const res = await api.listInventory();
   expect(res.json).toBeUndefined();
   expect(res.jsonError).toBeTruthy();
-  nock(ORIGIN).get('/v1/inventory').reply(200, '<html><body>Service Unavailable</body></html>', { 'Content-Type': 'text/html', ...RL });
+  nock(ORIGIN)
+    .get('/v1/inventory')
+    .reply(200, '<html><body>Service Unavailable</body></html>', { 'Content-Type': 'text/html', ...RL });
   await expect(api.inventory('INV-01')).rejects.toThrow(/INV-01 body of GET \/v1\/inventory → 200: expected a JSON array; observed <html>/);
 });
 
-test('ERR-01 not JSON: an error answered with plain text is reported as Error-body deviations naming the requirement of the test', async ({ api }) => {
-  nock(ORIGIN).patch('/v1/inventory/1').reply(400, 'Bad Request', { 'Content-Type': 'text/plain', ...RL });
+test('ERR-01 not JSON: an error answered with plain text is reported as Error-body deviations naming the requirement of the test', async ({
+  api,
+}) => {
+  nock(ORIGIN)
+    .patch('/v1/inventory/1')
+    .reply(400, 'Bad Request', { 'Content-Type': 'text/plain', ...RL });
   const res = await api.updateInventory(1, { quantity: 'x' });
   expectStatus(res, 400);
   expect(() => expectErrorBody(res)).toThrow(/ERR-01 Error body of PATCH \/v1\/inventory\/1 → 400: expected an Error body/);
@@ -90,8 +106,17 @@ test('headers missing: no X-RateLimit-*, no Date, no Content-Type is reported, n
 });
 
 test('a 429 without Retry-After is an unplanned-429 failure that names what is missing', async ({ api }) => {
-  nock(ORIGIN).get('/v1/inventory').reply(429, '', { 'X-RateLimit-Limit': '60', 'X-RateLimit-Remaining': '0', 'X-RateLimit-Reset': String(Math.floor(Date.now() / 1000) + 2) });
-  const err = await api.listInventory().then(() => undefined, (e: Error) => e);
+  nock(ORIGIN)
+    .get('/v1/inventory')
+    .reply(429, '', {
+      'X-RateLimit-Limit': '60',
+      'X-RateLimit-Remaining': '0',
+      'X-RateLimit-Reset': String(Math.floor(Date.now() / 1000) + 2),
+    });
+  const err = await api.listInventory().then(
+    () => undefined,
+    (e: Error) => e,
+  );
   expect(err?.message).toMatch(/unplanned 429 on <API_KEY>.*Retry-After: missing/);
   expect(err?.message).not.toContain(KEY);
 });
@@ -102,15 +127,22 @@ test('a Retry-After beyond MAX_RETRY_AFTER_S makes the next request not certifie
   const first = await api.listInventory(undefined, { expect429: true });
   expect(first.status).toBe(429);
   const t0 = Date.now();
-  const err = await api.listInventory(undefined, { expect429: true }).then(() => undefined, (e: unknown) => e);
+  const err = await api.listInventory(undefined, { expect429: true }).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(err).toBeInstanceOf(NotCertified);
-  expect((err as Error).message).toMatch(/RL-08: GET \/v1\/inventory: a 429 on <API_KEY> asked to wait \(Retry-After: 3600\): 3600 s is longer than MAX_RETRY_AFTER_S=5 s.*nothing more is sent on <API_KEY> for the rest of the run/);
+  expect((err as Error).message).toMatch(
+    /RL-08: GET \/v1\/inventory: a 429 on <API_KEY> asked to wait \(Retry-After: 3600\): 3600 s is longer than MAX_RETRY_AFTER_S=5 s.*nothing more is sent on <API_KEY> for the rest of the run/,
+  );
   expect(Date.now() - t0).toBeLessThan(1000);
 });
 
 test('a hang: a server that accepts and never answers fails within REQUEST_TIMEOUT_MS', async ({ api }) => {
   const t0 = Date.now();
-  await expect(api.sendMessage({ message: 'hello' })).rejects.toThrow(/POST \/quickstart\/messages: request failed: no complete response within 500 ms \(REQUEST_TIMEOUT_MS\)/);
+  await expect(api.sendMessage({ message: 'hello' })).rejects.toThrow(
+    /POST \/quickstart\/messages: request failed: no complete response within 500 ms \(REQUEST_TIMEOUT_MS\)/,
+  );
   expect(Date.now() - t0).toBeLessThan(3000);
 });
 
@@ -118,8 +150,13 @@ test('a huge body (20 MB) is read, reported abbreviated, and does not crash the 
   // Its own deadline: 20 MB through the mock on a busy runner can take longer than the hang's 500 ms.
   const api = createApi({ env: { ...conformance, requestTimeoutMs: 15_000 }, pacing, annotate: () => undefined, requirementId: 'INV-01' });
   const huge = 'x'.repeat(20 * 1024 * 1024);
-  nock(ORIGIN).get('/v1/inventory').reply(200, huge, { 'Content-Type': 'application/json', ...RL });
-  const err = await api.inventory('INV-01').then(() => undefined, (e: Error) => e);
+  nock(ORIGIN)
+    .get('/v1/inventory')
+    .reply(200, huge, { 'Content-Type': 'application/json', ...RL });
+  const err = await api.inventory('INV-01').then(
+    () => undefined,
+    (e: Error) => e,
+  );
   expect(err?.message).toMatch(/INV-01 body of GET \/v1\/inventory → 200: expected a JSON array; observed /);
   expect(err!.message.length).toBeLessThan(2000);
   expect(err!.message).toContain(`(${huge.length} chars)`);
@@ -131,7 +168,12 @@ test('a connection reset mid-response is a clear "request failed", not a crash',
 });
 
 test('a key echoed back by a hostile server is redacted everywhere the suite writes it', async ({ api }, testInfo) => {
-  nock(ORIGIN).get('/v1/inventory').reply(401, JSON.stringify({ code: 'bad', message: `key ${KEY} is unknown`, status: 401 }), { 'Content-Type': 'application/json', 'X-Echo': `Bearer ${KEY}` });
+  nock(ORIGIN)
+    .get('/v1/inventory')
+    .reply(401, JSON.stringify({ code: 'bad', message: `key ${KEY} is unknown`, status: 401 }), {
+      'Content-Type': 'application/json',
+      'X-Echo': `Bearer ${KEY}`,
+    });
   const res = await api.listInventory();
   expect(res.text).not.toContain(KEY);
   expect(res.text).toContain('<API_KEY>');

@@ -4,7 +4,8 @@ import { parseJson, stringifyJson } from '../../suites/lib/json.ts';
 
 test.afterEach(() => nock.cleanAll());
 
-const BODY = '[{"petId":9007199254740993,"quantity":7,"status":"available"},{"petId":9223372036854775807,"quantity":1.5,"status":"sold"},{"petId":1,"quantity":-3,"status":"pending"}]';
+const BODY =
+  '[{"petId":9007199254740993,"quantity":7,"status":"available"},{"petId":9223372036854775807,"quantity":1.5,"status":"sold"},{"petId":1,"quantity":-3,"status":"pending"}]';
 
 test('ids above 2^53 from a real response stay exact; JSON.parse would round them', async ({ request }) => {
   nock('http://json.test').get('/v1/inventory').reply(200, BODY, { 'Content-Type': 'application/json' });

@@ -44,17 +44,25 @@ test('redact leaves text without the key alone and ignores tiny secrets', () => 
 test('a key is normalised once: surrounding whitespace trimmed, control characters and inner spaces refused', () => {
   expect(normaliseKey(`${KEY}\n`)).toEqual({ ok: true, value: KEY });
   expect(normaliseKey(`  ${KEY}\r\n`)).toEqual({ ok: true, value: KEY });
-  for (const bad of [`${KEY.slice(0, 5)} ${KEY.slice(5)}`, `${KEY.slice(0, 5)}\u0000${KEY.slice(5)}`, `${KEY}é`, '   ']) expect(normaliseKey(bad).ok).toBe(false);
+  for (const bad of [`${KEY.slice(0, 5)} ${KEY.slice(5)}`, `${KEY.slice(0, 5)}\u0000${KEY.slice(5)}`, `${KEY}é`, '   '])
+    expect(normaliseKey(bad).ok).toBe(false);
   const pasted = secretsOf({ API_KEY: `${KEY}\n` });
   expect(pasted).toEqual([{ name: 'API_KEY', value: KEY }]);
   expect(redact(`{"echo":"${KEY}"}`, pasted)).toBe('{"echo":"<API_KEY>"}');
 });
 
 test('evidence of a real exchange shows rate-limit headers and never the key', async ({ request }) => {
-  nock('http://ev.test').get('/v1/inventory').reply(200, '[]', { 'X-RateLimit-Limit': '60', 'x-ratelimit-remaining': '57', 'X-RateLimit-Reset': '1700000000' });
+  nock('http://ev.test')
+    .get('/v1/inventory')
+    .reply(200, '[]', { 'X-RateLimit-Limit': '60', 'x-ratelimit-remaining': '57', 'X-RateLimit-Reset': '1700000000' });
   const res = await request.get('http://ev.test/v1/inventory', { headers: { Authorization: `Bearer ${KEY}` } });
-  const line = formatEvidence({ method: 'GET', path: '/v1/inventory', status: res.status(), headers: res.headersArray(), authorization: `Bearer ${KEY}` }, SECRETS);
-  expect(line).toBe('GET /v1/inventory → 200, X-RateLimit-Limit: 60, X-RateLimit-Remaining: 57, X-RateLimit-Reset: 1700000000, Authorization: Bearer <API_KEY>');
+  const line = formatEvidence(
+    { method: 'GET', path: '/v1/inventory', status: res.status(), headers: res.headersArray(), authorization: `Bearer ${KEY}` },
+    SECRETS,
+  );
+  expect(line).toBe(
+    'GET /v1/inventory → 200, X-RateLimit-Limit: 60, X-RateLimit-Remaining: 57, X-RateLimit-Reset: 1700000000, Authorization: Bearer <API_KEY>',
+  );
   expect(formatEvidence({ method: 'GET', path: `/v1/x?key=${KEY}`, status: 'network error', headers: {} }, SECRETS)).not.toContain(KEY);
 });
 

@@ -20,7 +20,14 @@ for (const [format, value] of FORMATS) {
 }
 
 test('HTTP-dates that are malformed or impossible are refused', () => {
-  for (const bad of ['Sun, 31 Feb 1994 08:49:37 GMT', 'Sun, 06 Nov 1994 08:49:37 UTC', '1994-11-06T08:49:37Z', 'Sun, 06 Nov 1994 25:00:00 GMT', 'yesterday', '']) {
+  for (const bad of [
+    'Sun, 31 Feb 1994 08:49:37 GMT',
+    'Sun, 06 Nov 1994 08:49:37 UTC',
+    '1994-11-06T08:49:37Z',
+    'Sun, 06 Nov 1994 25:00:00 GMT',
+    'yesterday',
+    '',
+  ]) {
     expect(parseHttpDate(bad), bad).toBeUndefined();
   }
   expect(parseHttpDate(undefined)).toBeUndefined();
@@ -99,7 +106,13 @@ test('a sender waits a value judged to look like milliseconds as seconds', () =>
 });
 
 test('RL-08 holdAfter429: one rule for the pacer and the checks: Retry-After (seconds whatever their size) plus a margin, else the reset plus a margin, else the fallback', () => {
-  const base = { date: 'Wed, 25 Nov 2026 10:00:00 GMT', receivedAtMs: Date.parse('2026-11-25T10:00:00Z'), retryAfterMarginMs: 20, resetMarginMs: 1000, fallbackMs: 60_000 };
+  const base = {
+    date: 'Wed, 25 Nov 2026 10:00:00 GMT',
+    receivedAtMs: Date.parse('2026-11-25T10:00:00Z'),
+    retryAfterMarginMs: 20,
+    resetMarginMs: 1000,
+    fallbackMs: 60_000,
+  };
   const rows: Array<{ retryAfter: string | undefined; secondsUntilReset: number | undefined; holdMs: number; ok: boolean }> = [
     { retryAfter: '7', secondsUntilReset: 30, holdMs: 7_020, ok: true },
     { retryAfter: 'Wed, 25 Nov 2026 10:00:12 GMT', secondsUntilReset: undefined, holdMs: 12_020, ok: true },

@@ -98,19 +98,31 @@ async function startServer(kind: Kind, limit: number, windowMs: number, latencyM
         }
         bannedUntil = now + 600_000;
         inFlight--;
-        res.writeHead(429, { ...headers, 'retry-after': '600', 'x-ratelimit-limit': String(limit), 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(Math.ceil(bannedUntil / 1000)) });
+        res.writeHead(429, {
+          ...headers,
+          'retry-after': '600',
+          'x-ratelimit-limit': String(limit),
+          'x-ratelimit-remaining': '0',
+          'x-ratelimit-reset': String(Math.ceil(bannedUntil / 1000)),
+        });
         res.end('{"code":"banned","message":"banned","status":429}');
         return;
       }
       const h = l.hit(now);
-      Object.assign(headers, { 'x-ratelimit-limit': String(limit), 'x-ratelimit-remaining': String(h.remaining), 'x-ratelimit-reset': String(h.reset) });
+      Object.assign(headers, {
+        'x-ratelimit-limit': String(limit),
+        'x-ratelimit-remaining': String(h.remaining),
+        'x-ratelimit-reset': String(h.reset),
+      });
       inFlight--;
       if (!h.ok) {
         stats.refused++;
         stats.inFlightAt429.push(inFlight);
         const retryAfterS = Math.max(1, h.retryAfterS);
         pendingUntil = now + retryAfterS * 1000;
-        res.writeHead(429, { ...headers, 'retry-after': String(retryAfterS) }).end('{"code":"rate_limited","message":"slow down","status":429}');
+        res
+          .writeHead(429, { ...headers, 'retry-after': String(retryAfterS) })
+          .end('{"code":"rate_limited","message":"slow down","status":429}');
         return;
       }
       stats.admitted++;
@@ -123,7 +135,11 @@ async function startServer(kind: Kind, limit: number, windowMs: number, latencyM
   return {
     url: `http://127.0.0.1:${port}/v1`,
     stats,
-    close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }),
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
   };
 }
 
@@ -131,7 +147,14 @@ async function certify429(kind: Kind, limit: number, windowMs: number) {
   const server = await startServer(kind, limit, windowMs, 100);
   const coordinator = await startPacerCoordinator({ maxWaitMs: 30_000 });
   try {
-    const env = readEnv({ BASE_URL: server.url, API_URL: server.url, API_KEY: KEY, RATE_LIMIT_KEY: KEY, MAX_RETRY_AFTER_S: '30', MAX_EXHAUST_REQUESTS: '5000' });
+    const env = readEnv({
+      BASE_URL: server.url,
+      API_URL: server.url,
+      API_KEY: KEY,
+      RATE_LIMIT_KEY: KEY,
+      MAX_RETRY_AFTER_S: '30',
+      MAX_EXHAUST_REQUESTS: '5000',
+    });
     const annotations: { type: string; description: string }[] = [];
     const api = createApi({ env, pacing: pacingClient(coordinator.url), annotate: (a) => annotations.push(a) });
     const t0 = Date.now();

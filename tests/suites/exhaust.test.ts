@@ -35,7 +35,19 @@ function snapshot(l: Limiter, status: number, extra: Record<string, string> = {}
 }
 
 /** A fixed-window limiter; `admitExtra` admits that many requests past the limit, `refuseEarly` refuses at Remaining 1. */
-function limiter(opts: { limit?: number; admitExtra?: number; refuseEarly?: boolean; refuseEarlyOnce?: boolean; retryAfter?: string; resetAfter?: number; usedBefore?: number; secondsPerRequest?: number; otherClientAt?: number } = {}) {
+function limiter(
+  opts: {
+    limit?: number;
+    admitExtra?: number;
+    refuseEarly?: boolean;
+    refuseEarlyOnce?: boolean;
+    retryAfter?: string;
+    resetAfter?: number;
+    usedBefore?: number;
+    secondsPerRequest?: number;
+    otherClientAt?: number;
+  } = {},
+) {
   const l: Limiter = { limit: opts.limit ?? 5, used: opts.usedBefore ?? 0, reset: 1_800_000_060, now: 1_800_000_000 };
   let calls = 0;
   const log: number[] = [];
@@ -63,8 +75,7 @@ function limiter(opts: { limit?: number; admitExtra?: number; refuseEarly?: bool
   return { send, log, l };
 }
 
-const run = (send: () => Promise<Snapshot>) =>
-  exhaust({ key: '<RATE_LIMIT_KEY>', maxRequests: 100, maxRetryAfterS: 120, send });
+const run = (send: () => Promise<Snapshot>) => exhaust({ key: '<RATE_LIMIT_KEY>', maxRequests: 100, maxRetryAfterS: 120, send });
 
 test('a conformant limiter: the request past Remaining is refused, and the one after Retry-After passes', async () => {
   const { send, log } = limiter();
@@ -103,36 +114,41 @@ test('a 2xx past Remaining 0 under a Reset that held still over seconds is probe
  * GCRA with 10 per 5 s (one cell every 500 ms): after Remaining 0 the next cell frees within the
  * second its Reset shows, so a request past 0 is admitted under the same Reset while Date moved on.
  */
-for (const START of [1_800_000_000_000, 1_800_000_000_250, 1_800_000_000_500, 1_800_000_000_750]) for (const everyTime of [false, true]) test(`GCRA refilling twice a second (first request at ${START % 1000} ms, ${everyTime ? 'every' : 'the first'} request past Remaining 0 slow): admitted past 0 under a Reset that held still is no over-admission`, async () => {
-  const policy: RatePolicy = { windows: [{ name: 'minute', limit: 10, ms: 5_000 }], banThreshold: 10, banMs: 5_000 };
-  const store = zooStore('gcra');
-  let now = START;
-  let lastRemaining = 10;
-  let slow = true;
-  const send = async (): Promise<Snapshot> => {
-    // 100 ms between requests; the first one past Remaining 0 leaves 600 ms later (a slow round trip): a cell is free by then.
-    now += lastRemaining === 0 && slow ? 600 : 100;
-    if (lastRemaining === 0 && !everyTime) slow = false;
-    const d = store.hit('k', policy, now) as RateDecision;
-    const status = d.outcome === 'admitted' ? 200 : 429;
-    lastRemaining = d.remaining;
-    return {
-      label: `GET /v1/inventory → ${status}`,
-      status,
-      headers: {
-        'x-ratelimit-limit': String(d.limit), 'x-ratelimit-remaining': String(d.remaining), 'x-ratelimit-reset': String(d.resetSeconds),
-        date: new Date(now).toUTCString(), ...(status === 429 ? { 'retry-after': String(d.retryAfterSeconds) } : {}),
-      },
-      text: '',
-      receivedAtMs: now,
-    };
-  };
-  const r = await run(send);
-  expect(r.overAdmission).toBeUndefined();
-  // A round trip slower than the refill every time: the limit is out of reach, not certified.
-  if (everyTime) expect(r.refused?.status === 429 || r.notCertified !== undefined).toBe(true);
-  else expect([r.notCertified, r.refused?.status]).toEqual([undefined, 429]);
-});
+for (const START of [1_800_000_000_000, 1_800_000_000_250, 1_800_000_000_500, 1_800_000_000_750])
+  for (const everyTime of [false, true])
+    test(`GCRA refilling twice a second (first request at ${START % 1000} ms, ${everyTime ? 'every' : 'the first'} request past Remaining 0 slow): admitted past 0 under a Reset that held still is no over-admission`, async () => {
+      const policy: RatePolicy = { windows: [{ name: 'minute', limit: 10, ms: 5_000 }], banThreshold: 10, banMs: 5_000 };
+      const store = zooStore('gcra');
+      let now = START;
+      let lastRemaining = 10;
+      let slow = true;
+      const send = async (): Promise<Snapshot> => {
+        // 100 ms between requests; the first one past Remaining 0 leaves 600 ms later (a slow round trip): a cell is free by then.
+        now += lastRemaining === 0 && slow ? 600 : 100;
+        if (lastRemaining === 0 && !everyTime) slow = false;
+        const d = store.hit('k', policy, now) as RateDecision;
+        const status = d.outcome === 'admitted' ? 200 : 429;
+        lastRemaining = d.remaining;
+        return {
+          label: `GET /v1/inventory → ${status}`,
+          status,
+          headers: {
+            'x-ratelimit-limit': String(d.limit),
+            'x-ratelimit-remaining': String(d.remaining),
+            'x-ratelimit-reset': String(d.resetSeconds),
+            date: new Date(now).toUTCString(),
+            ...(status === 429 ? { 'retry-after': String(d.retryAfterSeconds) } : {}),
+          },
+          text: '',
+          receivedAtMs: now,
+        };
+      };
+      const r = await run(send);
+      expect(r.overAdmission).toBeUndefined();
+      // A round trip slower than the refill every time: the limit is out of reach, not certified.
+      if (everyTime) expect(r.refused?.status === 429 || r.notCertified !== undefined).toBe(true);
+      else expect([r.notCertified, r.refused?.status]).toEqual([undefined, 429]);
+    });
 
 /**
  * A sliding-log limiter on a millisecond clock: Reset is when the window is fully free (newest
@@ -249,7 +265,9 @@ test('another client on the key: a Remaining that falls by more than the run sen
   const { send, log } = limiter({ limit: 10, otherClientAt: 4 });
   const r = await run(send);
   expect(r.anotherClient).toBe('X-RateLimit-Remaining fell from 7 to 4 while this run sent 1 request on it');
-  expect(r.notCertified).toMatch(/^<RATE_LIMIT_KEY> is used by another client, or its limit is shared with other keys: .*; nothing more is sent on it$/);
+  expect(r.notCertified).toMatch(
+    /^<RATE_LIMIT_KEY> is used by another client, or its limit is shared with other keys: .*; nothing more is sent on it$/,
+  );
   expect(r.earlyRefusal).toBeUndefined();
   expect(r.overAdmission).toBeUndefined();
   expect(log).toEqual([200, 200, 200, 200]);
@@ -267,7 +285,9 @@ test('a 429 while Remaining said one was left that does not recur when the key i
   const { send, log } = limiter({ limit: 5, refuseEarlyOnce: true });
   const r = await run(send);
   expect(r.earlyRefusal).toBeUndefined();
-  expect(r.earlyRefusalUnconfirmed).toMatch(/^a 429 came while X-RateLimit-Remaining said some were left \(.*said 1 left.*\), but not when <RATE_LIMIT_KEY> was driven to its limit once more/);
+  expect(r.earlyRefusalUnconfirmed).toMatch(
+    /^a 429 came while X-RateLimit-Remaining said some were left \(.*said 1 left.*\), but not when <RATE_LIMIT_KEY> was driven to its limit once more/,
+  );
   // The record describes the second drive: its 429 past the limit and the request after Retry-After.
   expect(r.refused?.status).toBe(429);
   expect(r.after?.status).toBe(200);
@@ -283,13 +303,21 @@ test('refused early and again after waiting Retry-After: neither off by one nor 
     return {
       label: `GET /v1/inventory → ${refused ? 429 : 200}`,
       status: refused ? 429 : 200,
-      headers: { 'x-ratelimit-limit': '5', 'x-ratelimit-remaining': refused ? '0' : String(5 - calls), 'x-ratelimit-reset': String(1_800_000_060 + (calls > 3 ? 60 : 0)), date: new Date(1_800_000_000_000).toUTCString(), ...(refused ? { 'retry-after': '1' } : {}) },
+      headers: {
+        'x-ratelimit-limit': '5',
+        'x-ratelimit-remaining': refused ? '0' : String(5 - calls),
+        'x-ratelimit-reset': String(1_800_000_060 + (calls > 3 ? 60 : 0)),
+        date: new Date(1_800_000_000_000).toUTCString(),
+        ...(refused ? { 'retry-after': '1' } : {}),
+      },
       text: '',
       receivedAtMs: 1_800_000_000_000 + calls,
     };
   };
   const r = await run(send);
-  expect(r.earlyRefusalUnconfirmed).toMatch(/said 3 left.*and the request after its Retry-After was refused too: another client on <RATE_LIMIT_KEY>/);
+  expect(r.earlyRefusalUnconfirmed).toMatch(
+    /said 3 left.*and the request after its Retry-After was refused too: another client on <RATE_LIMIT_KEY>/,
+  );
   expect(r.after?.status).toBe(429);
 });
 
@@ -312,7 +340,10 @@ async function roundedCounter(atMs: number, lateMs: number) {
     const status = d.outcome === 'admitted' ? 200 : 429;
     statuses.push(d.outcome === 'banned' ? 0 : status);
     const headers: Record<string, string> = {
-      'x-ratelimit-limit': String(d.limit), 'x-ratelimit-remaining': String(d.remaining), 'x-ratelimit-reset': String(d.resetSeconds), date: new Date(now).toUTCString(),
+      'x-ratelimit-limit': String(d.limit),
+      'x-ratelimit-remaining': String(d.remaining),
+      'x-ratelimit-reset': String(d.resetSeconds),
+      date: new Date(now).toUTCString(),
     };
     if (status === 429) headers['retry-after'] = String(d.retryAfterSeconds);
     const s: Snapshot = { label: `GET /v1/inventory → ${status}`, status, headers, text: '', receivedAtMs: now };
@@ -322,10 +353,16 @@ async function roundedCounter(atMs: number, lateMs: number) {
   return { r: await run(send), statuses };
 }
 
-for (const [atMs, lateMs] of [[1_000, 600], [5_000, 900]] as const) test(`RL-10 a sliding-window counter that rounds Remaining, its previous window still weighing (requests at ${atMs} ms, ${lateMs} ms late after Retry-After): a 429 after Remaining 1, twice, is not certified, never off by one`, async () => {
-  const { r, statuses } = await roundedCounter(atMs, lateMs);
-  expect(statuses).not.toContain(0); // never banned: nothing was sent early
-  expect(r.overAdmission).toBeUndefined();
-  expect(r.earlyRefusal).toBeUndefined();
-  expect(r.earlyRefusalUnconfirmed).toMatch(/said 1 left.*again when driven to the limit once more.*said 1 left.*a sliding-window counter that rounds its weighted count/);
-});
+for (const [atMs, lateMs] of [
+  [1_000, 600],
+  [5_000, 900],
+] as const)
+  test(`RL-10 a sliding-window counter that rounds Remaining, its previous window still weighing (requests at ${atMs} ms, ${lateMs} ms late after Retry-After): a 429 after Remaining 1, twice, is not certified, never off by one`, async () => {
+    const { r, statuses } = await roundedCounter(atMs, lateMs);
+    expect(statuses).not.toContain(0); // never banned: nothing was sent early
+    expect(r.overAdmission).toBeUndefined();
+    expect(r.earlyRefusal).toBeUndefined();
+    expect(r.earlyRefusalUnconfirmed).toMatch(
+      /said 1 left.*again when driven to the limit once more.*said 1 left.*a sliding-window counter that rounds its weighted count/,
+    );
+  });

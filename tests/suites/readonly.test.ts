@@ -48,7 +48,15 @@ async function countingLenientProxy(upstream: string, keys: Secret[]) {
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return { origin, counts, close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }) };
+  return {
+    origin,
+    counts,
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
 }
 
 function through(origin: string, url: string): string {
@@ -62,15 +70,33 @@ test('the counting proxy counts a change sent with the key, and the readonly cli
   const proxy = await countingLenientProxy(target.env.BASE_URL, keys);
   const coordinator = await startPacerCoordinator();
   try {
-    const base = { BASE_URL: through(proxy.origin, target.env.BASE_URL), API_URL: through(proxy.origin, target.env.API_URL), API_KEY: target.env.API_KEY };
+    const base = {
+      BASE_URL: through(proxy.origin, target.env.BASE_URL),
+      API_URL: through(proxy.origin, target.env.API_URL),
+      API_KEY: target.env.API_KEY,
+    };
     // full: the proxy sees the change (so a zero below means something).
     const full = createApi({ env: readEnv(base), pacing: pacingClient(coordinator.url), annotate: () => undefined });
-    expect((await full.sendMessage({ message: 'counted' }, { credential: { key: 'api', format: (k) => `Basic ${Buffer.from(`${k}:`).toString('base64')}` } })).status).toBeLessThan(300);
+    expect(
+      (
+        await full.sendMessage(
+          { message: 'counted' },
+          { credential: { key: 'api', format: (k) => `Basic ${Buffer.from(`${k}:`).toString('base64')}` } },
+        )
+      ).status,
+    ).toBeLessThan(300);
     expect(proxy.counts).toMatchObject({ changeWithKey: 1, executed: 1 });
     // readonly: not sent, not certified.
-    const ro = createApi({ env: readEnv({ ...base, CONFORMANCE_PROFILE: 'readonly' }), pacing: pacingClient(coordinator.url), annotate: () => undefined });
+    const ro = createApi({
+      env: readEnv({ ...base, CONFORMANCE_PROFILE: 'readonly' }),
+      pacing: pacingClient(coordinator.url),
+      annotate: () => undefined,
+    });
     for (const credential of ['api', { key: 'api', format: (k: string) => k }] as const) {
-      const err = await ro.sendMessage({ message: 'never' }, { credential }).then(() => undefined, (e: unknown) => e);
+      const err = await ro.sendMessage({ message: 'never' }, { credential }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       expect(err).toBeInstanceOf(NotCertified);
       expect((err as Error).message).toContain('CONFORMANCE_PROFILE=readonly: POST');
       expect((err as Error).message).not.toContain(target.env.API_KEY);
@@ -105,7 +131,18 @@ test('the functional phase under readonly sends no change with a valid key, even
     };
     delete (env as Record<string, string | undefined>).CONFORMANCE_PACER_URL;
     const code = await new Promise<number>((resolve) => {
-      const child = spawn(process.execPath, [fileURLToPath(new URL('../../node_modules/@playwright/test/cli.js', import.meta.url)), 'test', '--project', 'functional', '--reporter', 'dot'], { cwd: ROOT, env, stdio: 'ignore' });
+      const child = spawn(
+        process.execPath,
+        [
+          fileURLToPath(new URL('../../node_modules/@playwright/test/cli.js', import.meta.url)),
+          'test',
+          '--project',
+          'functional',
+          '--reporter',
+          'dot',
+        ],
+        { cwd: ROOT, env, stdio: 'ignore' },
+      );
       child.on('exit', (c) => resolve(c ?? 1));
     });
     expect(proxy.counts.total).toBeGreaterThan(20); // the phase did run through the proxy

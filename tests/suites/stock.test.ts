@@ -35,7 +35,13 @@ async function startStore(size: number, options: StoreOptions = {}) {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const headers = { 'content-type': 'application/json', 'x-ratelimit-limit': '100000', 'x-ratelimit-remaining': '99999', 'x-ratelimit-reset': String(Math.ceil(Date.now() / 1000) + 60), date: new Date().toUTCString() };
+      const headers = {
+        'content-type': 'application/json',
+        'x-ratelimit-limit': '100000',
+        'x-ratelimit-remaining': '99999',
+        'x-ratelimit-reset': String(Math.ceil(Date.now() / 1000) + 60),
+        date: new Date().toUTCString(),
+      };
       if (req.method === 'GET' && req.url === '/v1/inventory') {
         stats.lists++;
         const body = lag.reads > 0 ? (lag.reads--, lag.snapshot) : listText();
@@ -60,7 +66,11 @@ async function startStore(size: number, options: StoreOptions = {}) {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
     quantities,
     stats,
-    close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }),
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
   };
 }
 
@@ -69,23 +79,33 @@ async function setup(size: number, options: StoreOptions = {}) {
   const coordinator = await startPacerCoordinator();
   const env = readEnv({ BASE_URL: store.url, API_URL: store.url, API_KEY: KEY });
   const api = () => createApi({ env, pacing: pacingClient(coordinator.url), annotate: () => undefined });
-  return { store, coordinator, api, close: async () => { await coordinator.close(); await store.close(); } };
+  return {
+    store,
+    coordinator,
+    api,
+    close: async () => {
+      await coordinator.close();
+      await store.close();
+    },
+  };
 }
 
-test('one pet, four tests at once: each waits its turn, changes it, and restores it; no test sees another\'s temporary quantity', async () => {
+test("one pet, four tests at once: each waits its turn, changes it, and restores it; no test sees another's temporary quantity", async () => {
   const s = await setup(1);
   try {
     const originals: number[] = [];
-    await Promise.all([0, 1, 2, 3].map(async (n) => {
-      const api = s.api();
-      const stock = createStock(api, `test-${n}`, 60_000, 'UPD-02');
-      const pet = await stock.claim();
-      originals.push(pet.quantity);
-      const res = await api.updateInventory(pet.id, { quantity: 1000 + n });
-      expect(res.status).toBe(200);
-      await new Promise((r) => setTimeout(r, 30));
-      await stock.end();
-    }));
+    await Promise.all(
+      [0, 1, 2, 3].map(async (n) => {
+        const api = s.api();
+        const stock = createStock(api, `test-${n}`, 60_000, 'UPD-02');
+        const pet = await stock.claim();
+        originals.push(pet.quantity);
+        const res = await api.updateInventory(pet.id, { quantity: 1000 + n });
+        expect(res.status).toBe(200);
+        await new Promise((r) => setTimeout(r, 30));
+        await stock.end();
+      }),
+    );
     expect(originals).toEqual([11, 11, 11, 11]);
     expect(s.store.quantities.get('1')).toBe(11);
     // Never interleaved: every temporary quantity is followed by its own restore.
