@@ -12,7 +12,7 @@
  *   excluded nor left out by the profile has no test result at all;
  * - `skipped`: not certified (a test of it carries a `not-certified` annotation: left out by the
  *   profile, or stopped by a limit of the harness, never the server's failure) or `excluded` in the ledger.
- * The report carries the gate (certificate/gate.ts) and its `verdict` is the gate's result, so no
+ * The report carries the gate (gate.ts) and its `verdict` is the gate's result, so no
  * file says "pass" beside a gate that failed: `pass`, `fail`, `not-certified` (strict) or `harness`
  * (harness trouble: a run error, a failed test mapped to no requirement, a secret found in an
  * artifact). Without a baseline or a previous certificate, `fail` iff a requirement failed or the
@@ -34,7 +34,7 @@ import type { Level, LedgerRequirement, Source } from '../core/ledger.ts';
 import { parseFinding, type Finding } from '../core/finding.ts';
 import { curlOf, parseExchange } from '../core/exchange.ts';
 import { applyBaseline, type Baseline, type BaselineOutcome } from './baseline.ts';
-import { decideGate, type GateResult, type PreviousRun } from './certificate/gate.ts';
+import { decideGate, type GateResult, type PreviousRun } from './gate.ts';
 import type { JournalReport } from './steps/repair.ts';
 import type { OtherRunsReport } from './steps/turns.ts';
 
@@ -405,7 +405,7 @@ function judgeRequirements(
   return { requirements, notCertified };
 }
 
-/** The gate of the judged run (certificate/gate.ts), with the baseline applied when one is given; `interrupted` when a signal stopped the run. */
+/** The gate of the judged run (gate.ts), with the baseline applied when one is given; `interrupted` when a signal stopped the run. */
 function gateOf(
   input: VerdictInput,
   judged: { requirements: RequirementResult[]; problems: RunProblem[]; notCertified: NotCertified[] },

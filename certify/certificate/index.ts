@@ -139,7 +139,7 @@ export function writeCertificate(options: WriteCertificateOptions): WrittenCerti
   return { certificate, gate, jsonFile, htmlFile };
 }
 
-export { decideGate } from './gate.ts';
+export { decideGate } from '../gate.ts';
 export { verifyCertificate } from './verify.ts';
 export type { Certificate, GateResult } from './types.ts';
 

@@ -10,8 +10,8 @@ import type { RunProblem } from '../../core/results.ts';
 
 export const CERTIFICATE_FORMAT = 'inventory-conformance-certificate/1';
 
-export type { GateResult } from './gate.ts';
-import type { GateResult } from './gate.ts';
+export type { GateResult } from '../gate.ts';
+import type { GateResult } from '../gate.ts';
 
 /** One requirement as the certificate states it: the ledger's words and the run's evidence. */
 export interface CertifiedRequirement {

@@ -10,7 +10,7 @@ import type { BaselineOutcome } from '../baseline.ts';
 import type { ConformanceReport, RequirementStatus } from '../verdict.ts';
 import { certificateDigest, readLedgerDetails } from './build.ts';
 import { digestOf, manifestChanges, manifestDigest, sha256, sha256File, suiteManifest } from './digest.ts';
-import { decideGate } from './gate.ts';
+import { decideGate } from '../gate.ts';
 import { renderCertificateHtml } from './html.ts';
 import { checkSignature } from './sign.ts';
 import { CERTIFICATE_FORMAT, type Certificate } from './types.ts';

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parseBaseline } from '../baseline.ts';
 import { sha256 } from '../certificate/digest.ts';
-import { gateLine, type PreviousRun } from '../certificate/gate.ts';
+import { gateLine, type PreviousRun } from '../gate.ts';
 import type { Certificate } from '../certificate/types.ts';
 import { gateJunit } from '../junit.ts';
 import { renderMarkdown } from '../markdown.ts';

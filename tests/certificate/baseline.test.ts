@@ -1,6 +1,6 @@
 import { test, expect } from '@playwright/test';
 import { applyBaseline, baselineFromReport, parseBaseline } from '../../certify/baseline.ts';
-import { decideGate } from '../../certify/certificate/gate.ts';
+import { decideGate } from '../../certify/gate.ts';
 import { EXIT } from '../../core/exit-codes.ts';
 import { conformantReport, failingReport, harnessReport } from './reports.ts';
 

@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { test, expect } from './scratch.ts';
-import { decideGate, gateLine } from '../../certify/certificate/gate.ts';
+import { decideGate, gateLine } from '../../certify/gate.ts';
 import { writeCertificate } from '../../certify/certificate/index.ts';
 import { gateJunit } from '../../certify/junit.ts';
 import { renderMarkdown } from '../../certify/markdown.ts';

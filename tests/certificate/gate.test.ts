@@ -1,5 +1,5 @@
 import { test, expect } from '@playwright/test';
-import { decideGate } from '../../certify/certificate/gate.ts';
+import { decideGate } from '../../certify/gate.ts';
 import { EXIT } from '../../core/exit-codes.ts';
 import { conformantReport, failingReport, harnessReport, leakReport, notCertifiedReport } from './reports.ts';
 

@@ -12,9 +12,9 @@
  * what passed (or warned) before and fails now is a regression. A requirement the previous
  * certificate does not have is new, and its failure fails the gate.
  */
-import { EXIT } from '../../core/exit-codes.ts';
-import { isHarnessProblem, type RequirementStatus, type RunProblem } from '../../core/results.ts';
-import type { BaselineOutcome } from '../baseline.ts';
+import { EXIT } from '../core/exit-codes.ts';
+import { isHarnessProblem, type RequirementStatus, type RunProblem } from '../core/results.ts';
+import type { BaselineOutcome } from './baseline.ts';
 
 /** What the gate decided (the CLI's exit code): the one result every report states. */
 export interface GateResult {
