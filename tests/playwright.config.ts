@@ -9,7 +9,10 @@ export default defineConfig({
   testDir: '.',
   testMatch: '**/*.test.ts',
   timeout: 60_000,
-  workers: 2,
+  // Three workers on two cores: the fault matrix holds one for the whole run (its certify runs are
+  // child processes, kept going ahead of the test that needs them), and the other tests, most of
+  // which wait on servers, windows and child processes, share the other two.
+  workers: 3,
   fullyParallel: true,
   forbidOnly: !!process.env.CI,
   outputDir: '../test-results/self',
