@@ -89,7 +89,8 @@ export type CertifyOutcome =
 
 /**
  * Runs certify's steps over one context; returns the outcome (the CLI prints from it). A key found
- * in a file written after the verdict voids it: harness trouble (exit 5), the file scrubbed or removed.
+ * in a file written after the verdict is judged like any key found, and the reports are written
+ * again; a key found even in those voids the run: harness trouble (exit 5), the file scrubbed or removed.
  */
 export async function runCertify(options: RunOptions): Promise<CertifyOutcome> {
   return outcomeOf(await runSteps(STEPS, newContext(options)));

@@ -288,22 +288,39 @@ export function certificate(ctx: RunContext): void {
 /**
  * Step "scan what was written after the verdict": the reports, the evidence, junit.xml and the
  * certificate are written from redacted data after the scan that the verdict judged; every file
- * written since is scanned once more. A key found there is scrubbed or the file removed, and the
- * run is void (harness trouble, exit 5): the verdict written cannot be trusted. Then the reports
- * folder's manifest records what the run wrote.
+ * written since is scanned once more. A key found there is scrubbed (or the file removed), then it
+ * is judged like a key found by the first scan: the verdict, the reports and the certificate are
+ * written again, so every file and the exit code tell the same story, and what they wrote is
+ * scanned once more. A key found even then voids the run (harness trouble, exit 5). Then the
+ * reports folder's manifest records what the run wrote.
  */
 export function rescanWritten(ctx: RunContext): void {
   const run = need(ctx.run, 'the prepared run');
-  const { secrets, say } = need(ctx.voice, "the run's voice");
-  const since = need(ctx.scannedAt, 'the secret scan');
-  const written = listFiles(run.reportsDir).filter((f) => modifiedSince(f, since));
-  const scan = scanFolder(written, secrets, process.cwd(), run.folder.owns);
-  if (scan.findings.length) {
-    ctx.lateFindings = scan.findings;
-    say(`certify: a key reached ${scan.findings.length} file(s) written after the verdict: the run is void (harness trouble, exit 5)\n`);
-    for (const x of scan.findings) say(`  ✗ ${x}\n`);
+  const { say } = need(ctx.voice, "the run's voice");
+  const found = keysWrittenSince(ctx, need(ctx.scannedAt, 'the secret scan'));
+  if (found.length) {
+    say(`certify: a key reached ${found.length} file(s) written after the verdict; judged again with it\n`);
+    for (const x of found) say(`  ✗ ${x}\n`);
+    const rewrittenAt = Date.now();
+    ctx.secretFindings = [...need(ctx.secretFindings, 'the secret scan'), ...found];
+    judge(ctx);
+    writeArtifacts(ctx);
+    certificate(ctx);
+    const again = keysWrittenSince(ctx, rewrittenAt);
+    if (again.length) {
+      ctx.lateFindings = again;
+      say(`certify: a key reached ${again.length} file(s) written again: the run is void (harness trouble, exit 5)\n`);
+      for (const x of again) say(`  ✗ ${x}\n`);
+    }
   }
   run.folder.finish();
+}
+
+/** Scans the files of the reports folder written at or after `sinceMs`; each file holding a key is scrubbed or removed. */
+function keysWrittenSince(ctx: RunContext, sinceMs: number): string[] {
+  const run = need(ctx.run, 'the prepared run');
+  const written = listFiles(run.reportsDir).filter((f) => modifiedSince(f, sinceMs));
+  return scanFolder(written, need(ctx.voice, "the run's voice").secrets, process.cwd(), run.folder.owns).findings;
 }
 
 /** The file was written at or after `sinceMs` (a file that cannot be read counts as written). */
