@@ -104,7 +104,7 @@ function assertNoKeyAnywhere(reports: string, output: string) {
 }
 
 test("a deliberately failing request through the suites' fixtures leaves no key in any artifact", async () => {
-  test.setTimeout(120_000);
+  test.setTimeout(240_000);
   const server = await startHostileServer();
   const fixtures = path.join(ROOT, 'suites', 'fixtures.ts');
   const ws = workspace({
@@ -149,7 +149,7 @@ test('MSG-01 an unreachable server (deliberate failure)', async ({ api }) => {
 });
 
 test("Playwright's own request call log (request headers) is kept out of every report, and the worker's own write is caught", async () => {
-  test.setTimeout(120_000);
+  test.setTimeout(240_000);
   const server = await startHostileServer();
   const ws = workspace({
     'raw-request.spec.ts': `import { test, expect } from '@playwright/test';
@@ -181,7 +181,7 @@ test('MSG-01 a refused connection with the key in the call log (deliberate failu
 });
 
 test('a key that reaches a file anyway (a test writing it, a test printing it) is found by the scan and fails the run, named by file', async () => {
-  test.setTimeout(120_000);
+  test.setTimeout(240_000);
   const server = await startHostileServer();
   const ws = workspace({
     'careless.spec.ts': `import fs from 'node:fs';

@@ -81,7 +81,7 @@ export default defineConfig({
 }
 
 test('phases started together, one late, all end with their report: no phase empties what another writes', async () => {
-  test.setTimeout(120_000);
+  test.setTimeout(240_000);
   const dir = fs.mkdtempSync(path.join(REPO_ROOT, 'test-results', 'overlap-run-'));
   try {
     const configFile = scratchConfig(dir);

@@ -64,7 +64,7 @@ const HUGE: Array<{ retryAfter: string }> = [{ retryAfter: '99999999999' }, { re
 
 for (const c of HUGE) {
   test(`Retry-After ${c.retryAfter} is seconds: nothing more on the key for the rest of the run, RL-08 not certified, no key anywhere`, async () => {
-    test.setTimeout(120_000);
+    test.setTimeout(240_000);
     const limit = 3;
     const target = await startHostileTarget({ keys: { API_KEY: KEYS.API_KEY }, limit, windowMs: 3000, retryAfter: () => c.retryAfter });
     const ws = workspace();

@@ -185,7 +185,7 @@ function expectNoKeyInJournal(reports: string, key: string): void {
 // Three kill points, each judged once (the runs are costly): at a change (1, 3) and while a restore is answered (2).
 for (const at of [1, 2]) {
   test(`journal: certify killed with SIGKILL at PATCH ${at} (answers slow); the next certify run repairs first and the store is as it started`, async () => {
-    test.setTimeout(150_000);
+    test.setTimeout(240_000);
     const t = await slowPatchTarget();
     const ws = workspace(['inventory/update.spec.ts']);
     try {
@@ -218,7 +218,7 @@ for (const at of [1, 2]) {
 
 for (const at of [3]) {
   test(`journal: certify killed with SIGKILL at PATCH ${at}; \`restore\` puts the store back as it started, then has nothing to do`, async () => {
-    test.setTimeout(120_000);
+    test.setTimeout(240_000);
     const t = await slowPatchTarget();
     const ws = workspace(['inventory/update.spec.ts']);
     try {
@@ -244,7 +244,7 @@ for (const at of [3]) {
 }
 
 test('journal: a PATCH of a missing id that creates the pet (an upsert) and the messages posted are named at run level as "target left changed", with what to do by hand', async () => {
-  test.setTimeout(120_000);
+  test.setTimeout(240_000);
   const t = await slowPatchTarget(true, 0);
   const ws = workspace(['inventory/update.spec.ts', 'messages/send.spec.ts']);
   try {
