@@ -74,19 +74,7 @@ function negativeFindings(what: string, res: JudgedResponse): Finding[] {
       }),
     ];
   }
-  const problems = errorBody(res);
-  return problems.length
-    ? [
-        finding({
-          id: RULES.negative,
-          part: 'error-body',
-          level: 'fail',
-          message: `${what}: the ${res.status} is not an Error body`,
-          expected: `an Error body with "status": ${res.status}`,
-          observed: problems.join('; '),
-        }),
-      ]
-    : [];
+  return errorBodyFindings(RULES.negative, what, res);
 }
 
 /** GEN-05: a positive request gets a documented 2xx with a schema-valid body, or a refusal the document lists, as an Error body. */
@@ -134,14 +122,13 @@ function positiveFindings(op: Operation, what: string, res: JudgedResponse, list
   ];
 }
 
-/** GEN-08: an odd request's 4xx is an Error body too. */
-function oddFindings(what: string, res: JudgedResponse): Finding[] {
-  if (res.status < 400) return [];
+/** `id` fails when the refusal `res` is not an Error body (Errors: `code`, `message`, `status`). */
+function errorBodyFindings(id: string, what: string, res: JudgedResponse): Finding[] {
   const problems = errorBody(res);
   return problems.length
     ? [
         finding({
-          id: RULES.oddErrorBody,
+          id,
           part: 'error-body',
           level: 'fail',
           message: `${what}: the ${res.status} is not an Error body`,
@@ -150,6 +137,12 @@ function oddFindings(what: string, res: JudgedResponse): Finding[] {
         }),
       ]
     : [];
+}
+
+/** GEN-08: an odd request's 4xx is an Error body too. */
+function oddFindings(what: string, res: JudgedResponse): Finding[] {
+  if (res.status < 400) return [];
+  return errorBodyFindings(RULES.oddErrorBody, what, res);
 }
 
 /**
