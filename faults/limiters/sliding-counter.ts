@@ -9,43 +9,62 @@
  */
 import type { Algorithm } from './limiter.ts';
 
-export const slidingCounter: Algorithm = (w) => {
-  let start = -Infinity;
-  let previous = 0;
-  let current = 0;
-  const roll = (now: number) => {
-    const s = now - (now % w.ms);
-    if (s === start) return;
-    [previous, current] = s === start + w.ms ? [current, 0] : [0, 0];
-    start = s;
+/** The counts of the current and the previous clock-aligned window, rolled at each request. */
+interface Counts {
+  start: number;
+  previous: number;
+  current: number;
+}
+
+/** Moves `c` to the window holding `now`: the current count becomes the previous one, or both start over. */
+function roll(c: Counts, ms: number, now: number): void {
+  const s = now - (now % ms);
+  if (s === c.start) return;
+  [c.previous, c.current] = s === c.start + ms ? [c.current, 0] : [0, 0];
+  c.start = s;
+}
+
+/** What a counter kind decides over the counts: the weighted count, the first moment with room, Remaining. */
+interface Weighing {
+  weighted(c: Counts, t: number): number;
+  firstRoom(c: Counts, now: number): number;
+  remaining(c: Counts, now: number): number;
+}
+
+/** A sliding-window counter: a request is admitted when one more stays within Limit; Reset is the current window's end. */
+function counterLimiter(w: Parameters<Algorithm>[0], k: Weighing): ReturnType<Algorithm> {
+  const c: Counts = { start: -Infinity, previous: 0, current: 0 };
+  return {
+    check(now) {
+      roll(c, w.ms, now);
+      if (k.weighted(c, now) + 1 <= w.limit) return { ok: true };
+      return { ok: false, retryAtMs: k.firstRoom(c, now), resetMs: c.start + w.ms };
+    },
+    take(now) {
+      roll(c, w.ms, now);
+      c.current++;
+      return { remaining: k.remaining(c, now), resetMs: c.start + w.ms };
+    },
   };
+}
+
+export const slidingCounter: Algorithm = (w) => {
   /** Requests counted at `t` (same or following window of the current state), without rolling it. */
-  const weighted = (t: number) => {
+  const weighted = (c: Counts, t: number) => {
     const s = t - (t % w.ms);
-    const [prev, cur] = s === start ? [previous, current] : s === start + w.ms ? [current, 0] : [0, 0];
+    const [prev, cur] = s === c.start ? [c.previous, c.current] : s === c.start + w.ms ? [c.current, 0] : [0, 0];
     return Math.floor(prev * (1 - (t - s) / w.ms)) + cur;
   };
   /** First moment from `now` at which one more request fits. */
-  const firstRoom = (now: number) => {
-    const nextStart = start + w.ms;
-    const inCurrent = previous > 0 ? start + Math.floor(w.ms * (1 - (w.limit - current) / previous)) : nextStart;
-    const inNext = current > 0 ? nextStart + Math.floor(w.ms * (1 - w.limit / current)) : nextStart;
-    let t = Math.max(now, current < w.limit && inCurrent < nextStart ? inCurrent : Math.max(nextStart, inNext));
-    while (weighted(t) + 1 > w.limit) t++; // float rounding: step to the exact millisecond
+  const firstRoom = (c: Counts, now: number) => {
+    const nextStart = c.start + w.ms;
+    const inCurrent = c.previous > 0 ? c.start + Math.floor(w.ms * (1 - (w.limit - c.current) / c.previous)) : nextStart;
+    const inNext = c.current > 0 ? nextStart + Math.floor(w.ms * (1 - w.limit / c.current)) : nextStart;
+    let t = Math.max(now, c.current < w.limit && inCurrent < nextStart ? inCurrent : Math.max(nextStart, inNext));
+    while (weighted(c, t) + 1 > w.limit) t++; // float rounding: step to the exact millisecond
     return t;
   };
-  return {
-    check(now) {
-      roll(now);
-      if (weighted(now) + 1 <= w.limit) return { ok: true };
-      return { ok: false, retryAtMs: firstRoom(now), resetMs: start + w.ms };
-    },
-    take(now) {
-      roll(now);
-      current++;
-      return { remaining: Math.max(0, w.limit - weighted(now)), resetMs: start + w.ms };
-    },
-  };
+  return counterLimiter(w, { weighted, firstRoom, remaining: (c, now) => Math.max(0, w.limit - weighted(c, now)) });
 };
 
 /**
@@ -56,36 +75,16 @@ export const slidingCounter: Algorithm = (w) => {
  * request can be refused while the previous window still weighs.
  */
 export const slidingCounterRounded: Algorithm = (w) => {
-  let start = -Infinity;
-  let previous = 0;
-  let current = 0;
-  const roll = (now: number) => {
-    const s = now - (now % w.ms);
-    if (s === start) return;
-    [previous, current] = s === start + w.ms ? [current, 0] : [0, 0];
-    start = s;
-  };
-  const weighted = (t: number) => previous * (1 - (t - start) / w.ms) + current;
+  const weighted = (c: Counts, t: number) => c.previous * (1 - (t - c.start) / w.ms) + c.current;
   /** First millisecond from `now` at which one more request fits (in this window or, failing that, the next one). */
-  const firstRoom = (now: number) => {
-    const nextStart = start + w.ms;
+  const firstRoom = (c: Counts, now: number) => {
+    const nextStart = c.start + w.ms;
     let t = now;
-    while (t < nextStart && weighted(t) + 1 > w.limit) t++;
+    while (t < nextStart && weighted(c, t) + 1 > w.limit) t++;
     if (t < nextStart) return t;
-    const inNext = (u: number) => current * (1 - (u - nextStart) / w.ms) + 1 > w.limit;
+    const inNext = (u: number) => c.current * (1 - (u - nextStart) / w.ms) + 1 > w.limit;
     for (t = nextStart; inNext(t); t++);
     return t;
   };
-  return {
-    check(now) {
-      roll(now);
-      if (weighted(now) + 1 <= w.limit) return { ok: true };
-      return { ok: false, retryAtMs: firstRoom(now), resetMs: start + w.ms };
-    },
-    take(now) {
-      roll(now);
-      current++;
-      return { remaining: Math.max(0, Math.round(w.limit - weighted(now))), resetMs: start + w.ms };
-    },
-  };
+  return counterLimiter(w, { weighted, firstRoom, remaining: (c, now) => Math.max(0, Math.round(w.limit - weighted(c, now))) });
 };
