@@ -152,17 +152,19 @@ export function uncountedFirstStore(): RateLimitStore {
 
 /**
  * A conformant token-bucket limiter (a legitimate choice where the spec is silent): the first
- * window's limit is the bucket's capacity, refilled continuously at limit per window; later
- * windows (per day) stay fixed. Headers: Limit the capacity, Remaining the whole tokens left,
- * Reset when the bucket is full again; a refusal's `Retry-After` is when the next token arrives,
- * rounded up, so waiting it always suffices. It never bans.
+ * window's limit is the bucket's capacity, refilled at limit per window, continuously or (with
+ * `tickMs`) in whole ticks, as payment and cloud APIs meter it; later windows (per day) stay
+ * fixed. Headers: Limit the capacity, Remaining the whole tokens left, Reset when the bucket is
+ * full again; a refusal's `Retry-After` is when the next whole token arrives, rounded up, so
+ * waiting it always suffices. It never bans.
  */
-export function tokenBucketStore(): RateLimitStore {
+export function tokenBucketStore(options: { tickMs?: number } = {}): RateLimitStore {
   interface Bucket {
     tokens: number;
     at: number;
     fixed: RateState;
   }
+  const tickMs = options.tickMs ?? 0;
   const buckets = new Map<string, Bucket>();
   return {
     hit(identity, policy, now) {
@@ -172,16 +174,19 @@ export function tokenBucketStore(): RateLimitStore {
       const perMs = bucketWindow.limit / bucketWindow.ms;
       let b = buckets.get(identity);
       if (!b) buckets.set(identity, (b = { tokens: bucketWindow.limit, at: now, fixed: newRateState(restPolicy) }));
-      b.tokens = Math.min(bucketWindow.limit, b.tokens + (now - b.at) * perMs);
-      b.at = now;
-      const fullAt = (tokens: number) => Math.ceil((now + (bucketWindow.limit - tokens) / perMs) / 1000);
+      refillBucket(b, bucketWindow.limit, perMs, tickMs, now);
+      /** When the bucket holds `wanted` tokens (ms). */
+      const when = (wanted: number) =>
+        tickMs > 0
+          ? b.at + Math.max(0, Math.ceil((wanted - b.tokens) / (perMs * tickMs) - 1e-9)) * tickMs
+          : now + Math.max(0, wanted - b.tokens) / perMs;
       if (b.tokens < 1) {
         return {
           outcome: 'limited',
           limit: bucketWindow.limit,
           remaining: 0,
-          resetSeconds: fullAt(b.tokens),
-          retryAfterSeconds: Math.ceil((1 - b.tokens) / perMs / 1000),
+          resetSeconds: Math.ceil(when(bucketWindow.limit) / 1000),
+          retryAfterSeconds: Math.max(1, Math.ceil((when(1) - now) / 1000)),
         };
       }
       if (rest.length) {
@@ -194,10 +199,23 @@ export function tokenBucketStore(): RateLimitStore {
       return {
         outcome: 'admitted',
         limit: bucketWindow.limit,
-        remaining: Math.floor(b.tokens),
-        resetSeconds: fullAt(b.tokens),
+        remaining: Math.floor(b.tokens + 1e-9),
+        resetSeconds: Math.ceil(when(bucketWindow.limit) / 1000),
         retryAfterSeconds: 0,
       };
     },
   };
+}
+
+/** Adds the tokens earned since the bucket's last refill: continuously, or in whole ticks of `tickMs`. */
+function refillBucket(b: { tokens: number; at: number }, capacity: number, perMs: number, tickMs: number, now: number): void {
+  if (tickMs <= 0) {
+    b.tokens = Math.min(capacity, b.tokens + (now - b.at) * perMs);
+    b.at = now;
+    return;
+  }
+  const ticks = Math.floor((now - b.at) / tickMs);
+  if (ticks <= 0) return;
+  b.tokens = Math.min(capacity, b.tokens + ticks * tickMs * perMs);
+  b.at += ticks * tickMs;
 }

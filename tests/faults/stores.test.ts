@@ -94,3 +94,16 @@ test('tokenBucketStore: Limit in a row, then one token per window/limit; Retry-A
   const later = await store.hit('k', POLICY, T0 + 100_000);
   expect(later).toMatchObject({ outcome: 'admitted', remaining: 4, limit: 5 });
 });
+
+test('tokenBucketStore with tickMs: tokens arrive in whole ticks, so a refusal waits for the next tick; Reset is the tick that fills it', async () => {
+  const store = tokenBucketStore({ tickMs: 1000 });
+  const d = await sequential(store, 6);
+  expect(d.map((x) => x.outcome)).toEqual(['admitted', 'admitted', 'admitted', 'admitted', 'admitted', 'limited']);
+  const refused = d[5]!;
+  // 5 per 10 s in 1 s ticks: half a token a tick, so a whole token two ticks after the first request.
+  expect(refused.retryAfterSeconds).toBe(2);
+  expect(refused.resetSeconds).toBe((T0 + 10_000) / 1000);
+  expect((await store.hit('k', POLICY, T0 + 1_999)).outcome).toBe('limited');
+  expect((await store.hit('k', POLICY, T0 + 2_000)).outcome).toBe('admitted');
+  expect((await store.hit('k', POLICY, T0 + 2_001)).outcome).toBe('limited');
+});
