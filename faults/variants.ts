@@ -133,6 +133,40 @@ function updatedAtStamp(): FaultHooks {
   };
 }
 
+/**
+ * A conformant server that another client uses at the same time: the first list read after a
+ * change of a pet (a PATCH with a count other than the pet's first listed one) shows that pet at
+ * another client's count, as if it wrote the pet just before and put it back just after. Once per
+ * pet, and never after a PATCH that writes the first listed count (a restore), so the store the run
+ * leaves is the store it found.
+ */
+function anotherClientOnThePets(): FaultHooks {
+  const first = new Map<string, number>();
+  const pending = new Set<string>();
+  const done = new Set<string>();
+  return {
+    request: (req) => req, // buffers the request body, which the response hook reads
+    response(res, req) {
+      if (isPatch(req)) {
+        const id = petIdOf(req);
+        const q = (readJson(req.body) as { quantity?: unknown } | undefined)?.quantity;
+        if (q === first.get(id)) pending.delete(id);
+        else if (!done.has(id) && first.has(id)) pending.add(id);
+        return res;
+      }
+      if (!isList(req) || res.status !== 200) return res;
+      const list = readJson(res.body);
+      if (!Array.isArray(list)) return res;
+      for (const i of list) if (typeof i?.quantity === 'number' && !first.has(String(i.petId))) first.set(String(i.petId), i.quantity);
+      if (!pending.size) return res;
+      const shown = new Set(pending);
+      for (const id of shown) done.add(id);
+      pending.clear();
+      return mapJson(res, (b) => (Array.isArray(b) ? b.map((i) => (shown.has(String(i?.petId)) ? { ...i, quantity: 4242 } : i)) : b));
+    },
+  };
+}
+
 export const variants: Variant[] = [
   {
     name: 'gateway-style',
@@ -232,6 +266,17 @@ export const variants: Variant[] = [
       'an extra member `updatedAt` in items that changes with every update (the spec lists required fields only; a restored count leaves a new stamp)',
     ],
     proxy: () => updatedAtStamp(),
+  },
+  {
+    name: 'another-client-on-the-pets',
+    description:
+      'A conformant server that another client uses at the same time: right after the run changes a pet, the next list shows that pet at a count the run never sent ' +
+      '(once per pet), as when a second pipeline or a person writes the same pet and puts it back. Only the functional phase runs: its checks read counts back through the list.',
+    choices: [
+      'another client writes the pets the run writes (a shared deployment; the spec does not make a key exclusive): a count the run never sent proves nothing about the server, so it leaves the check not certified, never failed',
+    ],
+    proxy: () => anotherClientOnThePets(),
+    phases: ['functional'],
   },
   {
     name: 'multi-instance-redis',

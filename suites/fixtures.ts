@@ -37,7 +37,8 @@ export {
   type KeyName,
   type SendOptions,
 } from './fixtures/api.ts';
-export type { Stock } from './fixtures/stock.ts';
+export type { Stock, CountReading } from './fixtures/stock.ts';
+export { countAfterRefused, countAfterUpdate } from './fixtures/stock.ts';
 export { NotCertified, markNotCertified, missingPrerequisiteReason } from './fixtures/verdicts.ts';
 export type { OncePerRun } from './fixtures/run.ts';
 export type { ConformanceEnv } from './lib/env.ts';

@@ -17,6 +17,7 @@ import {
   crash,
   updateQuantity,
   quantityBefore,
+  answer,
 } from '../lib.ts';
 import type { FaultDefinition } from '../fault.ts';
 
@@ -128,6 +129,20 @@ export const faults: FaultDefinition[] = [
               return b;
             })
           : req,
+    }),
+  },
+  {
+    name: 'update-refused-but-written',
+    description:
+      'A string quantity (`"5"`) is refused with a correct 400 Error body, but the validator runs after the write: the number in the string is stored.',
+    expect: ['UPD-03'],
+    proxy: () => ({
+      async request(req, ctx) {
+        const q = isPatch(req) && tokenOf(req) !== undefined ? updateQuantity(req) : undefined;
+        if (typeof q !== 'string' || !/^\s*-?\d+\s*$/.test(q)) return req;
+        const written = await ctx.forward({ ...req, body: jsonBody({ quantity: Number.parseInt(q, 10) }) });
+        return answer(400, { code: 'invalid_quantity', message: 'quantity must be an integer', status: 400 }, written.headers);
+      },
     }),
   },
   {
