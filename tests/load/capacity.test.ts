@@ -45,7 +45,9 @@ test('the reference server passes both runs, the mix restores its pet, and the r
       expect(f.model).toBe('open');
       expect(f.sent + f.dropped).toBeGreaterThanOrEqual(140);
       expect(f.sent + f.dropped).toBeLessThanOrEqual(151);
-      expect(outcome.figures.sampled).toBe(100);
+      // A reservoir of 100 over the complete responses (fewer when a busy runner answered fewer).
+      expect(outcome.figures.sampled).toBe(Math.min(100, f.requests));
+      expect(outcome.figures.sampled).toBeGreaterThan(0);
       expect(outcome.figures.invalidSamples).toBe(0);
       if (mode === 'mix') expect(outcome.figures.pet?.restored).toBe(true);
       expect(outcome.figures.requests.total).toBe(f.sent + outcome.figures.requests.setup);
@@ -181,14 +183,32 @@ test('a LOAD_KEY that meets its limit stops the load at the first 429 (not certi
   const store = new RecordingStore();
   const server = await startReferenceServer({ port: 0, minuteWindowMs: 3000, banMs: 3000, store });
   try {
+    // The pacer keeps within X-RateLimit-Remaining, so the limit is met only when another client
+    // spends the key: once the load holds its grant (Remaining as it was then), one does, one
+    // request at a time, down to Remaining 1.
+    const base = pacer();
+    let granted = false;
+    const watched: typeof base = Object.assign(Object.create(base), {
+      acquire: async (...args: Parameters<typeof base.acquire>) => {
+        const lease = await base.acquire(...args);
+        if ((args[1]?.count ?? 1) > 1) granted = true;
+        return lease;
+      },
+    });
     const running = runCapacityCheck(
-      config(server.baseUrl, { loadKey: server.keys.free, mode: 'mix', durationS: 2, ratePerS: 60, connections: 1, maxRetryAfterS: 10 }),
+      config(server.baseUrl, {
+        loadKey: server.keys.free,
+        mode: 'mix',
+        durationS: 2,
+        ratePerS: 60,
+        connections: 1,
+        maxRetryAfterS: 10,
+        pacer: watched,
+      }),
     );
     let finished = false;
     void running.finally(() => (finished = true));
-    // The pacer keeps within X-RateLimit-Remaining, so the limit is met only when another client
-    // spends the key: once the load runs, one does, one request at a time, down to Remaining 1.
-    while (!finished && store.of('key:free').length < 3) await new Promise((r) => setTimeout(r, 5));
+    while (!finished && !granted) await new Promise((r) => setTimeout(r, 5));
     for (let remaining = Infinity; !finished && remaining > 1; ) {
       const r = await fetch(`${server.baseUrl}/inventory`, { headers: { authorization: `Bearer ${server.keys.free}` } });
       await r.arrayBuffer();
