@@ -3,7 +3,7 @@
  * the verdict, the failing requirement ids and the time. Names are fault or variant names,
  * `baseline`, `all-faults` or `all-variants`; `--list` prints the catalogue. `MATRIX_CONCURRENCY`
  * (default 2) cases run at once. The meta-test (`tests/faults/matrix.test.ts`) runs them all.
- * `--busy` keeps a busy loop on every core meanwhile (`faults/busy.ts`): the verdicts must be the same.
+ * `--busy` keeps every core busy meanwhile (`faults/busy.ts`): the verdicts must be the same.
  */
 import os from 'node:os';
 import { faults } from './catalogue/index.ts';

@@ -116,8 +116,14 @@ export function caseHolds(
   return out.verdict !== 'missing' && out.failing.length === 0 && ranButUnevidenced.length === 0 && out.problems.length === 0;
 }
 
-/** A fault run uses one Playwright worker per phase: each failing check restarts a worker anyway. */
-export const FAULT_ENV: Record<string, string> = { WORKERS: '1' };
+/**
+ * A fault run uses one Playwright worker per phase (each failing check restarts a worker anyway)
+ * and a generated budget of 300 requests: the coverage cases go first and every generated fault is
+ * caught within them, and a larger budget only sends more cases, so a fault caught here is caught
+ * by a default run too. The baseline and the variants keep the default budget: their pass must
+ * hold at the size a user runs.
+ */
+export const FAULT_ENV: Record<string, string> = { WORKERS: '1', GENERATED_BUDGET: '300' };
 
 /** A fault's `tests` (the tests that evidence its expected ids), when its phases allow it. */
 function testsOption(expect: readonly string[]): { tests?: string[] } {

@@ -1,7 +1,7 @@
 /**
  * The spec-derived schemas and their validators (docs/architecture.md, "Schemas").
  * `openapi.yaml` is the single source of truth; `json/*.schema.json` are generated from it.
- * Validators are compiled once, at import.
+ * Validators are compiled once, on first use.
  */
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
@@ -104,9 +104,13 @@ ajv.addKeyword({
   },
 });
 
-const validators = Object.fromEntries(
-  schemaNames.map((name) => [name, ajv.compile(withIntegerKeyword(jsonSchemas[name]) as SchemaObject)]),
-) as Record<SchemaName, ReturnType<typeof ajv.compile>>;
+/** Each validator is compiled on its first use: a process that validates one schema compiles one. */
+const validators = new Map<SchemaName, ReturnType<typeof ajv.compile>>();
+function validatorOf(name: SchemaName): ReturnType<typeof ajv.compile> {
+  let v = validators.get(name);
+  if (!v) validators.set(name, (v = ajv.compile(withIntegerKeyword(jsonSchemas[name]) as SchemaObject)));
+  return v;
+}
 
 function formatError(error: ErrorObject): string {
   const path = error.instancePath || '/';
@@ -123,8 +127,8 @@ function formatError(error: ErrorObject): string {
  * `name`. Errors are readable lines: `/0/petId: must be integer`.
  */
 export function validate(name: SchemaName, value: unknown): { valid: boolean; errors: string[] } {
-  if (!Object.hasOwn(validators, name)) throw new Error(`unknown schema ${String(name)}`);
-  const validator = validators[name];
+  if (!schemaNames.includes(name)) throw new Error(`unknown schema ${String(name)}`);
+  const validator = validatorOf(name);
   const valid = validator(value) as boolean;
   const errors = validator.errors ?? [];
   // The createdAt pattern repeats the UTC date-time check for other validators; report it once.

@@ -1,5 +1,5 @@
 /**
- * A busy runner (faults/busy.ts: a busy loop on every core) while the limiter zoo's two variants
+ * A busy runner (faults/busy.ts: busy loops until every core is busy) while the limiter zoo's two variants
  * that close every connection and run on a skewed clock are certified (faults/zoo-variants.ts):
  * the verdicts are the matrix's (nothing their phases judge fails, every requirement they test has
  * a result), nothing is sent on a key while its 429's Retry-After is pending and no key is banned.
@@ -9,8 +9,9 @@
  * sequence and the bursts; load), both cases at once, on the matrix's short settings: the matrix
  * certifies every phase of these variants on a quiet worker.
  */
+import os from 'node:os';
 import { test, expect } from '@playwright/test';
-import { startBusyLoad } from '../../faults/busy.ts';
+import { busyThreads, startBusyLoad } from '../../faults/busy.ts';
 import { cleanup, runCase } from '../../faults/harness.ts';
 import { caseHolds, matrixCases, MATRIX_ENV, type NamedCase } from '../../faults/matrix.ts';
 
@@ -18,14 +19,23 @@ import { caseHolds, matrixCases, MATRIX_ENV, type NamedCase } from '../../faults
 const BUSY_CASES = ['limiter-fixed-clock-close-ahead-45s', 'limiter-sliding-log-close-behind-35s'];
 const BUSY_PHASES = ['rate-limit', 'load'];
 
-test('a busy loop on every core: the Connection: close limiter variants keep the matrix verdict, send nothing early and earn no ban', async () => {
+test('busy loops until every core is busy: one per core on a quiet machine, fewer on one busy already, never none', () => {
+  expect(busyThreads(2, 0.1)).toBe(2);
+  expect(busyThreads(2, 1.5)).toBe(1);
+  expect(busyThreads(2, 9.7)).toBe(1);
+  expect(busyThreads(8, 3)).toBe(5);
+});
+
+test('every core busy: the Connection: close limiter variants keep the matrix verdict, send nothing early and earn no ban', async () => {
   test.setTimeout(300_000);
   const cases = BUSY_CASES.map((name): NamedCase => {
     const c = matrixCases(false).find((x) => x.name === name);
     if (!c) throw new Error(`${name} is no longer a variant of the matrix (faults/zoo-variants.ts)`);
     return { ...c, phases: BUSY_PHASES };
   });
-  const stopBusy = startBusyLoad();
+  const threads = busyThreads();
+  test.info().annotations.push({ type: 'busy loops', description: `${threads} (load average ${os.loadavg()[0]?.toFixed(1)})` });
+  const stopBusy = startBusyLoad(threads);
   let outcomes;
   try {
     outcomes = await Promise.all(cases.map((c) => runCase(c, { env: MATRIX_ENV })));
