@@ -7,7 +7,7 @@ import { caseHolds, matrixCases, MATRIX_ENV, type NamedCase } from '../../faults
 import { total } from '../../faults/retry-watch.ts';
 
 /**
- * The meta-test of issue 4: a complete `certify` run per case, through the fault proxy in front of
+ * The meta-test of the catalogue: a complete `certify` run per case, through the fault proxy in front of
  * a fresh reference server. Every fault must make the verdict `fail` with all its expected
  * requirement ids among the failing ones; every conformant variant and the unmodified reference
  * server must `pass`. The last test prints and writes the score.
