@@ -11,6 +11,7 @@ import type { ApiClient, ApiResponse } from '../fixtures.ts';
 import { finding, type Finding } from '../../core/finding.ts';
 import { checkRegister, type RegisterOp } from './linearizability.ts';
 import { isUnsafeInteger } from './run-cases.ts';
+import { anotherWriterReason, countOrigin } from '../lib/count-origin.ts';
 
 export interface ConsistencyRun {
   petId: string;
@@ -18,6 +19,8 @@ export interface ConsistencyRun {
   history: RegisterOp[];
   findings: Finding[];
   requests: number;
+  /** Set when another client's count showed: the reads were not judged, not certified. */
+  notCertified?: string;
 }
 
 const ID = 'GEN-07';
@@ -80,17 +83,10 @@ async function sendRound(api: ApiClient, petId: string, writes: string[], histor
   return { responses, during: duringRes, after };
 }
 
-/** Judges one round as a register: every update answers a written value, no list shows a value nobody wrote, the final value is a write, the history is linearizable. */
-function judgeRound(
-  api: ApiClient,
-  petId: string,
-  initial: number,
-  writes: string[],
-  history: RegisterOp[],
-  answers: RoundAnswers,
-): Finding[] {
+/** Every update answers 200 with a value that was written. */
+function judgeUpdates(api: ApiClient, petId: string, writes: string[], responses: ApiResponse[]): Finding[] {
   const findings: Finding[] = [];
-  answers.responses.forEach((res, i) => {
+  responses.forEach((res, i) => {
     if (res.status !== 200) {
       findings.push(
         finding({
@@ -118,6 +114,36 @@ function judgeRound(
         }),
       );
   });
+  return findings;
+}
+
+/**
+ * A list of the round that shows a count neither the pet's original nor one of the writes: another
+ * client wrote the pet (suites/lib/count-origin.ts), so the reads say nothing about the server.
+ */
+export function anotherWriterIn(
+  petId: string,
+  initial: number,
+  writes: string[],
+  answers: Pick<RoundAnswers, 'during' | 'after'>,
+): string | undefined {
+  for (const res of [answers.during, answers.after]) {
+    const seen = quantityIn(res, petId);
+    if (seen !== undefined && countOrigin(seen, initial, writes) === 'foreign') return anotherWriterReason(petId, initial, seen, writes);
+  }
+  return undefined;
+}
+
+/** Judges one round as a register: every update answers a written value, no list shows a value nobody wrote, the final value is a write, the history is linearizable. */
+function judgeRound(
+  api: ApiClient,
+  petId: string,
+  initial: number,
+  writes: string[],
+  history: RegisterOp[],
+  answers: RoundAnswers,
+): Finding[] {
+  const findings = judgeUpdates(api, petId, writes, answers.responses);
   const seenDuring = quantityIn(answers.during, petId);
   if (seenDuring !== undefined && seenDuring !== String(initial) && !writes.includes(seenDuring)) {
     findings.push(
@@ -161,24 +187,38 @@ function judgeRound(
   return findings;
 }
 
-/** Writes `initial` back to the pet and verifies it through the list; closes the journal entry when it holds, else a finding. */
-async function restorePet(api: ApiClient, petId: string, initial: number, journaled: string | undefined): Promise<Finding[]> {
+/**
+ * Writes `initial` back to the pet and verifies it through the list; closes the journal entry when
+ * it holds, else a finding. A list showing another client's count (neither the original nor one of
+ * `writes`) is left to the run's journal and reported as not certified.
+ */
+async function restorePet(
+  api: ApiClient,
+  petId: string,
+  initial: number,
+  writes: string[],
+  journaled: string | undefined,
+): Promise<{ findings: Finding[]; notCertified?: string }> {
   const restored = await api.updateInventory(petId, { quantity: initial }, { evidence: false });
   const check = (await api.inventory(ID)).find((e) => e.id === petId);
   if (restored.status === 200 && check?.quantity === initial && journaled) api.journal?.done([journaled], 'restored', `${ID} (restore)`);
+  if (restored.status === 200 && check && check.quantity !== initial && countOrigin(check.quantity, initial, writes) === 'foreign')
+    return { findings: [], notCertified: anotherWriterReason(petId, initial, check.quantity, writes) };
   if (restored.status !== 200 || check?.quantity !== initial) {
-    return [
-      finding({
-        id: ID,
-        part: 'restore',
-        level: 'fail',
-        message: `pet ${petId} was not restored`,
-        expected: `quantity ${initial}`,
-        observed: `PATCH ${restored.status}, list shows ${check?.quantity ?? 'pet missing'}`,
-      }),
-    ];
+    return {
+      findings: [
+        finding({
+          id: ID,
+          part: 'restore',
+          level: 'fail',
+          message: `pet ${petId} was not restored`,
+          expected: `quantity ${initial}`,
+          observed: `PATCH ${restored.status}, list shows ${check?.quantity ?? 'pet missing'}`,
+        }),
+      ],
+    };
   }
-  return [];
+  return { findings: [] };
 }
 
 /** Runs one round on the pet the list shows first among ids beyond 2^53 (else the first). */
@@ -192,11 +232,17 @@ export async function runConsistency(api: ApiClient, writers: number, seed: numb
   const journaled = api.journal?.change(pet.id, String(initial), ID);
   const writes = Array.from({ length: writers }, (_, i) => String(initial + 101 + i * 7 + (seed % 5)));
   const history: RegisterOp[] = [];
+  let notCertified: string | undefined;
   try {
     const answers = await sendRound(api, pet.id, writes, history);
-    findings.push(...judgeRound(api, pet.id, initial, writes, history, answers));
+    notCertified = anotherWriterIn(pet.id, initial, writes, answers);
+    findings.push(
+      ...(notCertified ? judgeUpdates(api, pet.id, writes, answers.responses) : judgeRound(api, pet.id, initial, writes, history, answers)),
+    );
   } finally {
-    findings.push(...(await restorePet(api, pet.id, initial, journaled)));
+    const restore = await restorePet(api, pet.id, initial, writes, journaled);
+    findings.push(...restore.findings);
+    notCertified ??= restore.notCertified;
   }
-  return { petId: pet.id, writes, history, findings, requests: api.requests - start };
+  return { petId: pet.id, writes, history, findings, requests: api.requests - start, ...(notCertified ? { notCertified } : {}) };
 }

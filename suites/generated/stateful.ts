@@ -13,6 +13,7 @@ import { abbreviate } from '../lib/error-body.ts';
 import { Budget } from './budget.ts';
 import { isUnsafeInteger } from './run-cases.ts';
 import { encodeToken, type ReplayToken } from './replay.ts';
+import { anotherWriterReason, countOrigin } from '../lib/count-origin.ts';
 
 const ID = 'GEN-06';
 
@@ -26,6 +27,27 @@ interface Real {
   changed: Map<string, number>;
   /** The journal entry of each changed pet (core/journal.ts), closed once its restore is seen in the list. */
   journaled: Map<string, string | undefined>;
+  /** The quantity each pet had when the sequence began. */
+  original: Map<string, number>;
+  /** Every quantity the sequence sent to each pet. */
+  sent: Map<string, number[]>;
+}
+
+/**
+ * A count neither the pet's original nor one this sequence sent: another client wrote the pet
+ * (suites/lib/count-origin.ts). It says nothing about the server: the sequence ends, not certified.
+ */
+export class AnotherWriter extends Error {
+  constructor(readonly reason: string) {
+    super(reason);
+  }
+}
+
+/** Throws `AnotherWriter` when `seen` for pet `id` is a count no request of the sequence carried. */
+function unlessAnotherWriter(real: Real, id: string, seen: unknown): void {
+  const sent = real.sent.get(id) ?? [];
+  if (countOrigin(seen, real.original.get(id), sent) === 'foreign')
+    throw new AnotherWriter(anotherWriterReason(id, real.original.get(id), seen, sent));
 }
 
 /** A deviation found by a command: stops the sequence and is shrunk by fast-check. */
@@ -48,6 +70,7 @@ class ListCommand implements fc.AsyncCommand<Model, Real> {
     const seen = new Map((res.json as Array<{ petId: unknown; quantity: unknown }>).map((i) => [String(i.petId), i.quantity]));
     for (const [id, q] of model.quantities) {
       if (!seen.has(id)) throw deviation('list', `pet ${id} vanished from the list`, `pet ${id} with quantity ${q}`, 'missing');
+      if (seen.get(id) !== q) unlessAnotherWriter(real, id, seen.get(id));
       if (seen.get(id) !== q)
         throw deviation(
           'list',
@@ -72,6 +95,7 @@ class UpdateCommand implements fc.AsyncCommand<Model, Real> {
       real.changed.set(this.id, model.quantities.get(this.id)!);
       real.journaled.set(this.id, real.api.journal?.change(this.id, String(model.quantities.get(this.id)), ID));
     }
+    real.sent.set(this.id, [...(real.sent.get(this.id) ?? []), this.quantity]);
     const res = await real.api.updateInventory(this.id, { quantity: this.quantity }, { evidence: false });
     if (res.status === 400) return; // a refusal the spec allows (quantity bounds not shown): nothing changes
     if (res.status !== 200)
@@ -113,17 +137,24 @@ export interface StatefulRun {
   requests: number;
   findings: Finding[];
   failure?: { sequence: string; token: string; shrinks: number; shrinkCut: boolean };
+  /** Set when another client's count showed: the sequences ended there, not certified. */
+  notCertified?: string;
 }
 
-/** Puts every changed pet back and verifies it through the list. */
-async function restore(real: Real): Promise<Finding[]> {
+/**
+ * Puts every changed pet back and verifies it through the list. A pet showing another client's
+ * count is left to the run's journal (it is reported at run level) and named in `foreign`.
+ */
+async function restore(real: Real, foreign: (reason: string) => void): Promise<Finding[]> {
   if (!real.changed.size) return [];
   for (const [id, q] of real.changed) await real.api.updateInventory(id, { quantity: q }, { evidence: false });
   const items = await real.api.inventory(`${ID} (restore)`);
   const out: Finding[] = [];
   for (const [id, q] of real.changed) {
     const now = items.find((i) => i.id === id);
-    if (now?.quantity !== q)
+    if (now && now.quantity !== q && countOrigin(now.quantity, q, real.sent.get(id) ?? []) === 'foreign')
+      foreign(anotherWriterReason(id, q, now.quantity, real.sent.get(id) ?? []));
+    else if (now?.quantity !== q)
       out.push(
         finding({
           id: ID,
@@ -163,6 +194,10 @@ export async function runStateful(api: ApiClient, share: number, seed: number, r
   let sequences = 0;
   let last: Finding | undefined;
   let cut = false;
+  let foreign: string | undefined;
+  const sawAnotherWriter = (reason: string) => {
+    foreign ??= reason;
+  };
   // Every sequence opens with an update of the first pet (an id beyond 2^53 when the list has one),
   // so each run proves a listed id is updatable by the id as listed; the rest is generated.
   const opening = fc.integer({ min: 0, max: 10_000 });
@@ -170,29 +205,40 @@ export async function runStateful(api: ApiClient, share: number, seed: number, r
     opening,
     fc.commands(commands, { maxCommands, ...(replay?.replayPath ? { replayPath: replay.replayPath } : {}) }),
     async (first, cmds) => {
-      if (budget.left <= 1) {
+      if (budget.left <= 1 || foreign) {
         if (last) cut = true;
         return true;
       }
       sequences++;
-      const real: Real = { api, budget, changed: new Map(), journaled: new Map() };
+      const real: Real = {
+        api,
+        budget,
+        changed: new Map(),
+        journaled: new Map(),
+        original: new Map(pets.map((p) => [p.id, p.quantity])),
+        sent: new Map(),
+      };
       const model: Model = { quantities: new Map(pets.map((p) => [p.id, p.quantity])) };
       try {
         // Every update is followed by a list at the end, so the last one is judged too.
         await fc.asyncModelRun(() => ({ model, real }), [new UpdateCommand(pets[0]!.id, first), ...cmds, new ListCommand()]);
         return true;
       } catch (e) {
+        if (e instanceof AnotherWriter) {
+          sawAnotherWriter(e.reason);
+          return true;
+        }
         if (!(e instanceof SequenceDeviation)) throw e;
         last = e.finding;
         return false;
       } finally {
-        findings.push(...(await restore(real)));
+        findings.push(...(await restore(real, sawAnotherWriter)));
       }
     },
   );
   const runSeed = replay?.seed ?? seed;
   const details = await fc.check(property, { seed: runSeed, numRuns: 1, ...(replay?.path ? { path: replay.path } : {}) });
-  const run: StatefulRun = { sequences, requests: api.requests - start, findings };
+  const run: StatefulRun = { sequences, requests: api.requests - start, findings, ...(foreign ? { notCertified: foreign } : {}) };
   if (details.failed && last) {
     const generated = String(details.counterexample?.[1] ?? '');
     const text = [

@@ -7,7 +7,7 @@ import { runStaging, type StagingOutcome } from '../../faults/staging/run.ts';
 import { conditionsOf } from '../../faults/staging/simulator.ts';
 import { STAGING_ENV } from '../../faults/staging/settings.ts';
 
-export const RUN_TIMEOUT_MS = 240_000;
+export const RUN_TIMEOUT_MS = 420_000; // a deadline against a hang, not a speed bound
 
 /** One certify run under the named conditions (combined). */
 export function runUnder(conditions: string[]): Promise<StagingOutcome> {
