@@ -29,6 +29,8 @@ interface Broken {
   quantityAs?: 'string' | 'fraction';
   /** The restore (a write of the original) is stored as 0. */
   dropRestore?: boolean;
+  /** The restore (a write of the original) is answered 503 and not stored. */
+  refuseRestore?: boolean;
   /** Conformant: items carry `updatedAt`, the time of their last update (it changes with the restore too). */
   stamped?: boolean;
 }
@@ -60,6 +62,10 @@ async function startStore(broken: Broken) {
         const q = (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { quantity: unknown }).quantity;
         if (typeof q !== 'number' || !Number.isInteger(q)) {
           res.writeHead(400, headers).end('{"code":"invalid","message":"quantity","status":400}');
+          return;
+        }
+        if (broken.refuseRestore && q === 11) {
+          res.writeHead(503, headers).end('{"code":"unavailable","message":"later","status":503}');
           return;
         }
         if (broken.lagReads && lag.reads === 0) lag.snapshot = list();
@@ -124,11 +130,24 @@ for (const { name, broken } of BROKEN) {
   });
 }
 
-test('GEN-06 a store that does not keep the restore: the run names the pet, its original and its current count', async () => {
+test('GEN-06 a store that answers the restore 200 but does not keep it: the run names the pet, its original and its current count, and GEN-06 is not certified (a lagging list, another client and an ignored update look alike)', async () => {
   const { out, quantity } = await run({ dropRestore: true });
   expect(quantity).toBe(0);
   expect(out.unrestored).toEqual([{ petId: '1', original: '11', current: '0' }]);
+  expect(out.findings).toEqual([]);
+  expect(out.notCertified).toMatch(
+    /^updateInventory: pet 1 could not be restored: original quantity 11, now 0, although the write-back answered 200/,
+  );
+});
+
+test('GEN-06 a store that refuses the restore: a GEN-06 finding names the pet, its original and current count and the answer', async () => {
+  const { out } = await run({ refuseRestore: true });
+  expect(out.unrestored.map((u) => u.petId)).toEqual(['1']);
   expect(out.findings.map((f) => [f.id, f.message])).toEqual([
-    ['GEN-06', 'updateInventory: pet 1 could not be restored: original quantity 11, now 0'],
+    [
+      'GEN-06',
+      `updateInventory: pet 1 could not be restored: original quantity 11, now ${out.unrestored[0]!.current} (the write-back answered 503)`,
+    ],
   ]);
+  expect(out.notCertified).toBeUndefined();
 });
