@@ -31,6 +31,8 @@ interface Broken {
   dropRestore?: boolean;
   /** The restore (a write of the original) is answered 503 and not stored. */
   refuseRestore?: boolean;
+  /** Another client writes the pet (4242, then 4243, …) right after each of this many restores. */
+  foreignAfterRestore?: number;
   /** Conformant: items carry `updatedAt`, the time of their last update (it changes with the restore too). */
   stamped?: boolean;
 }
@@ -38,6 +40,7 @@ interface Broken {
 async function startStore(broken: Broken) {
   let quantity = 11;
   let updates = 0;
+  let foreign = 0;
   const lag = { reads: 0, snapshot: '' };
   const written = () =>
     broken.quantityAs === 'string' ? `"${quantity}"` : broken.quantityAs === 'fraction' ? `${quantity}.0` : String(quantity);
@@ -71,6 +74,7 @@ async function startStore(broken: Broken) {
         if (broken.lagReads && lag.reads === 0) lag.snapshot = list();
         if (broken.lagReads) lag.reads = broken.lagReads;
         quantity = broken.dropRestore && q === 11 ? 0 : q;
+        if (q === 11 && foreign < (broken.foreignAfterRestore ?? 0)) quantity = 4242 + foreign++;
         updates++;
         res.writeHead(200, headers).end(`{"petId":1,"quantity":${quantity},"status":"available"}`);
         return;
@@ -130,14 +134,14 @@ for (const { name, broken } of BROKEN) {
   });
 }
 
-test('GEN-06 a store that answers the restore 200 but does not keep it: the run names the pet, its original and its current count, and GEN-06 is not certified (a lagging list, another client and an ignored update look alike)', async () => {
+test('GEN-06 a store that does not keep the restore: written back twice, the same count shows; the run names the pet, its original and its current count', async () => {
   const { out, quantity } = await run({ dropRestore: true });
   expect(quantity).toBe(0);
   expect(out.unrestored).toEqual([{ petId: '1', original: '11', current: '0' }]);
-  expect(out.findings).toEqual([]);
-  expect(out.notCertified).toMatch(
-    /^updateInventory: pet 1 could not be restored: original quantity 11, now 0, although the write-back answered 200/,
-  );
+  expect(out.findings.map((f) => [f.id, f.message])).toEqual([
+    ['GEN-06', 'updateInventory: pet 1 could not be restored: original quantity 11, now 0 (the write-back answered 200, twice)'],
+  ]);
+  expect(out.notCertified).toBeUndefined();
 });
 
 test('GEN-06 a store that refuses the restore: a GEN-06 finding names the pet, its original and current count and the answer', async () => {
@@ -150,4 +154,19 @@ test('GEN-06 a store that refuses the restore: a GEN-06 finding names the pet, i
     ],
   ]);
   expect(out.notCertified).toBeUndefined();
+});
+
+test('GEN-06 another client writes the pet after the first write-back: the next write-back is seen, nothing is reported', async () => {
+  const { out, quantity } = await run({ foreignAfterRestore: 1 });
+  expect(quantity).toBe(11);
+  expect(out.unrestored).toEqual([]);
+  expect(out.findings).toEqual([]);
+});
+
+test('GEN-06 another client writes the pet after each write-back, another count each time: not certified, never a finding', async () => {
+  const { out } = await run({ foreignAfterRestore: 2 });
+  expect(out.findings).toEqual([]);
+  expect(out.notCertified).toMatch(
+    /^updateInventory: pet 1 showed quantity 4242 after one write-back and 4243 after the next \(original 11\): another client wrote it meanwhile$/,
+  );
 });

@@ -179,6 +179,20 @@ test('a threshold the user set fails as that threshold (LOAD-04), apart from LOA
   }
 });
 
+test('LOAD-01 on a shared deployment: another client writing the pet after each write-back leaves the restore not certified, never failed', async () => {
+  const api = await fakeApi(inventoryHandler({ anotherClientWrites: true }));
+  try {
+    const outcome = await runCapacityCheck(config(api.baseUrl, { mode: 'mix' }));
+    expect(fails(outcome)).toEqual([]);
+    expect(outcome.findings).toContainEqual(
+      expect.objectContaining({ id: 'LOAD-01', part: 'restored', level: 'not-certified', expected: 'quantity 12' }),
+    );
+    expect(outcome.figures.pet?.restored).toBe(false);
+  } finally {
+    await api.close();
+  }
+});
+
 test('a LOAD_KEY that meets its limit stops the load at the first 429 (not certified), sends nothing early, and the stock is restored after Retry-After', async () => {
   const store = new RecordingStore();
   const server = await startReferenceServer({ port: 0, minuteWindowMs: 3000, banMs: 3000, store });

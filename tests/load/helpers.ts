@@ -108,6 +108,8 @@ export interface InventoryOptions extends JsonStyle {
   pets?: number;
   /** PATCH answers the whole list instead of the updated item (a deviation). */
   patchAnswersList?: boolean;
+  /** Conformant, on a shared deployment: right after each update another client writes the pet (4242, 4243, …). */
+  anotherClientWrites?: boolean;
 }
 
 /** An inventory of a few pets (or `pets` of them): list and update, optionally with a twist. */
@@ -124,6 +126,7 @@ export function inventoryHandler(options: InventoryOptions = {}): Handler {
           status: ['available', 'pending', 'sold'][i % 3],
         }));
   const style = { close: options.close, pretty: options.pretty };
+  let foreignWrites = 0;
   return (req, body, res) => {
     const answer = () => {
       if (options.status) return json(res, options.status, { code: 'boom', message: 'failed', status: options.status }, {}, style);
@@ -137,7 +140,9 @@ export function inventoryHandler(options: InventoryOptions = {}): Handler {
         if (!item) return json(res, 404, { code: 'not_found', message: 'no such pet', status: 404 }, {}, style);
         const quantity = (JSON.parse(body) as { quantity: number }).quantity;
         item.quantity = options.brokenUpdate ? quantity + 1 : quantity;
-        return json(res, 200, options.patchAnswersList ? items : item, {}, style);
+        json(res, 200, options.patchAnswersList ? items : { ...item }, {}, style);
+        if (options.anotherClientWrites) item.quantity = 4242 + foreignWrites++;
+        return;
       }
       return json(res, 404, { code: 'not_found', message: 'no route', status: 404 }, {}, style);
     };
