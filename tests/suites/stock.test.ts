@@ -20,6 +20,8 @@ interface StoreOptions {
   breakRestore?: boolean;
   /** Answers 503 to a write back to the original quantity, changing nothing. */
   refuseRestore?: boolean;
+  /** Another client writes the pet (4242, then 4243, …) right after each of this many write-backs. */
+  foreignAfterRestore?: number;
   /** After each update, this many list reads still show the list as it was before it. */
   lagReads?: number;
   /** The list writes quantities as strings (`"11"`) or with a fraction (`11.0`). */
@@ -34,6 +36,7 @@ async function startStore(size: number, options: StoreOptions = {}) {
   const written = (q: number) => (options.quantityAs === 'string' ? `"${q}"` : options.quantityAs === 'fraction' ? `${q}.0` : String(q));
   const listText = () => `[${[...quantities].map(([id, q]) => `{"petId":${id},"quantity":${written(q)},"status":"available"}`).join(',')}]`;
   const lag = { reads: 0, snapshot: '' };
+  const foreign = { n: 0 };
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -62,6 +65,7 @@ async function startStore(size: number, options: StoreOptions = {}) {
         if (options.lagReads) lag.reads === 0 && (lag.snapshot = listText()), (lag.reads = options.lagReads);
         // A store that "forgets" restores: a quantity back at its original is written as 0.
         quantities.set(m[1], options.breakRestore && quantity === 10 + Number(m[1]) ? 0 : quantity);
+        if (quantity === 10 + Number(m[1]) && foreign.n < (options.foreignAfterRestore ?? 0)) quantities.set(m[1], 4242 + foreign.n++);
         res.writeHead(200, headers).end(JSON.stringify({ petId: Number(m[1]), quantity: quantities.get(m[1]), status: 'available' }));
         return;
       }
@@ -155,7 +159,7 @@ test('10,000 pets: a claim reads the list once, and a restore that needs nothing
   }
 });
 
-test('a restore answered 200 that the list never shows is recorded for the run naming the pet, and the pet is never handed out again', async () => {
+test('a restore the store does not keep (the same count after two write-backs) fails naming the pet, and the pet is never handed out again', async () => {
   const s = await setup(1, { breakRestore: true });
   try {
     const api = s.api();
@@ -163,12 +167,27 @@ test('a restore answered 200 that the list never shows is recorded for the run n
     const stock = createStock(api, 'a', 60_000, 'UPD-02', (u) => recorded.push(u));
     const pet = await stock.claim();
     await api.updateInventory(pet.id, { quantity: 500 });
-    // Not the test's failure: a list lagging further than the reads, or another client writing the
-    // pet, shows the same; the run reports the pet left changed.
-    await stock.end();
+    await expect(stock.end()).rejects.toThrow(
+      /UPD-02: state not restored: pet 1 could not be restored: original quantity 11, now 0 \(written back twice\)/,
+    );
     expect(recorded).toEqual([{ petId: '1', original: '11', current: '0' }]);
     expect(s.coordinator.report().pets.retired).toBe(1);
     await expect(createStock(s.api(), 'b', 60_000, 'UPD-02').claim()).rejects.toThrow(/every listed pet is retired/);
+  } finally {
+    await s.close();
+  }
+});
+
+test('another client writes the pet after each write-back (another count each time): recorded for the run, never the test failure', async () => {
+  const s = await setup(1, { foreignAfterRestore: 2 });
+  try {
+    const api = s.api();
+    const recorded: unknown[] = [];
+    const stock = createStock(api, 'a', 60_000, 'UPD-02', (u) => recorded.push(u));
+    const pet = await stock.claim();
+    await api.updateInventory(pet.id, { quantity: 500 });
+    await stock.end();
+    expect(recorded).toEqual([{ petId: '1', original: '11', current: '4243' }]);
   } finally {
     await s.close();
   }
@@ -216,7 +235,7 @@ test('a refused restore fails the test naming the pet, and the pet is recorded a
     const pet = await stock.claim();
     await api.updateInventory(pet.id, { quantity: 500 });
     await expect(stock.end()).rejects.toThrow(
-      /UPD-02: state not restored: pet 1 could not be restored: original quantity 11, now 500; restoring pet 1 to quantity 11 got 503/,
+      /UPD-02: state not restored: pet 1 could not be restored: original quantity 11, now 500; pet 1: restoring it to quantity 11 got 503/,
     );
     expect(recorded).toEqual([{ petId: '1', original: '11', current: '500' }]);
   } finally {
