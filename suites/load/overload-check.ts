@@ -82,6 +82,12 @@ export interface OverloadConfig {
   opening?: RecordedResponse;
   /** What the run sent on the key before this check (the 429 sequence): its own, whatever the server's Reset says. */
   earlier?: EarlierRequests;
+  /**
+   * The per-minute figure of the key's plan (RATE_LIMIT_PLAN), when the user named one: a Limit
+   * equal to it is a per-minute limit (spec, Limits), so the run's own requests of the last
+   * minutes still count, whatever Reset says (a token bucket or GCRA may show the next token).
+   */
+  planMinuteLimit?: number;
   progress?: (line: string) => void;
 }
 
@@ -445,6 +451,17 @@ function note(ctx: Ctx, r: RecordedResponse, counted = false): void {
 }
 
 /**
+ * The window length the run's own requests are accounted over (s): the longest Reset − Date seen
+ * (a lower bound), and a minute when the Limit is the per-minute figure of the plan the user named
+ * (spec, Limits: "Requests per minute"), since a bucket or GCRA may show only its next token in
+ * Reset. A longer window counts more of the run's requests as its own: it can only leave another
+ * client unseen, never invent one.
+ */
+export function accountingWindowS(longestResetS: number, limit: number, planMinuteLimit: number | undefined): number {
+  return planMinuteLimit !== undefined && limit === planMinuteLimit ? Math.max(longestResetS, 60) : longestResetS;
+}
+
+/**
  * The run's own requests on the key that may still count at `atMs`: every answer within two
  * window lengths before it (a weighted counter still weighs the previous window; a sliding log,
  * a bucket and GCRA forget within one), plus a second for the resolution of Reset and Date.
@@ -586,7 +603,8 @@ async function openWindow(ctx: Ctx, n: number): Promise<{ limit: number; remaini
   const probe = usableProbe(ctx, first, n);
   if (pending) ctx.figures.recovered ??= true;
   ctx.refusedSinceProbe = false;
-  const own = ownRequestsAt(ctx.ownAt, first.receivedAt, ctx.longestResetS);
+  const windowS = accountingWindowS(ctx.longestResetS, probe.limit, ctx.config.planMinuteLimit);
+  const own = ownRequestsAt(ctx.ownAt, first.receivedAt, windowS);
   const unexplained = probe.limit - own - probe.remaining;
   if (unexplained <= 0) return probe;
   ctx.figures.foreign.push({ window: probe.window, requests: unexplained });
@@ -599,7 +617,7 @@ async function openWindow(ctx: Ctx, n: number): Promise<{ limit: number; remaini
       part: OVERLOAD.admission,
       level: 'not-certified',
       message: `${KEY} is used by another client, or its limit is shared with other keys (this run sends on API_KEY and LOAD_KEY meanwhile): its X-RateLimit-Remaining fell by ${unexplained} more than this run sent on it; nothing more is sent on it`,
-      expected: `X-RateLimit-Remaining ≥ Limit ${probe.limit} − the ${own} requests this run sent on ${KEY} in the last ${2 * ctx.longestResetS + 1} s (two window lengths)`,
+      expected: `X-RateLimit-Remaining ≥ Limit ${probe.limit} − the ${own} requests this run sent on ${KEY} in the last ${2 * windowS + 1} s (two window lengths)`,
       observed: `Remaining ${probe.remaining} (Reset ${probe.window})`,
     }),
   );

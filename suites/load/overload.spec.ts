@@ -14,6 +14,7 @@ import type { OncePerRun } from '../fixtures/run.ts';
 import type { PacingClient } from '../pacing/client.ts';
 import { runSequence, type Sequence } from '../rate-limit/sequence.ts';
 import type { RecordedResponse } from './engine.ts';
+import { isPlan, PLAN_LIMITS } from '../../core/plans.ts';
 import { OVERLOAD, runOverloadCheck, type EarlierRequests, type OverloadFigures } from './overload-check.ts';
 import { annotateRecord, judgeFindings, loadTarget, runOnce, type CheckRecord, type VerdictFixtures } from './step.ts';
 import { usesReferenceKeys } from './target.ts';
@@ -100,10 +101,16 @@ async function overload(
         pacer: pacing,
         opening: openingOf(sequence),
         earlier: earlierOf(sequence),
+        ...planMinute(x.RATE_LIMIT_PLAN),
       }),
   });
   annotateRecord(record, ranHere, testInfo);
   return record;
+}
+
+/** The per-minute figure of RATE_LIMIT_PLAN (none for enterprise or no plan: its limits are not shown). */
+function planMinute(plan: string | undefined): { planMinuteLimit?: number } {
+  return isPlan(plan) && plan !== 'enterprise' ? { planMinuteLimit: PLAN_LIMITS[plan].minute } : {};
 }
 
 const PARTS = [
