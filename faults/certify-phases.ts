@@ -2,7 +2,7 @@
  * The matrix's launcher for a certify run limited to some phases: `MATRIX_PHASES=functional`
  * (comma-separated) calls certify's own `runCertify` with its `onlyPhases` option ("for tools and
  * tests"), and `MATRIX_TESTS` (comma-separated `file:line` of `suites/`, optional) with its
- * `onlyTests` option; everything else (environment, reports, verdict, secret scan) is certify's. Phases left
+ * `onlyTests` option, and `MATRIX_TURNS_DIR` (optional) with its `turnsDir` option; everything else (environment, reports, verdict, secret scan) is certify's. Phases left
  * out are neither run nor listed, so their requirements fail with "no test result": the matrix
  * never counts such a failure as a catch (see `faults/harness.ts`).
  */
@@ -27,11 +27,13 @@ if (badTest) {
   process.stdout.write(`certify-phases: MATRIX_TESTS must list file:line locations of suites/; got "${badTest}"\n`);
   process.exit(2);
 }
+const turnsDir = process.env.MATRIX_TURNS_DIR?.trim();
 runCertify({
   env: process.env,
   write: (t) => process.stdout.write(t),
   onlyPhases: only as Phase[],
   ...(tests.length ? { onlyTests: tests } : {}),
+  ...(turnsDir ? { turnsDir } : {}),
 }).then(
   (outcome) => {
     process.exitCode = outcome.exitCode;

@@ -144,8 +144,15 @@ export async function certifyCase(c: MatrixCase, t: CaseTarget, options: RunCase
   };
   if (c.phases) env.MATRIX_PHASES = c.phases.join(',');
   if (c.phases && c.tests?.length) env.MATRIX_TESTS = c.tests.join(',');
+  // The case's own folder of turns: a fault may leave a 429 pending for long after the run (a
+  // Retry-After in milliseconds reads as half an hour), and a later server on the same free port
+  // is another target. It goes with the case.
+  const turnsDir = c.phases ? fs.mkdtempSync(path.join(options.workDir ?? os.tmpdir(), 'matrix-turns-')) : undefined;
+  if (turnsDir) env.MATRIX_TURNS_DIR = turnsDir;
   const argv = c.phases ? [TSX_CLI, path.join(REPO_ROOT, 'faults', 'certify-phases.ts')] : CERTIFY_CLI;
-  const { code, output } = await spawnCertify(argv, env, options.timeoutMs ?? 240_000);
+  const { code, output } = await spawnCertify(argv, env, options.timeoutMs ?? 240_000).finally(() => {
+    if (turnsDir) fs.rmSync(turnsDir, { recursive: true, force: true });
+  });
   const outcome: CaseOutcome = {
     id: c.id,
     verdict: 'missing',
@@ -200,7 +207,7 @@ function readReport(report: ConformanceJson, outcome: CaseOutcome): void {
 
 /** Variables of the conformance run or of an enclosing Playwright run are never inherited (`inheritedEnv`). */
 const NOT_INHERITED =
-  /^(MATRIX_PHASES|MATRIX_TESTS|BASE_URL|API_URL|API_KEY|API_PLAN|RATE_LIMIT_KEY|RATE_LIMIT_PLAN|LOAD_KEY|MISSING_PET_ID|CONFORMANCE_PROFILE|REPORTS_DIR|WORKERS|CERTIFY_.*|TEST_.*|PW_.*|PLAYWRIGHT_.*)$/;
+  /^(MATRIX_PHASES|MATRIX_TESTS|MATRIX_TURNS_DIR|BASE_URL|API_URL|API_KEY|API_PLAN|RATE_LIMIT_KEY|RATE_LIMIT_PLAN|LOAD_KEY|MISSING_PET_ID|CONFORMANCE_PROFILE|REPORTS_DIR|WORKERS|CERTIFY_.*|TEST_.*|PW_.*|PLAYWRIGHT_.*)$/;
 
 export function inheritedEnv(): Record<string, string | undefined> {
   return Object.fromEntries(Object.entries(process.env).filter(([k]) => !NOT_INHERITED.test(k)));

@@ -35,6 +35,12 @@ export interface RunOptions {
    * Playwright's location filter); the phases' other tests are neither run nor listed.
    */
   onlyTests?: string[];
+  /**
+   * For tools and tests: the folder the runs of one machine take turns in (default the OS temp
+   * folder). A test whose own server on a free port left a 429 pending past the run's end keeps it
+   * here, so that a later server on the same port is not taken for the same target.
+   */
+  turnsDir?: string;
 }
 
 /** How the run speaks: every line goes through `say`, which redacts the run's keys. */

@@ -113,6 +113,7 @@ export async function takeTargetTurn(ctx: RunContext): Promise<void> {
     maxWaitMs: run.settings.OTHER_RUN_WAIT_S * 1000,
     say: (line) => say(`certify: ${line}\n`),
     ...(signal ? { signal } : {}),
+    ...(ctx.options.turnsDir ? { tmp: ctx.options.turnsDir } : {}),
   });
   if (isHeld(turn)) {
     ctx.turn = turn;
@@ -128,7 +129,7 @@ export async function takeTargetTurn(ctx: RunContext): Promise<void> {
     turn.kind === 'aborted'
       ? `stopped while waiting for another certification of this target on this machine to end (${signal?.reason ?? 'SIGINT'}); nothing was sent to the target`
       : turn.quietUntil
-        ? `a 429 the previous certification of this target on this machine met asks that nothing be sent before ${turn.quietUntil}, beyond OTHER_RUN_WAIT_S: nothing was sent to the target; run again after that time`
+        ? `a 429 the previous certification of this target on this machine met asks that nothing be sent before ${turn.quietUntil}, beyond OTHER_RUN_WAIT_S: nothing was sent to the target; run again after that time${turn.quietFile ? `, or, if that server has been restarted or replaced since (its 429 no longer holds), delete ${turn.quietFile}` : ''}`
         : `another certification of this target on this machine${turn.holder ? ` (pid ${turn.holder.pid}, started ${turn.holder.since})` : ''} still runs after ${Math.round(turn.waitedS)} s (OTHER_RUN_WAIT_S): nothing was sent to the target; run again when it has ended, or raise OTHER_RUN_WAIT_S`;
   say(`certify: ${reason}\n`);
   ctx.stop = { exitCode: turn.kind === 'aborted' ? interruptedExit(signal) : EXIT.harness, reasons: [reason] };

@@ -193,7 +193,9 @@ export interface HeldTurn {
 }
 
 /** Why `takeTurn` did not get the turn (`quietUntil`: the turn was free, but a 429 the last run met stays pending past the deadline). */
-export type TurnRefusal = { kind: 'deadline'; holder?: OtherRun; quietUntil?: string; waitedS: number } | { kind: 'aborted' };
+export type TurnRefusal =
+  | { kind: 'deadline'; holder?: OtherRun; quietUntil?: string; quietFile?: string; waitedS: number }
+  | { kind: 'aborted' };
 
 /** Sleeps `ms`, or less when `signal` aborts. */
 function pause(ms: number, signal?: AbortSignal): Promise<void> {
@@ -281,7 +283,7 @@ export async function takeTurn(
     turn.release();
     return quiet.kind === 'aborted'
       ? quiet
-      : { kind: 'deadline', quietUntil: new Date(quiet.untilMs).toISOString(), waitedS: (now() - started) / 1000 };
+      : { kind: 'deadline', quietUntil: new Date(quiet.untilMs).toISOString(), quietFile: p.quiet, waitedS: (now() - started) / 1000 };
   }
   if (quiet.waitedMs > 0) report.waitedForRetryAfterS = Math.round(quiet.waitedMs / 100) / 10;
   return turn;

@@ -123,6 +123,10 @@ test('turns: the next run waits until a 429 the previous run met stops pending; 
     const refused = await takeTurn(BASE, { maxWaitMs: 1_000, tmp });
     expect(isHeld(refused) ? 'held' : refused.kind).toBe('deadline');
     expect(!isHeld(refused) && refused.kind === 'deadline' && refused.quietUntil).toBeTruthy();
+    // The record a user deletes when the server was restarted or replaced since (its 429 no longer holds).
+    const file = !isHeld(refused) && refused.kind === 'deadline' ? refused.quietFile : undefined;
+    expect(file && path.dirname(path.dirname(file))).toBe(tmp);
+    expect(fs.existsSync(file!)).toBe(true);
   } finally {
     fs.rmSync(tmp, { recursive: true, force: true });
   }

@@ -84,12 +84,17 @@ for (const c of HUGE) {
         write: (t) => (output += t),
         configFile: ws.config,
         onlyPhases: ['rate-limit', 'generated'],
+        // The 429 stays pending for decades: kept in this test's folder, so that a later test's
+        // server on the same free port is not taken for this target.
+        turnsDir: ws.dir,
       });
       const counts = target.counts();
       expect(code, output.split('\n').slice(-40).join('\n')).toBe(1);
+      // Nothing after the 429 (it is pending for decades), not even a bare key or a lower-case
+      // scheme: every request that reached the target after it would count as early.
       expect(counts.early, 'requests on a key before its Retry-After passed').toBe(0);
-      // The limit, then the request past it: nothing more, not even a bare key or a lower-case scheme.
-      expect(counts.requests.API_KEY).toBe(limit + 1);
+      // The limit, then the request past it (a window that rolls mid-way adds what it admitted).
+      expect(counts.requests.API_KEY).toBeGreaterThanOrEqual(limit + 1);
       expect(counts.refusals.API_KEY).toBe(1);
       const report = JSON.parse(fs.readFileSync(path.join(ws.reports, 'conformance.json'), 'utf8'));
       const rl08 = report.notCertified.find((n: { id: string }) => n.id === 'RL-08');
