@@ -16,3 +16,8 @@ export const PLAN_LIMITS: Record<Exclude<Plan, 'enterprise'>, { minute: number; 
 export function isPlan(value: string | undefined): value is Plan {
   return (PLANS as readonly (string | undefined)[]).includes(value);
 }
+
+/** The per-minute figure of `plan` (spec, Limits); undefined for enterprise (not shown) or no known plan. */
+export function minuteLimitOf(plan: string | undefined): number | undefined {
+  return isPlan(plan) && plan !== 'enterprise' ? PLAN_LIMITS[plan].minute : undefined;
+}

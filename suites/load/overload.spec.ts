@@ -14,7 +14,7 @@ import type { OncePerRun } from '../fixtures/run.ts';
 import type { PacingClient } from '../pacing/client.ts';
 import { runSequence, type Sequence } from '../rate-limit/sequence.ts';
 import type { RecordedResponse } from './engine.ts';
-import { isPlan, PLAN_LIMITS } from '../../core/plans.ts';
+import { minuteLimitOf } from '../../core/plans.ts';
 import { OVERLOAD, runOverloadCheck, type EarlierRequests, type OverloadFigures } from './overload-check.ts';
 import { annotateRecord, judgeFindings, loadTarget, runOnce, type CheckRecord, type VerdictFixtures } from './step.ts';
 import { usesReferenceKeys } from './target.ts';
@@ -70,6 +70,7 @@ async function overload(
   // Each window may wait a Retry-After and a Reset, each at most MAX_RETRY_AFTER_S.
   testInfo.setTimeout(((x.LOAD_BURST_WINDOWS + 1) * (2 * x.MAX_RETRY_AFTER_S + 2 * x.LOAD_TIMEOUT_S) + 60) * 1000);
   const otherKey = x.API_KEY && x.API_KEY !== x.RATE_LIMIT_KEY ? x.API_KEY : undefined;
+  const planMinuteLimit = minuteLimitOf(x.RATE_LIMIT_PLAN);
   const { record, ranHere } = await runOnce<OverloadFigures>({
     baseUrl,
     check: 'overload',
@@ -101,16 +102,11 @@ async function overload(
         pacer: pacing,
         opening: openingOf(sequence),
         earlier: earlierOf(sequence),
-        ...planMinute(x.RATE_LIMIT_PLAN),
+        ...(planMinuteLimit !== undefined ? { planMinuteLimit } : {}),
       }),
   });
   annotateRecord(record, ranHere, testInfo);
   return record;
-}
-
-/** The per-minute figure of RATE_LIMIT_PLAN (none for enterprise or no plan: its limits are not shown). */
-function planMinute(plan: string | undefined): { planMinuteLimit?: number } {
-  return isPlan(plan) && plan !== 'enterprise' ? { planMinuteLimit: PLAN_LIMITS[plan].minute } : {};
 }
 
 const PARTS = [
