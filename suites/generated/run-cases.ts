@@ -17,6 +17,7 @@ import { curlOf, describeRequest, sendGenerated } from './send.ts';
 import { validValue } from './keywords.ts';
 import { writeJson } from './json-text.ts';
 import { countText, describeUnrestored, restorable, sameCount, type Unrestored } from '../lib/unrestored.ts';
+import { anotherClientBetweenWriteBacks } from '../lib/count-origin.ts';
 import { emptyCoverageRun, runCoverage, type CoverageRun } from './run-coverage.ts';
 import type { CoverageCase } from './coverage.ts';
 
@@ -249,7 +250,7 @@ async function restore(
     if (same(now)) return { findings: [], unrestored: [] };
   }
   const u: Unrestored = { petId: values[name]!, original: countText(item[field]), current: now ? countText(now[field]) : null };
-  if (u.current !== shown)
+  if (anotherClientBetweenWriteBacks(shown, u.current))
     return {
       findings: [],
       unrestored: [u],

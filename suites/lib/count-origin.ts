@@ -49,3 +49,12 @@ export function anotherWriterReason(petId: string, original: unknown, observed: 
     "so what the server did with this test's request cannot be told from the list"
   );
 }
+
+/**
+ * The rule for a write-back the list does not show, sent once more and still not shown: the same
+ * count both times (or the pet gone: no client removes a pet through the API) is the server's
+ * doing; another count the second time is another client's.
+ */
+export function anotherClientBetweenWriteBacks(first: unknown, second: unknown): boolean {
+  return second !== undefined && second !== null && !sameCount(first, second);
+}

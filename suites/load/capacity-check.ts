@@ -13,6 +13,7 @@
  * as that threshold (LOAD-04), apart from the spec's requirements.
  */
 import { validate, type SchemaName } from '../../schemas/index.ts';
+import { anotherClientBetweenWriteBacks } from '../lib/count-origin.ts';
 import { finding, type Finding } from '../../core/finding.ts';
 import { isJsonMediaType } from '../lib/headers.ts';
 import { parseJson, stringifyJson } from '../lib/json.ts';
@@ -586,16 +587,16 @@ async function restorePet(ctx: Ctx, pet: LeasedPet, notBefore: number): Promise<
   if (ok && pet.journaled) ctx.config.journal?.done([pet.journaled], 'restored', `${id} (capacity mix restore)`);
   const line = `pet ${pet.petId}: quantity ${pet.original} before, restore PATCH → ${back.ok ? back.status : back.error}, listed afterwards: ${shown !== now ? `${shown ?? 'not found'}, then (written back again) ` : ''}${now ?? 'not found'}`;
   ctx.evidence.push(line);
+  const anotherClient = answered(back) && anotherClientBetweenWriteBacks(shown, now);
   if (!ok)
     ctx.findings.push(
       finding({
         id,
         part: restored,
-        level: answered(back) && shown !== now && now !== undefined ? 'not-certified' : 'fail',
-        message:
-          answered(back) && shown !== now && now !== undefined
-            ? `the stock changed under load was not restored (pet ${pet.petId}): another client wrote it meanwhile (another count after each write-back)`
-            : `the stock changed under load was not restored (pet ${pet.petId})`,
+        level: anotherClient ? 'not-certified' : 'fail',
+        message: anotherClient
+          ? `the stock changed under load was not restored (pet ${pet.petId}): another client wrote it meanwhile (another count after each write-back)`
+          : `the stock changed under load was not restored (pet ${pet.petId})`,
         expected: `quantity ${pet.original}`,
         observed: line,
       }),

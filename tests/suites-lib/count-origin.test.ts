@@ -3,7 +3,7 @@
  * another client's. Only the last is never the server's doing.
  */
 import { expect, test } from '@playwright/test';
-import { anotherWriterReason, countOrigin, countsCarried } from '../../suites/lib/count-origin.ts';
+import { anotherClientBetweenWriteBacks, anotherWriterReason, countOrigin, countsCarried } from '../../suites/lib/count-origin.ts';
 
 const CASES: { observed: unknown; original: unknown; carried: unknown[]; origin: string }[] = [
   { observed: 5, original: 5, carried: [7], origin: 'original' },
@@ -45,3 +45,17 @@ test("another client's count: the reason names the pet, both counts and what thi
     "pet 3 showed quantity 4242 in the list, which is neither its original 5 nor a count this test sent (7): another client wrote it meanwhile, so what the server did with this test's request cannot be told from the list",
   );
 });
+
+const TWICE: { first: unknown; second: unknown; another: boolean }[] = [
+  { first: 0, second: 0, another: false },
+  { first: 13, second: '13', another: false },
+  { first: 4242, second: 4243, another: true },
+  { first: 4242, second: null, another: false },
+  { first: 4242, second: undefined, another: false },
+];
+
+for (const t of TWICE) {
+  test(`a write-back not shown twice, ${JSON.stringify(t.first)} then ${JSON.stringify(t.second) ?? 'absent'}: ${t.another ? "another client's" : "the server's"}`, () => {
+    expect(anotherClientBetweenWriteBacks(t.first, t.second)).toBe(t.another);
+  });
+}
