@@ -1,4 +1,17 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { defineConfig } from '@playwright/test';
+
+// Checks that the project's tests run directly (not through certify, which names its own file)
+// journal what they change. Those records go to a folder of this run's own, removed when the run
+// ends, never to the repository's `reports/`, where the next `npm run certify` would find files it
+// did not write. Workers inherit the runner's variable, so only the runner creates and removes it.
+if (!process.env.CERTIFY_JOURNAL_FILE) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'inventory-conformance-tests-'));
+  process.env.CERTIFY_JOURNAL_FILE = path.join(dir, 'journal.jsonl');
+  process.on('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
+}
 
 /**
  * The project's own tests (`npm test`): the reference server, the schemas, the suite's helpers,
