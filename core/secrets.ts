@@ -206,7 +206,27 @@ export function redactorFor(secrets: readonly Secret[]): (text: string) => strin
  * 4 characters are left alone here (they would redact ordinary words); the scan still looks for them.
  */
 export function redact(text: string, secrets: readonly Secret[]): string {
-  return redactorFor(secrets.filter((s) => s.value.length >= 4))(text);
+  return redactorOf(secrets)(text);
+}
+
+/**
+ * The redactors of the last few secret sets, by their names and values: a run redacts every line
+ * and record with the same keys, and building a key's pattern costs far more than matching it.
+ * Bounded, so a process that sees many key sets (the project's tests) keeps only the newest.
+ */
+const recentRedactors = new Map<string, (text: string) => string>();
+const RECENT_REDACTORS = 8;
+
+function redactorOf(secrets: readonly Secret[]): (text: string) => string {
+  const kept = secrets.filter((s) => s.value.length >= 4);
+  const id = JSON.stringify(kept.map((s) => [s.name, s.value]));
+  let redactor = recentRedactors.get(id);
+  if (!redactor) {
+    redactor = redactorFor(kept);
+    if (recentRedactors.size >= RECENT_REDACTORS) recentRedactors.delete(recentRedactors.keys().next().value!);
+    recentRedactors.set(id, redactor);
+  }
+  return redactor;
 }
 
 /** True if any form of any secret occurs in `text`. */

@@ -41,6 +41,16 @@ test('redact leaves text without the key alone and ignores tiny secrets', () => 
   expect(redact('a b c', [{ name: 'X', value: 'a' }])).toBe('a b c');
 });
 
+test('redact keeps one redactor per set of keys: sets taken in turn, more of them than it keeps, each redact by their own keys', () => {
+  for (let round = 0; round < 20; round++) {
+    const name = `KEY_${round % 10}`;
+    const value = `ik_set${round % 10}_0123456789abcdef`;
+    const set = [{ name, value }];
+    expect(redact(`a ${value} b ${KEY}`, set)).toBe(`a <${name}> b ${KEY}`);
+    expect(redact(`a ${value} b ${KEY}`, SECRETS)).toBe(`a ${value} b <API_KEY>`);
+  }
+});
+
 test('a key is normalised once: surrounding whitespace trimmed, control characters and inner spaces refused', () => {
   expect(normaliseKey(`${KEY}\n`)).toEqual({ ok: true, value: KEY });
   expect(normaliseKey(`  ${KEY}\r\n`)).toEqual({ ok: true, value: KEY });
