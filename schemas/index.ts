@@ -22,8 +22,13 @@ export const schemaNames: readonly SchemaName[] = [
 
 const here = (file: string) => new URL(file, import.meta.url);
 
-/** The parsed `schemas/openapi.yaml`. */
-export const openapi: Record<string, unknown> = parseYaml(readFileSync(here('./openapi.yaml'), 'utf8'));
+let parsedOpenapi: Record<string, unknown> | undefined;
+
+/** The parsed `schemas/openapi.yaml`, read on first use (most processes validate and never read it). */
+export function openapiDocument(): Record<string, unknown> {
+  parsedOpenapi ??= parseYaml(readFileSync(here('./openapi.yaml'), 'utf8')) as Record<string, unknown>;
+  return parsedOpenapi;
+}
 
 /** The generated JSON Schema 2020-12 documents (`schemas/json/<Name>.schema.json`). */
 export const jsonSchemas: Record<SchemaName, object> = Object.fromEntries(
@@ -83,32 +88,40 @@ function withIntegerKeyword(node: unknown): unknown {
   return out;
 }
 
-const ajv = new Ajv2020({ allErrors: true, strict: true });
-addFormats(ajv);
-ajv.addFormat('date-time', { type: 'string', validate: isUtcTimestamp });
-ajv.addKeyword({
-  keyword: 'integer',
-  schemaType: 'string',
-  metaSchema: { enum: ['any', 'int64'] },
-  errors: true,
-  validate: function integer(schema: string, data: unknown) {
-    const self = integer as { errors?: Partial<ErrorObject>[] };
-    const isInteger = typeof data === 'bigint' || (typeof data === 'number' && Number.isInteger(data));
-    if (isInteger && (schema !== 'int64' || isInt64(data))) return true;
-    self.errors = [
-      isInteger
-        ? { keyword: 'int64', message: 'must be an int64 (between -2^63 and 2^63-1)', params: {} }
-        : { keyword: 'type', message: 'must be integer', params: { type: 'integer' } },
-    ];
-    return false;
-  },
-});
+/** The validator factory, built on first use (building it compiles the JSON Schema meta-schemas). */
+function createAjv() {
+  const ajv = new Ajv2020({ allErrors: true, strict: true });
+  addFormats(ajv);
+  ajv.addFormat('date-time', { type: 'string', validate: isUtcTimestamp });
+  ajv.addKeyword({
+    keyword: 'integer',
+    schemaType: 'string',
+    metaSchema: { enum: ['any', 'int64'] },
+    errors: true,
+    validate: function integer(schema: string, data: unknown) {
+      const self = integer as { errors?: Partial<ErrorObject>[] };
+      const isInteger = typeof data === 'bigint' || (typeof data === 'number' && Number.isInteger(data));
+      if (isInteger && (schema !== 'int64' || isInt64(data))) return true;
+      self.errors = [
+        isInteger
+          ? { keyword: 'int64', message: 'must be an int64 (between -2^63 and 2^63-1)', params: {} }
+          : { keyword: 'type', message: 'must be integer', params: { type: 'integer' } },
+      ];
+      return false;
+    },
+  });
+  return ajv;
+}
 
+let ajvInstance: ReturnType<typeof createAjv> | undefined;
+
+type Validator = ReturnType<ReturnType<typeof createAjv>['compile']>;
 /** Each validator is compiled on its first use: a process that validates one schema compiles one. */
-const validators = new Map<SchemaName, ReturnType<typeof ajv.compile>>();
-function validatorOf(name: SchemaName): ReturnType<typeof ajv.compile> {
+const validators = new Map<SchemaName, Validator>();
+function validatorOf(name: SchemaName): Validator {
   let v = validators.get(name);
-  if (!v) validators.set(name, (v = ajv.compile(withIntegerKeyword(jsonSchemas[name]) as SchemaObject)));
+  ajvInstance ??= createAjv();
+  if (!v) validators.set(name, (v = ajvInstance.compile(withIntegerKeyword(jsonSchemas[name]) as SchemaObject)));
   return v;
 }
 

@@ -3,7 +3,7 @@
  * (`cases.spec.ts`), the stateful and concurrency checks (`model.spec.ts`) and `--list-cases`, so
  * the shares they spend add up to the budget and the listing says what the run does.
  */
-import { openapi } from '../../schemas/index.ts';
+import { openapiDocument } from '../../schemas/index.ts';
 import { readGeneratedSettings, type GeneratedSettings } from '../../settings/generated.ts';
 import { readSettings } from '../../settings/index.ts';
 import { operationsOf, type Operation } from './document.ts';
@@ -31,7 +31,7 @@ export const overheadOf = (op: Operation): number => (op.pathParameters.length ?
 export function phasePlan(env: Record<string, string | undefined>): PhasePlan {
   const settings = readGeneratedSettings(env);
   const readonly = readSettings(env).values.CONFORMANCE_PROFILE === 'readonly';
-  const operations = operationsOf(openapi);
+  const operations = operationsOf(openapiDocument());
   const options: ClassOptions = { safeMethodsOnly: readonly };
   const coverage = Object.fromEntries(
     operations.map((op) => [op.id, readonly && mutates(op) ? [] : coverageCases(op, operations, options)]),

@@ -7,7 +7,7 @@
 import { test, expect } from '@playwright/test';
 import fc from 'fast-check';
 import { segmentMayBeValid } from '../../suites/generated/keywords.ts';
-import { openapi } from '../../schemas/index.ts';
+import { openapiDocument } from '../../schemas/index.ts';
 import { operationsOf, type Operation } from '../../suites/generated/document.ts';
 import { classesOf, fillPath } from '../../suites/generated/classes.ts';
 import { coverageCases, countByLocation, LOCATIONS, planCoverage, type CoverageCase } from '../../suites/generated/coverage.ts';
@@ -17,7 +17,7 @@ import { judge } from '../../suites/generated/judge.ts';
 import { curlCommand, decodeToken, encodeToken } from '../../suites/generated/replay.ts';
 import { readGeneratedSettings } from '../../settings/generated.ts';
 
-const ops = operationsOf(openapi);
+const ops = operationsOf(openapiDocument());
 const byId = (id: string): Operation => ops.find((o) => o.id === id)!;
 const all = () => Object.fromEntries(ops.map((op) => [op.id, coverageCases(op, ops)]));
 const names = (id: string) => coverageCases(byId(id), ops).map((c) => c.name);

@@ -5,7 +5,7 @@
  */
 import { test, expect } from '@playwright/test';
 import fc from 'fast-check';
-import { openapi } from '../../schemas/index.ts';
+import { openapiDocument } from '../../schemas/index.ts';
 import { operationsOf, type Operation } from '../../suites/generated/document.ts';
 import { classesOf, encodeSegment, fillPath, SEGMENT_FORMS } from '../../suites/generated/classes.ts';
 import { violations, validValue } from '../../suites/generated/keywords.ts';
@@ -13,7 +13,7 @@ import { INTEGER_FORMS, writeInteger, writeJson } from '../../suites/generated/j
 import { parseJson } from '../../suites/lib/json.ts';
 import { allocate, runsPerClass } from '../../suites/generated/budget.ts';
 
-const ops = operationsOf(openapi);
+const ops = operationsOf(openapiDocument());
 const byId = (list: Operation[], id: string) => list.find((o) => o.id === id)!;
 
 test('every operation of the document is found, with its base, parameters, body and statuses', () => {
@@ -50,7 +50,7 @@ test('each keyword of a schema is violated in turn, and the violating values rea
 });
 
 test('a field added to the document adds its cases without new code', () => {
-  const doc = structuredClone(openapi) as any;
+  const doc = structuredClone(openapiDocument()) as any;
   doc.components.schemas.InventoryUpdate.properties.reason = { type: 'string', maxLength: 20, pattern: '^[a-z ]*$' };
   doc.components.schemas.InventoryUpdate.properties.warehouse = { type: 'integer', minimum: 1, maximum: 9 };
   doc.components.schemas.InventoryUpdate.required = ['quantity', 'warehouse'];

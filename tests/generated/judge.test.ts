@@ -3,13 +3,13 @@
  * curl line of a failure (no key, `$API_KEY` instead).
  */
 import { test, expect } from '@playwright/test';
-import { openapi } from '../../schemas/index.ts';
+import { openapiDocument } from '../../schemas/index.ts';
 import { operationsOf } from '../../suites/generated/document.ts';
 import { judge, allowedRefusals, type JudgedResponse } from '../../suites/generated/judge.ts';
 import type { GeneratedRequest } from '../../suites/generated/classes.ts';
 import { curlCommand, decodeToken, encodeToken, shellQuote } from '../../suites/generated/replay.ts';
 
-const ops = operationsOf(openapi);
+const ops = operationsOf(openapiDocument());
 const update = ops.find((o) => o.id === 'updateInventory')!;
 const RL = { 'x-ratelimit-limit': '60', 'x-ratelimit-remaining': '5', 'x-ratelimit-reset': '1800000000' };
 

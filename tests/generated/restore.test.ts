@@ -11,13 +11,13 @@ import { startPacerCoordinator } from '../../suites/pacing/coordinator.ts';
 import { pacingClient } from '../../suites/pacing/client.ts';
 import { createApi } from '../../suites/fixtures.ts';
 import { readEnv } from '../../suites/lib/env.ts';
-import { openapi } from '../../schemas/index.ts';
+import { openapiDocument } from '../../schemas/index.ts';
 import { operationsOf } from '../../suites/generated/document.ts';
 import { coverageCases } from '../../suites/generated/coverage.ts';
 import { runOperation } from '../../suites/generated/run-cases.ts';
 
 const KEY = 'restore-test-key-0123456789abcdef';
-const OPS = operationsOf(openapi);
+const OPS = operationsOf(openapiDocument());
 const UPDATE = OPS.find((o) => o.id === 'updateInventory')!;
 /** Two valid updates that change the pet: the coverage cases the test sends. */
 const CASES = coverageCases(UPDATE, OPS).filter((c) => ['body /quantity: boundary 0', 'body /quantity: boundary -1'].includes(c.name));

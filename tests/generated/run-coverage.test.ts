@@ -11,7 +11,7 @@ import { startPacerCoordinator } from '../../suites/pacing/coordinator.ts';
 import { pacingClient } from '../../suites/pacing/client.ts';
 import { createApi } from '../../suites/fixtures.ts';
 import { readEnv } from '../../suites/lib/env.ts';
-import { openapi } from '../../schemas/index.ts';
+import { openapiDocument } from '../../schemas/index.ts';
 import { operationsOf } from '../../suites/generated/document.ts';
 import { coverageCases } from '../../suites/generated/coverage.ts';
 import { MAX_UNANSWERED, runCoverage } from '../../suites/generated/run-coverage.ts';
@@ -19,7 +19,7 @@ import { Budget } from '../../suites/generated/budget.ts';
 import { decodeToken } from '../../suites/generated/replay.ts';
 
 const KEY = 'coverage-test-key-0123456789abcdef';
-const OPS = operationsOf(openapi);
+const OPS = operationsOf(openapiDocument());
 const LIST = OPS.find((o) => o.id === 'listInventory')!;
 
 /** A list endpoint that never answers a target with a query, and answers HEAD with 500. */
