@@ -27,6 +27,8 @@ export interface PhaseOptions {
   /** Complete environment of the child (keys included; never printed). */
   env: Record<string, string | undefined>;
   blobFile: string;
+  /** The phase's own JSON report (Playwright's `json` reporter): the verdict reads it, merged or not. */
+  jsonFile?: string;
   outputDir: string;
   workers?: string;
   timeoutS: number;
@@ -127,7 +129,7 @@ function playwrightArgs(o: PhaseOptions): string[] {
     '--config',
     o.configFile,
     `--project=${o.phase}`,
-    `--reporter=${REDACT_REPORTER},list,blob`,
+    `--reporter=${REDACT_REPORTER},list,blob${o.jsonFile ? ',json' : ''}`,
     `--output=${o.outputDir}`,
     '--trace=off',
     '--pass-with-no-tests',
@@ -145,7 +147,12 @@ export function runPhase(o: PhaseOptions, redact: (s: string) => string): Promis
   return new Promise((resolve) => {
     const child = spawn(process.execPath, playwrightArgs(o), {
       cwd: o.cwd ?? REPO_ROOT,
-      env: { ...o.env, PLAYWRIGHT_BLOB_OUTPUT_FILE: o.blobFile, FORCE_COLOR: '0' },
+      env: {
+        ...o.env,
+        PLAYWRIGHT_BLOB_OUTPUT_FILE: o.blobFile,
+        ...(o.jsonFile ? { PLAYWRIGHT_JSON_OUTPUT_FILE: o.jsonFile } : {}),
+        FORCE_COLOR: '0',
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let lastOutput = Date.now();

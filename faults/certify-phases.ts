@@ -1,10 +1,12 @@
 /**
  * The matrix's launcher for a certify run limited to some phases: `MATRIX_PHASES=functional`
  * (comma-separated) calls certify's own `runCertify` with its `onlyPhases` option ("for tools and
- * tests"), and `MATRIX_TESTS` (comma-separated `file:line` of `suites/`, optional) with its
- * `onlyTests` option, and `MATRIX_TURNS_DIR` (optional) with its `turnsDir` option; everything else (environment, reports, verdict, secret scan) is certify's. Phases left
- * out are neither run nor listed, so their requirements fail with "no test result": the matrix
- * never counts such a failure as a catch (see `faults/harness.ts`).
+ * tests"), `MATRIX_TESTS` (comma-separated `file:line` of `suites/`, optional) with its
+ * `onlyTests` option, and `MATRIX_TURNS_DIR` (optional) with its `turnsDir` option. The matrix
+ * reads the verdict only, so the run is `verdictOnly`: no HTML report, junit.xml or results.json,
+ * and the phases' blobs are not merged. Everything else (environment, reports, verdict, secret
+ * scan) is certify's. Phases left out are neither run nor listed, so their requirements fail with
+ * "no test result": the matrix never counts such a failure as a catch (see `faults/harness.ts`).
  */
 import { PHASES, type Phase } from '../certify/env.ts';
 import { runCertify } from '../certify/run.ts';
@@ -34,6 +36,7 @@ runCertify({
   onlyPhases: only as Phase[],
   ...(tests.length ? { onlyTests: tests } : {}),
   ...(turnsDir ? { turnsDir } : {}),
+  verdictOnly: true,
 }).then(
   (outcome) => {
     process.exitCode = outcome.exitCode;

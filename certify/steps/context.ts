@@ -41,6 +41,12 @@ export interface RunOptions {
    * here, so that a later server on the same port is not taken for the same target.
    */
   turnsDir?: string;
+  /**
+   * For tools and tests that read only the verdict (the fault matrix): the run writes its verdict,
+   * reports and certificate, but no HTML report, `junit.xml` or `results.json`, so the phases'
+   * blobs are not merged. The verdict is the same: it reads each phase's own JSON report either way.
+   */
+  verdictOnly?: boolean;
 }
 
 /** How the run speaks: every line goes through `say`, which redacts the run's keys. */

@@ -1,6 +1,6 @@
 /**
- * Step "merge": the phases' blob reports become one HTML report, `junit.xml` and `results.json`
- * (`playwright merge-reports`, one pass), read back as test records; the load checks' records
+ * Step "merge": each phase's own JSON report becomes test records; the phases' blob reports become
+ * one HTML report, `junit.xml` and `results.json` (`playwright merge-reports`, one pass); the load checks' records
  * become `load.json`; the redacting reporter's log says which files a worker wrote a key into.
  */
 import fs from 'node:fs';
@@ -9,7 +9,7 @@ import { runErrorsFromJsonReport, testsFromJsonReport } from '../../core/playwri
 import { SECRET_VARIABLES } from '../../core/secrets.ts';
 import { mergeReports } from '../phases.ts';
 import type { TestRecord } from '../verdict.ts';
-import type { PreparedRun } from './prepare.ts';
+import { phaseJsonFile, type PreparedRun } from './prepare.ts';
 
 export interface Merged {
   tests: TestRecord[];
@@ -25,27 +25,35 @@ function readJson(file: string): unknown | undefined {
 }
 
 /**
- * Merges the blobs of `blobDir` into `reportsDir` with `merge` and reads `results.json` back.
- * `ranPhases`: how many phases were meant to run (none, and no blob, is no problem).
+ * The test records of the phases that ran, each read from the phase's own JSON report (a phase
+ * that wrote a blob but no readable JSON report is a run problem), and merges the blobs of
+ * `blobDir` into the HTML report, `junit.xml` and `results.json` under `reportsDir` with `merge`
+ * (none for a run that writes no such files). `phaseReports`: the phase and its JSON report, for
+ * every phase that was meant to run (none, and no blob, is no problem).
  */
 export async function mergeResults(
   blobDir: string,
-  reportsDir: string,
-  ranPhases: number,
-  merge: () => Promise<{ ok: boolean; output: string }>,
+  phaseReports: readonly { phase: string; file: string }[],
+  merge: (() => Promise<{ ok: boolean; output: string }>) | undefined,
   redact: (s: string) => string,
 ): Promise<Merged> {
   const out: Merged = { tests: [], runErrors: [] };
-  if (!(fs.existsSync(blobDir) && fs.readdirSync(blobDir).some((f) => f.endsWith('.zip')))) {
-    if (ranPhases) out.runErrors.push('no phase produced a report');
+  const blobs = fs.existsSync(blobDir) ? fs.readdirSync(blobDir).filter((f) => f.endsWith('.zip')) : [];
+  if (!blobs.length) {
+    if (phaseReports.length) out.runErrors.push('no phase produced a report');
     return out;
   }
-  const merged = await merge();
-  if (!merged.ok) out.runErrors.push(`merging the phase reports failed: ${redact(merged.output).trim().split('\n').slice(-3).join(' ')}`);
-  const json = readJson(path.join(reportsDir, 'results.json'));
-  if (json === undefined) out.runErrors.push('results.json is missing or unreadable after the merge');
-  else {
-    out.tests = testsFromJsonReport(json);
+  if (merge) {
+    const merged = await merge();
+    if (!merged.ok) out.runErrors.push(`merging the phase reports failed: ${redact(merged.output).trim().split('\n').slice(-3).join(' ')}`);
+  }
+  for (const { phase, file } of phaseReports) {
+    const json = readJson(file);
+    if (json === undefined) {
+      if (blobs.includes(`${phase}.zip`)) out.runErrors.push(`phase ${phase} wrote a blob report but no readable JSON report`);
+      continue;
+    }
+    out.tests.push(...testsFromJsonReport(json));
     out.runErrors.push(...runErrorsFromJsonReport(json).map((e) => redact(e)));
   }
   return out;
@@ -120,9 +128,10 @@ export interface MergedRun extends Merged {
 }
 
 /**
- * Merges the phases' blobs (keys withheld from the merge's environment) into the HTML report,
- * `junit.xml` and `results.json`, writes `load.json`, reads the redaction log, and removes the
- * run's scratch folder.
+ * Reads the test records from the phases' own JSON reports, merges the phases' blobs (keys withheld
+ * from the merge's environment) into the HTML report, `junit.xml` and `results.json` (not in a
+ * `verdictOnly` run), writes `load.json`, reads the redaction log, and removes the run's scratch
+ * folder.
  */
 export async function mergeRun(
   run: PreparedRun,
@@ -136,12 +145,11 @@ export async function mergeRun(
   for (const n of SECRET_VARIABLES) delete mergeEnv[n];
   const merged = await mergeResults(
     blobDir,
-    reportsDir,
-    run.phases.length,
-    () => mergeReports(blobDir, reportsDir, mergeEnv, redact),
+    run.phases.map((phase) => ({ phase, file: phaseJsonFile(run, phase) })),
+    run.mergeReports ? () => mergeReports(blobDir, reportsDir, mergeEnv, redact) : undefined,
     redact,
   );
-  if (merged.tests.length) say(`certify: merged reports in ${((Date.now() - mergeStart) / 1000).toFixed(1)} s\n`);
+  if (merged.tests.length && run.mergeReports) say(`certify: merged reports in ${((Date.now() - mergeStart) / 1000).toFixed(1)} s\n`);
   const generatedAt = new Date().toISOString();
   const load = mergeLoadReports(reportsDir, generatedAt);
   if (load) fs.writeFileSync(path.join(reportsDir, 'load.json'), `${redact(JSON.stringify(load.document, null, 2))}\n`);

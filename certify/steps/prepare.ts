@@ -27,6 +27,8 @@ export interface PrepareOptions {
   configFile?: string;
   /** The requirements ledger (default: `suites/requirements.yaml`). */
   ledgerFile?: string;
+  /** No HTML report, `junit.xml` or `results.json`: the phases' blobs are not merged (`RunOptions.verdictOnly`). */
+  verdictOnly?: boolean;
 }
 
 /** A run ready to start: its configuration, its phases, its folders and what the gate and the verdict read. */
@@ -50,6 +52,10 @@ export interface PreparedRun {
   blobDir: string;
   /** The redacting reporter's logs (`CERTIFY_REDACTIONS_FILE`), one file per phase. */
   redactionsDir: string;
+  /** Each phase's own JSON report (scratch: removed with `workDir`). */
+  resultsDir: string;
+  /** The phases' blobs are merged into the HTML report, `junit.xml` and `results.json` (not with `verdictOnly`). */
+  mergeReports: boolean;
   configFile: string;
   gate: GateInputs;
   ledger: LedgerRequirement[];
@@ -98,6 +104,8 @@ export function prepareRun(options: PrepareOptions): Prepared {
       workDir,
       blobDir: path.join(reportsDir, 'blob'),
       redactionsDir: path.join(workDir, 'redactions'),
+      resultsDir: path.join(workDir, 'results'),
+      mergeReports: !options.verdictOnly,
       configFile,
       gate: gateRead.inputs,
       ledger,
@@ -114,6 +122,8 @@ export interface PhaseFiles {
   blobFile: string;
   /** The redacting reporter's log of this phase. */
   redactionsFile: string;
+  /** The phase's own JSON report, which the verdict reads. */
+  jsonFile: string;
 }
 
 /**
@@ -121,15 +131,21 @@ export interface PhaseFiles {
  * overlapping phases never empty or interleave what another writes. The folders are created here,
  * before the phase starts, inside the reports folder the run owns (its manifest lists them).
  */
-export function phaseFiles(run: Pick<PreparedRun, 'reportsDir' | 'blobDir' | 'redactionsDir'>, phase: Phase): PhaseFiles {
+export function phaseFiles(run: Pick<PreparedRun, 'reportsDir' | 'blobDir' | 'redactionsDir' | 'resultsDir'>, phase: Phase): PhaseFiles {
   const files: PhaseFiles = {
     outputDir: phaseOutputDir(run.reportsDir, phase),
     blobFile: path.join(run.blobDir, `${phase}.zip`),
     redactionsFile: path.join(run.redactionsDir, `${phase}.jsonl`),
+    jsonFile: phaseJsonFile(run, phase),
   };
-  for (const dir of [files.outputDir, path.dirname(files.blobFile), path.dirname(files.redactionsFile)])
+  for (const dir of [files.outputDir, path.dirname(files.blobFile), path.dirname(files.redactionsFile), path.dirname(files.jsonFile)])
     fs.mkdirSync(dir, { recursive: true });
   return files;
+}
+
+/** The JSON report of `phase` in `run`: the verdict reads its tests from it. */
+export function phaseJsonFile(run: Pick<PreparedRun, 'resultsDir'>, phase: Phase): string {
+  return path.join(run.resultsDir, `${phase}.json`);
 }
 
 /** The requirements ledger; an unreadable one is a problem of the run (the verdict reports it), not a crash. */

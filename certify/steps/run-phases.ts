@@ -92,7 +92,7 @@ export async function runPhases(
  * of its own (`phaseFiles`): its output folder, its blob report, its redaction log.
  */
 export function runAllPhases(
-  run: Pick<PreparedRun, 'config' | 'phases' | 'configFile' | 'reportsDir' | 'blobDir' | 'redactionsDir'> &
+  run: Pick<PreparedRun, 'config' | 'phases' | 'configFile' | 'reportsDir' | 'blobDir' | 'redactionsDir' | 'resultsDir'> &
     Partial<Pick<PreparedRun, 'testFilters'>>,
   childEnv: Record<string, string | undefined>,
   { redact, say }: RunVoice,
@@ -110,6 +110,7 @@ export function runAllPhases(
           configFile: run.configFile,
           env: { ...childEnv, CERTIFY_REDACTIONS_FILE: files.redactionsFile },
           blobFile: files.blobFile,
+          jsonFile: files.jsonFile,
           outputDir: files.outputDir,
           ...(config.workers ? { workers: config.workers } : {}),
           ...(run.testFilters?.length ? { extraArgs: run.testFilters } : {}),

@@ -21,7 +21,12 @@ const nested = (a: string, b: string) => {
 test('every phase has an output folder, a blob and a redaction log of its own, none inside another', () => {
   const dir = fs.mkdtempSync(path.join(REPO_ROOT, 'test-results', 'overlap-files-'));
   try {
-    const run = { reportsDir: dir, blobDir: path.join(dir, 'blob'), redactionsDir: path.join(dir, '.certify', 'redactions') };
+    const run = {
+      reportsDir: dir,
+      blobDir: path.join(dir, 'blob'),
+      redactionsDir: path.join(dir, '.certify', 'redactions'),
+      resultsDir: path.join(dir, '.certify', 'results'),
+    };
     const files = PHASES.map((p) => phaseFiles(run, p));
     for (const [i, a] of files.entries()) {
       expect(fs.statSync(a.outputDir).isDirectory(), `${PHASES[i]}: its output folder exists before it starts`).toBe(true);
@@ -30,6 +35,7 @@ test('every phase has an output folder, a blob and a redaction log of its own, n
         expect(nested(a.outputDir, b.outputDir), `${PHASES[i]} and ${PHASES[j]} share an output folder`).toBe(false);
         expect(a.blobFile).not.toBe(b.blobFile);
         expect(a.redactionsFile).not.toBe(b.redactionsFile);
+        expect(a.jsonFile).not.toBe(b.jsonFile);
       }
     }
   } finally {
@@ -94,6 +100,7 @@ test('phases started together, one late, all end with their report: no phase emp
         reportsDir,
         blobDir: path.join(reportsDir, 'blob'),
         redactionsDir: path.join(reportsDir, '.certify', 'redactions'),
+        resultsDir: path.join(reportsDir, '.certify', 'results'),
       };
       let said = '';
       const out = await runAllPhases(

@@ -177,44 +177,25 @@ test('run the phases: in order, a failing phase does not stop the next; no repor
   expect(stopped.runErrors).toEqual([]);
 });
 
-test('merge: the merged results.json becomes test records; no blob, a failed merge or no results.json are run problems', async () => {
+test("merge: each phase's own JSON report becomes test records, merged or not; no blob, a failed merge or a phase without its JSON report are run problems", async () => {
   const dir = tempDir();
   try {
     const blobDir = path.join(dir, 'blob');
-    expect(
-      (
-        await mergeResults(
-          blobDir,
-          dir,
-          1,
-          async () => ({ ok: true, output: '' }),
-          (s) => s,
-        )
-      ).runErrors,
-    ).toEqual(['no phase produced a report']);
-    expect(
-      (
-        await mergeResults(
-          blobDir,
-          dir,
-          0,
-          async () => ({ ok: true, output: '' }),
-          (s) => s,
-        )
-      ).runErrors,
-    ).toEqual([]);
+    const reports = [{ phase: 'functional', file: path.join(dir, 'functional.json') }];
+    const merge = async () => ({ ok: true, output: '' });
+    expect((await mergeResults(blobDir, reports, merge, (s) => s)).runErrors).toEqual(['no phase produced a report']);
+    expect((await mergeResults(blobDir, [], merge, (s) => s)).runErrors).toEqual([]);
     fs.mkdirSync(blobDir);
     fs.writeFileSync(path.join(blobDir, 'functional.zip'), 'zip');
     const failed = await mergeResults(
       blobDir,
-      dir,
-      1,
+      reports,
       async () => ({ ok: false, output: `boom ${KEY}` }),
       (s) => s.split(KEY).join('[redacted]'),
     );
     expect(failed.runErrors).toEqual([
       'merging the phase reports failed: boom [redacted]',
-      'results.json is missing or unreadable after the merge',
+      'phase functional wrote a blob report but no readable JSON report',
     ]);
     const results = {
       suites: [
@@ -225,18 +206,24 @@ test('merge: the merged results.json becomes test records; no blob, a failed mer
       ],
       errors: [{ message: 'global' }],
     };
-    const ok = await mergeResults(
-      blobDir,
-      dir,
-      1,
-      async () => {
-        fs.writeFileSync(path.join(dir, 'results.json'), JSON.stringify(results));
-        return { ok: true, output: '' };
-      },
-      (s) => s,
-    );
-    expect(ok.tests.map((t) => [t.title, t.project, t.outcome, t.file])).toEqual([['AUTH-02 x', 'functional', 'passed', 'a.spec.ts']]);
-    expect(ok.runErrors).toEqual(['global']);
+    fs.writeFileSync(reports[0]!.file, JSON.stringify(results));
+    let merged = 0;
+    for (const withMerge of [true, false]) {
+      const ok = await mergeResults(
+        blobDir,
+        reports,
+        withMerge
+          ? async () => {
+              merged++;
+              return { ok: true, output: '' };
+            }
+          : undefined,
+        (s) => s,
+      );
+      expect(ok.tests.map((t) => [t.title, t.project, t.outcome, t.file])).toEqual([['AUTH-02 x', 'functional', 'passed', 'a.spec.ts']]);
+      expect(ok.runErrors).toEqual(['global']);
+    }
+    expect(merged, 'the blobs are merged only when the run writes the merged files').toBe(1);
 
     // One log per phase: the phases run at the same time and never append to one file.
     const redactions = path.join(dir, 'redactions');
