@@ -18,6 +18,20 @@ if (!process.env.CERTIFY_JOURNAL_FILE) {
  * the ledger, a full certify run and the fault/variant matrix. The conformance suites a user runs
  * against a deployment live in `suites/` and use the root `playwright.config.ts`.
  */
+/** The tests that certify a whole server, longest first (measured inside `npm test` on 2 cores). */
+const LONG = [
+  'certificate/gate.e2e.test.ts',
+  'faults/two-runs.test.ts',
+  'package/install.test.ts',
+  'certify/certify.test.ts',
+  'certify/overlap.test.ts',
+  'staging/staging.test.ts',
+  'faults/busy.test.ts',
+  'certificate/replay.e2e.test.ts',
+  'generated/replay.test.ts',
+  'staging/token-bucket.test.ts',
+];
+
 export default defineConfig({
   testDir: '.',
   testMatch: '**/*.test.ts',
@@ -31,10 +45,12 @@ export default defineConfig({
   outputDir: '../test-results/self',
   reporter: [['list'], ['./summary-reporter.ts']],
   // The fault matrix is the longest chain of `npm test` (one worker, its certify runs kept going
-  // ahead of the test that needs them): its project comes first, so it starts at once and the other
-  // worker runs everything else beside it.
+  // ahead of the test that needs them): its project comes first, so it starts at once. The tests
+  // that certify a whole server (a minute or more each on a busy runner) come next, so that the
+  // last minutes are left to short tests that share the workers evenly, not to one long run.
   projects: [
     { name: 'matrix', testMatch: 'faults/matrix.test.ts' },
-    { name: 'self', testIgnore: 'faults/matrix.test.ts' },
+    { name: 'long', testMatch: LONG },
+    { name: 'self', testIgnore: ['faults/matrix.test.ts', ...LONG] },
   ],
 });
