@@ -208,7 +208,7 @@ function paceFailure(ctx: Ctx, error: unknown): void {
 async function send(ctx: Ctx, method: 'GET' | 'PATCH', url: string, body?: string): Promise<ProbeResponse | ProbeFailure> {
   let lease;
   try {
-    lease = observing(await ctx.config.pacer.acquire(KEY, { mode: 'paced', count: 1 }));
+    lease = observing(await ctx.config.pacer.acquire(KEY, { mode: 'paced', count: 1 }), ctx.config.baseUrl);
   } catch (error) {
     paceFailure(ctx, error);
     return { ok: false, error: 'not sent: the pacer held the key', latencyMs: 0 };
@@ -315,7 +315,7 @@ async function loadRun(ctx: Ctx, steps: LoadStep[]): Promise<LoadResult | undefi
   const planned = config.saturate ? config.maxRequests : Math.min(config.maxRequests, Math.ceil(config.ratePerS * config.durationS));
   let lease;
   try {
-    lease = observing(await config.pacer.acquire(KEY, { mode: 'paced', count: planned }));
+    lease = observing(await config.pacer.acquire(KEY, { mode: 'paced', count: planned }), config.baseUrl);
     if (lease.granted < planned) {
       ctx.findings.push(
         finding({

@@ -18,15 +18,20 @@ export interface LeaseResponse {
 
 /**
  * A lease whose observations are sent as the responses arrive and awaited on `release`, so the
- * pacer has learnt every response before the lease ends.
+ * pacer has learnt every response before the lease ends. `baseUrl`: the service the requests go to
+ * (the pacer compares Remaining only between answers of one service).
  */
-export function observing(lease: Lease): {
+export function observing(
+  lease: Lease,
+  baseUrl: string,
+): {
   granted: number;
   limitedBy?: string;
   observe(r: LeaseResponse): void;
   held(): boolean;
   release(): Promise<void>;
 } {
+  const service = new URL(baseUrl).origin;
   const pending: Promise<unknown>[] = [];
   /** Until when the pacer's answers said the key is held (its own 429, or a run-wide hold of the origin). */
   let heldUntilMs = 0;
@@ -36,7 +41,7 @@ export function observing(lease: Lease): {
     observe(r) {
       pending.push(
         lease
-          .observe({ status: r.status, headers: r.headers, receivedAtMs: r.receivedAt })
+          .observe({ status: r.status, headers: r.headers, receivedAtMs: r.receivedAt, service })
           .then((answer) => {
             heldUntilMs = Math.max(heldUntilMs, answer.heldUntilMs ?? 0);
           })

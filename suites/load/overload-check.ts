@@ -507,7 +507,7 @@ function certificateStop(observed: string): Stop {
 /** One request on the key, after every pending Retry-After, under its own grant. */
 async function probeKey(ctx: Ctx, what: string): Promise<ProbeResponse> {
   await wait(ctx, ctx.notBefore, 'the Retry-After of a 429');
-  const lease = observing(await ctx.config.pacer.acquire(KEY, { mode: 'exhaust', count: 1 }));
+  const lease = observing(await ctx.config.pacer.acquire(KEY, { mode: 'exhaust', count: 1 }), ctx.config.baseUrl);
   ctx.figures.requests.probes++;
   const r = await probe({ url: ctx.listUrl, authorization: ctx.authorization, timeoutS: ctx.config.timeoutS, tls: ctx.config.tls });
   if (r.ok) lease.observe(r);
@@ -635,7 +635,7 @@ async function watchOtherKey(ctx: Ctx): Promise<void> {
   if (!other || !config.otherKey) return;
   let lease;
   try {
-    lease = observing(await config.pacer.acquire(OTHER, { mode: 'paced', count: 1 }));
+    lease = observing(await config.pacer.acquire(OTHER, { mode: 'paced', count: 1 }), config.baseUrl);
   } catch {
     return; // The other key is at its reserve: it is not spent on a should-level check.
   }
@@ -664,7 +664,7 @@ async function burst(ctx: Ctx, n: number, remaining: number): Promise<void> {
       }),
     );
   }
-  const lease = observing(await config.pacer.acquire(KEY, { mode: 'exhaust', count: size }));
+  const lease = observing(await config.pacer.acquire(KEY, { mode: 'exhaust', count: size }), config.baseUrl);
   if (lease.granted < size) {
     await lease.release();
     const why = lease.limitedBy

@@ -28,6 +28,11 @@ export interface PacingResponse {
   headers: HeaderSource;
   /** Local clock when the response arrived. */
   receivedAtMs: number;
+  /**
+   * The service that answered (the origin of its address): the inventory and the quickstart have
+   * addresses of their own (spec, Overview) and may count a key in limiters of their own.
+   */
+  service?: string;
 }
 
 export interface Lease {
@@ -147,6 +152,7 @@ export function pacingClient(url: string | undefined = process.env.CONFORMANCE_P
             status: r.status,
             headers: pacingHeaders(r.headers),
             receivedAtMs: r.receivedAtMs,
+            ...(r.service ? { service: r.service } : {}),
           }),
         async release() {
           if (ended) return;

@@ -24,7 +24,7 @@
  *   `holdAll`, and the coordinator holds every key of the run (`hold`) until its Retry-After.
  */
 import { getHeader, type HeaderSource } from '../lib/headers.ts';
-import { parseRateLimitHeaders } from '../lib/rate-limit.ts';
+import { parseRateLimitHeaders, type RateLimitInfo } from '../lib/rate-limit.ts';
 import { holdAfter429 } from '../lib/retry-after.ts';
 
 /** `paced` keeps the reserve; `exhaust` (the 429 checks) spends it, but still honours Retry-After. */
@@ -79,6 +79,8 @@ export interface Observation {
   receivedAtMs: number;
   /** The mode the request was granted in. */
   mode?: PaceMode;
+  /** The service that answered (its origin): Remaining is compared only with answers of the same service. */
+  service?: string;
 }
 
 export interface ObserveResult {
@@ -145,6 +147,16 @@ export interface RunTraffic {
   inflight: number;
 }
 
+/** The label of requests that carry no key (spec, Authentication: the server limits them by address). */
+const ANONYMOUS = '<anonymous>';
+
+/** A moment nothing was in flight on a key: one service's Remaining was at least `remaining`, and the run had sent `sentBefore` requests. */
+interface QuietMoment {
+  remaining: number;
+  sentBefore: number;
+  limit: number | undefined;
+}
+
 export class KeyPacer {
   readonly options: Required<PacerOptions>;
   private remaining?: number;
@@ -178,9 +190,9 @@ export class KeyPacer {
    * only refill with time) and the requests granted so far. Every answer read later is to a request
    * granted after it (see `otherConsumer`).
    */
-  private quiet?: { remaining: number; sentBefore: number; limit: number | undefined };
-  /** The lowest Remaining read since the last quiet moment: a lower bound of the state when nothing is in flight again. */
-  private batchLowest?: number;
+  private readonly quiet = new Map<string, QuietMoment>();
+  /** The lowest Remaining read since the last quiet moment, by service: a lower bound of the state when nothing is in flight again. */
+  private readonly batchLowest = new Map<string, { remaining: number; limit: number | undefined }>();
   /** The largest fall of Remaining beyond what the run sent since a quiet moment. */
   private largestForeignFall = 0;
   private stats: KeyReport;
@@ -368,10 +380,25 @@ export class KeyPacer {
     this.stats.observed++;
     const info = parseRateLimitHeaders(obs.headers);
     if (info.dateMs !== undefined) this.skewMs = info.dateMs - obs.receivedAtMs;
+    // A 401 to a request that carried a key (in a form the server refused: another scheme, the
+    // bare key, another letter case) was not counted as that key: its X-RateLimit-* may describe
+    // the limit the server keeps for unauthenticated callers (by address), so they say nothing of
+    // the key's. Without a key, a 401 is the normal answer and its headers are the label's own.
+    const describesKey = !(obs.status === 401 && this.options.label !== ANONYMOUS);
+    if (describesKey) this.learn(info, obs, alone);
+    if (obs.status === 429) this.fallbackRemaining = undefined; // after a 429, Retry-After rules
+    const wasAfterBlock = this.afterBlock;
+    this.afterBlock = false;
+    if (obs.status !== 429) return {};
+    return this.refusal(obs, info, { known, predicted, wasAfterBlock });
+  }
+
+  /** What one answer's X-RateLimit-* say of the key: its Remaining and Reset, or that they are not usable. */
+  private learn(info: RateLimitInfo, obs: Observation, alone: boolean): void {
     if (info.limit !== undefined) this.limitHeader = info.limit;
     const resetOk = info.reset !== undefined && info.reset >= 1e9 && info.reset <= 1e12;
     if (info.remaining !== undefined && resetOk) {
-      this.otherConsumer(info.remaining, info.limit);
+      this.otherConsumer(info.remaining, info.limit, obs.service ?? '');
       this.headersUsable = true;
       const resetMs = info.reset! * 1000;
       // The highest Reset is the newest state: a new fixed window, or a sliding window or token
@@ -392,11 +419,15 @@ export class KeyPacer {
       this.resetServerMs = undefined;
       this.fallbackRemaining = info.remaining !== undefined ? { value: info.remaining, atMs: obs.receivedAtMs } : undefined;
     }
-    if (obs.status === 429) this.fallbackRemaining = undefined; // after a 429, Retry-After rules
-    const wasAfterBlock = this.afterBlock;
-    this.afterBlock = false;
-    if (obs.status !== 429) return {};
+  }
 
+  /** A 429: how long the key is held, and whether its own Remaining foretold it. */
+  private refusal(
+    obs: Observation,
+    info: RateLimitInfo,
+    { known, predicted, wasAfterBlock }: { known: number | undefined; predicted: boolean; wasAfterBlock: boolean },
+  ): ObserveResult {
+    const resetOk = info.reset !== undefined && info.reset >= 1e9 && info.reset <= 1e12;
     this.stats.refused++;
     if (obs.mode !== 'exhaust') this.stats.unplanned429++;
     this.stats.inFlightAt429 += this.inflight;
@@ -447,28 +478,33 @@ export class KeyPacer {
    * bucket and GCRA only refill with time, whatever the order answers are read in. A Remaining below
    * R minus those requests was spent by someone else: another client on the key, or a limit shared
    * with other keys or callers (limiters.md: "A fall in Remaining beyond what it sent"). Only
-   * answers of one X-RateLimit-Limit are compared: a server may describe its minute window in one
-   * answer and its day window in the next (which window the headers describe is not stated).
+   * answers of one X-RateLimit-Limit and of one service are compared: a server may describe its
+   * minute window in one answer and its day window in the next (which window the headers describe
+   * is not stated), and the inventory and the quickstart, each at an address of its own, may count
+   * the key in limiters of their own.
    */
-  private otherConsumer(remaining: number, limit: number | undefined): void {
-    if (this.quiet && this.quiet.limit !== limit) {
-      this.quiet = undefined;
-      this.batchLowest = undefined;
-    }
-    if (this.quiet) {
-      const sent = this.traffic.granted - this.quiet.sentBefore;
-      const fall = this.quiet.remaining - remaining;
+  private otherConsumer(remaining: number, limit: number | undefined, service: string): void {
+    const quiet = this.quiet.get(service);
+    if (quiet && quiet.limit !== limit) {
+      this.quiet.delete(service);
+      this.batchLowest.delete(service);
+    } else if (quiet) {
+      const sent = this.traffic.granted - quiet.sentBefore;
+      const fall = quiet.remaining - remaining;
       if (fall - sent > this.largestForeignFall) {
         this.largestForeignFall = fall - sent;
         this.stats.anotherClient =
-          `X-RateLimit-Remaining on ${this.options.label} fell from ${this.quiet.remaining} to ${remaining} while this run sent ${sent} request(s) on it: ` +
+          `X-RateLimit-Remaining on ${this.options.label} fell from ${quiet.remaining} to ${remaining} while this run sent ${sent} request(s) on it: ` +
           `${fall - sent} more were spent by another client on the key, or by others sharing its limit`;
       }
     }
-    this.batchLowest = Math.min(this.batchLowest ?? remaining, remaining);
+    const lowest = this.batchLowest.get(service);
+    const sameLimit = lowest !== undefined && lowest.limit === limit;
+    this.batchLowest.set(service, { remaining: sameLimit ? Math.min(lowest.remaining, remaining) : remaining, limit });
     if (this.inflight === 0) {
-      this.quiet = { remaining: this.batchLowest, sentBefore: this.traffic.granted - this.traffic.inflight, limit };
-      this.batchLowest = undefined;
+      const sentBefore = this.traffic.granted - this.traffic.inflight;
+      for (const [s, b] of this.batchLowest) this.quiet.set(s, { remaining: b.remaining, sentBefore, limit: b.limit });
+      this.batchLowest.clear();
     }
   }
 

@@ -196,6 +196,7 @@ export function pacingService(o: PacingServiceOptions): Service<PacingServiceRep
         headers,
         receivedAtMs: Number(b.receivedAtMs) || o.now(),
         mode: lease.mode,
+        ...(typeof b.service === 'string' ? { service: b.service.slice(0, 200) } : {}),
       });
       lease.open--;
       if (lease.open <= 0) leases.delete(String(b.lease));

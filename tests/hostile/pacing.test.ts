@@ -273,7 +273,7 @@ test("a load granted before a 429 another key's Remaining did not predict stops 
       await first.release();
     }
     // A capacity load on LOAD_KEY holds one grant of 300 requests (10 s at 30/s).
-    const lease = observing(await pacing.acquire('<LOAD_KEY>', { mode: 'paced', count: 300 }));
+    const lease = observing(await pacing.acquire('<LOAD_KEY>', { mode: 'paced', count: 300 }), target.baseUrl);
     expect(lease.granted).toBe(300);
     const run = runLoad({
       label: 'held',

@@ -148,6 +148,36 @@ test('another consumer: answers describing another window (another X-RateLimit-L
   expect(p.report().anotherClient).toContain('fell from 281 to 270 while this run sent 1 request(s)');
 });
 
+test('another consumer: the inventory and the quickstart may count a key in limiters of their own, so only answers of one service are compared', () => {
+  const p = pacer(0);
+  const from = (service: string, remaining: number) => {
+    p.granted(T0, 1);
+    p.observe({ status: 200, headers: h(remaining, reset(30)), receivedAtMs: T0, service });
+  };
+  // Two counters of the same key, read in turn: each falls by one a request.
+  for (let i = 0; i < 5; i++) {
+    from('http://inventory.test', 290 - i);
+    from('http://quickstart.test', 190 - i);
+  }
+  expect(p.report().anotherClient).toBeUndefined();
+  // One service's own counter falls by more than the run sent: named, as before.
+  from('http://quickstart.test', 150);
+  expect(p.report().anotherClient).toContain('fell from 186 to 150 while this run sent 1 request(s)');
+});
+
+test('a 401 to a request that carried the key in a refused form says nothing of the key: its headers (the limit kept for unauthenticated callers) neither move Remaining nor name another client', () => {
+  const p = pacer(0);
+  answer(p, 200, h(104, reset(30)));
+  answer(p, 401, h(296, reset(30))); // the only answer in flight: it would have raised Remaining to 296
+  expect(p.lastRemaining).toBe(104);
+  answer(p, 200, h(103, reset(30)));
+  expect(p.report().anotherClient).toBeUndefined();
+  // Without a key a 401 is the normal answer, and its headers are the label's own.
+  const anonymous = new KeyPacer({ label: '<anonymous>', reserve: 0 });
+  answer(anonymous, 401, h(50, reset(30)));
+  expect(anonymous.lastRemaining).toBe(50);
+});
+
 test("another consumer: the run's own requests on other keys explain a fall (a limit shared by several keys)", () => {
   const traffic = { granted: 0, inflight: 0 };
   const a = new KeyPacer({ label: '<API_KEY>', reserve: 0 }, traffic);
