@@ -120,8 +120,7 @@ type Validator = ReturnType<ReturnType<typeof createAjv>['compile']>;
 const validators = new Map<SchemaName, Validator>();
 function validatorOf(name: SchemaName): Validator {
   let v = validators.get(name);
-  ajvInstance ??= createAjv();
-  if (!v) validators.set(name, (v = ajvInstance.compile(withIntegerKeyword(jsonSchemas[name]) as SchemaObject)));
+  if (!v) validators.set(name, (v = (ajvInstance ??= createAjv()).compile(withIntegerKeyword(jsonSchemas[name]) as SchemaObject)));
   return v;
 }
 

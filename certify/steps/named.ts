@@ -338,9 +338,8 @@ export function print(ctx: RunContext): void {
   const run = need(ctx.run, 'the prepared run');
   const otherReports = [
     'conformance.json',
-    'html/index.html',
-    'junit.xml',
-    'results.json',
+    // A verdictOnly run does not merge the phases' blobs into these.
+    ...(run.mergeReports ? ['html/index.html', 'junit.xml', 'results.json'] : []),
     'evidence.har',
     ...(need(ctx.merged, 'the merge').loadWritten ? ['load.json'] : []),
   ];

@@ -147,6 +147,11 @@ export interface RunTraffic {
   inflight: number;
 }
 
+/** An X-RateLimit-Reset in epoch seconds (not a delta, not milliseconds): only then can it be placed in time. */
+function resetUsable(info: RateLimitInfo): boolean {
+  return info.reset !== undefined && info.reset >= 1e9 && info.reset <= 1e12;
+}
+
 /** The label of requests that carry no key (spec, Authentication: the server limits them by address). */
 const ANONYMOUS = '<anonymous>';
 
@@ -396,7 +401,7 @@ export class KeyPacer {
   /** What one answer's X-RateLimit-* say of the key: its Remaining and Reset, or that they are not usable. */
   private learn(info: RateLimitInfo, obs: Observation, alone: boolean): void {
     if (info.limit !== undefined) this.limitHeader = info.limit;
-    const resetOk = info.reset !== undefined && info.reset >= 1e9 && info.reset <= 1e12;
+    const resetOk = resetUsable(info);
     if (info.remaining !== undefined && resetOk) {
       this.otherConsumer(info.remaining, info.limit, obs.service ?? '');
       this.headersUsable = true;
@@ -427,7 +432,7 @@ export class KeyPacer {
     info: RateLimitInfo,
     { known, predicted, wasAfterBlock }: { known: number | undefined; predicted: boolean; wasAfterBlock: boolean },
   ): ObserveResult {
-    const resetOk = info.reset !== undefined && info.reset >= 1e9 && info.reset <= 1e12;
+    const resetOk = resetUsable(info);
     this.stats.refused++;
     if (obs.mode !== 'exhaust') this.stats.unplanned429++;
     this.stats.inFlightAt429 += this.inflight;
