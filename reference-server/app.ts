@@ -246,7 +246,9 @@ export function createReferenceApp(config: ResolvedConfig, store: RateLimitStore
     if (isPromiseLike(decision)) {
       decision.then(
         (d) => proceed(req, res, match, targetError, auth, withFields(d, policy, now)),
-        (error) => fail(max, req, res, match?.route.headers, fallbackDecision(policy, now, withFields), error),
+        // The Reset of a 503 is read when the store gave up (up to its command timeout later), so
+        // it is never in the past (Limits rule 1: every response carries the current window).
+        (error) => fail(max, req, res, match?.route.headers, fallbackDecision(policy, Date.now(), withFields), error),
       );
     } else {
       proceed(req, res, match, targetError, auth, config.rateLimitFields ? withFields(decision, policy, now) : decision);
@@ -260,7 +262,7 @@ export function createReferenceApp(config: ResolvedConfig, store: RateLimitStore
       return isPromiseLike(decision)
         ? Promise.resolve(decision).then(
             (d) => withFields(d, anonymousPolicy, now),
-            () => fallbackDecision(anonymousPolicy, now, withFields),
+            () => fallbackDecision(anonymousPolicy, Date.now(), withFields),
           )
         : withFields(decision, anonymousPolicy, now);
     });

@@ -6,6 +6,7 @@
 import { Agent } from 'node:http';
 import { test, expect } from '@playwright/test';
 import { MemoryRateLimitStore, type RateLimitStore } from '../../reference-server/app.ts';
+import { StoreUnavailableError } from '../../reference-server/errors/api-error.ts';
 import { bearer, call, expectErrorBody, expectRateHeaders, origin, parseRaw, rawExchange, sleep, withServer } from './helpers.ts';
 
 /** Waits until just after a boundary of a window of `ms`, so a burst stays inside one window. */
@@ -224,6 +225,23 @@ test.describe('reference server: rate limits over HTTP', () => {
     } finally {
       console.error = original;
     }
+  });
+
+  test('LIMITS a store that gives up late answers 503 with the Reset of the window current when it gave up, never one already past', async () => {
+    // One-second windows and a store that fails after 2.2 s: a Reset taken when the request arrived
+    // would be at least a second in the past by the time the 503 is written.
+    const slow: RateLimitStore = {
+      hit: () => new Promise((_, reject) => setTimeout(() => reject(new StoreUnavailableError('rate-limit store')), 2_200)),
+    };
+    await withServer({ store: slow, minuteWindowMs: 1_000 }, async (server) => {
+      for (const headers of [bearer(server.keys.free), {}]) {
+        const reply = await call(origin(server), 'GET', '/v1/inventory', { headers });
+        expectErrorBody(reply, 503, 'service_unavailable');
+        expect(Number(reply.headers['x-ratelimit-reset']) * 1000, 'X-RateLimit-Reset of the current window').toBeGreaterThan(
+          Date.now() - 200,
+        );
+      }
+    });
   });
 
   test('LIMITS traffic without a valid key is limited per client address', async () => {
