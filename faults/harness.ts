@@ -40,6 +40,13 @@ export interface MatrixCase {
    * only with `phases`. Default: every test of the phases.
    */
   tests?: string[];
+  /** Of the tests at `tests`, only those with these exact titles (certify's `onlyTitles`); only with `tests`. */
+  titles?: string[];
+  /**
+   * Each phase stops after this many failed tests (certify's `maxFailures`); only with `tests`.
+   * Default: every test runs.
+   */
+  maxFailures?: number;
   /** Extra environment for this case's certify run (wins over `RunCaseOptions.env`). */
   env?: Record<string, string>;
   /** Where the faulty deployment serves the inventory instead of `/v1`; `BASE_URL` is the proxy plus this path. */
@@ -52,6 +59,8 @@ export interface CaseOutcome {
   id: string;
   verdict: 'pass' | 'fail' | 'missing';
   failing: string[];
+  /** Failing requirements with a test that ran and failed (a fault's catch; not one only a stop left without a result). */
+  caught: string[];
   /** Requirements with status `fail`, with their first reason (for failure messages; no keys). */
   reasons: Record<string, string>;
   /** Failing requirements that no test evidenced (their phase was not run): never a catch. */
@@ -85,7 +94,7 @@ export interface RunCaseOptions {
 interface ConformanceJson {
   verdict?: string;
   problems?: RunProblem[];
-  requirements?: Array<{ id: string; status: string; reason?: string; evidence?: Array<{ errors?: string[] }> }>;
+  requirements?: Array<{ id: string; status: string; reason?: string; evidence?: Array<{ outcome?: string; errors?: string[] }> }>;
   pacing?: Array<{ key: string; anotherClient?: string }>;
   otherRuns?: { waitedFor?: Array<{ pid: number }>; waitedForThis?: Array<{ pid: number }> };
 }
@@ -144,6 +153,8 @@ export async function certifyCase(c: MatrixCase, t: CaseTarget, options: RunCase
   };
   if (c.phases) env.MATRIX_PHASES = c.phases.join(',');
   if (c.phases && c.tests?.length) env.MATRIX_TESTS = c.tests.join(',');
+  if (c.phases && c.tests?.length && c.titles?.length) env.MATRIX_TITLES = JSON.stringify(c.titles);
+  if (c.phases && c.tests?.length && c.maxFailures) env.MATRIX_MAX_FAILURES = String(c.maxFailures);
   // The case's own folder of turns: a fault may leave a 429 pending for long after the run (a
   // Retry-After in milliseconds reads as half an hour), and a later server on the same free port
   // is another target. It goes with the case.
@@ -157,6 +168,7 @@ export async function certifyCase(c: MatrixCase, t: CaseTarget, options: RunCase
     id: c.id,
     verdict: 'missing',
     failing: [],
+    caught: [],
     reasons: {},
     unevidenced: [],
     exitCode: code,
@@ -201,13 +213,14 @@ function readReport(report: ConformanceJson, outcome: CaseOutcome): void {
       continue;
     }
     outcome.failing.push(r.id);
+    if (r.evidence?.some((e) => e.outcome === 'failed' || e.outcome === 'flaky')) outcome.caught.push(r.id);
     outcome.reasons[r.id] = reason;
   }
 }
 
 /** Variables of the conformance run or of an enclosing Playwright run are never inherited (`inheritedEnv`). */
 const NOT_INHERITED =
-  /^(MATRIX_PHASES|MATRIX_TESTS|MATRIX_TURNS_DIR|BASE_URL|API_URL|API_KEY|API_PLAN|RATE_LIMIT_KEY|RATE_LIMIT_PLAN|LOAD_KEY|MISSING_PET_ID|CONFORMANCE_PROFILE|REPORTS_DIR|WORKERS|CERTIFY_.*|TEST_.*|PW_.*|PLAYWRIGHT_.*)$/;
+  /^(MATRIX_PHASES|MATRIX_TESTS|MATRIX_TITLES|MATRIX_MAX_FAILURES|MATRIX_TURNS_DIR|BASE_URL|API_URL|API_KEY|API_PLAN|RATE_LIMIT_KEY|RATE_LIMIT_PLAN|LOAD_KEY|MISSING_PET_ID|CONFORMANCE_PROFILE|REPORTS_DIR|WORKERS|CERTIFY_.*|TEST_.*|PW_.*|PLAYWRIGHT_.*)$/;
 
 export function inheritedEnv(): Record<string, string | undefined> {
   return Object.fromEntries(Object.entries(process.env).filter(([k]) => !NOT_INHERITED.test(k)));

@@ -68,12 +68,30 @@ export function testsFor(
   phases: readonly string[],
   tests: readonly ListedTest[] = phasesOfRequirements().tests,
 ): string[] | undefined {
+  const evidencing = evidencingTests(ids, phases, tests);
+  return evidencing && [...new Set(evidencing.map((t) => `${t.file}:${t.line}`))];
+}
+
+/**
+ * The titles of the tests `testsFor` locates that evidence `ids` themselves: a loop's location
+ * also holds tests of other requirements, which a fault's run leaves out by title.
+ */
+export function titlesFor(
+  ids: readonly string[],
+  phases: readonly string[],
+  tests: readonly ListedTest[] = phasesOfRequirements().tests,
+): string[] | undefined {
+  const evidencing = evidencingTests(ids, phases, tests);
+  return evidencing && [...new Set(evidencing.map((t) => t.title))];
+}
+
+function evidencingTests(ids: readonly string[], phases: readonly string[], tests: readonly ListedTest[]): ListedTest[] | undefined {
   if (!phases.length || !phases.every((p) => INDEPENDENT_PHASES.includes(p))) return undefined;
   const wanted = new Set(ids);
-  const locations = tests
-    .filter((t) => t.file && t.line && (t.projects ?? []).some((p) => phases.includes(p)) && requirementIds(t).some((id) => wanted.has(id)))
-    .map((t) => `${t.file}:${t.line}`);
-  return locations.length ? [...new Set(locations)] : undefined;
+  const found = tests.filter(
+    (t) => t.file && t.line && (t.projects ?? []).some((p) => phases.includes(p)) && requirementIds(t).some((id) => wanted.has(id)),
+  );
+  return found.length ? found : undefined;
 }
 
 /**
@@ -95,12 +113,15 @@ export function phasesFor(
 export interface JudgedOutcome {
   verdict: 'pass' | 'fail' | 'missing';
   failing: readonly string[];
+  /** Failing requirements with a test that ran and failed: only these count as a fault's catch. */
+  caught: readonly string[];
   unevidenced: readonly string[];
   problems: readonly string[];
 }
 
 /**
- * Whether a case came out as it must. A fault: verdict `fail` with every expected id failing. The
+ * Whether a case came out as it must. A fault: verdict `fail` with every expected id failing by a
+ * test that ran and failed (not by one a stop left without a result). The
  * baseline and a variant of every phase: verdict `pass`. A variant limited to some phases: the
  * requirements left out fail with "no test result", so it holds when nothing its phases evidence
  * failed, no requirement of its own phases went without a test result, and the run had no problem.
@@ -110,7 +131,7 @@ export function caseHolds(
   out: JudgedOutcome,
   known: Map<string, string[]> = phasesOfRequirements().byId,
 ): boolean {
-  if (c.kind === 'fault') return out.verdict === 'fail' && c.expect.every((id) => out.failing.includes(id));
+  if (c.kind === 'fault') return out.verdict === 'fail' && c.expect.every((id) => out.caught.includes(id));
   if (!c.phases) return out.verdict === 'pass';
   const ranButUnevidenced = out.unevidenced.filter((id) => (known.get(id) ?? []).some((p) => c.phases!.includes(p)));
   return out.verdict !== 'missing' && out.failing.length === 0 && ranButUnevidenced.length === 0 && out.problems.length === 0;
@@ -125,10 +146,22 @@ export function caseHolds(
  */
 export const FAULT_ENV: Record<string, string> = { WORKERS: '1', GENERATED_BUDGET: '300' };
 
-/** A fault's `tests` (the tests that evidence its expected ids), when its phases allow it. */
-function testsOption(expect: readonly string[]): { tests?: string[] } {
-  const tests = testsFor(expect, phasesFor(expect));
-  return tests ? { tests } : {};
+/**
+ * A fault's `tests` and `titles` (the tests that evidence its expected ids), when its phases allow
+ * it. With one expected id every test the run selects evidences it, so the run stops at the first
+ * failed test (`maxFailures: 1`): that failure is the catch, and what would follow only restarts a
+ * worker per failed test. A requirement counts as caught only by a test that ran and failed
+ * (`harness.ts`), never by one the stop left without a result.
+ */
+export function testsOption(
+  expect: readonly string[],
+  phases: readonly string[] = phasesFor(expect),
+  listed: readonly ListedTest[] = phasesOfRequirements().tests,
+): { tests?: string[]; titles?: string[]; maxFailures?: number } {
+  const tests = testsFor(expect, phases, listed);
+  const titles = titlesFor(expect, phases, listed);
+  if (!tests || !titles) return {};
+  return expect.length === 1 ? { tests, titles, maxFailures: 1 } : { tests, titles };
 }
 
 /** The cases; extended faults only with `extended` (default: `MATRIX_EXTENDED=1`). */

@@ -36,6 +36,17 @@ export interface RunOptions {
    */
   onlyTests?: string[];
   /**
+   * For tools and tests, with `onlyTests`: of the tests at those locations, run only those with
+   * these exact titles (tests made in one loop share a location).
+   */
+  onlyTitles?: string[];
+  /**
+   * For tools and tests: each phase stops after this many failed tests (Playwright's
+   * `--max-failures`); the tests it did not reach have no result. The fault matrix uses 1 where
+   * every test it runs evidences the one requirement a fault must fail.
+   */
+  maxFailures?: number;
+  /**
    * For tools and tests: the folder the runs of one machine take turns in (default the OS temp
    * folder). A test whose own server on a free port left a 429 pending past the run's end keeps it
    * here, so that a later server on the same port is not taken for the same target.

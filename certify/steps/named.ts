@@ -29,8 +29,8 @@ import { acrossMachinesNote, isHeld, takeTurn } from './turns.ts';
 
 /** Step "prepare": the variables, the reports folder, the gate's inputs, the ledger; a problem is a usage error (exit 2), every key redacted from it. */
 export function prepare(ctx: RunContext): void {
-  const { env, write, onlyPhases, onlyTests, configFile, ledgerFile, verdictOnly } = ctx.options;
-  const prepared = prepareRun({ env, onlyPhases, onlyTests, configFile, ledgerFile, verdictOnly });
+  const { env, write, onlyPhases, onlyTests, onlyTitles, maxFailures, configFile, ledgerFile, verdictOnly } = ctx.options;
+  const prepared = prepareRun({ env, onlyPhases, onlyTests, onlyTitles, maxFailures, configFile, ledgerFile, verdictOnly });
   if (prepared.ok) {
     ctx.run = prepared.run;
     return;

@@ -23,6 +23,10 @@ export interface PrepareOptions {
   onlyPhases?: Phase[];
   /** Run only the tests at these locations (`file:line` of `suites/`); default: every test of the phases. */
   onlyTests?: string[];
+  /** Of the tests at `onlyTests`, only those with these exact titles (`RunOptions.onlyTitles`). */
+  onlyTitles?: string[];
+  /** Each phase stops after this many failed tests (`RunOptions.maxFailures`); default: never. */
+  maxFailures?: number;
   /** Playwright config of the phases (default: the root `playwright.config.ts`). */
   configFile?: string;
   /** The requirements ledger (default: `suites/requirements.yaml`). */
@@ -39,6 +43,10 @@ export interface PreparedRun {
   phases: Phase[];
   /** Playwright location filters (`suites/<file>:<line>`) every phase is limited to; empty: no limit. */
   testFilters: string[];
+  /** Playwright's `--grep` for every phase (`titleFilter`); undefined: every test at `testFilters`. */
+  grep?: string;
+  /** Playwright's `--max-failures` for every phase; undefined: every test runs. */
+  maxFailures?: number;
   /** Phases the profile leaves out: listed, never run. */
   leftOutPhases: Phase[];
   /** A replay (`CONFORMANCE_REPLAY`): judges only the requirements its one case evidences. */
@@ -98,6 +106,8 @@ export function prepareRun(options: PrepareOptions): Prepared {
       phases,
       leftOutPhases,
       testFilters: (options.onlyTests ?? []).map((loc) => path.join('suites', loc)),
+      ...(options.onlyTitles?.length ? { grep: titleFilter(options.onlyTitles) } : {}),
+      ...(options.maxFailures ? { maxFailures: options.maxFailures } : {}),
       replaying,
       folder,
       reportsDir,
@@ -112,6 +122,16 @@ export function prepareRun(options: PrepareOptions): Prepared {
       runErrors,
     },
   };
+}
+
+/**
+ * A Playwright `--grep` that selects the tests with exactly these titles. Playwright matches it
+ * against the test's title path joined by spaces, followed by its tags (` @tag`), so a title is
+ * matched whole: after the start or a space, and before the tags and the end.
+ */
+export function titleFilter(titles: readonly string[]): string {
+  const escaped = titles.map((t) => t.replace(/[\\^$.*+?()[\]{}|/]/g, '\\$&'));
+  return `/(?:^| )(?:${escaped.join('|')})(?: @\\S+)*$/`;
 }
 
 /** What one phase writes: files and folders of its own, never shared with a phase that may run at the same time. */

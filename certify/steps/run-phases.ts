@@ -93,13 +93,18 @@ export async function runPhases(
  */
 export function runAllPhases(
   run: Pick<PreparedRun, 'config' | 'phases' | 'configFile' | 'reportsDir' | 'blobDir' | 'redactionsDir' | 'resultsDir'> &
-    Partial<Pick<PreparedRun, 'testFilters'>>,
+    Partial<Pick<PreparedRun, 'testFilters' | 'grep' | 'maxFailures'>>,
   childEnv: Record<string, string | undefined>,
   { redact, say }: RunVoice,
   progress: () => { requests: number; refused: number; waits: number },
   signal?: AbortSignal,
 ): ReturnType<typeof runPhases> {
   const { config } = run;
+  const extraArgs = [
+    ...(run.testFilters ?? []),
+    ...(run.grep ? [`--grep=${run.grep}`] : []),
+    ...(run.maxFailures ? [`--max-failures=${run.maxFailures}`] : []),
+  ];
   return runPhases(
     run.phases,
     (phase) => {
@@ -113,7 +118,7 @@ export function runAllPhases(
           jsonFile: files.jsonFile,
           outputDir: files.outputDir,
           ...(config.workers ? { workers: config.workers } : {}),
-          ...(run.testFilters?.length ? { extraArgs: run.testFilters } : {}),
+          ...(extraArgs.length ? { extraArgs } : {}),
           timeoutS: config.phaseTimeoutS,
           write: say,
           ...(signal ? { signal } : {}),

@@ -5,7 +5,7 @@ import path from 'node:path';
 import AdmZip from 'adm-zip';
 import type { PhaseResult } from '../../certify/phases.ts';
 import { judge, phaseSummaries, readGateInputs, verdictInputFor } from '../../certify/steps/judge.ts';
-import { abandonRun, prepareRun } from '../../certify/steps/prepare.ts';
+import { abandonRun, prepareRun, titleFilter } from '../../certify/steps/prepare.ts';
 import { listLeftOut } from '../../certify/steps/left-out.ts';
 import { mergeResults, readRedactions } from '../../certify/steps/merge.ts';
 import { pacingSummary, startRunPacer } from '../../certify/steps/pacer.ts';
@@ -277,6 +277,20 @@ test('prepare: a usage problem is returned and no folder is made; an unreadable 
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test('prepare: the title filter selects tests by their whole title, as Playwright matches --grep (title path, then tags)', () => {
+  const grep = titleFilter(['GEN-01 listInventory: no generated request gets a 5xx', 'AUTH-03 a key (any case) [x] costs $1? @mutates']);
+  const match = /^\/(.*)\/([gi]*)$/.exec(grep);
+  expect(match, 'a /…/ pattern, so Playwright adds no flags').not.toBeNull();
+  const re = new RegExp(match![1]!, match![2]);
+  const selected = (titlePath: string) => re.test(titlePath);
+  expect(selected('generated generated/cases.spec.ts GEN-01 listInventory: no generated request gets a 5xx')).toBe(true);
+  expect(selected('functional auth/bearer.spec.ts AUTH-03 a key (any case) [x] costs $1? @mutates @mutates')).toBe(true);
+  expect(selected('generated generated/cases.spec.ts GEN-01 listInventory: no generated request gets a 5xx at all')).toBe(false);
+  expect(selected('generated generated/cases.spec.ts XGEN-01 listInventory: no generated request gets a 5xx')).toBe(false);
+  expect(selected('generated generated/cases.spec.ts GEN-02 listInventory: every generated request gets a response')).toBe(false);
+  expect(selected('functional auth/bearer.spec.ts AUTH-03 a key (any case) [y] costs $1? @mutates')).toBe(false);
 });
 
 test('judge: the verdict input holds every test and the gate; a replay only the requirements its case evidences, without the gate', () => {

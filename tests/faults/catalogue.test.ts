@@ -110,7 +110,7 @@ test('caseHolds: a variant limited to phases holds when nothing its phases judge
     ['RL-01', ['functional', 'load']],
   ]);
   const variant = { kind: 'variant' as const, expect: [], phases: ['rate-limit', 'load'] };
-  const clean = { verdict: 'fail' as const, failing: [], unevidenced: ['AUTH-03'], problems: [] };
+  const clean = { verdict: 'fail' as const, failing: [], caught: [], unevidenced: ['AUTH-03'], problems: [] };
   expect(caseHolds(variant, clean, known), 'left-out phases have no test result').toBe(true);
   expect(caseHolds(variant, { ...clean, failing: ['LOAD-02'] }, known), 'a requirement of its phases failed').toBe(false);
   expect(
@@ -126,8 +126,13 @@ test('caseHolds: a variant limited to phases holds when nothing its phases judge
   // Every phase: certify's own verdict. A fault: fail with every expected id.
   expect(caseHolds({ kind: 'variant', expect: [] }, clean, known)).toBe(false);
   expect(caseHolds({ kind: 'variant', expect: [] }, { ...clean, verdict: 'pass', unevidenced: [] }, known)).toBe(true);
-  expect(caseHolds({ kind: 'fault', expect: ['LOAD-02'], phases: ['load'] }, { ...clean, failing: ['LOAD-02'] }, known)).toBe(true);
-  expect(caseHolds({ kind: 'fault', expect: ['LOAD-02'], phases: ['load'] }, { ...clean, failing: ['RL-05'] }, known)).toBe(false);
+  const fault = { kind: 'fault' as const, expect: ['LOAD-02'], phases: ['load'] };
+  expect(caseHolds(fault, { ...clean, failing: ['LOAD-02'], caught: ['LOAD-02'] }, known)).toBe(true);
+  expect(caseHolds(fault, { ...clean, failing: ['RL-05'], caught: ['RL-05'] }, known)).toBe(false);
+  expect(
+    caseHolds(fault, { ...clean, failing: ['LOAD-02', 'RL-05'], caught: ['RL-05'] }, known),
+    'failing only because a stop left its tests without a result: not a catch',
+  ).toBe(false);
 });
 
 test('variants write Retry-After dates the suites parse, in all three HTTP-date formats', () => {

@@ -107,12 +107,12 @@ test.describe('fault matrix', () => {
       const outcome = await outcomeOf(c);
       try {
         if (c.kind === 'fault') {
-          const missing = c.expect.filter((id) => !outcome.failing.includes(id));
+          const missing = c.expect.filter((id) => !outcome.caught.includes(id));
           const ok = caseHolds(c, outcome);
           record(testInfo, c, ok, outcome);
           expect(
             ok,
-            `fault ${c.name}: expected verdict fail with failing ids including [${c.expect.join(', ')}]; ` +
+            `fault ${c.name}: expected verdict fail with failing ids including [${c.expect.join(', ')}], each failed by a test that ran; ` +
               `observed failing ids [${outcome.failing.join(', ')}]${missing.length ? `, missing [${missing.join(', ')}]` : ''}\n  ${describeOutcome(outcome)}`,
           ).toBe(true);
         } else {
