@@ -1,4 +1,4 @@
-import { defineConfig } from '@playwright/test';
+import type { PlaywrightTestConfig } from '@playwright/test';
 import { CODE_EXT, phaseOutputDir } from './core/paths.ts';
 import { readSettings } from './settings/index.ts';
 
@@ -30,7 +30,9 @@ export interface PhaseMetadata {
   after?: string[];
 }
 
-export default defineConfig({
+// A plain object, not `defineConfig(…)`: certify reads the phase list from this file, and a
+// runtime import of @playwright/test would load the whole test runner into every certify process.
+const config: PlaywrightTestConfig = {
   testDir: 'suites',
   testMatch: `**/*.spec${ext}`,
   // Each project (phase) has its own output folder (`phaseOutputDir`): phases overlap, and
@@ -91,4 +93,6 @@ export default defineConfig({
       metadata: { readonly: true, after: ['functional'] } satisfies PhaseMetadata,
     },
   ],
-});
+};
+
+export default config;
