@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { startReferenceTarget, type ReferenceTarget } from '../certify/reference-target.ts';
 import { startFaultProxy, throughProxy, type FaultHooks, type RunningFaultProxy } from './proxy.ts';
 import type { RetryStats } from './retry-watch.ts';
@@ -17,7 +18,8 @@ import type { RunProblem } from '../core/results.ts';
  */
 
 export { REPO_ROOT };
-const TSX_CLI = path.join(REPO_ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs');
+/** Node's own loader flag for tsx, in the certify child itself (tsx's CLI would start one more process). */
+const TSX_IMPORT = ['--import', pathToFileURL(path.join(REPO_ROOT, 'node_modules', 'tsx', 'dist', 'loader.mjs')).href];
 /** `inventory-conformance certify`, exactly as a user runs it from a clone (`npm run certify`). */
 export const CERTIFY_CLI: readonly string[] = [path.join(REPO_ROOT, 'cli', 'bin.mjs'), 'certify'];
 
@@ -160,7 +162,7 @@ export async function certifyCase(c: MatrixCase, t: CaseTarget, options: RunCase
   // is another target. It goes with the case.
   const turnsDir = c.phases ? fs.mkdtempSync(path.join(options.workDir ?? os.tmpdir(), 'matrix-turns-')) : undefined;
   if (turnsDir) env.MATRIX_TURNS_DIR = turnsDir;
-  const argv = c.phases ? [TSX_CLI, path.join(REPO_ROOT, 'faults', 'certify-phases.ts')] : CERTIFY_CLI;
+  const argv = c.phases ? [...TSX_IMPORT, path.join(REPO_ROOT, 'faults', 'certify-phases.ts')] : CERTIFY_CLI;
   const { code, output } = await spawnCertify(argv, env, options.timeoutMs ?? 240_000).finally(() => {
     if (turnsDir) fs.rmSync(turnsDir, { recursive: true, force: true });
   });
