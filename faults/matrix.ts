@@ -49,13 +49,15 @@ function phasesOfRequirements(): { byId: Map<string, string[]>; order: string[];
 
 /**
  * Phases whose tests are independent of one another, so a test run alone behaves as it does among
- * the others: `functional` (fully parallel, each test in any worker, in any order) and `generated`
+ * the others: `functional` (fully parallel, each test in any worker, in any order), `generated`
  * (one test at a time, each restoring what it changed; its plan of requests comes from the run's
- * variables, not from the tests selected). A fault limited to such phases runs only the tests that
- * evidence its expected ids. The rate-limit and load phases always run whole: their checks follow
- * one another on a key's windows.
+ * variables, not from the tests selected) and `rate-limit` (its tests judge two records made once
+ * per run by whichever test needs them first, in the same order: the 429 sequence, a fixture every
+ * test of the phase uses, then the bursts, `oncePerRun`). A fault limited to such phases runs only
+ * the tests that evidence its expected ids. The load phase always runs whole: its checks follow one
+ * another on LOAD_KEY's windows.
  */
-const INDEPENDENT_PHASES: readonly string[] = ['functional', 'generated'];
+const INDEPENDENT_PHASES: readonly string[] = ['functional', 'generated', 'rate-limit'];
 
 /**
  * The tests (`file:line` of `suites/`) that evidence `ids` when every phase in `phases` runs its

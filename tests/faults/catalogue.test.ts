@@ -5,7 +5,7 @@ import { test, expect } from '@playwright/test';
 import { CATALOGUE_FILES, faults } from '../../faults/catalogue/index.ts';
 import { variants, httpDate } from '../../faults/variants.ts';
 import { REPO_ROOT } from '../../faults/harness.ts';
-import { caseHolds, matrixCases, phasesFor, testsFor } from '../../faults/matrix.ts';
+import { caseHolds, matrixCases, phasesFor, testsFor, testsOption, titlesFor } from '../../faults/matrix.ts';
 import { PHASES } from '../../certify/env.ts';
 import { parseHttpDate } from '../../suites/lib/http-date.ts';
 
@@ -166,7 +166,7 @@ test('a fault runs the phases where the tests of its expected ids live (derived 
   for (const f of faults) expect(phasesFor(f.expect).length, `${f.name}: the phases of ${f.expect.join(', ')}`).toBeGreaterThan(0);
 });
 
-test('a fault in the functional or generated phase runs only the tests of its expected ids; a rate-limit or load fault runs its phases whole', () => {
+test('a fault in the functional, generated or rate-limit phase runs only the tests of its expected ids, by location and title, and stops at its first failure when it has one id; a load fault runs its phases whole', () => {
   const tests = [
     { title: 'AUTH-03 an unknown key yields 401', file: 'auth/bearer.spec.ts', line: 34, projects: ['functional'], annotations: [] },
     { title: 'AUTH-03 no header yields 401', file: 'auth/bearer.spec.ts', line: 34, projects: ['functional'], annotations: [] },
@@ -178,6 +178,7 @@ test('a fault in the functional or generated phase runs only the tests of its ex
       annotations: [{ type: 'requirement', description: 'ERR-02' }],
     },
     { title: 'GEN-01 every case', file: 'generated/cases.spec.ts', line: 53, projects: ['generated'], annotations: [] },
+    { title: 'GEN-02 every case answered', file: 'generated/cases.spec.ts', line: 53, projects: ['generated'], annotations: [] },
     {
       title: 'RL-05 the request past the limit',
       file: 'rate-limit/retry-after.spec.ts',
@@ -185,6 +186,7 @@ test('a fault in the functional or generated phase runs only the tests of its ex
       projects: ['rate-limit'],
       annotations: [],
     },
+    { title: 'LOAD-01 the capacity run', file: 'load/capacity.spec.ts', line: 40, projects: ['load'], annotations: [] },
   ];
   expect(testsFor(['AUTH-03'], ['functional'], tests), 'one location for the tests of one loop').toEqual(['auth/bearer.spec.ts:34']);
   expect(testsFor(['ERR-02'], ['functional'], tests), 'a requirement named in an annotation').toEqual(['errors/error-body.spec.ts:17']);
@@ -192,13 +194,28 @@ test('a fault in the functional or generated phase runs only the tests of its ex
     'auth/bearer.spec.ts:34',
     'generated/cases.spec.ts:53',
   ]);
-  expect(testsFor(['RL-05'], ['rate-limit'], tests), 'a serial phase runs whole').toBeUndefined();
+  expect(titlesFor(['GEN-01'], ['generated'], tests), "a loop's location holds tests of other ids: titles select").toEqual([
+    'GEN-01 every case',
+  ]);
+  expect(testsFor(['RL-05'], ['rate-limit'], tests), 'the rate-limit phase judges records made once per run').toEqual([
+    'rate-limit/retry-after.spec.ts:50',
+  ]);
+  expect(testsFor(['LOAD-01'], ['load'], tests), 'the load phase runs whole').toBeUndefined();
   expect(
-    testsFor(['AUTH-03', 'RL-05'], ['functional', 'rate-limit'], tests),
-    'a fault with a serial phase runs all its phases whole',
+    testsFor(['AUTH-03', 'LOAD-01'], ['functional', 'load'], tests),
+    'a fault with the load phase runs all its phases whole',
   ).toBeUndefined();
-  // Against the real suites: every functional or generated fault names tests, each a file:line of suites/.
-  for (const c of matrixCases().filter((m) => m.kind === 'fault' && m.phases?.every((p) => p === 'functional' || p === 'generated'))) {
+  expect(testsOption(['AUTH-03'], ['functional'], tests)).toEqual({
+    tests: ['auth/bearer.spec.ts:34'],
+    titles: ['AUTH-03 an unknown key yields 401', 'AUTH-03 no header yields 401'],
+    maxFailures: 1,
+  });
+  expect(testsOption(['AUTH-03', 'GEN-01'], ['functional', 'generated'], tests), 'two ids: every test runs').not.toHaveProperty(
+    'maxFailures',
+  );
+  expect(testsOption(['LOAD-01'], ['load'], tests)).toEqual({});
+  // Against the real suites: every fault outside the load phase names tests, each a file:line of suites/.
+  for (const c of matrixCases().filter((m) => m.kind === 'fault' && m.phases?.every((p) => p !== 'load'))) {
     expect(c.tests?.length, `${c.name}: the tests of ${c.expect.join(', ')}`).toBeGreaterThan(0);
     for (const t of c.tests ?? []) expect(fs.existsSync(path.join(REPO_ROOT, 'suites', t.replace(/:\d+$/, ''))), t).toBe(true);
   }
