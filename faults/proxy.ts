@@ -149,21 +149,26 @@ function readBody(stream: NodeJS.ReadableStream): Promise<Buffer> {
   });
 }
 
-/** The upstream's client: a kept-alive pool and `send`, which forwards one request. */
+/** The upstream's client: `send`, which forwards one request, and `close`, which drops its connections. */
 interface Upstream {
-  agent: http.Agent;
   send(req: ProxyRequest, body?: NodeJS.ReadableStream): Promise<http.IncomingMessage>;
+  close(): void;
 }
 
 /**
  * Connects to the upstream. A kept-alive socket the upstream closed just as it was reused fails
  * with ECONNRESET before any answer (an HTTP/1.1 race, not the upstream's answer): a buffered
- * request is then sent again once on a fresh connection, as HTTP clients do.
+ * request is then sent again once on a fresh connection, as HTTP clients do; a streamed one always
+ * goes on a connection of its own.
  */
 function upstreamOf(upstream: URL): Upstream {
   const prefix = upstream.pathname.replace(/\/$/, '');
   const client = upstream.protocol === 'https:' ? https : http;
   const agent = new client.Agent({ keepAlive: true, maxSockets: 64 });
+  // A streamed body cannot be sent again, so it never goes on a reused connection: the upstream
+  // may close an idle one just as it is reused (its keep-alive timeout), and on a busy runner that
+  // race is common. A reset there would be the proxy's 502, never the deployment's answer.
+  const fresh = new client.Agent({ keepAlive: false, maxSockets: 64 });
   const send = (req: ProxyRequest, body?: NodeJS.ReadableStream, retried = false): Promise<http.IncomingMessage> =>
     new Promise<http.IncomingMessage>((resolve, reject) => {
       const outHeaders = req.headers.filter(([k]) => !HOP_BY_HOP.has(k.toLowerCase()));
@@ -175,7 +180,7 @@ function upstreamOf(upstream: URL): Upstream {
           method: req.method,
           path: prefix + req.path,
           headers: [...flat(outHeaders), 'Host', upstream.host],
-          agent,
+          agent: body ? fresh : agent,
         } as http.RequestOptions,
         resolve,
       );
@@ -187,7 +192,13 @@ function upstreamOf(upstream: URL): Upstream {
       if (body) body.pipe(up);
       else up.end(req.body);
     });
-  return { agent, send };
+  return {
+    send,
+    close() {
+      agent.destroy();
+      fresh.destroy();
+    },
+  };
 }
 
 /** Writes a buffered response; HEAD and bodiless statuses keep the upstream's Content-Length. */
@@ -315,7 +326,7 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Runni
     close: () =>
       new Promise<void>((resolve) => {
         for (const res of parts.hanging) res.destroy();
-        upstream.agent.destroy();
+        upstream.close();
         server.close(() => resolve());
         server.closeAllConnections();
       }),

@@ -270,7 +270,7 @@ test('staging transport: https with a private CA (verified) and Connection: clos
   }
 });
 
-test('a kept-alive upstream socket closed as it is reused is retried once, not answered 502', async () => {
+test('a kept-alive upstream socket closed as it is reused is retried once, not answered 502; a request with a body never goes on a reused socket', async () => {
   // An upstream that drops a kept-alive connection when a second request arrives on it (as a
   // server does whose idle timeout fires just then): the proxy meets ECONNRESET on a reused socket.
   let answered = 0;
@@ -296,6 +296,19 @@ test('a kept-alive upstream socket closed as it is reused is retried once, not a
     expect(statuses).toEqual([200, 200, 200, 200, 200]);
     expect(dropped, 'the race happened').toBeGreaterThan(0);
     expect(answered).toBe(5);
+    // A streamed body cannot be sent again: after a bodiless request left a socket in the pool,
+    // each request with a body still reaches the upstream as the first on its connection.
+    const posted: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      await fetch(`${proxy.url}/v1/inventory`);
+      const r = await fetch(`${proxy.url}/quickstart/messages`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"message":"hi"}',
+      });
+      posted.push(r.status);
+    }
+    expect(posted, 'requests with a body, each after a kept-alive socket went back to the pool').toEqual([200, 200, 200]);
   } finally {
     await proxy.close();
     await new Promise<void>((r) => {
