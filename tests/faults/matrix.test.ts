@@ -12,7 +12,9 @@ import { total } from '../../faults/retry-watch.ts';
  * requirement ids among the failing ones; every conformant variant and the unmodified reference
  * server must `pass`. The last test prints and writes the score.
  *
- * A fault runs only the certify phases that check its expected ids (`phasesFor`); the baseline
+ * A fault runs only the certify phases that check its expected ids (`phasesFor`), and outside the
+ * load phase only the tests of those ids, stopping at the first failure when it has one id
+ * (`testsOption`); a requirement counts as caught only by a test that ran and failed. The baseline
  * and the variants run every phase through `cli/bin.mjs certify`, except a variant that names its
  * phases (`caseHolds` judges it on those). Cases run in order in one worker
  * (mode `default`: a failure does not skip the rest), and `MATRIX_CONCURRENCY` certify runs
