@@ -62,29 +62,16 @@ const INDEPENDENT_PHASES: readonly string[] = ['functional', 'generated', 'rate-
 /**
  * The tests (`file:line` of `suites/`) that evidence `ids` when every phase in `phases` runs its
  * tests independently; undefined otherwise (the phases run whole). Tests generated in one loop share
- * a line: the location runs them all. The other requirements of the phase go without a test
- * result, which the matrix never counts as a catch (`caseHolds`).
+ * a line, so a location may hold tests of other ids; `testsOption` leaves those out by title. The
+ * other requirements of the phase go without a test result, which the matrix never counts as a
+ * catch (`caseHolds`).
  */
 export function testsFor(
   ids: readonly string[],
   phases: readonly string[],
   tests: readonly ListedTest[] = phasesOfRequirements().tests,
 ): string[] | undefined {
-  const evidencing = evidencingTests(ids, phases, tests);
-  return evidencing && [...new Set(evidencing.map((t) => `${t.file}:${t.line}`))];
-}
-
-/**
- * The titles of the tests `testsFor` locates that evidence `ids` themselves: a loop's location
- * also holds tests of other requirements, which a fault's run leaves out by title.
- */
-export function titlesFor(
-  ids: readonly string[],
-  phases: readonly string[],
-  tests: readonly ListedTest[] = phasesOfRequirements().tests,
-): string[] | undefined {
-  const evidencing = evidencingTests(ids, phases, tests);
-  return evidencing && [...new Set(evidencing.map((t) => t.title))];
+  return testsOption(ids, phases, tests).tests;
 }
 
 function evidencingTests(ids: readonly string[], phases: readonly string[], tests: readonly ListedTest[]): ListedTest[] | undefined {
@@ -150,7 +137,8 @@ export const FAULT_ENV: Record<string, string> = { WORKERS: '1', GENERATED_BUDGE
 
 /**
  * A fault's `tests` and `titles` (the tests that evidence its expected ids), when its phases allow
- * it. With one expected id every test the run selects evidences it, so the run stops at the first
+ * it: a loop's location also holds tests of other requirements, which the run leaves out by title.
+ * With one expected id every test the run selects evidences it, so the run stops at the first
  * failed test (`maxFailures: 1`): that failure is the catch, and what would follow only restarts a
  * worker per failed test. A requirement counts as caught only by a test that ran and failed
  * (`harness.ts`), never by one the stop left without a result.
@@ -160,9 +148,10 @@ export function testsOption(
   phases: readonly string[] = phasesFor(expect),
   listed: readonly ListedTest[] = phasesOfRequirements().tests,
 ): { tests?: string[]; titles?: string[]; maxFailures?: number } {
-  const tests = testsFor(expect, phases, listed);
-  const titles = titlesFor(expect, phases, listed);
-  if (!tests || !titles) return {};
+  const evidencing = evidencingTests(expect, phases, listed);
+  if (!evidencing) return {};
+  const tests = [...new Set(evidencing.map((t) => `${t.file}:${t.line}`))];
+  const titles = [...new Set(evidencing.map((t) => t.title))];
   return expect.length === 1 ? { tests, titles, maxFailures: 1 } : { tests, titles };
 }
 
