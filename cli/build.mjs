@@ -4,6 +4,7 @@
 // specification, the schemas, the fixtures) and has its own package.json, so every path the
 // harness computes from its root works the same in a clone and in the installed package.
 import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -22,6 +23,37 @@ const SKIP = new Set(['cli/bin.mjs', 'cli/build.mjs']);
 // npm_package_resolved), which is the case that needs dist/.
 if (process.argv.includes('--git-dependency-only') && !process.env._PACOTE_NO_PREPARE_ && !process.env.npm_package_resolved)
   process.exit(0);
+
+/** Top-level files the build reads besides DATA_DIRS. */
+const INPUT_FILES = ['playwright.config.ts', 'package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json'];
+/** Written last into dist/: the digest of the inputs it was built from. */
+const INPUTS_FILE = path.join(DIST, 'build-inputs.sha256');
+
+/** SHA-256 over every input file, by path: the same digest means dist/ would be built the same. */
+function inputsDigest() {
+  const hash = createHash('sha256');
+  const walk = (rel) => {
+    const abs = path.join(ROOT, rel);
+    if (!fs.existsSync(abs)) return;
+    if (!fs.statSync(abs).isDirectory()) return void hash.update(`${rel}\0`).update(fs.readFileSync(abs)).update('\0');
+    for (const name of fs.readdirSync(abs).sort()) if (name !== 'node_modules' && !name.startsWith('.')) walk(path.join(rel, name));
+  };
+  for (const input of [...DATA_DIRS, ...INPUT_FILES]) walk(input);
+  return hash.digest('hex');
+}
+
+// `npm pack` and `npm publish` run prepare right after prepack, and a git dependency is prepared
+// both by its own `npm install` and by the packing that follows: a dist/ built from these very
+// sources is not built again.
+const inputs = inputsDigest();
+if (
+  process.argv.includes('--git-dependency-only') &&
+  fs.existsSync(INPUTS_FILE) &&
+  fs.readFileSync(INPUTS_FILE, 'utf8').trim() === inputs
+) {
+  console.log('build: dist/ is already built from these sources');
+  process.exit(0);
+}
 
 fs.rmSync(DIST, { recursive: true, force: true });
 const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
@@ -62,6 +94,7 @@ fs.writeFileSync(
   path.join(DIST, SUITE_SOURCE_FILE),
   `${JSON.stringify({ source: sourceManifest(ROOT), compiled: sourceManifest(DIST) }, null, 2)}\n`,
 );
+fs.writeFileSync(INPUTS_FILE, `${inputs}\n`);
 const files = [];
 const count = (d) => {
   for (const e of fs.readdirSync(d, { withFileTypes: true })) e.isDirectory() ? count(path.join(d, e.name)) : files.push(e.name);
