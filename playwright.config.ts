@@ -28,6 +28,12 @@ export interface PhaseMetadata {
    * its own key, and the run-wide pacer holds every key for every phase.
    */
   after?: string[];
+  /**
+   * A key that, when the run has it, lifts `after`: the phase then sends only on that key, and
+   * whatever another phase sends on it is taken once per run before this phase drives it (the
+   * countdown on RATE_LIMIT_KEY, `suites/rate-limit/countdown.ts`).
+   */
+  aloneWith?: 'RATE_LIMIT_KEY';
 }
 
 // A plain object, not `defineConfig(…)`: certify reads the phase list from this file, and a
@@ -56,19 +62,20 @@ const config: PlaywrightTestConfig = {
   },
   projects: [
     {
-      // API_KEY (and a few plain requests on RATE_LIMIT_KEY: its headers and plan).
+      // API_KEY (and RL-04 and RL-11 on RATE_LIMIT_KEY, judged on the run's countdown on it).
       name: 'functional',
       outputDir: phaseOutputDir(values.REPORTS_DIR, 'functional'),
       testIgnore: [`rate-limit/retry-after.spec${ext}`, 'load/**', 'generated/**'],
       metadata: { readonly: true } satisfies PhaseMetadata,
     },
     {
-      // RATE_LIMIT_KEY: the 429 sequence, then the overload bursts (its recovery window is the first burst window).
+      // RATE_LIMIT_KEY: the 429 sequence, then the overload bursts (its recovery window is the first
+      // burst window). Without RATE_LIMIT_KEY the sequence spends API_KEY's window: after the functional checks.
       name: 'rate-limit',
       outputDir: phaseOutputDir(values.REPORTS_DIR, 'rate-limit'),
       testMatch: [`rate-limit/retry-after.spec${ext}`, `load/overload.spec${ext}`],
       fullyParallel: false,
-      metadata: { readonly: false, after: ['functional'] } satisfies PhaseMetadata,
+      metadata: { readonly: false, after: ['functional'], aloneWith: 'RATE_LIMIT_KEY' } satisfies PhaseMetadata,
     },
     {
       // LOAD_KEY: the capacity run that lists (it changes nothing), while the other phases run on their own keys.

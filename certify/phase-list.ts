@@ -17,8 +17,12 @@ export function phasesOfProfile(profile: string): Phase[] {
   return projects.filter((p) => profile !== 'readonly' || p.metadata.readonly === true).map((p) => p.name);
 }
 
-/** The phases that must have ended before `phase` starts (`metadata.after`), among `running`. */
-export function phasesBefore(phase: Phase, running: readonly Phase[] = PHASES): Phase[] {
-  const after = projects.find((p) => p.name === phase)?.metadata.after ?? [];
-  return after.filter((p) => running.includes(p));
+/**
+ * The phases that must have ended before `phase` starts (`metadata.after`), among `running`; none
+ * when the run has the key the phase works on alone (`metadata.aloneWith`, among `keysGiven`).
+ */
+export function phasesBefore(phase: Phase, running: readonly Phase[] = PHASES, keysGiven: readonly string[] = []): Phase[] {
+  const metadata = projects.find((p) => p.name === phase)?.metadata ?? {};
+  if (metadata.aloneWith && keysGiven.includes(metadata.aloneWith)) return [];
+  return (metadata.after ?? []).filter((p) => running.includes(p));
 }

@@ -5,6 +5,7 @@
  * report, or over PHASE_TIMEOUT_S, is a run problem.
  */
 import { phasesBefore } from '../phase-list.ts';
+import { SECRET_VARIABLES } from '../../core/secrets.ts';
 import { runPhase, type PhaseResult } from '../phases.ts';
 import type { RunVoice } from './context.ts';
 import { phaseFiles, type PreparedRun } from './prepare.ts';
@@ -100,6 +101,7 @@ export function runAllPhases(
   signal?: AbortSignal,
 ): ReturnType<typeof runPhases> {
   const { config } = run;
+  const keysGiven = SECRET_VARIABLES.filter((k) => childEnv[k]);
   const extraArgs = [
     ...(run.testFilters ?? []),
     ...(run.grep ? [`--grep=${run.grep}`] : []),
@@ -127,6 +129,12 @@ export function runAllPhases(
       );
     },
     say,
-    { phaseTimeoutS: config.phaseTimeoutS, ...(signal ? { signal } : {}), progress },
+    {
+      phaseTimeoutS: config.phaseTimeoutS,
+      ...(signal ? { signal } : {}),
+      progress,
+      // A phase that works alone on a key the run has starts without waiting (`metadata.aloneWith`).
+      before: (phase, running) => phasesBefore(phase, running, keysGiven),
+    },
   );
 }

@@ -12,7 +12,7 @@ import type { TestInfo } from '@playwright/test';
 import { test as base } from '../fixtures.ts';
 import type { OncePerRun } from '../fixtures/run.ts';
 import type { PacingClient } from '../pacing/client.ts';
-import { runSequence, type Sequence } from '../rate-limit/sequence.ts';
+import { sequenceOfRun, type Sequence } from '../rate-limit/sequence.ts';
 import type { RecordedResponse } from './engine.ts';
 import { minuteLimitOf } from '../../core/plans.ts';
 import { OVERLOAD, runOverloadCheck, type EarlierRequests, type OverloadFigures } from './overload-check.ts';
@@ -22,21 +22,12 @@ import { usesReferenceKeys } from './target.ts';
 const TAGS = ['@load', '@exhausts'];
 
 const test = base.extend<{ sequence: Sequence | undefined }>({
-  // The 429 sequence of this run, under the name `rate-limit/retry-after.spec.ts` gives it: whichever
-  // asks first runs it, the other waits for its record. Nothing is sent on the key meanwhile.
+  // The 429 sequence of this run (`sequenceOfRun`): whichever check asks first runs it, the others
+  // wait for its record. Nothing is sent on the key meanwhile.
   // Without RATE_LIMIT_KEY no burst is sent, and the sequence (then on API_KEY) is not this check's.
   sequence: async ({ conformance, apiFactory, oncePerRun }, use) => {
     if (!conformance.rateLimitKey) return use(undefined);
-    await use(
-      await oncePerRun('rate-limit/429-sequence', () => {
-        const annotations: Sequence['annotations'] = [];
-        return runSequence(
-          conformance,
-          apiFactory((a) => annotations.push(a)),
-          annotations,
-        );
-      }),
-    );
+    await use(await sequenceOfRun(conformance, apiFactory, oncePerRun));
   },
 });
 

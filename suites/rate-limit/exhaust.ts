@@ -91,6 +91,11 @@ export interface ExhaustOptions {
   /** One request at a time (tests); used when `sendBurst` is not given. */
   send?: (evidence: boolean) => Promise<Snapshot>;
   log?: (line: string) => void;
+  /**
+   * Answers the run already had on the key just before (the countdown, `countdown.ts`): the run's
+   * own requests, counted in their windows like the sequence's, probes included.
+   */
+  earlier?: readonly Snapshot[];
 }
 
 export const rateLimitOf = (s: Snapshot): RateLimitInfo => parseRateLimitHeaders(s.headers);
@@ -398,6 +403,10 @@ async function retryAfterRefusal(q: Sequence): Promise<void> {
 export async function exhaust(o: ExhaustOptions): Promise<ExhaustRecord> {
   const rec: ExhaustRecord = { key: o.key, sent: 0, restarts: 0, bursts: 0, largestBurst: 0, answeredAtMs: [] };
   const windows = new WindowCounter();
+  for (const s of o.earlier ?? []) {
+    rec.answeredAtMs!.push(s.receivedAtMs);
+    rec.overAdmission ??= windows.add(s);
+  }
   const burst = burster(o, rec, windows);
   const [res] = await burst(1, true);
   const q: Sequence = {

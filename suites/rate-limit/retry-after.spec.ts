@@ -3,32 +3,23 @@
  * header"); Errors, 429 ("the client must wait for the time given in the `Retry-After` header
  * before retrying"); RFC 9110 §10.2.3; RFC 6585 §4.
  *
- * Runs in the `rate-limit` project, alone, after the functional checks, on RATE_LIMIT_KEY (else
- * API_KEY). One sequence (`exhaust.ts`) drives the key to its limit, takes the 429, waits its
- * Retry-After (the run-wide pacer holds every request on the key until then) and sends one more;
- * each test below judges one requirement on that record. The record is computed once per run
- * (`oncePerRun`): a worker restarted after a failed check reads it back.
+ * Runs in the `rate-limit` project, alone: on RATE_LIMIT_KEY from the start of the run, else on
+ * API_KEY after the functional checks. One sequence (`exhaust.ts`) drives the key to its limit,
+ * takes the 429, waits its Retry-After (the run-wide pacer holds every request on the key until
+ * then) and sends one more; each test below judges one requirement on that record. The record is
+ * computed once per run (`sequenceOfRun`): a worker restarted after a failed check reads it back.
  * The ban is never probed (AUTH-10, RL-13).
  */
 import { test as base, expectFact, expectNoDeviation } from '../fixtures.ts';
 import { rateLimitOf, type ExhaustRecord, type Snapshot } from './exhaust.ts';
-import { runSequence, type Sequence } from './sequence.ts';
+import { sequenceOfRun, type Sequence } from './sequence.ts';
 import { ANNOTATION } from '../../core/results.ts';
 
 const test = base.extend<{ sequence: Sequence }>({
   sequence: async ({ conformance, apiFactory, oncePerRun }, use) => {
     // Once per run: a worker restarted after a failed check reads the record back instead of
     // driving the key to 429 again.
-    await use(
-      await oncePerRun('rate-limit/429-sequence', () => {
-        const annotations: Sequence['annotations'] = [];
-        return runSequence(
-          conformance,
-          apiFactory((a) => annotations.push(a)),
-          annotations,
-        );
-      }),
-    );
+    await use(await sequenceOfRun(conformance, apiFactory, oncePerRun));
   },
 });
 

@@ -6,6 +6,8 @@
  */
 import { NotCertified, missingPrerequisiteReason, type ApiClient, type ConformanceEnv, type KeyName } from '../fixtures.ts';
 import { exhaust, type ExhaustRecord, type Snapshot } from './exhaust.ts';
+import { countdownOfRun, snapshotOf } from './countdown.ts';
+import type { OncePerRun } from '../fixtures/run.ts';
 import { ANNOTATION } from '../../core/results.ts';
 
 export interface Sequence {
@@ -21,15 +23,7 @@ export function burstSender(api: ApiClient, key: KeyName) {
     try {
       return await Promise.all(
         Array.from({ length: lease.granted }, async (_, i) => {
-          const res = await api.listInventory(key, { mode: 'exhaust', expect429: true, evidence: evidence && i === 0, lease });
-          return {
-            label: res.label,
-            status: res.status,
-            headers: res.headers,
-            text: res.text.slice(0, 500),
-            receivedAtMs: res.receivedAtMs,
-            curl: res.curl,
-          };
+          return snapshotOf(await api.listInventory(key, { mode: 'exhaust', expect429: true, evidence: evidence && i === 0, lease }));
         }),
       );
     } finally {
@@ -46,7 +40,7 @@ export async function runSequence(
   conformance: ConformanceEnv,
   api: ApiClient & { finish(): void },
   annotations: Sequence['annotations'],
-  options: { maxConcurrency?: number; log?: (line: string) => void } = {},
+  options: { maxConcurrency?: number; log?: (line: string) => void; earlier?: readonly Snapshot[] } = {},
 ): Promise<Sequence> {
   const warnings: string[] = [];
   const key: KeyName = conformance.rateLimitKey ? 'rate-limit' : 'api';
@@ -68,6 +62,7 @@ export async function runSequence(
       maxRequests: conformance.maxExhaustRequests,
       maxRetryAfterS: conformance.maxRetryAfterS,
       maxConcurrency: options.maxConcurrency,
+      ...(options.earlier ? { earlier: options.earlier } : {}),
       log: options.log ?? ((line) => console.log(line)),
       sendBurst: burstSender(api, key),
     }).catch((e: unknown) => {
@@ -83,4 +78,32 @@ export async function runSequence(
     });
   }
   return { record, annotations, warnings };
+}
+
+/**
+ * The run's 429 sequence, computed once per run by whichever check asks first (the 429 checks and
+ * the overload bursts judge the same record). On RATE_LIMIT_KEY the run's countdown on the key
+ * (`countdown.ts`) is taken first, so that it never reads a key being driven to its limit; its
+ * answers are the run's own on the key, and the sequence counts them in their windows.
+ */
+export function sequenceOfRun(
+  conformance: ConformanceEnv,
+  apiFactory: (annotate: (a: Sequence['annotations'][number]) => void) => ApiClient & { finish(): void },
+  oncePerRun: OncePerRun,
+): Promise<Sequence> {
+  return oncePerRun('rate-limit/429-sequence', async () => {
+    const annotations: Sequence['annotations'] = [];
+    let earlier: Snapshot[] = [];
+    if (conformance.rateLimitKey && conformance.profile !== 'readonly') {
+      const api = apiFactory((a) => annotations.push(a));
+      earlier = (await countdownOfRun(oncePerRun, api)).attempts.flat();
+      api.finish();
+    }
+    return runSequence(
+      conformance,
+      apiFactory((a) => annotations.push(a)),
+      annotations,
+      { earlier },
+    );
+  });
 }

@@ -1,8 +1,8 @@
 /**
  * Phases on different keys overlap (certify/steps/run-phases.ts with the config's
- * `metadata.after`): the capacity load on LOAD_KEY starts with the functional checks, the 429
- * sequence and bursts on RATE_LIMIT_KEY only once the functional checks (which send on it) have
- * ended, and the generated checks (with the capacity mix, which changes a pet their model judges,
+ * `metadata.after` and `metadata.aloneWith`): the capacity load on LOAD_KEY and, given
+ * RATE_LIMIT_KEY, the 429 sequence and bursts on it start with the functional checks (without it
+ * the sequence spends API_KEY's window, once the functional checks have ended), and the generated checks (with the capacity mix, which changes a pet their model judges,
  * after them in the same phase) once the functional checks have ended; each phase's wall time and
  * window waits are reported.
  */
@@ -28,7 +28,7 @@ const result = (phase: string, durationMs: number, waitedS?: number): PhaseResul
   ...(waitedS !== undefined ? { waitedS } : {}),
 });
 
-test('the config ties rate-limit and generated to the phases they must follow; load follows none', () => {
+test('the config ties rate-limit (without RATE_LIMIT_KEY) and generated to the phases they must follow; load follows none', () => {
   expect(PHASES).toEqual(['functional', 'rate-limit', 'load', 'generated']);
   expect(phasesBefore('functional')).toEqual([]);
   expect(phasesBefore('load')).toEqual([]);
@@ -36,6 +36,11 @@ test('the config ties rate-limit and generated to the phases they must follow; l
   expect(phasesBefore('generated')).toEqual(['functional']);
   // A prerequisite the run leaves out (a profile, the matrix's onlyPhases) is not waited for.
   expect(phasesBefore('generated', ['load', 'generated'])).toEqual([]);
+  // With RATE_LIMIT_KEY the rate-limit phase works on that key alone: it waits for no phase.
+  // Without it, the 429 sequence spends API_KEY's window, after the functional checks.
+  expect(phasesBefore('rate-limit', PHASES, ['API_KEY', 'RATE_LIMIT_KEY'])).toEqual([]);
+  expect(phasesBefore('rate-limit', PHASES, ['API_KEY', 'LOAD_KEY'])).toEqual(['functional']);
+  expect(phasesBefore('generated', PHASES, ['API_KEY', 'RATE_LIMIT_KEY'])).toEqual(['functional']);
 });
 
 test('phases without a tie run at the same time; a tied phase starts only when its prerequisites have ended', async () => {

@@ -99,6 +99,18 @@ test('over-admission: a request admitted after Remaining reached 0 is recorded a
   expect(log).toEqual([200, 200, 200, 200, 200, 200]);
 });
 
+test("the run's earlier answers on the key (the countdown) count in their window: one admitted past the limit shows only with them", async () => {
+  const counted = limiter({ admitExtra: 1 });
+  const earlier = [await counted.send(), await counted.send(), await counted.send()];
+  const r = await exhaust({ key: '<RATE_LIMIT_KEY>', maxRequests: 100, maxRetryAfterS: 120, send: counted.send, earlier });
+  expect(r.overAdmission).toContain('6 requests admitted in the window ending at X-RateLimit-Reset 1800000060');
+  expect(r.answeredAtMs).toHaveLength(counted.log.length);
+  // The same limiter and requests, the earlier answers left out: 3 admitted by the sequence, no evidence.
+  const alone = limiter({ admitExtra: 1 });
+  for (let i = 0; i < 3; i++) await alone.send();
+  expect((await run(alone.send)).overAdmission).toBeUndefined();
+});
+
 test('a 2xx past Remaining 0 under a Reset that held still over seconds is probed again, never taken for over-admission alone', async () => {
   // A fixed window that admits one past the limit, two of its requests spent before the sequence:
   // the sequence's own count stays within Limit, and a limiter refilling more than once a second
