@@ -21,7 +21,6 @@ if (!process.env.CERTIFY_JOURNAL_FILE) {
 /** The tests that certify a whole server, longest first (measured inside `npm test` on 2 cores). */
 const LONG = [
   'certificate/gate.e2e.test.ts',
-  'faults/two-runs.test.ts',
   'package/install.test.ts',
   'certify/certify.test.ts',
   'certify/overlap.test.ts',

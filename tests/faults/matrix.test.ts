@@ -5,6 +5,7 @@ import { test, expect, type TestInfo } from '@playwright/test';
 import { cleanup, REPO_ROOT, runCase, type CaseOutcome } from '../../faults/harness.ts';
 import { caseHolds, matrixCases, MATRIX_ENV, type NamedCase } from '../../faults/matrix.ts';
 import { total } from '../../faults/retry-watch.ts';
+import { namesAnotherClient, PAIR_TIMEOUT_MS, runPair, type PairOutcome } from '../../faults/two-runs.ts';
 
 /**
  * The meta-test of the catalogue: a complete `certify` run per case, through the fault proxy in front of
@@ -22,6 +23,11 @@ import { total } from '../../faults/retry-watch.ts';
  *
  * In every case the proxy counts requests sent on a key while a 429's Retry-After on it was
  * pending, and bans: both must be 0, except for faults built to mislead Retry-After.
+ *
+ * The baseline runs as two certifications with the same keys at once against one target (two
+ * pipelines on one staging, faults/two-runs.ts): both must pass, neither may send on a key while a
+ * 429 on it is pending nor earn a ban, the store must end as it started, and each run must name the
+ * other (runs of one target on one machine take turns: certify/steps/turns.ts).
  */
 
 const CASES = matrixCases();
@@ -30,12 +36,22 @@ const CASE_TIMEOUT_MS = 240_000;
 
 /** Worker-local scheduler: the case a test asks for, plus the following ones up to CONCURRENCY. */
 const runs = new Map<string, Promise<CaseOutcome>>();
+/** The baseline's two runs at once (its outcome in `runs` is the first's). */
+const pairs = new Map<string, Promise<PairOutcome>>();
 let inFlight = 0;
 let nextIndex = 0;
 
+/** The first run of the baseline's pair; the pair itself in `pairs`. */
+function pairOf(c: NamedCase): Promise<CaseOutcome> {
+  const pair = runPair(c, MATRIX_ENV);
+  pairs.set(c.id, pair);
+  return pair.then((p) => p.runs[0]);
+}
+
 function start(c: NamedCase): Promise<CaseOutcome> {
   inFlight++;
-  const p = runCase(c, { env: MATRIX_ENV, timeoutMs: CASE_TIMEOUT_MS }).finally(() => {
+  const run = c.kind === 'baseline' ? pairOf(c) : runCase(c, { env: MATRIX_ENV, timeoutMs: CASE_TIMEOUT_MS });
+  const p = run.finally(() => {
     inFlight--;
     pump();
   });
@@ -86,6 +102,30 @@ function record(testInfo: TestInfo, c: NamedCase, ok: boolean, outcome: CaseOutc
   );
 }
 
+/** The two runs at once: both pass, each names the other, turns taken, nothing early, no ban, the store as it was. */
+function expectPairHolds(pair: PairOutcome): void {
+  pair.runs.forEach((o, i) => {
+    const what = `run ${i + 1} of two at once: verdict ${o.verdict} (exit ${o.exitCode}) in ${(o.durationMs / 1000).toFixed(1)} s; failing ${JSON.stringify(o.reasons)}; problems ${JSON.stringify(o.problems)}${o.verdict === 'missing' ? `\n${o.tail}` : ''}`;
+    expect.soft(o.verdict, what).toBe('pass');
+    expect.soft(o.exitCode, what).toBe(0);
+    expect.soft(namesAnotherClient(o), `run ${i + 1} names the other run it saw`).not.toEqual([]);
+  });
+  // One run waited for the other, and the other names the run that waited for it.
+  const [a, b] = pair.runs.map((o) => o.otherRuns);
+  expect
+    .soft(
+      [a.waitedFor.length > 0 && b.waitedForThis.length > 0, b.waitedFor.length > 0 && a.waitedForThis.length > 0],
+      `turns: run 1 ${JSON.stringify(a)}, run 2 ${JSON.stringify(b)}`,
+    )
+    .toContain(true);
+  const retry = pair.runs[0].retry;
+  expect
+    .soft(total(retry.early), `requests sent on a key while its 429's Retry-After was pending (both runs): ${JSON.stringify(retry)}`)
+    .toBe(0);
+  expect.soft(total(retry.bans), `bans earned (both runs): ${JSON.stringify(retry)}`).toBe(0);
+  expect.soft(pair.storeAfter, 'the store after both runs equals the store before').toBe(pair.storeBefore);
+}
+
 function describeOutcome(o: CaseOutcome): string {
   const reasons = o.failing.map((id) => `    ${id}: ${o.reasons[id] ?? ''}`).join('\n');
   const tail = o.verdict === 'missing' ? `\n  certify output (tail):\n${o.tail}` : '';
@@ -104,9 +144,11 @@ test.describe('fault matrix', () => {
         ? `fault ${c.name} is caught by ${c.expect.join(', ')}`
         : c.kind === 'variant'
           ? `conformant variant ${c.name} passes`
-          : 'the unmodified reference server passes';
+          : 'the unmodified reference server passes, twice at once with the same keys: nothing early, no ban, the store as it was, each run naming the other';
     test(title, async ({}, testInfo) => {
+      if (c.kind === 'baseline') test.setTimeout(2 * PAIR_TIMEOUT_MS + 60_000);
       const outcome = await outcomeOf(c);
+      const pair = await pairs.get(c.id);
       try {
         if (c.kind === 'fault') {
           const missing = c.expect.filter((id) => !outcome.caught.includes(id));
@@ -118,7 +160,7 @@ test.describe('fault matrix', () => {
               `observed failing ids [${outcome.failing.join(', ')}]${missing.length ? `, missing [${missing.join(', ')}]` : ''}\n  ${describeOutcome(outcome)}`,
           ).toBe(true);
         } else {
-          const ok = caseHolds(c, outcome);
+          const ok = (pair?.runs ?? [outcome]).every((o) => caseHolds(c, o));
           record(testInfo, c, ok, outcome);
           const expected = c.phases
             ? `no failing requirement in its phases (${c.phases.join(', ')}) and every one of them evidenced`
@@ -134,8 +176,9 @@ test.describe('fault matrix', () => {
             `${c.id}: requests sent on a key while its 429's Retry-After was pending, and bans, per key (the run must earn none)`,
           ).toEqual({ early: {}, bans: {} });
         }
+        if (pair) expectPairHolds(pair);
       } finally {
-        cleanup(outcome);
+        for (const o of pair?.runs ?? [outcome]) cleanup(o);
       }
     });
   }
