@@ -256,8 +256,23 @@ export interface SuitesListing {
 /**
  * Lists the conformance suites without running them (`playwright test --list --reporter=json` on
  * the root `playwright.config.ts`, or `configFile`). Takes a few seconds; callers keep the result.
+ * With `SUITES_LISTING_CACHE` (a file; the project's own test run sets it, for its processes) the
+ * default listing is read from that file once one process has written it.
  */
 export function listSuites(configFile = 'playwright.config.ts', env: Record<string, string | undefined> = process.env): SuitesListing {
+  const cache = configFile === 'playwright.config.ts' && env === process.env ? env.SUITES_LISTING_CACHE : undefined;
+  if (cache && fs.existsSync(cache)) return JSON.parse(fs.readFileSync(cache, 'utf8')) as SuitesListing;
+  const listing = runListing(configFile, env);
+  if (cache && !listing.errors.length) {
+    // Written whole, then renamed: a process reading at the same time sees no file or all of it.
+    fs.writeFileSync(`${cache}.${process.pid}`, JSON.stringify(listing));
+    fs.renameSync(`${cache}.${process.pid}`, cache);
+  }
+  return listing;
+}
+
+/** `playwright test --list --reporter=json` of `configFile`, parsed. */
+function runListing(configFile: string, env: Record<string, string | undefined>): SuitesListing {
   let out: string;
   try {
     out = execFileSync(

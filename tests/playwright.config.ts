@@ -7,9 +7,13 @@ import { defineConfig } from '@playwright/test';
 // journal what they change. Those records go to a folder of this run's own, removed when the run
 // ends, never to the repository's `reports/`, where the next `npm run certify` would find files it
 // did not write. Workers inherit the runner's variable, so only the runner creates and removes it.
+// The same folder holds the listing of the conformance suites (core/ledger.ts `listSuites`): the
+// suites do not change during a test run, so the first process that lists them writes it and the
+// others (the matrix, the catalogue and ledger tests, in the runner and in each worker) read it.
 if (!process.env.CERTIFY_JOURNAL_FILE) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'inventory-conformance-tests-'));
   process.env.CERTIFY_JOURNAL_FILE = path.join(dir, 'journal.jsonl');
+  process.env.SUITES_LISTING_CACHE = path.join(dir, 'suites-listing.json');
   process.on('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
 }
 
