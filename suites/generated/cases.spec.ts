@@ -7,7 +7,8 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { test, expectFact, type ApiClient } from '../fixtures.ts';
+import { expectFact, type ApiClient } from '../fixtures.ts';
+import { test } from './pets-held.ts';
 import { markNotCertified } from '../fixtures/verdicts.ts';
 import type { Operation } from './document.ts';
 import { mutates, phasePlan } from './phase-plan.ts';

@@ -3,7 +3,7 @@
  * one pet (GEN-07). Both change stock with a valid key (`@mutates`) and put it back.
  */
 import type { TestInfo } from '@playwright/test';
-import { test } from '../fixtures.ts';
+import { test } from './pets-held.ts';
 import { markNotCertified } from '../fixtures/verdicts.ts';
 import { findingAnnotation, formatFinding } from '../../core/finding.ts';
 import { decodeToken, encodeToken } from './replay.ts';

@@ -17,7 +17,7 @@ import { anotherClientBetweenWriteBacks } from '../lib/count-origin.ts';
 import { finding, type Finding } from '../../core/finding.ts';
 import { isJsonMediaType } from '../lib/headers.ts';
 import { parseJson, stringifyJson } from '../lib/json.ts';
-import { PacingNotCertified } from '../pacing/client.ts';
+import { PacingNotCertified, type PetLease } from '../pacing/client.ts';
 import {
   runLoad,
   thresholdHolds,
@@ -240,9 +240,16 @@ async function stepsOf(ctx: Ctx, list: ProbeResponse | ProbeFailure): Promise<{ 
   const { id, restored } = CAPACITY;
   const steps: LoadStep[] = [{ name: `GET ${ctx.listPath}`, path: ctx.listPath }];
   if (ctx.config.mode === 'list') return { steps };
-  const pet = list.ok && list.status === 200 ? await leasePet(ctx, list) : undefined;
+  const leased = list.ok && list.status === 200 ? await leasePet(ctx, list) : undefined;
+  const pet = leased && 'petId' in leased ? leased : undefined;
   if (!pet) {
-    const observed = !list.ok ? list.error : list.status !== 200 ? String(list.status) : 'none';
+    const observed = !list.ok
+      ? list.error
+      : list.status !== 200
+        ? String(list.status)
+        : leased && 'heldMs' in leased
+          ? `every listed pet held by other checks for ${Math.round(leased.heldMs / 1000)} s`
+          : 'none';
     ctx.findings.push(
       finding({
         id,
@@ -275,8 +282,12 @@ interface LeasedPet extends PetChoice {
   journaled?: string;
 }
 
-/** Leases one listed pet for the mix; its quantity is read again when another check held it after the list was read. */
-async function leasePet(ctx: Ctx, list: ProbeResponse): Promise<LeasedPet | undefined> {
+/**
+ * Leases one listed pet for the mix; its quantity is read again when another check held it after
+ * the list was read. The wait for a free pet is bounded (the checks that hold pets hold them for
+ * seconds, the generated checks for their whole run): past it, `heldMs` says how long it waited.
+ */
+async function leasePet(ctx: Ctx, list: ProbeResponse): Promise<LeasedPet | { heldMs: number } | undefined> {
   const listedAt = list.receivedAt;
   let pets: PetChoice[];
   try {
@@ -286,11 +297,19 @@ async function leasePet(ctx: Ctx, list: ProbeResponse): Promise<LeasedPet | unde
   }
   if (!pets.length) return undefined;
   const c = ctx.config;
-  const lease = await c.pacer.acquirePet(
-    pets.map((p) => p.petId),
-    `capacity-mix-${process.pid}`,
-    (c.durationS + 3 * c.timeoutS + c.maxRetryAfterS + 60) * 1000,
-  );
+  const waitMs = (c.durationS + 2 * c.timeoutS + 10) * 1000;
+  let lease: PetLease;
+  try {
+    lease = await c.pacer.acquirePet(
+      pets.map((p) => p.petId),
+      `capacity-mix-${process.pid}`,
+      (c.durationS + 3 * c.timeoutS + c.maxRetryAfterS + 60) * 1000,
+      AbortSignal.timeout(waitMs),
+    );
+  } catch (error) {
+    if ((error as Error)?.name === 'TimeoutError') return { heldMs: waitMs };
+    throw error;
+  }
   let pet = pets.find((p) => p.petId === lease.id);
   if (lease.freedAtMs >= listedAt) {
     const again = await send(ctx, 'GET', ctx.listUrl);

@@ -58,8 +58,11 @@ export interface PacingClient {
   readonly url: string;
   /** Waits until the coordinator grants requests on `label`. Throws `PacingNotCertified` for a wait beyond `MAX_RETRY_AFTER_S`. */
   acquire(label: KeyLabel, options?: AcquireOptions): Promise<Lease>;
-  /** Waits until one of `ids` is leased to this holder alone. */
-  acquirePet(ids: readonly string[], holder: string, ttlMs?: number): Promise<PetLease>;
+  /**
+   * Waits until one of `ids` is leased to this holder alone; `signal` ends the wait (the promise
+   * rejects with its reason, and the coordinator drops the claim).
+   */
+  acquirePet(ids: readonly string[], holder: string, ttlMs?: number, signal?: AbortSignal): Promise<PetLease>;
   /**
    * The value of `name` for this run: computed by the first caller (`compute`), read back by every
    * other caller, in any process, even after a worker restart. Kept in the coordinator's memory only.
@@ -92,12 +95,17 @@ export function pacingHeaders(headers: HeaderSource): [string, string][] {
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
 
-function post<T>(base: string, path: string, body: object): Promise<T> {
+function post<T>(base: string, path: string, body: object, signal?: AbortSignal): Promise<T> {
   const data = JSON.stringify(body);
   return new Promise((resolve, reject) => {
     const req = http.request(
       new URL(path, base),
-      { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(data) } },
+      {
+        method: 'POST',
+        agent,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(data) },
+        ...(signal ? { signal } : {}),
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
@@ -113,7 +121,10 @@ function post<T>(base: string, path: string, body: object): Promise<T> {
         res.on('error', reject);
       },
     );
-    req.on('error', (e) => reject(new Error(`pacer coordinator at ${base} unreachable (${path}): ${e.message}`)));
+    req.on('error', (e) => {
+      if (signal?.aborted) reject(signal.reason);
+      else reject(new Error(`pacer coordinator at ${base} unreachable (${path}): ${e.message}`));
+    });
     req.end(data);
   });
 }
@@ -175,8 +186,8 @@ export function pacingClient(url: string | undefined = process.env.CONFORMANCE_P
       // Every caller gets the same plain-JSON copy.
       return JSON.parse(JSON.stringify(value ?? null)) as T;
     },
-    async acquirePet(ids, holder, ttlMs) {
-      const answer = await post<{ id?: string; freedAtMs?: number; error?: string }>(url, '/pets/acquire', { ids, holder, ttlMs });
+    async acquirePet(ids, holder, ttlMs, signal) {
+      const answer = await post<{ id?: string; freedAtMs?: number; error?: string }>(url, '/pets/acquire', { ids, holder, ttlMs }, signal);
       if (answer.id === undefined) throw new Error(`pet lease: ${answer.error ?? 'refused'}`);
       const id = answer.id;
       return {

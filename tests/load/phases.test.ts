@@ -1,10 +1,11 @@
 /**
  * Phases on different keys overlap (certify/steps/run-phases.ts with the config's
- * `metadata.after` and `metadata.aloneWith`): the capacity load on LOAD_KEY and, given
+ * `metadata.after` and `metadata.aloneWith`): the capacity runs on LOAD_KEY and, given
  * RATE_LIMIT_KEY, the 429 sequence and bursts on it start with the functional checks (without it
- * the sequence spends API_KEY's window, once the functional checks have ended), and the generated checks (with the capacity mix, which changes a pet their model judges,
- * after them in the same phase) once the functional checks have ended; each phase's wall time and
- * window waits are reported.
+ * the sequence spends API_KEY's window, once the functional checks have ended), and the generated
+ * checks once the functional checks have ended (they hold every pet while they run, so the
+ * capacity mix, which holds one, is never beside them); each phase's wall time and window waits
+ * are reported.
  */
 import { test, expect } from '@playwright/test';
 import { phasesBefore, PHASES } from '../../certify/phase-list.ts';

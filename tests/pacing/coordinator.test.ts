@@ -249,6 +249,22 @@ test('pets: with one pet and three tests, each waits its turn; a pet not restore
   expect(c.report().pets).toMatchObject({ heldAtEnd: 0, retired: 1 });
 });
 
+test("pets: a wait ended by its signal rejects with the signal's reason, and the coordinator drops the claim", async () => {
+  const c = await coordinator();
+  const p = pacingClient(c.url);
+  const held = await p.acquirePet(['7'], 'holder');
+  const started = Date.now();
+  const waited = p.acquirePet(['7'], 'impatient', undefined, AbortSignal.timeout(200));
+  await expect(waited).rejects.toMatchObject({ name: 'TimeoutError' });
+  expect(Date.now() - started).toBeLessThan(2000);
+  await held.release();
+  // The dropped claim took nothing: the next one gets the pet at once.
+  const next = await p.acquirePet(['7'], 'next');
+  expect(next.id).toBe('7');
+  await next.release();
+  expect(c.report().pets).toMatchObject({ heldAtEnd: 0 });
+});
+
 test('once per run: the first caller computes, the others read its value; a failure lets the next try', async () => {
   const c = await coordinator();
   let computed = 0;

@@ -266,7 +266,8 @@ test('the phase of a requirement is where its tests live (the projects of the ro
   const phases = phasesByRequirement(tests, projects);
   expect(phases.get('RL-05')).toEqual(['rate-limit']);
   expect(phases.get('LOAD-02')).toEqual(['rate-limit']);
-  expect(phases.get('LOAD-01')).toEqual(['load', 'generated']);
+  expect(phases.get('LOAD-01')).toEqual(['load']);
+  expect(phases.get('GEN-06')).toEqual(['generated']);
   expect(phases.get('AUTH-03')).toEqual(['functional']);
   // Pure: a test in two projects, and a requirement annotation, give both phases in config order.
   const synthetic = phasesByRequirement(
