@@ -2,8 +2,9 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
+import type { Phase } from '../certify/env.ts';
 import { startReferenceTarget, type ReferenceTarget } from '../certify/reference-target.ts';
+import { runCertify } from '../certify/run.ts';
 import { startFaultProxy, throughProxy, type FaultHooks, type RunningFaultProxy } from './proxy.ts';
 import type { RetryStats } from './retry-watch.ts';
 import type { RateLimitStore } from '../reference-server/rate-limit/store.ts';
@@ -12,14 +13,13 @@ import type { RunProblem } from '../core/results.ts';
 
 /**
  * Runs one case of the fault matrix: the bundled reference server (optionally with a limiter
- * store), the fault proxy in front of it (optionally with hooks), and a complete `certify` run
- * (`cli/bin.mjs certify` as a child process) pointed at the proxy. Returns certify's verdict and the
- * failing requirement ids from `conformance.json`.
+ * store), the fault proxy in front of it (optionally with hooks), and a `certify` run pointed at
+ * the proxy: every phase through `cli/bin.mjs certify` as a child process, exactly as a user runs
+ * it, or some phases through certify's own `runCertify` in this process (`phases`). Returns
+ * certify's verdict and the failing requirement ids from `conformance.json`.
  */
 
 export { REPO_ROOT };
-/** Node's own loader flag for tsx, in the certify child itself (tsx's CLI would start one more process). */
-const TSX_IMPORT = ['--import', pathToFileURL(path.join(REPO_ROOT, 'node_modules', 'tsx', 'dist', 'loader.mjs')).href];
 /** `inventory-conformance certify`, exactly as a user runs it from a clone (`npm run certify`). */
 export const CERTIFY_CLI: readonly string[] = [path.join(REPO_ROOT, 'cli', 'bin.mjs'), 'certify'];
 
@@ -33,7 +33,7 @@ export interface MatrixCase {
   /** `readonly` runs only the functional phase (no @mutates, @exhausts, @load checks). */
   profile?: 'full' | 'readonly';
   /**
-   * Run only these certify phases (through `faults/certify-phases.ts`, certify's `onlyPhases`);
+   * Run only these certify phases (certify's `runCertify` in this process, with `onlyPhases`);
    * default: all of them, through `cli/bin.mjs certify` exactly as a user runs it.
    */
   phases?: string[];
@@ -87,7 +87,7 @@ export interface CaseOutcome {
 export interface RunCaseOptions {
   /** Extra environment for certify (e.g. `WORKERS`, `LOAD_DURATION_S`). */
   env?: Record<string, string>;
-  /** Hard limit on the certify child (default 240 s); past it the child is killed. */
+  /** Hard limit on the certify run (default 240 s); past it a child is killed, an in-process run stopped as by Ctrl-C. */
   timeoutMs?: number;
   /** Parent directory of the case's REPORTS_DIR (default: the OS temp dir). */
   workDir?: string;
@@ -153,17 +153,15 @@ export async function certifyCase(c: MatrixCase, t: CaseTarget, options: RunCase
     ...options.env,
     ...c.env,
   };
-  if (c.phases) env.MATRIX_PHASES = c.phases.join(',');
-  if (c.phases && c.tests?.length) env.MATRIX_TESTS = c.tests.join(',');
-  if (c.phases && c.tests?.length && c.titles?.length) env.MATRIX_TITLES = JSON.stringify(c.titles);
-  if (c.phases && c.tests?.length && c.maxFailures) env.MATRIX_MAX_FAILURES = String(c.maxFailures);
   // The case's own folder of turns: a fault may leave a 429 pending for long after the run (a
   // Retry-After in milliseconds reads as half an hour), and a later server on the same free port
   // is another target. It goes with the case.
   const turnsDir = c.phases ? fs.mkdtempSync(path.join(options.workDir ?? os.tmpdir(), 'matrix-turns-')) : undefined;
-  if (turnsDir) env.MATRIX_TURNS_DIR = turnsDir;
-  const argv = c.phases ? [...TSX_IMPORT, path.join(REPO_ROOT, 'faults', 'certify-phases.ts')] : CERTIFY_CLI;
-  const { code, output } = await spawnCertify(argv, env, options.timeoutMs ?? 240_000).finally(() => {
+  const timeoutMs = options.timeoutMs ?? 240_000;
+  const { code, output } = await (turnsDir
+    ? certifyPhases(c, env, turnsDir, timeoutMs)
+    : spawnCertify(CERTIFY_CLI, env, timeoutMs)
+  ).finally(() => {
     if (turnsDir) fs.rmSync(turnsDir, { recursive: true, force: true });
   });
   const outcome: CaseOutcome = {
@@ -187,6 +185,60 @@ export async function certifyCase(c: MatrixCase, t: CaseTarget, options: RunCase
   if (fs.existsSync(file)) readReport(JSON.parse(fs.readFileSync(file, 'utf8')) as ConformanceJson, outcome);
   outcome.durationMs = Date.now() - started;
   return outcome;
+}
+
+/**
+ * A certify run of some phases of `c` (`phases`, and its `tests`, `titles` and `maxFailures`)
+ * through certify's own `runCertify`, in this process: the matrix reads the verdict only
+ * (`verdictOnly`). Past `timeoutMs` the run is stopped as by Ctrl-C (its phases get SIGINT, then
+ * SIGKILL), and 30 s later it is given up on.
+ */
+async function certifyPhases(
+  c: MatrixCase,
+  env: Record<string, string | undefined>,
+  turnsDir: string,
+  timeoutMs: number,
+): Promise<{ code: number | null; output: string }> {
+  let output = '';
+  const keep = (text: string) => {
+    output += text;
+    if (output.length > 200_000) output = output.slice(-100_000);
+  };
+  const stop = new AbortController();
+  let giveUp: NodeJS.Timeout | undefined;
+  const timer = setTimeout(() => {
+    keep(`\n[matrix] certify exceeded ${timeoutMs} ms: stopped\n`);
+    stop.abort('SIGINT');
+  }, timeoutMs);
+  const run = runCertify({
+    env,
+    write: keep,
+    signal: stop.signal,
+    onlyPhases: c.phases as Phase[],
+    ...(c.tests?.length ? { onlyTests: c.tests } : {}),
+    ...(c.tests?.length && c.titles?.length ? { onlyTitles: c.titles } : {}),
+    ...(c.tests?.length && c.maxFailures ? { maxFailures: c.maxFailures } : {}),
+    turnsDir,
+    verdictOnly: true,
+  }).then(
+    (outcome) => ({ code: outcome.exitCode as number | null, output }),
+    (error: unknown) => {
+      keep(`\n[matrix] certify: internal error: ${(error as Error)?.message ?? String(error)}\n`);
+      return { code: 1, output };
+    },
+  );
+  const abandoned = new Promise<{ code: null; output: string }>((resolve) => {
+    giveUp = setTimeout(() => {
+      keep(`\n[matrix] certify did not end within 30 s of being stopped: given up\n`);
+      resolve({ code: null, output });
+    }, timeoutMs + 30_000);
+  });
+  try {
+    return await Promise.race([run, abandoned]);
+  } finally {
+    clearTimeout(timer);
+    clearTimeout(giveUp);
+  }
 }
 
 /** Fills `outcome` from certify's `conformance.json`. */
@@ -222,7 +274,7 @@ function readReport(report: ConformanceJson, outcome: CaseOutcome): void {
 
 /** Variables of the conformance run or of an enclosing Playwright run are never inherited (`inheritedEnv`). */
 const NOT_INHERITED =
-  /^(MATRIX_PHASES|MATRIX_TESTS|MATRIX_TITLES|MATRIX_MAX_FAILURES|MATRIX_TURNS_DIR|BASE_URL|API_URL|API_KEY|API_PLAN|RATE_LIMIT_KEY|RATE_LIMIT_PLAN|LOAD_KEY|MISSING_PET_ID|CONFORMANCE_PROFILE|REPORTS_DIR|WORKERS|CERTIFY_.*|TEST_.*|PW_.*|PLAYWRIGHT_.*)$/;
+  /^(BASE_URL|API_URL|API_KEY|API_PLAN|RATE_LIMIT_KEY|RATE_LIMIT_PLAN|LOAD_KEY|MISSING_PET_ID|CONFORMANCE_PROFILE|REPORTS_DIR|WORKERS|CERTIFY_.*|TEST_.*|PW_.*|PLAYWRIGHT_.*)$/;
 
 export function inheritedEnv(): Record<string, string | undefined> {
   return Object.fromEntries(Object.entries(process.env).filter(([k]) => !NOT_INHERITED.test(k)));
