@@ -40,23 +40,25 @@ const fresh = (method: string, path: string, key: string, body?: string) =>
     body,
   });
 
+type Reply = Awaited<ReturnType<typeof fresh>>;
+
 /**
  * The key's first 60 requests of one window, one after another on fresh connections. On a busy
  * runner they may outlast the window's 8 s left: a reply with another Reset than the first means
  * the window ended under them, and they are sent again from the start of the next window (the
  * harness's pace, never the deployment's count; three tries).
  */
-async function sixtyInOneWindow(key: string): Promise<Awaited<ReturnType<typeof fresh>>[]> {
+async function sixtyInOneWindow(key: string): Promise<Reply[]> {
   await freshWindow(WINDOW_MS, 8_000);
   for (let attempt = 1; ; attempt++) {
-    const replies: Awaited<ReturnType<typeof fresh>>[] = [];
-    for (let i = 0; i < 60; i++) {
+    const replies: Reply[] = [];
+    const inFirstWindow = (r: Reply) => r.headers['x-ratelimit-reset'] === replies[0]!.headers['x-ratelimit-reset'];
+    while (replies.length < 60) {
       const reply = await fresh('GET', '/v1/inventory', key);
       replies.push(reply);
-      if (reply.headers['x-ratelimit-reset'] !== replies[0]!.headers['x-ratelimit-reset']) break;
+      if (!inFirstWindow(reply)) break;
     }
-    if (replies.length === 60 && replies.every((r) => r.headers['x-ratelimit-reset'] === replies[0]!.headers['x-ratelimit-reset']))
-      return replies;
+    if (inFirstWindow(replies.at(-1)!)) return replies;
     if (attempt === 3)
       throw new Error(`60 requests did not fit in one ${WINDOW_MS / 1000} s window in three tries: the runner is too slow for this test`);
     await sleep(WINDOW_MS - (Date.now() % WINDOW_MS) + 50);

@@ -89,10 +89,10 @@ const patchHead = (key: string, length: number | 'chunked', extra = ''): string 
   `PATCH /v1/inventory/1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\n` +
   `${length === 'chunked' ? 'Transfer-Encoding: chunked' : `Content-Length: ${length}`}\r\n${extra}\r\n`;
 
-/** Writes `steps` (bytes, or a pause in ms) on a fresh socket; resolves with what came back once `answers` responses arrived or the socket closed. */
-/** A step of `exchange`: bytes to write, a pause in ms, or a condition to wait for. */
+/** A step of `exchange`: bytes to write, a pause in ms, or a condition to wait for (checked every 5 ms, until the deadline). */
 type Step = string | number | (() => boolean);
 
+/** Writes `steps` on a fresh socket; resolves with what came back once `answers` responses arrived or the socket closed. */
 function exchange(port: number, steps: Step[], answers: number, deadlineMs: number): Promise<string> {
   return new Promise((resolve, reject) => {
     const socket = connect(port, '127.0.0.1');
