@@ -16,6 +16,10 @@ import { EXIT } from '../../core/exit-codes.ts';
 import { SECRET_VARIABLES } from '../../core/secrets.ts';
 import { SETTINGS } from '../../settings/index.ts';
 import { certificateProblems, conformanceProblems } from './report-schemas.ts';
+import { runInBackground } from '../background.ts';
+
+// A certify run of a whole server: at a lower priority than the tests that judge timing (tests/background.ts).
+test.beforeAll(runInBackground);
 
 test.describe.configure({ mode: 'default' });
 

@@ -12,6 +12,10 @@ import { decideReplayTarget, tokenOrigin } from '../../cli/replay-origin.ts';
 import { EXIT } from '../../core/exit-codes.ts';
 import { SECRET_VARIABLES } from '../../core/secrets.ts';
 import { SETTINGS } from '../../settings/index.ts';
+import { runInBackground } from '../background.ts';
+
+// A certify run of a whole server: at a lower priority than the tests that judge timing (tests/background.ts).
+test.beforeAll(runInBackground);
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
 const BIN = path.join(ROOT, 'cli', 'bin.mjs');

@@ -12,6 +12,10 @@ import { EXIT } from '../../core/exit-codes.ts';
 import { loadLedger } from '../../core/ledger.ts';
 import { describeFinding, scanPaths } from '../../certify/secret-scan.ts';
 import { certificateProblems, conformanceProblems } from '../certificate/report-schemas.ts';
+import { runInBackground } from '../background.ts';
+
+// A certify run of a whole server: at a lower priority than the tests that judge timing (tests/background.ts).
+test.beforeAll(runInBackground);
 
 /**
  * `npm run certify` end to end, as a user runs it (a child process), against the bundled

@@ -12,6 +12,10 @@ import { phaseOutputDir, REPO_ROOT } from '../../core/paths.ts';
 import { PHASES } from '../../certify/phase-list.ts';
 import { runAllPhases } from '../../certify/steps/run-phases.ts';
 import { phaseFiles } from '../../certify/steps/prepare.ts';
+import { runInBackground } from '../background.ts';
+
+// Runs of several phases at once: at a lower priority than the tests that judge timing (tests/background.ts).
+test.beforeAll(runInBackground);
 
 const nested = (a: string, b: string) => {
   const rel = path.relative(a, b);

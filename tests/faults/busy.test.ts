@@ -14,6 +14,10 @@ import { test, expect } from '@playwright/test';
 import { busyThreads, startBusyLoad } from '../../faults/busy.ts';
 import { cleanup, runCase } from '../../faults/harness.ts';
 import { caseHolds, matrixCases, MATRIX_ENV, type NamedCase } from '../../faults/matrix.ts';
+import { runInBackground } from '../background.ts';
+
+// A certify run of a whole server: at a lower priority than the tests that judge timing (tests/background.ts).
+test.beforeAll(runInBackground);
 
 /** The zoo variants that failed under load before: `Connection: close` and a server clock far from the runner's. */
 const BUSY_CASES = ['limiter-fixed-clock-close-ahead-45s', 'limiter-sliding-log-close-behind-35s'];

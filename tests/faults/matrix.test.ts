@@ -6,6 +6,10 @@ import { cleanup, REPO_ROOT, runCase, type CaseOutcome } from '../../faults/harn
 import { caseHolds, matrixCases, MATRIX_ENV, type NamedCase } from '../../faults/matrix.ts';
 import { total } from '../../faults/retry-watch.ts';
 import { namesAnotherClient, PAIR_TIMEOUT_MS, runPair, type PairOutcome } from '../../faults/two-runs.ts';
+import { runInBackground } from '../background.ts';
+
+// A certify run of a whole server: at a lower priority than the tests that judge timing (tests/background.ts).
+test.beforeAll(runInBackground);
 
 /**
  * The meta-test of the catalogue: a complete `certify` run per case, through the fault proxy in front of

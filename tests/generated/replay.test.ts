@@ -15,6 +15,10 @@ import { phaseOutputDir } from '../../core/paths.ts';
 import { startFaultProxy, throughProxy } from '../../faults/proxy.ts';
 import { faultByName } from '../../faults/catalogue/index.ts';
 import type { OperationRun } from '../../suites/generated/run-cases.ts';
+import { runInBackground } from '../background.ts';
+
+// A certify run of a whole server: at a lower priority than the tests that judge timing (tests/background.ts).
+test.beforeAll(runInBackground);
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
 const CLI = createRequire(import.meta.url).resolve('@playwright/test/cli');

@@ -12,6 +12,10 @@ import { test, expect } from '@playwright/test';
 import { EXIT } from '../../core/exit-codes.ts';
 import { SECRET_VARIABLES } from '../../core/secrets.ts';
 import { SETTINGS } from '../../settings/index.ts';
+import { runInBackground } from '../background.ts';
+
+// A certify run of a whole server: at a lower priority than the tests that judge timing (tests/background.ts).
+test.beforeAll(runInBackground);
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
 const NPM = process.platform === 'win32' ? 'npm.cmd' : 'npm';

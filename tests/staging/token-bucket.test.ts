@@ -4,6 +4,10 @@
  */
 import { test } from '@playwright/test';
 import { expectSafePass, RUN_TIMEOUT_MS, runUnder } from './helpers.ts';
+import { runInBackground } from '../background.ts';
+
+// A certify run of a whole server: at a lower priority than the tests that judge timing (tests/background.ts).
+test.beforeAll(runInBackground);
 
 test('token bucket + strict ban: certify passes, sends nothing early, earns no ban, restores the store', async () => {
   test.setTimeout(RUN_TIMEOUT_MS + 60_000);
