@@ -53,7 +53,13 @@ test('through the run-wide coordinator: whole bursts granted, every response obs
     const rl = keys['<RATE_LIMIT_KEY>'];
     const f = outcome.figures.requests;
     expect(rl.observed).toBe(f.probes + f.burst);
-    expect(rl.refused).toBe(2);
+    // Every refusal the check met reached the coordinator: one per burst its window held whole. A
+    // burst whose window ended under it (its 2xx carry two Resets, as a busy runner can make it) may
+    // have its last request admitted in the next window instead.
+    const whole = outcome.figures.bursts.filter((b) => b.resets.length === 1);
+    expect(outcome.figures.bursts).toHaveLength(2);
+    expect(rl.refused).toBe(outcome.figures.refused);
+    expect(rl.refused).toBeGreaterThanOrEqual(whole.length);
     expect(rl.earlyGrants).toBe(0);
     expect(rl.suspectedBans).toBe(0);
     expect(keys['<LOAD_KEY>'].observed).toBe(capacity.figures.requests.total);
