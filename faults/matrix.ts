@@ -127,6 +127,21 @@ export function caseHolds(
 }
 
 /**
+ * The expected ids a fault's run left not certified, when they are all that keeps it from holding:
+ * the run could not tell what it saw (its own limits, such as a runner too busy to keep a short
+ * window's timing), which is never a catch and never a miss of the suite. The matrix runs such a
+ * case once more and judges that run; any other miss is judged as it is (empty).
+ */
+export function inconclusiveIds(
+  c: Pick<NamedCase, 'kind' | 'expect'>,
+  out: JudgedOutcome & { notCertified: Readonly<Record<string, string>> },
+): string[] {
+  if (c.kind !== 'fault' || out.verdict === 'missing') return [];
+  const missing = c.expect.filter((id) => !out.caught.includes(id));
+  return missing.length > 0 && missing.every((id) => id in out.notCertified) ? missing : [];
+}
+
+/**
  * A fault run uses one Playwright worker per phase (each failing check restarts a worker anyway)
  * and a generated budget of 300 requests: the coverage cases go first and every generated fault is
  * caught within them, and a larger budget only sends more cases, so a fault caught here is caught

@@ -5,7 +5,7 @@ import { test, expect } from '@playwright/test';
 import { CATALOGUE_FILES, faults } from '../../faults/catalogue/index.ts';
 import { variants, httpDate } from '../../faults/variants.ts';
 import { REPO_ROOT } from '../../faults/harness.ts';
-import { caseHolds, matrixCases, phasesFor, testsFor, testsOption } from '../../faults/matrix.ts';
+import { caseHolds, inconclusiveIds, matrixCases, phasesFor, testsFor, testsOption } from '../../faults/matrix.ts';
 import { PHASES } from '../../certify/env.ts';
 import { parseHttpDate } from '../../suites/lib/http-date.ts';
 
@@ -100,6 +100,22 @@ test('a conformant deployment of three instances on Redis is a variant of the ma
     matrixCases().find((x) => x.id === 'fault:multi-instance-per-process-limiter')?.upstream,
     'its broken twin is a fault',
   ).toBeDefined();
+});
+
+test('inconclusiveIds: a fault runs again only when every expected id it missed came out not certified', () => {
+  const fault = { kind: 'fault' as const, expect: ['RL-08', 'RL-09'] };
+  type Run = Parameters<typeof inconclusiveIds>[1];
+  const run: Run = { verdict: 'fail', failing: [], caught: [], unevidenced: [], problems: [], notCertified: {} };
+  const rows: [string, Partial<Run>, string[]][] = [
+    ['both not certified', { notCertified: { 'RL-08': 'busy runner', 'RL-09': 'busy runner' } }, ['RL-08', 'RL-09']],
+    ['one caught, the other not certified', { caught: ['RL-08'], notCertified: { 'RL-09': 'busy runner' } }, ['RL-09']],
+    ['one missed outright (passed)', { notCertified: { 'RL-09': 'busy runner' } }, []],
+    ['both caught', { caught: ['RL-08', 'RL-09'] }, []],
+    ['no report', { verdict: 'missing', notCertified: { 'RL-08': 'x', 'RL-09': 'x' } }, []],
+  ];
+  const got = rows.map(([what, o]) => [what, inconclusiveIds(fault, { ...run, ...o })]);
+  expect(got).toEqual(rows.map(([what, , want]) => [what, want]));
+  expect(inconclusiveIds({ kind: 'variant', expect: [] }, { ...run, notCertified: { 'RL-08': 'x' } })).toEqual([]);
 });
 
 test('caseHolds: a variant limited to phases holds when nothing its phases judged failed, and every requirement of its phases has a result', () => {
