@@ -191,7 +191,7 @@ export async function certifyCase(c: MatrixCase, t: CaseTarget, options: RunCase
  * A certify run of some phases of `c` (`phases`, and its `tests`, `titles` and `maxFailures`)
  * through certify's own `runCertify`, in this process: the matrix reads the verdict only
  * (`verdictOnly`). Past `timeoutMs` the run is stopped as by Ctrl-C (its phases get SIGINT, then
- * SIGKILL), and 30 s later it is given up on.
+ * SIGTERM and SIGKILL), and 30 s later it is given up on.
  */
 async function certifyPhases(
   c: MatrixCase,

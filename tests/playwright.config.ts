@@ -23,7 +23,7 @@ if (!process.env.CERTIFY_JOURNAL_FILE) {
  * against a deployment live in `suites/` and use the root `playwright.config.ts`.
  */
 /** The tests that certify a whole server, longest first (measured inside `npm test` on 2 cores). */
-const LONG = [
+export const LONG = [
   'certificate/gate.e2e.test.ts',
   'package/install.test.ts',
   'certify/certify.test.ts',

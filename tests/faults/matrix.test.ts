@@ -140,7 +140,7 @@ async function againIfInconclusive(c: NamedCase, first: CaseOutcome, testInfo: T
     description: `${ids.join(', ')} not certified in the first run (${ids.map((id) => first.notCertified[id]?.slice(0, 200)).join('; ')})`,
   });
   cleanup(first);
-  return runCase(c, { env: MATRIX_ENV, timeoutMs: CASE_TIMEOUT_MS });
+  return start(c);
 }
 
 function describeOutcome(o: CaseOutcome): string {
