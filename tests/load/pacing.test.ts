@@ -53,14 +53,14 @@ test('through the run-wide coordinator: whole bursts granted, every response obs
     const rl = keys['<RATE_LIMIT_KEY>'];
     const f = outcome.figures.requests;
     expect(rl.observed).toBe(f.probes + f.burst);
-    // Every refusal the check met reached the coordinator: one per burst its window held whole. A
-    // burst whose window ended under it (its 2xx carry two Resets, as a busy runner can make it) may
-    // have its last request admitted in the next window instead.
+    // Every refusal the check met reached the coordinator. How many there are is not fixed: a burst
+    // meets the one 429 past Remaining in the window its probe opened, but on a busy runner that
+    // window can end before the burst or under it, and the burst is then admitted in the next one.
+    // Never more than that one per burst, and never one outside the bursts.
     expect(outcome.figures.bursts).toHaveLength(2);
     expect(rl.refused).toBe(outcome.figures.refused);
-    outcome.figures.bursts.forEach((b, i) => {
-      if (b.resets.length === 1) expect(b.refused, `burst ${i + 1}, held whole by its window: the one request past Remaining`).toBe(1);
-    });
+    expect(outcome.figures.bursts.map((b) => b.refused).reduce((a, b) => a + b, 0)).toBe(outcome.figures.refused);
+    for (const b of outcome.figures.bursts) expect(b.refused, 'refusals in one burst of Remaining + 1').toBeLessThanOrEqual(1);
     expect(rl.earlyGrants).toBe(0);
     expect(rl.suspectedBans).toBe(0);
     expect(keys['<LOAD_KEY>'].observed).toBe(capacity.figures.requests.total);
