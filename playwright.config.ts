@@ -78,9 +78,10 @@ const config: PlaywrightTestConfig = {
       metadata: { readonly: false, after: ['functional'], aloneWith: 'RATE_LIMIT_KEY' } satisfies PhaseMetadata,
     },
     {
-      // LOAD_KEY, while the other phases run on their own keys: the capacity mix first (it leases
-      // its pet, and the generated checks wait for it: suites/generated/pets-held.ts), then the
-      // capacity run that lists (it changes nothing), one at a time.
+      // LOAD_KEY, while the other phases run on their own keys: the capacity mix (it leases its
+      // pet, and the generated checks wait for it: suites/generated/pets-held.ts) and the capacity
+      // run that lists (it changes nothing), at once when the key has room for both, else in turn
+      // (suites/load/capacity-together.ts).
       name: 'load',
       outputDir: phaseOutputDir(values.REPORTS_DIR, 'load'),
       testMatch: `load/capacity.spec${ext}`,

@@ -14,7 +14,7 @@ export const LOAD_SETTINGS = defineGroup('load', 'Load phase', [
     max: 10_000,
     default: 50,
     unit: 'requests per second',
-    help: 'Arrival rate of a capacity run (open model: requests start at this rate, whatever the answers).',
+    help: 'Arrival rate of a capacity run (open model: requests start at this rate, whatever the answers); the two runs at once send twice it on LOAD_KEY.',
   }),
   setting({
     name: 'LOAD_DURATION_S',
@@ -24,7 +24,7 @@ export const LOAD_SETTINGS = defineGroup('load', 'Load phase', [
     max: 3600,
     default: 10,
     unit: 'seconds',
-    help: 'Seconds of load per capacity run (two runs in the full profile: LOAD_RATE × LOAD_DURATION_S requests each).',
+    help: 'Seconds of load per capacity run (two runs in the full profile, LOAD_RATE × LOAD_DURATION_S requests each, at once when LOAD_KEY has room for both).',
   }),
   setting({
     name: 'LOAD_CONNECTIONS',

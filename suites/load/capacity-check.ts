@@ -16,6 +16,7 @@ import { validate, type SchemaName } from '../../schemas/index.ts';
 import { anotherClientBetweenWriteBacks } from '../lib/count-origin.ts';
 import { finding, type Finding } from '../../core/finding.ts';
 import { isJsonMediaType } from '../lib/headers.ts';
+import { parseRateLimitHeaders } from '../lib/rate-limit.ts';
 import { parseJson, stringifyJson } from '../lib/json.ts';
 import { PacingNotCertified, type PetLease } from '../pacing/client.ts';
 import {
@@ -621,6 +622,31 @@ async function restorePet(ctx: Ctx, pet: LeasedPet, notBefore: number): Promise<
       }),
     );
   return ok;
+}
+
+/** What one request on LOAD_KEY shows of the key's room, before the capacity runs are planned. */
+export interface Headroom {
+  /** The answer's status; undefined when none came (the reason in `error`). */
+  status?: number;
+  /** Its `X-RateLimit-Remaining`, when it carried a valid one. */
+  remaining?: number;
+  error?: string;
+  /** Requests sent: 1, or 0 when the pacer held the key. */
+  requests: number;
+}
+
+/**
+ * One `GET` on LOAD_KEY under the run-wide pacer (Limits rule 1: every response carries
+ * `X-RateLimit-Remaining`): how many requests the key still has, so that both capacity runs go at
+ * once only where no conformant limiter can refuse them.
+ */
+export async function headroomOf(config: CapacityConfig): Promise<Headroom> {
+  const ctx = newCtx(config);
+  const r = await send(ctx, 'GET', ctx.listUrl);
+  const requests = ctx.figures.requests.setup;
+  if (!r.ok) return { error: r.error, requests };
+  const remaining = parseRateLimitHeaders(r.headers).remaining;
+  return { status: r.status, ...(remaining !== undefined ? { remaining } : {}), requests };
 }
 
 /** Runs one capacity check. Never throws for what the server does. */

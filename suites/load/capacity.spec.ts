@@ -13,12 +13,11 @@ import { test } from '../fixtures.ts';
 import type { OncePerRun } from '../fixtures/run.ts';
 import type { PacingClient } from '../pacing/client.ts';
 import type { RunJournal } from '../journal/writer.ts';
-import { CAPACITY, runCapacityCheck, type CapacityFigures } from './capacity-check.ts';
+import { CAPACITY, type CapacityConfig, type CapacityFigures } from './capacity-check.ts';
+import { capacityOutcome, type Mode } from './capacity-together.ts';
 import { annotateRecord, judgeFindings, loadTarget, runOnce, type CheckRecord, type VerdictFixtures } from './step.ts';
-import { usesReferenceKeys } from './target.ts';
+import { describeTarget, usesReferenceKeys } from './target.ts';
 import { ANNOTATION } from '../../core/results.ts';
-
-type Mode = 'list' | 'mix';
 
 async function capacity(
   mode: Mode,
@@ -38,8 +37,27 @@ async function capacity(
     'LOAD_KEY',
     'the capacity load runs only on a key the user gives for it (never on API_KEY or RATE_LIMIT_KEY)',
   );
-  // Both runs (the other one may hold the step's record while it runs), and a Retry-After before restoring the pet.
-  testInfo.setTimeout((2 * (x.LOAD_DURATION_S + 2 * x.LOAD_TIMEOUT_S + 10) + x.MAX_RETRY_AFTER_S + 60) * 1000);
+  // Both runs at once, then each again alone when that attempt is not kept (the other may hold the
+  // step's record meanwhile), and a Retry-After before each restore or run that follows a 429.
+  testInfo.setTimeout((3 * (x.LOAD_DURATION_S + 2 * x.LOAD_TIMEOUT_S + 10) + 2 * x.MAX_RETRY_AFTER_S + 60) * 1000);
+  const configOf = (m: Mode): CapacityConfig => ({
+    baseUrl,
+    loadKey,
+    mode: m,
+    durationS: x.LOAD_DURATION_S,
+    ratePerS: x.LOAD_RATE,
+    connections: x.LOAD_CONNECTIONS,
+    saturate: x.LOAD_SATURATE,
+    maxRequests: x.LOAD_MAX_REQUESTS,
+    timeoutS: x.LOAD_TIMEOUT_S,
+    maxRetryAfterS: x.MAX_RETRY_AFTER_S,
+    p99Ms: x.LOAD_P99_MS,
+    maxErrorRate: x.LOAD_MAX_ERROR_RATE,
+    loopbackOnly: usesReferenceKeys([x.LOAD_KEY, x.RATE_LIMIT_KEY, x.API_KEY]),
+    tls: { insecure: x.INSECURE_TLS === true },
+    pacer: pacing,
+    ...(journal ? { journal } : {}),
+  });
   const { record, ranHere } = await runOnce<CapacityFigures>({
     baseUrl,
     check: mode === 'list' ? 'capacity' : 'capacity-mix',
@@ -47,32 +65,16 @@ async function capacity(
     values: x,
     once,
     spent: (f) => ({ keys: [{ key: '<LOAD_KEY>', requests: f.requests.total }], durationS: f.durationS, waitedS: 0 }),
-    run: () =>
-      runCapacityCheck({
-        baseUrl,
-        loadKey,
-        mode,
-        durationS: x.LOAD_DURATION_S,
-        ratePerS: x.LOAD_RATE,
-        connections: x.LOAD_CONNECTIONS,
-        saturate: x.LOAD_SATURATE,
-        maxRequests: x.LOAD_MAX_REQUESTS,
-        timeoutS: x.LOAD_TIMEOUT_S,
-        maxRetryAfterS: x.MAX_RETRY_AFTER_S,
-        p99Ms: x.LOAD_P99_MS,
-        maxErrorRate: x.LOAD_MAX_ERROR_RATE,
-        loopbackOnly: usesReferenceKeys([x.LOAD_KEY, x.RATE_LIMIT_KEY, x.API_KEY]),
-        tls: { insecure: x.INSECURE_TLS === true },
-        pacer: pacing,
-        ...(journal ? { journal } : {}),
-      }),
+    // The mix decides once whether both runs go at once (capacity-together.ts).
+    run: () => capacityOutcome(mode, configOf, once, `load:capacity-together:${describeTarget(baseUrl)}`),
   });
   annotateRecord(record, ranHere, testInfo);
   return record;
 }
 
 test.describe('capacity under load', () => {
-  // The mix first: it holds its pet before the generated checks (another phase) hold every pet.
+  // The mix first: it holds its pet before the generated checks (another phase) hold every pet,
+  // and it decides whether the listing runs beside it (capacity-together.ts).
   for (const mode of ['mix', 'list'] as const) {
     const what = mode === 'list' ? 'GET /inventory under load on LOAD_KEY' : 'a mix of listing and updates under load on LOAD_KEY';
     const tag = mode === 'list' ? ['@load'] : ['@load', '@mutates'];
