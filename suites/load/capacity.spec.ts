@@ -15,8 +15,8 @@ import type { PacingClient } from '../pacing/client.ts';
 import type { RunJournal } from '../journal/writer.ts';
 import { CAPACITY, type CapacityConfig, type CapacityFigures } from './capacity-check.ts';
 import { capacityOutcome, type Mode } from './capacity-together.ts';
-import { annotateRecord, judgeFindings, loadTarget, runOnce, type CheckRecord, type VerdictFixtures } from './step.ts';
-import { describeTarget, usesReferenceKeys } from './target.ts';
+import { annotateRecord, commonLoadConfig, judgeFindings, loadTarget, runOnce, type CheckRecord, type VerdictFixtures } from './step.ts';
+import { describeTarget } from './target.ts';
 import { ANNOTATION } from '../../core/results.ts';
 
 async function capacity(
@@ -49,13 +49,9 @@ async function capacity(
     connections: x.LOAD_CONNECTIONS,
     saturate: x.LOAD_SATURATE,
     maxRequests: x.LOAD_MAX_REQUESTS,
-    timeoutS: x.LOAD_TIMEOUT_S,
-    maxRetryAfterS: x.MAX_RETRY_AFTER_S,
     p99Ms: x.LOAD_P99_MS,
     maxErrorRate: x.LOAD_MAX_ERROR_RATE,
-    loopbackOnly: usesReferenceKeys([x.LOAD_KEY, x.RATE_LIMIT_KEY, x.API_KEY]),
-    tls: { insecure: x.INSECURE_TLS === true },
-    pacer: pacing,
+    ...commonLoadConfig(x, pacing),
     ...(journal ? { journal } : {}),
   });
   const { record, ranHere } = await runOnce<CapacityFigures>({

@@ -16,8 +16,7 @@ import { sequenceOfRun, type Sequence } from '../rate-limit/sequence.ts';
 import type { RecordedResponse } from './engine.ts';
 import { minuteLimitOf } from '../../core/plans.ts';
 import { OVERLOAD, runOverloadCheck, type EarlierRequests, type OverloadFigures } from './overload-check.ts';
-import { annotateRecord, judgeFindings, loadTarget, runOnce, type CheckRecord, type VerdictFixtures } from './step.ts';
-import { usesReferenceKeys } from './target.ts';
+import { annotateRecord, commonLoadConfig, judgeFindings, loadTarget, runOnce, type CheckRecord, type VerdictFixtures } from './step.ts';
 
 const TAGS = ['@load', '@exhausts'];
 
@@ -85,12 +84,8 @@ async function overload(
         windows: x.LOAD_BURST_WINDOWS,
         burstMax: x.LOAD_BURST_MAX,
         burstConnections: x.LOAD_BURST_CONNECTIONS,
-        maxRetryAfterS: x.MAX_RETRY_AFTER_S,
         otherKeyThresholdMs: x.LOAD_P99_MS,
-        timeoutS: x.LOAD_TIMEOUT_S,
-        loopbackOnly: usesReferenceKeys([x.LOAD_KEY, x.RATE_LIMIT_KEY, x.API_KEY]),
-        tls: { insecure: x.INSECURE_TLS === true },
-        pacer: pacing,
+        ...commonLoadConfig(x, pacing),
         opening: openingOf(sequence),
         earlier: earlierOf(sequence),
         ...(planMinuteLimit !== undefined ? { planMinuteLimit } : {}),

@@ -17,7 +17,8 @@ import { redact, secretsOf } from '../../core/secrets.ts';
 import type { OncePerRun } from '../fixtures/run.ts';
 import { problemsOf, readSettings, type SettingValues } from '../../settings/index.ts';
 import { LOAD_SETTINGS } from '../../settings/load.ts';
-import { describeTarget } from './target.ts';
+import { describeTarget, usesReferenceKeys } from './target.ts';
+import type { PacingClient } from '../pacing/client.ts';
 import { ANNOTATION } from '../../core/results.ts';
 
 /** What a step's core returns. */
@@ -178,6 +179,23 @@ export function judgeFindings(
   throw new Error(
     `${id}${part ? ` (${part})` : ''} was not judged: the check stopped before it.\n${findings.map(formatFinding).join('\n') || '(no finding recorded)'}`,
   );
+}
+
+/**
+ * What every load step's core takes from the settings alike: deadlines, the transport's TLS rule,
+ * loopback only against the bundled reference server (its demo keys), and the run-wide pacer.
+ */
+export function commonLoadConfig(
+  x: SettingValues,
+  pacer: PacingClient,
+): { timeoutS: number; maxRetryAfterS: number; loopbackOnly: boolean; tls: { insecure: boolean }; pacer: PacingClient } {
+  return {
+    timeoutS: x.LOAD_TIMEOUT_S,
+    maxRetryAfterS: x.MAX_RETRY_AFTER_S,
+    loopbackOnly: usesReferenceKeys([x.LOAD_KEY, x.RATE_LIMIT_KEY, x.API_KEY]),
+    tls: { insecure: x.INSECURE_TLS === true },
+    pacer,
+  };
 }
 
 /** The variables a load step reads (settings/). */

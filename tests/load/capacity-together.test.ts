@@ -9,28 +9,12 @@ import { finding, type Finding } from '../../core/finding.ts';
 import { startReferenceServer } from '../../reference-server/app.ts';
 import { CAPACITY, type CapacityConfig, type CapacityOutcome, type Headroom } from '../../suites/load/capacity-check.ts';
 import { atOnceAllowed, capacityOutcome, plannedRequests, type Mode, type TogetherDeps } from '../../suites/load/capacity-together.ts';
-import { readSettings } from '../../settings/index.ts';
-import { pacerPerTest } from './helpers.ts';
+import { capacityConfig, pacerPerTest } from './helpers.ts';
 
-const KEY = 'test-load-key-0123456789';
 const pacer = pacerPerTest();
 
 function config(mode: Mode, extra: Partial<CapacityConfig> = {}): CapacityConfig {
-  return {
-    baseUrl: 'http://127.0.0.1:1/v1',
-    loadKey: KEY,
-    mode,
-    durationS: 1,
-    ratePerS: 100,
-    connections: 16,
-    maxRequests: 20_000,
-    timeoutS: 5,
-    loopbackOnly: true,
-    maxRetryAfterS: readSettings({}).values.MAX_RETRY_AFTER_S,
-    pacer: pacer(),
-    progress: () => undefined,
-    ...extra,
-  };
+  return capacityConfig(pacer(), { mode, ratePerS: 100, ...extra });
 }
 
 /** A once-per-run held in memory, as the coordinator holds it (values pass through JSON). */

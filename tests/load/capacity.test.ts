@@ -9,28 +9,13 @@ import { test, expect } from '@playwright/test';
 import { startReferenceServer } from '../../reference-server/app.ts';
 import { formatFinding } from '../../core/finding.ts';
 import { runCapacityCheck, type CapacityConfig } from '../../suites/load/capacity-check.ts';
-import { readSettings } from '../../settings/index.ts';
-import { fakeApi, inventoryHandler, pacerPerTest, RecordingStore } from './helpers.ts';
+import { capacityConfig, fakeApi, inventoryHandler, pacerPerTest, RecordingStore } from './helpers.ts';
 
 const KEY = 'test-load-key-0123456789';
 const pacer = pacerPerTest();
 
 function config(baseUrl: string, extra: Partial<CapacityConfig> = {}): CapacityConfig {
-  return {
-    baseUrl,
-    loadKey: KEY,
-    mode: 'list',
-    durationS: 1,
-    ratePerS: 150,
-    connections: 16,
-    maxRequests: 20_000,
-    timeoutS: 5,
-    loopbackOnly: true,
-    maxRetryAfterS: readSettings({}).values.MAX_RETRY_AFTER_S,
-    pacer: pacer(),
-    progress: () => undefined,
-    ...extra,
-  };
+  return capacityConfig(pacer(), { baseUrl, loadKey: KEY, ...extra });
 }
 
 const fails = (o: { findings: Array<{ level: string }> }) => o.findings.filter((f) => f.level === 'fail' || f.level === 'gate');

@@ -15,6 +15,8 @@ import { test } from '@playwright/test';
 import { MemoryRateLimitStore, type RateDecision, type RateLimitStore, type RatePolicy } from '../../reference-server/app.ts';
 import { startPacerCoordinator, type PacerCoordinator } from '../../suites/pacing/coordinator.ts';
 import { pacingClient, type PacingClient } from '../../suites/pacing/client.ts';
+import type { CapacityConfig } from '../../suites/load/capacity-check.ts';
+import { readSettings } from '../../settings/index.ts';
 
 export interface FakeApi {
   /** e.g. `http://127.0.0.1:40000/v1` */
@@ -216,5 +218,24 @@ export function pacerPerTest(maxWaitS = 60): () => PacingClient {
   return () => {
     if (!current) throw new Error('pacerPerTest: no test is running');
     return current.client;
+  };
+}
+
+/** A short capacity run on loopback (1 s, 150 per second), on the pacer of the test that calls it. */
+export function capacityConfig(pacer: PacingClient, extra: Partial<CapacityConfig> = {}): CapacityConfig {
+  return {
+    baseUrl: 'http://127.0.0.1:1/v1',
+    loadKey: 'test-load-key-0123456789',
+    mode: 'list',
+    durationS: 1,
+    ratePerS: 150,
+    connections: 16,
+    maxRequests: 20_000,
+    timeoutS: 5,
+    loopbackOnly: true,
+    maxRetryAfterS: readSettings({}).values.MAX_RETRY_AFTER_S,
+    pacer,
+    progress: () => undefined,
+    ...extra,
   };
 }
