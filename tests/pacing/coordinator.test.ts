@@ -295,9 +295,10 @@ test("a 429 the key's Remaining did not predict holds every key of the run, keys
   const l = await p.acquire('<RATE_LIMIT_KEY>');
   await l.observe({ status: 200, headers: usable(40), receivedAtMs: Date.now() });
   const l2 = await p.acquire('<RATE_LIMIT_KEY>');
-  const r = await l2.observe({ status: 429, headers: usable(0, 30, { 'Retry-After': '2' }), receivedAtMs: Date.now() });
-  expect(r.holdAll?.reason).toMatch(/X-RateLimit-Remaining \(40\) did not predict/);
+  // The hold counts from the 429's arrival: the waits are timed from it.
   const t0 = Date.now();
+  const r = await l2.observe({ status: 429, headers: usable(0, 30, { 'Retry-After': '2' }), receivedAtMs: t0 });
+  expect(r.holdAll?.reason).toMatch(/X-RateLimit-Remaining \(40\) did not predict/);
   const waited = await Promise.all(
     ['<API_KEY>', '<LOAD_KEY>', '<anonymous>'].map(async (label) => {
       await (await p.acquire(label)).release();
