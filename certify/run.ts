@@ -23,6 +23,7 @@ import {
   rescanWritten,
   listLeftOut,
   merge,
+  nameOpenAfterStop,
   prepare,
   preflight,
   print,
@@ -52,7 +53,8 @@ export type { Phase, RunOptions };
 /**
  * certify's steps, in order. After a SIGINT or SIGTERM the preflight stops the run (nothing was
  * sent with a key); once past it, the phases start no further phase, the journal is left to the
- * next run (which repairs first), and the reports of what ran are written and judged.
+ * next run (which repairs first) and what it leaves open is named, and the reports of what ran are
+ * written and judged.
  */
 export const STEPS: readonly Step[] = [
   { name: 'prepare', run: prepare },
@@ -64,6 +66,7 @@ export const STEPS: readonly Step[] = [
   { name: 'list what is left out', run: listLeftOut },
   { name: 'run the phases', run: runPhases },
   { name: 'settle the journal', run: settleJournal, whenStopped: 'skip' },
+  { name: 'name what the journal leaves open', run: nameOpenAfterStop },
   { name: 'close the pacer and the target', run: closeTarget },
   { name: 'merge', run: merge },
   { name: 'scan secrets', run: scanSecrets },

@@ -21,7 +21,7 @@ import { startRunPacer } from './pacer.ts';
 import { interruptedExit, preflight as preflightTarget, PREFLIGHT_EXIT } from './preflight.ts';
 import { printSummary } from './print.ts';
 import { prepareRun } from './prepare.ts';
-import { journalProblem, repairFirst as repairJournal, settleOwn } from './repair.ts';
+import { journalProblem, openAfterStopLine, repairFirst as repairJournal, settleOwn } from './repair.ts';
 import { resolveTarget as startTargetOf } from './resolve-target.ts';
 import { runAllPhases } from './run-phases.ts';
 import { scanSecrets as scanFolder } from './scan-secrets.ts';
@@ -197,6 +197,18 @@ export async function settleJournal(ctx: RunContext): Promise<void> {
     need(ctx.voice, "the run's voice").say,
   );
   ctx.journal = { ...ctx.journal, end: settled.outcome, requests: ctx.journal.requests + settled.requests };
+}
+
+/**
+ * Step "name what the journal leaves open": after a signal the run sends nothing more, and what its
+ * own journal leaves open (a pet a stopped check changed and did not put back) is named at run
+ * level, with the two ways to put it back (the next run repairs first; `restore`).
+ */
+export function nameOpenAfterStop(ctx: RunContext): void {
+  const signal = ctx.options.signal;
+  if (!signal?.aborted) return;
+  const line = openAfterStopLine(need(ctx.run, 'the prepared run').reportsDir, ctx.journalFile, String(signal.reason ?? 'a signal'));
+  if (line) need(ctx.voice, "the run's voice").say(`certify: ${line}\n`);
 }
 
 /** Step "merge": the phases' blobs into the HTML report, junit.xml and results.json; load.json. */

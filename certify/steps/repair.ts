@@ -80,6 +80,37 @@ export async function repairFirst(
   return r;
 }
 
+/**
+ * After a signal the run sends nothing more: the line that names what its own journal leaves open
+ * (pets changed and not put back), from the journal alone, with the two ways to put it back. None
+ * when nothing is open.
+ */
+export function openAfterStopLine(reportsDir: string, ownFile: string, signal: string): string | undefined {
+  let own: JournalFile;
+  try {
+    own = readJournalFile(reportsDir, ownFile);
+  } catch {
+    return undefined;
+  }
+  const changes = own.open.filter((e) => e.kind === 'change');
+  if (!changes.length) return undefined;
+  const listed = changes.filter((e) => e.original !== null);
+  const unlisted = [...new Set(changes.filter((e) => e.original === null).map((e) => e.petId))];
+  const parts = [
+    ...(listed.length
+      ? [
+          `${listed.length} pet(s) it changed: ${listed.map((e) => `pet ${e.petId} (quantity ${e.original} before; by ${e.by})`).join(', ')}`,
+        ]
+      : []),
+    ...(unlisted.length
+      ? [
+          `requests on ${unlisted.length} pet id(s) that were not listed (${unlisted.slice(0, 5).join(', ')}${unlisted.length > 5 ? ` and ${unlisted.length - 5} more` : ''}), not yet checked to have created nothing`,
+        ]
+      : []),
+  ];
+  return `stopped by ${signal} before it put back or confirmed ${parts.join('; and ')}; they are in ${ownFile}: the next certify with this reports folder puts them back first, or \`inventory-conformance restore\` does it alone`;
+}
+
 /** Settles the run's own journal at its end (nothing when it was never written). */
 export async function settleOwn(
   reportsDir: string,

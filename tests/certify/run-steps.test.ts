@@ -15,6 +15,7 @@ import {
   rescanWritten,
   scanSecrets,
   settleJournal,
+  nameOpenAfterStop,
   startPacer,
   takeTargetTurn,
   voiceOf,
@@ -24,6 +25,7 @@ import { prepareRun, type PreparedRun } from '../../certify/steps/prepare.ts';
 import { describeTarget, type ResolvedTarget } from '../../certify/steps/resolve-target.ts';
 import type { MergedRun } from '../../certify/steps/merge.ts';
 import { EXIT } from '../../core/exit-codes.ts';
+import { appendRecord } from '../../core/journal.ts';
 import { findNeedle, secretNeedles } from '../../core/secrets.ts';
 
 /** certify's run as a list of named steps over one context (certify/run.ts, certify/steps/context.ts, certify/steps/named.ts). */
@@ -83,6 +85,7 @@ test('STEPS: the run is one visible list of named steps; judged once, after the 
     'list what is left out',
     'run the phases',
     'settle the journal',
+    'name what the journal leaves open',
     'close the pacer and the target',
     'merge',
     'scan secrets',
@@ -313,6 +316,37 @@ test('start the pacer, repair first, list what is left out, settle the journal, 
     expect(ctx.pacer).toBeUndefined();
     expect(ctx.pacing, "the pacer's report is kept").toEqual([]);
     expect(closed).toEqual(['target']);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('after a signal, the pets the run changed and did not put back are named at run level with the ways to put them back; a closed change, a message and a run not stopped say nothing', async () => {
+  const dir = tempDir();
+  try {
+    const base = { v: 1 as const, at: '2026-11-26T00:00:00.000Z', target: 'http://127.0.0.1:1/v1' };
+    const write = (ctx: RunContext) => {
+      const file = path.join(ctx.run!.reportsDir, ctx.journalFile);
+      appendRecord(file, { ...base, kind: 'change', entry: 'a1', by: 'load LOAD-01 (capacity mix)', petId: '1', original: '12' });
+      appendRecord(file, { ...base, kind: 'change', entry: 'b2', by: 'functional UPD-02', petId: '2', original: '0' });
+      appendRecord(file, { v: 1, at: base.at, kind: 'done', entry: 'b2', by: 'functional UPD-02', how: 'restored' });
+      appendRecord(file, { ...base, kind: 'message', entry: 'c3', by: 'functional MSG-01', address: 'http://127.0.0.1:1/quickstart' });
+      appendRecord(file, { ...base, kind: 'change', entry: 'd4', by: 'functional UPD-04', petId: '987654321', original: null });
+      appendRecord(file, { ...base, kind: 'change', entry: 'e5', by: 'functional ERR-01', petId: '987654321', original: null });
+    };
+    const stopped = new AbortController();
+    stopped.abort('SIGINT');
+    const s = contextIn(dir, {}, stopped.signal);
+    write(s.ctx);
+    nameOpenAfterStop(s.ctx);
+    expect(s.out()).toContain(
+      `certify: stopped by SIGINT before it put back or confirmed 1 pet(s) it changed: pet 1 (quantity 12 before; by load LOAD-01 (capacity mix)); and requests on 1 pet id(s) that were not listed (987654321), not yet checked to have created nothing; they are in ${s.ctx.journalFile}: the next certify with this reports folder puts them back first, or \`inventory-conformance restore\` does it alone`,
+    );
+    expect(s.out()).not.toContain('pet 2');
+    const running = contextIn(dir);
+    write(running.ctx);
+    nameOpenAfterStop(running.ctx);
+    expect(running.out(), 'a run not stopped settles its journal instead').not.toContain('stopped by');
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
