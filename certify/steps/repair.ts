@@ -80,18 +80,23 @@ export async function repairFirst(
   return r;
 }
 
+/** The run's own journal; undefined when it was never written (no check changed anything). */
+function ownJournal(reportsDir: string, ownFile: string): JournalFile | undefined {
+  try {
+    return readJournalFile(reportsDir, ownFile);
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * After a signal the run sends nothing more: the line that names what its own journal leaves open
  * (pets changed and not put back), from the journal alone, with the two ways to put it back. None
  * when nothing is open.
  */
 export function openAfterStopLine(reportsDir: string, ownFile: string, signal: string): string | undefined {
-  let own: JournalFile;
-  try {
-    own = readJournalFile(reportsDir, ownFile);
-  } catch {
-    return undefined;
-  }
+  const own = ownJournal(reportsDir, ownFile);
+  if (!own) return undefined;
   const changes = own.open.filter((e) => e.kind === 'change');
   if (!changes.length) return undefined;
   const listed = changes.filter((e) => e.original !== null);
@@ -118,12 +123,8 @@ export async function settleOwn(
   env: Record<string, string | undefined>,
   say: (line: string) => void,
 ): Promise<{ outcome: RepairOutcome; requests: number }> {
-  let own: JournalFile;
-  try {
-    own = readJournalFile(reportsDir, ownFile);
-  } catch {
-    return { outcome: emptyRepair(), requests: 0 };
-  }
+  const own = ownJournal(reportsDir, ownFile);
+  if (!own) return { outcome: emptyRepair(), requests: 0 };
   const r = await repairWith({ reportsDir, env, journals: [own], by: 'end of run (certify)' });
   for (const line of repairLines(r.outcome, 'certify: end of run')) say(`${line}\n`);
   return r;

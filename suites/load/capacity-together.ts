@@ -63,12 +63,10 @@ export function atOnceAllowed(configs: Record<Mode, CapacityConfig>, headroom: H
   return { ok: true, why: `<LOAD_KEY> showed X-RateLimit-Remaining ${headroom.remaining}, room for the ${need} both runs may send` };
 }
 
-/** What an attempt at once may keep: its findings are evidence only, and the load ran. */
-export function onlyEvidence(o: CapacityOutcome): boolean {
-  return o.figures.load !== null && o.findings.every((f) => f.level === 'note');
-}
-
-/** What beyond evidence a run of the attempt showed, in a few words per finding. */
+/**
+ * What beyond evidence a run of the attempt showed, in a few words per finding (no load counts too):
+ * the attempt is kept only when both runs show nothing.
+ */
 function beyondEvidence(mode: Mode, o: CapacityOutcome): string[] {
   const out = o.findings.filter((f) => f.level !== 'note').map((f) => `${mode}: ${f.level} ${f.part ?? f.id}`);
   return o.figures.load === null && out.length === 0 ? [`${mode}: no load ran`] : out;
