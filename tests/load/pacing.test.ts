@@ -9,10 +9,9 @@ import { test, expect } from '@playwright/test';
 import { startReferenceServer } from '../../reference-server/app.ts';
 import { startPacerCoordinator } from '../../suites/pacing/coordinator.ts';
 import { pacingClient } from '../../suites/pacing/client.ts';
-import { readSettings } from '../../settings/index.ts';
 import { runOverloadCheck } from '../../suites/load/overload-check.ts';
 import { runCapacityCheck } from '../../suites/load/capacity-check.ts';
-import { RecordingStore } from './helpers.ts';
+import { capacityConfig, RecordingStore } from './helpers.ts';
 
 test('through the run-wide coordinator: whole bursts granted, every response observed, no early grant, no ban', async () => {
   const coordinator = await startPacerCoordinator({ maxWaitMs: 20_000, reserve: 3 });
@@ -34,20 +33,16 @@ test('through the run-wide coordinator: whole bursts granted, every response obs
       progress: () => undefined,
     });
     expect(outcome.findings.filter((f) => f.level !== 'note')).toEqual([]);
-    const capacity = await runCapacityCheck({
-      baseUrl: server.baseUrl,
-      loadKey: server.keys.load,
-      mode: 'mix',
-      durationS: 1,
-      ratePerS: 50,
-      connections: 8,
-      maxRequests: 1000,
-      timeoutS: 5,
-      loopbackOnly: true,
-      maxRetryAfterS: readSettings({}).values.MAX_RETRY_AFTER_S,
-      pacer,
-      progress: () => undefined,
-    });
+    const capacity = await runCapacityCheck(
+      capacityConfig(pacer, {
+        baseUrl: server.baseUrl,
+        loadKey: server.keys.load,
+        mode: 'mix',
+        ratePerS: 50,
+        connections: 8,
+        maxRequests: 1000,
+      }),
+    );
     expect(capacity.findings).toEqual([]);
     const keys = Object.fromEntries(coordinator.report().keys.map((k) => [k.label, k]));
     const rl = keys['<RATE_LIMIT_KEY>'];
