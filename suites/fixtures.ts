@@ -8,7 +8,10 @@
  * - `assertions`: `expectFact`, `expectStatus`, `expectErrorBody`, `expectNoDeviation`, `failWith`: the
  *   one way a check fails, a typed finding (requirement id from the running test).
  */
-import { test as base, expect } from '@playwright/test';
+// The suites drive no browser: their `test` starts from Playwright's base test type, without the
+// browser fixtures of `test` (about thirty context options and trace recording, each set up and
+// torn down around every test, each with a stack trace taken): a fifth of the workers' CPU.
+import { _baseTest as base, expect } from '@playwright/test';
 import { runFixtures } from './fixtures/run.ts';
 import { verdictFixtures } from './fixtures/verdicts.ts';
 import { apiFixtures } from './fixtures/api.ts';
