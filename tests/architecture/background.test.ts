@@ -5,7 +5,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { test, expect } from '@playwright/test';
+import { test, expect } from '../test.ts';
 import { LONG } from '../playwright.config.ts';
 
 const TESTS = path.resolve(import.meta.dirname, '..');

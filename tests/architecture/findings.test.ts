@@ -6,7 +6,7 @@
  * file under `suites/` would fail a check with an assertion diff instead of requirement, expected
  * and observed: the compiler API reads every such file and finds each call.
  */
-import { test, expect } from '@playwright/test';
+import { test, expect } from '../test.ts';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';

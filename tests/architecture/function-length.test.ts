@@ -5,7 +5,7 @@
  * aside) to its closing brace. The one exception is the callback of a `test.describe` group: it
  * holds tests, not steps, and each test in it is measured on its own.
  */
-import { test, expect } from '@playwright/test';
+import { test, expect } from '../test.ts';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';

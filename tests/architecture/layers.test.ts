@@ -3,7 +3,7 @@
  * imports only layers below it, and no two files import each other in a circle. docs/architecture.md
  * draws the same table.
  */
-import { test, expect } from '@playwright/test';
+import { test, expect } from '../test.ts';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';

@@ -6,7 +6,7 @@
  * generators' tables and schemas are compared byte for byte) would change no file. Planted
  * findings show each check can fail.
  */
-import { test, expect } from '@playwright/test';
+import { test, expect } from '../test.ts';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';

@@ -7,7 +7,7 @@
  * files below, each with its reason. Type-only imports open nothing and are not counted.
  * docs/architecture.md lists the same allow-list.
  */
-import { test, expect } from '@playwright/test';
+import { test, expect } from '../test.ts';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';

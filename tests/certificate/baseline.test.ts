@@ -1,4 +1,4 @@
-import { test, expect } from '@playwright/test';
+import { test, expect } from '../test.ts';
 import { applyBaseline, baselineFromReport, parseBaseline } from '../../certify/baseline.ts';
 import { decideGate } from '../../certify/gate.ts';
 import { EXIT } from '../../core/exit-codes.ts';

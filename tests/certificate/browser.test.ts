@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { test, expect, chromium } from '@playwright/test';
+import { chromium } from '@playwright/test';
+import { test, expect } from '../test.ts';
 import { writeCertificate } from '../../certify/certificate/index.ts';
 import { failingReport } from './reports.ts';
 

@@ -1,4 +1,4 @@
-import { test, expect } from '@playwright/test';
+import { test, expect } from '../test.ts';
 import { decideGate } from '../../certify/gate.ts';
 import { EXIT } from '../../core/exit-codes.ts';
 import { conformantReport, failingReport, harnessReport, leakReport, notCertifiedReport } from './reports.ts';

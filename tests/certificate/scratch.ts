@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { test as base } from '@playwright/test';
+import { test as base } from '../test.ts';
 
 export const test = base.extend<{ scratch: (name: string) => string }>({
   // eslint-disable-next-line no-empty-pattern
@@ -16,4 +16,4 @@ export const test = base.extend<{ scratch: (name: string) => string }>({
     fs.rmSync(dir, { recursive: true, force: true });
   },
 });
-export { expect } from '@playwright/test';
+export { expect } from '../test.ts';

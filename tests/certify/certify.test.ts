@@ -1,4 +1,4 @@
-import { test, expect } from '@playwright/test';
+import { test, expect } from '../test.ts';
 import { spawn } from 'node:child_process';
 import http from 'node:http';
 import https from 'node:https';

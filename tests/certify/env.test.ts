@@ -1,4 +1,4 @@
-import { test, expect } from '@playwright/test';
+import { test, expect } from '../test.ts';
 import { parseEnv, PHASES } from '../../certify/env.ts';
 import { SETTINGS } from '../../settings/index.ts';
 import { describeRule } from '../../settings/define.ts';

@@ -4,7 +4,7 @@
  * one `--output` folder, so a phase starting late emptied the folder under a phase still writing,
  * and a conformant server could end with "phase ended without a report" (exit 5).
  */
-import { test, expect } from '@playwright/test';
+import { test, expect } from '../test.ts';
 import fs from 'node:fs';
 import path from 'node:path';
 import config from '../../playwright.config.ts';

@@ -1,4 +1,4 @@
-import { test, expect } from '@playwright/test';
+import { test, expect } from '../test.ts';
 import { startReferenceTarget } from '../../certify/reference-target.ts';
 
 /** The bundled target's API, which certify and the fault meta-test share. */

@@ -3,7 +3,7 @@
  * (fresh, empty, or marked by an earlier run) and deletes only what its manifest lists; every
  * other folder is refused before a file is touched.
  */
-import { test, expect } from '@playwright/test';
+import { test, expect } from '../test.ts';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';

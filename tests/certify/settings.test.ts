@@ -1,5 +1,5 @@
 import fs from 'node:fs';
-import { test, expect } from '@playwright/test';
+import { test, expect } from '../test.ts';
 import { fillReadme, readSettings, renderHelp, SETTINGS } from '../../settings/index.ts';
 import { READMES } from '../../settings/readme.ts';
 import { help } from '../../certify/help.ts';

@@ -4,7 +4,7 @@
  * every wait has a deadline and stops on a signal; a dead holder's turn is taken over; the registry
  * holds no key and is removed when no run needs it.
  */
-import { test, expect } from '@playwright/test';
+import { test, expect } from '../test.ts';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';

@@ -1,4 +1,4 @@
-import { test, expect } from '@playwright/test';
+import { test, expect } from '../test.ts';
 import { computeVerdict, leftChangedProblem, type LedgerRequirement, type TestRecord } from '../../certify/verdict.ts';
 import { requirementIds, titleId as primaryId, unrestoredOf } from '../../core/results.ts';
 import { unrestoredAnnotation } from '../../suites/lib/unrestored.ts';

@@ -1,4 +1,4 @@
-import { test, expect } from '@playwright/test';
+import { test, expect } from '../test.ts';
 import { mergeEnv, parseArgs } from '../../cli/args.ts';
 import { plain } from '../../cli/output.ts';
 import { SETTINGS } from '../../settings/index.ts';

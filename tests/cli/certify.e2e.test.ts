@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { test, expect } from '@playwright/test';
+import { test, expect } from '../test.ts';
 import { EXIT } from '../../core/exit-codes.ts';
 import { SECRET_VARIABLES } from '../../core/secrets.ts';
 import { SETTINGS } from '../../settings/index.ts';

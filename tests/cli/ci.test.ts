@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { test, expect } from '@playwright/test';
+import { test, expect } from '../test.ts';
 import YAML from 'yaml';
 import { parseArgs } from '../../cli/args.ts';
 import { SETTINGS } from '../../settings/index.ts';

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { test, expect } from '@playwright/test';
+import { test, expect } from '../test.ts';
 import { EXIT_DESCRIPTIONS } from '../../core/exit-codes.ts';
 import { help } from '../../cli/main.ts';
 

@@ -1,4 +1,4 @@
-import { test, expect } from '@playwright/test';
+import { test, expect } from '../test.ts';
 import { progressText, runPhases } from '../../certify/steps/run-phases.ts';
 import type { PhaseResult } from '../../certify/phases.ts';
 

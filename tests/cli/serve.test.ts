@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
-import { test, expect } from '@playwright/test';
+import { test, expect } from '../test.ts';
 
 const BIN = path.resolve(import.meta.dirname, '..', '..', 'cli', 'bin.mjs');
 

@@ -10,7 +10,7 @@
  * certifies every phase of these variants on a quiet worker.
  */
 import os from 'node:os';
-import { test, expect } from '@playwright/test';
+import { test, expect } from '../test.ts';
 import { busyThreads, startBusyLoad } from '../../faults/busy.ts';
 import { cleanup, runCase } from '../../faults/harness.ts';
 import { caseHolds, matrixCases, MATRIX_ENV, type NamedCase } from '../../faults/matrix.ts';

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
-import { test, expect } from '@playwright/test';
+import { test, expect } from '../test.ts';
 import { CATALOGUE_FILES, faults } from '../../faults/catalogue/index.ts';
 import { variants, httpDate } from '../../faults/variants.ts';
 import { REPO_ROOT } from '../../faults/harness.ts';

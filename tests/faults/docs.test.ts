@@ -3,7 +3,7 @@
  * and docs/coverage.md (requirement → tests → faults) are what `npm run coverage` writes.
  */
 import fs from 'node:fs';
-import { test, expect } from '@playwright/test';
+import { test, expect } from '../test.ts';
 import { faults } from '../../faults/catalogue/index.ts';
 import {
   COVERAGE_FILE,

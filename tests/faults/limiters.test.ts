@@ -6,7 +6,7 @@
  * limit resets (shared/notes: fixed windows their end, a sliding log the oldest request leaving,
  * a weighted counter its sub-window's end, a bucket or GCRA when full again).
  */
-import { test, expect } from '@playwright/test';
+import { test, expect } from '../test.ts';
 import { ALGORITHMS, zooStore, type LimiterKind } from '../../faults/limiters/index.ts';
 import type { RateDecision, RatePolicy } from '../../reference-server/rate-limit/policy.ts';
 

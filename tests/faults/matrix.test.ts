@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { test, expect, type TestInfo } from '@playwright/test';
+import type { TestInfo } from '@playwright/test';
+import { test, expect } from '../test.ts';
 import { cleanup, REPO_ROOT, runCase, type CaseOutcome } from '../../faults/harness.ts';
 import { caseHolds, inconclusiveIds, matrixCases, MATRIX_ENV, type NamedCase } from '../../faults/matrix.ts';
 import { total } from '../../faults/retry-watch.ts';

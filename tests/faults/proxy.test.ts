@@ -3,7 +3,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { test, expect } from '@playwright/test';
+import { test, expect } from '../test.ts';
 import { startFaultProxy, headers, throughProxy, type FaultHooks } from '../../faults/proxy.ts';
 import { retryAfterMs } from '../../faults/retry-watch.ts';
 import { REPO_ROOT } from '../../faults/harness.ts';

@@ -3,7 +3,7 @@
  * that is neither the pet's original nor one of the round's writes is another client's, so the
  * round's reads are not judged (not certified); the original (a stale list) or a write is judged.
  */
-import { expect, test } from '@playwright/test';
+import { expect, test } from '../test.ts';
 import type { ApiResponse } from '../../suites/fixtures.ts';
 import { anotherWriterIn } from '../../suites/generated/consistency.ts';
 

@@ -4,7 +4,7 @@
  * class the generated phase promises; the budget takes them in a fixed priority order and names
  * what it leaves out; `--list-cases` lists them without sending anything.
  */
-import { test, expect } from '@playwright/test';
+import { test, expect } from '../test.ts';
 import fc from 'fast-check';
 import { segmentMayBeValid } from '../../suites/generated/keywords.ts';
 import { openapiDocument } from '../../schemas/index.ts';

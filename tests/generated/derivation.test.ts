@@ -3,7 +3,7 @@
  * valid values. A field added to a copy of schemas/openapi.yaml adds its cases without new code;
  * every class yields requests of the declared expectation; generation is deterministic per seed.
  */
-import { test, expect } from '@playwright/test';
+import { test, expect } from '../test.ts';
 import fc from 'fast-check';
 import { openapiDocument } from '../../schemas/index.ts';
 import { operationsOf, type Operation } from '../../suites/generated/document.ts';

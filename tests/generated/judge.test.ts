@@ -2,7 +2,7 @@
  * The rules judged on every generated response (GEN-01 … GEN-05, GEN-08), and the replay token and
  * curl line of a failure (no key, `$API_KEY` instead).
  */
-import { test, expect } from '@playwright/test';
+import { test, expect } from '../test.ts';
 import { openapiDocument } from '../../schemas/index.ts';
 import { operationsOf } from '../../suites/generated/document.ts';
 import { judge, allowedRefusals, type JudgedResponse } from '../../suites/generated/judge.ts';

@@ -1,5 +1,5 @@
 /** The register linearizability check: linearizable and non-linearizable histories. */
-import { test, expect } from '@playwright/test';
+import { test, expect } from '../test.ts';
 import { checkRegister, type RegisterOp } from '../../suites/generated/linearizability.ts';
 
 const w = (value: string, start: number, end: number, label = 'PATCH'): RegisterOp => ({ kind: 'write', value, start, end, label });

@@ -3,7 +3,7 @@
  * integer `petId` of a list body, exact (int64 beyond 2^53 included), nothing from a body that is
  * not a list.
  */
-import { test, expect } from '@playwright/test';
+import { test, expect } from '../test.ts';
 import { petIdsOf } from '../../suites/generated/pets-held.ts';
 
 for (const [body, ids] of [

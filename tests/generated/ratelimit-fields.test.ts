@@ -2,7 +2,7 @@
  * RL-17: the RateLimit field parser and agreement check, on hand-written values and on the
  * reference server with its IETF fields switched on (and a proxy that makes them disagree).
  */
-import { test, expect } from '@playwright/test';
+import { test, expect } from '../test.ts';
 import { parseSfList, rateLimitFieldWarnings } from '../../suites/rate-limit/ratelimit-fields.ts';
 import { startReferenceServer } from '../../reference-server/app.ts';
 

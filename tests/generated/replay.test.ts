@@ -4,7 +4,7 @@
  * fixed server it passes. The generated phase runs as certify runs it (root Playwright config,
  * project `generated`), in front of the reference server with a fault of the catalogue.
  */
-import { test, expect } from '@playwright/test';
+import { test, expect } from '../test.ts';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';

@@ -4,7 +4,7 @@
  * integers, a store that does not keep the restore. The count is put back, or the run names the
  * pet and its original count as typed data ({petId, original, current}) and fails GEN-06.
  */
-import { test, expect } from '@playwright/test';
+import { test, expect } from '../test.ts';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startPacerCoordinator } from '../../suites/pacing/coordinator.ts';

@@ -4,7 +4,7 @@
  * once MAX_UNANSWERED requests of an operation went unanswered, its remaining cases are not sent
  * (each would wait REQUEST_TIMEOUT_MS) and are named.
  */
-import { test, expect } from '@playwright/test';
+import { test, expect } from '../test.ts';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startPacerCoordinator } from '../../suites/pacing/coordinator.ts';

@@ -11,7 +11,7 @@ import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { test, expect } from '@playwright/test';
+import { test, expect } from '../test.ts';
 import type { RecordedExchange } from '../../core/results.ts';
 import { secretNeedles, findNeedle, secretsOf } from '../../core/secrets.ts';
 import { isTlsFailure, send, TransportError, type SendOptions } from '../../core/transport.ts';

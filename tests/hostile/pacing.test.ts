@@ -9,7 +9,7 @@
  * - A bare key sent right after a 429 (`Authorization: <key>`) waits its Retry-After like `Bearer`.
  * - One bucket shared by every key: a 429 a key's own Remaining did not predict holds every key.
  */
-import { test, expect } from '@playwright/test';
+import { test, expect } from '../test.ts';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';

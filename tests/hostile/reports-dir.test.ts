@@ -4,7 +4,7 @@
  * file in it (and behind it) stays byte-identical; no key reaches stdout. A secret scan over a
  * user's files reports what it finds and changes nothing.
  */
-import { test, expect } from '@playwright/test';
+import { test, expect } from '../test.ts';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';

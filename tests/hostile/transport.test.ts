@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { test, expect } from '@playwright/test';
+import { test, expect } from '../test.ts';
 import { preflight } from '../../certify/steps/preflight.ts';
 import { runCertify } from '../../certify/run.ts';
 import { EXIT } from '../../core/exit-codes.ts';

@@ -3,7 +3,7 @@
  * `done` closes its entry, the target is named without userinfo or query, and appends of several
  * processes at once never interleave.
  */
-import { test, expect } from '@playwright/test';
+import { test, expect } from '../test.ts';
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';

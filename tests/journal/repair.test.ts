@@ -3,7 +3,7 @@
  * of this target is put back and closed only once the list shows it back; what cannot be undone
  * stays open and is named with what to do; another target's entries are left alone and named.
  */
-import { test, expect } from '@playwright/test';
+import { test, expect } from '../test.ts';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';

@@ -4,7 +4,7 @@
  * (0 requests before a Retry-After), exits 1 naming the entry it could not restore, and leaves it
  * open; a journal of another target is left alone and named.
  */
-import { test, expect } from '@playwright/test';
+import { test, expect } from '../test.ts';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';

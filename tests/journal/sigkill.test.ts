@@ -6,7 +6,7 @@
  * A run against a server that creates a pet on a PATCH of a missing id (an upsert) names it at run
  * level as "target left changed", with what to do by hand.
  */
-import { test, expect } from '@playwright/test';
+import { test, expect } from '../test.ts';
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';

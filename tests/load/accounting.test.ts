@@ -4,7 +4,7 @@
  * per-minute figure of the plan the user named (a token bucket may show only its next token in
  * Reset). A longer window can only leave another client unseen, never invent one.
  */
-import { expect, test } from '@playwright/test';
+import { expect, test } from '../test.ts';
 import { accountingWindowS, ownRequestsAt } from '../../suites/load/overload-check.ts';
 
 const WINDOWS: { name: string; longestResetS: number; limit: number; plan?: number; windowS: number }[] = [

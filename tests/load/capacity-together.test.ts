@@ -4,7 +4,7 @@
  * show evidence only; otherwise each runs again alone and only that run is judged, so a server that
  * falters at twice the rate passes as it does in turn, and one that fails alone still fails.
  */
-import { test, expect } from '@playwright/test';
+import { test, expect } from '../test.ts';
 import { finding, type Finding } from '../../core/finding.ts';
 import { startReferenceServer } from '../../reference-server/app.ts';
 import { CAPACITY, type CapacityConfig, type CapacityOutcome, type Headroom } from '../../suites/load/capacity-check.ts';

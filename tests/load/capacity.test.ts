@@ -5,7 +5,7 @@
  * finding naming the requirement, expected and observed. A user threshold (LOAD-04) fails only
  * when set, as that threshold. Runs are about 1 s on 127.0.0.1.
  */
-import { test, expect } from '@playwright/test';
+import { test, expect } from '../test.ts';
 import { startReferenceServer } from '../../reference-server/app.ts';
 import { formatFinding } from '../../core/finding.ts';
 import { runCapacityCheck, type CapacityConfig } from '../../suites/load/capacity-check.ts';

@@ -11,7 +11,7 @@ import https from 'node:https';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { AddressInfo } from 'node:net';
-import { test } from '@playwright/test';
+import { test } from '../test.ts';
 import { MemoryRateLimitStore, type RateDecision, type RateLimitStore, type RatePolicy } from '../../reference-server/app.ts';
 import { startPacerCoordinator, type PacerCoordinator } from '../../suites/pacing/coordinator.ts';
 import { pacingClient, type PacingClient } from '../../suites/pacing/client.ts';

@@ -4,7 +4,7 @@
  * failure; over-admission (probes included), non-429 refusals, a missing or invalid Retry-After,
  * missing headers, 5xx and unanswered requests are, each a finding naming expected and observed.
  */
-import { test, expect } from '@playwright/test';
+import { test, expect } from '../test.ts';
 import { judgeWindows, RETRY_AFTER_MARGIN_MS } from '../../suites/load/overload-check.ts';
 import { formatFinding } from '../../core/finding.ts';
 import type { RecordedResponse } from '../../suites/load/engine.ts';

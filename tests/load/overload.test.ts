@@ -7,7 +7,7 @@
  * beyond MAX_RETRY_AFTER_S, an unusable key) make it not certified, never failed; beside another
  * key's traffic it names a limiter that shares one bucket between keys and passes one per key.
  */
-import { test, expect } from '@playwright/test';
+import { test, expect } from '../test.ts';
 import { startReferenceServer, type RateLimitStore } from '../../reference-server/app.ts';
 import { decide, newRateState, type RatePolicy, type RateState } from '../../reference-server/rate-limit/policy.ts';
 import { lateByOneStore, racyStore, slidingWindowStore, tokenBucketStore } from '../../faults/stores.ts';

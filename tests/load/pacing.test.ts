@@ -5,7 +5,7 @@
  * first early request bans nothing; a check that meets a key already held by another sender's 429
  * waits for it.
  */
-import { test, expect } from '@playwright/test';
+import { test, expect } from '../test.ts';
 import { startReferenceServer } from '../../reference-server/app.ts';
 import { startPacerCoordinator } from '../../suites/pacing/coordinator.ts';
 import { pacingClient } from '../../suites/pacing/client.ts';

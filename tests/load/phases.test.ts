@@ -7,7 +7,7 @@
  * capacity mix, which holds one, is never beside them); each phase's wall time and window waits
  * are reported.
  */
-import { test, expect } from '@playwright/test';
+import { test, expect } from '../test.ts';
 import { phasesBefore, PHASES } from '../../certify/phase-list.ts';
 import { runPhases } from '../../certify/steps/run-phases.ts';
 import fs from 'node:fs';

@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
-import { test, expect } from '@playwright/test';
+import { test, expect } from '../test.ts';
 import { startReferenceTarget } from '../../certify/reference-target.ts';
 import { fakeApi, inventoryHandler } from './helpers.ts';
 

@@ -8,7 +8,7 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { test, expect } from '@playwright/test';
+import { test, expect } from '../test.ts';
 import { runLoad, sendOne, type LoadRunOptions } from '../../suites/load/engine.ts';
 import { runCapacityCheck } from '../../suites/load/capacity-check.ts';
 import { runOverloadCheck } from '../../suites/load/overload-check.ts';

@@ -4,7 +4,7 @@
  * attributed to its own request, `Connection: close` answered normally, and the key only ever in
  * the request header.
  */
-import { test, expect } from '@playwright/test';
+import { test, expect } from '../test.ts';
 import { assertBounded, breachedThresholds, percentile, runLoad, type LoadRunOptions } from '../../suites/load/engine.ts';
 import { fakeApi, inventoryHandler } from './helpers.ts';
 

@@ -5,7 +5,7 @@
  * in flight, so a key can be driven to its limit over a slow link with nothing in flight at the
  * limit; a wait beyond the maximum is "not certified"; pets and once-per-run values are leased.
  */
-import { test, expect } from '@playwright/test';
+import { test, expect } from '../test.ts';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';

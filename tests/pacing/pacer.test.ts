@@ -4,7 +4,7 @@
  * Remaining minus what is in flight, the newest window wins and late answers are ignored,
  * conservative pacing when the headers are unusable, "not certified" past the maximum wait.
  */
-import { test, expect } from '@playwright/test';
+import { test, expect } from '../test.ts';
 import { KeyPacer } from '../../suites/pacing/pacer.ts';
 
 const T0 = Date.UTC(2026, 10, 22, 8, 0, 0);

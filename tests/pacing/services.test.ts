@@ -2,7 +2,7 @@
  * The coordinator's services, each on its own (suites/pacing): pet leases and once-per-run values,
  * driven through their routes with an injected clock, no HTTP.
  */
-import { test, expect } from '@playwright/test';
+import { test, expect } from '../test.ts';
 import { petLeases } from '../../suites/pacing/pet-leases.ts';
 import { oncePerRun } from '../../suites/pacing/once-per-run.ts';
 import { pacingService } from '../../suites/pacing/pacing-service.ts';

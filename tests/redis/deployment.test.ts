@@ -5,7 +5,7 @@
  * limiters over-admits a burst: that is what the shared store prevents, and it shows the requests
  * (each on a fresh connection) are spread over the instances.
  */
-import { expect, test } from '@playwright/test';
+import { expect, test } from '../test.ts';
 import { startDeployment, type RunningDeployment } from '../../reference-server/deployment/start.ts';
 import { bearer, call, expectErrorBody, expectRateHeaders, origin, sleep } from '../reference-server/helpers.ts';
 import { freshWindow, keysFileWithExtras, startRedisServer, type RedisServer } from './helpers.ts';

@@ -2,7 +2,7 @@
  * `REDIS_URL=… INSTANCES=3 npm start`, as a user runs it: one address, three processes, limits
  * that hold across them; `INSTANCES` above 1 without `REDIS_URL` stops start-up naming it.
  */
-import { expect, test } from '@playwright/test';
+import { expect, test } from '../test.ts';
 import { bearer, call, npmStart } from '../reference-server/helpers.ts';
 import { startRedisServer } from './helpers.ts';
 

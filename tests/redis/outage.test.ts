@@ -5,7 +5,7 @@
  * the same server admits again by itself. A Redis that hangs (SIGSTOP) is the same: 503 once the
  * command timeout (2 s) passes, admitted again when it resumes.
  */
-import { expect, test } from '@playwright/test';
+import { expect, test } from '../test.ts';
 import { startReferenceServer } from '../../reference-server/app.ts';
 import { bearer, call, expectErrorBody, expectRateHeaders, origin, sleep } from '../reference-server/helpers.ts';
 import { startRedisServer } from './helpers.ts';

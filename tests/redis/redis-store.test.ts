@@ -4,7 +4,7 @@
  * servers, and the Redis inventory is shared and int64-exact. Also: a missing redis-server makes
  * a test fail naming the install command, never skip.
  */
-import { expect, test } from '@playwright/test';
+import { expect, test } from '../test.ts';
 import { Agent } from 'node:http';
 import { Redis } from 'ioredis';
 import { startReferenceServer, type RunningReferenceServer } from '../../reference-server/app.ts';

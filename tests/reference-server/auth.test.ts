@@ -5,7 +5,7 @@
  */
 import { inspect } from 'node:util';
 import { Agent } from 'node:http';
-import { test, expect } from '@playwright/test';
+import { test, expect } from '../test.ts';
 import { KeyRing } from '../../reference-server/auth/keys.ts';
 import { authenticate, sameString } from '../../reference-server/auth/bearer.ts';
 import { ApiError } from '../../reference-server/errors/api-error.ts';

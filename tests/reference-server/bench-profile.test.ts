@@ -2,7 +2,7 @@
  * `bench/profile.ts` (the README's "where each microsecond goes"): sampled time divided by the
  * requests answered, by area, by function (self) and by this repository's functions (inclusive).
  */
-import { expect, test } from '@playwright/test';
+import { expect, test } from '../test.ts';
 import { areaOf, summarize } from '../../bench/profile.ts';
 
 const frame = (functionName: string, url: string) => ({ functionName, url, lineNumber: 0 });

@@ -30,7 +30,7 @@ import type { AddressInfo } from 'node:net';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { connect as tlsConnect } from 'node:tls';
-import { test, expect } from '@playwright/test';
+import { test, expect } from '../test.ts';
 import { createReferenceApp, MemoryRateLimitStore } from '../../reference-server/app.ts';
 import { resolveConfig } from '../../reference-server/config.ts';
 import { BodyReader, readerListenerCount } from '../../reference-server/http/body.ts';

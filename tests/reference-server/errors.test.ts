@@ -4,7 +4,7 @@
  * malformed HTTP, duplicate headers.
  */
 import { connect } from 'node:net';
-import { test, expect } from '@playwright/test';
+import { test, expect } from '../test.ts';
 import { bearer, call, expectErrorBody, expectRateHeaders, origin, parseRaw, rawExchange, sleep, validate, withServer } from './helpers.ts';
 
 test.describe('reference server: errors', () => {

@@ -4,7 +4,7 @@
  * invalid one is a 400 every time (errors are never remembered), and an item of the in-process
  * store serializes to the same JSON as a plain item with the same fields, after updates too.
  */
-import { expect, test } from '@playwright/test';
+import { expect, test } from '../test.ts';
 import { ApiError } from '../../reference-server/errors/api-error.ts';
 import { INT64_MAX, INT64_MIN, parsePetId } from '../../reference-server/inventory/pet-id.ts';
 import { Inventory, serializeItem, type InventoryItem } from '../../reference-server/inventory/store.ts';

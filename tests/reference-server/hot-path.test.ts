@@ -7,7 +7,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { connect } from 'node:net';
-import { test, expect } from '@playwright/test';
+import { test, expect } from '../test.ts';
 import fc from 'fast-check';
 import { createReferenceApp, MemoryRateLimitStore, routes } from '../../reference-server/app.ts';
 import { resolveConfig } from '../../reference-server/config.ts';

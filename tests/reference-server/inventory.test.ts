@@ -4,7 +4,7 @@
  * reflected exactly, and a fresh inventory per server.
  */
 import { Agent } from 'node:http';
-import { test, expect } from '@playwright/test';
+import { test, expect } from '../test.ts';
 import { bearer, call, expectErrorBody, origin, parseJson, validate, withServer } from './helpers.ts';
 
 interface Item {

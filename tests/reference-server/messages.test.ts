@@ -3,7 +3,7 @@
  * 8601 UTC timestamp; 400 for invalid JSON, a missing or non-string `message`, a missing or
  * non-JSON content type; served under the separate {api_url}.
  */
-import { test, expect } from '@playwright/test';
+import { test, expect } from '../test.ts';
 import { bearer, call, expectErrorBody, origin, validate, withServer } from './helpers.ts';
 
 test.describe('reference server: quickstart messages', () => {

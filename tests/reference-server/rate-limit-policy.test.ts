@@ -2,7 +2,7 @@
  * Spec "Limits": the pure limiter rules (`reference-server/rate-limit/policy.ts`) and the default
  * in-memory store, without HTTP.
  */
-import { test, expect } from '@playwright/test';
+import { test, expect } from '../test.ts';
 import { decide, newRateState, type RatePolicy } from '../../reference-server/rate-limit/policy.ts';
 import { MemoryRateLimitStore } from '../../reference-server/rate-limit/store.ts';
 import { PLAN_LIMITS } from '../../reference-server/rate-limit/plans.ts';

@@ -4,7 +4,7 @@
  * concurrency, per-address limits without a key, configurable enterprise limits, async stores.
  */
 import { Agent } from 'node:http';
-import { test, expect } from '@playwright/test';
+import { test, expect } from '../test.ts';
 import { MemoryRateLimitStore, type RateLimitStore } from '../../reference-server/app.ts';
 import { StoreUnavailableError } from '../../reference-server/errors/api-error.ts';
 import { bearer, call, expectErrorBody, expectRateHeaders, origin, parseRaw, rawExchange, sleep, withServer } from './helpers.ts';

@@ -4,7 +4,7 @@
  * response (200, 401, 404, 429, a ban, a parser-level 400) and in agreement with `X-RateLimit-*`:
  * q = Limit, r = Remaining, t = Reset − now on success and = Retry-After on a 429, w = the window.
  */
-import { expect, test } from '@playwright/test';
+import { expect, test } from '../test.ts';
 import { bearer, call, origin, parseRaw, rawExchange, withServer } from './helpers.ts';
 
 const POLICY = /^"(minute|day)";q=(\d+);w=(\d+)$/;

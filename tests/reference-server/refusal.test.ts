@@ -3,7 +3,7 @@
  * status, body bytes and headers, for a rate-limited and a banned decision, with and without route
  * headers and an unread large body.
  */
-import { expect, test } from '@playwright/test';
+import { expect, test } from '../test.ts';
 import { ServerResponse, IncomingMessage } from 'node:http';
 import { Socket } from 'node:net';
 import { sendError } from '../../reference-server/errors/handler.ts';

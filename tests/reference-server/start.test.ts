@@ -6,7 +6,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { test, expect } from '@playwright/test';
+import { test, expect } from '../test.ts';
 import { resolveConfig, SETTINGS, flagOf, DEFAULT_INVENTORY_FILE, DEFAULT_KEYS_FILE } from '../../reference-server/config.ts';
 import { loadInventorySeed, loadKeys } from '../../reference-server/fixtures.ts';
 import { parseFlags } from '../../reference-server/main.ts';

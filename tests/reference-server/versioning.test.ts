@@ -2,7 +2,7 @@
  * Spec "Versioning" and "Other operations": `/v1` base path, the deprecated `GET /v1/pets/{petId}`
  * with `Deprecation` (RFC 9745) and a future `Sunset` (RFC 8594), and `GET /v1/store/orders`.
  */
-import { test, expect } from '@playwright/test';
+import { test, expect } from '../test.ts';
 import { DEPRECATED_AT_MS, sunsetFor } from '../../reference-server/versioning/deprecation.ts';
 import { bearer, call, expectErrorBody, origin, withServer } from './helpers.ts';
 

@@ -1,4 +1,4 @@
-import { test, expect } from '@playwright/test';
+import { test, expect } from '../test.ts';
 import { readdirSync, readFileSync } from 'node:fs';
 import { generateJsonSchemas, jsonDir, readOpenapi, serializeSchema } from '../../schemas/generate.ts';
 import { jsonSchemas, schemaNames } from '../../schemas/index.ts';

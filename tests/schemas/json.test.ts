@@ -1,4 +1,4 @@
-import { test, expect } from '@playwright/test';
+import { test, expect } from '../test.ts';
 import { parseJson, stringifyJson } from '../../suites/lib/json.ts';
 
 test('integers outside the safe range become bigint, exactly', () => {

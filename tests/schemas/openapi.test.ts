@@ -1,4 +1,4 @@
-import { test, expect } from '@playwright/test';
+import { test, expect } from '../test.ts';
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { openapiDocument } from '../../schemas/index.ts';
 import { openapiPath } from '../../schemas/generate.ts';

@@ -1,4 +1,4 @@
-import { test, expect } from '@playwright/test';
+import { test, expect } from '../test.ts';
 import { isInt64, isUtcTimestamp, schemaNames, validate, type SchemaName } from '../../schemas/index.ts';
 import { parseJson } from '../../suites/lib/json.ts';
 

@@ -7,7 +7,7 @@
  * CA, a 3-pet store, a strict ban and `Connection: close`; token-bucket.test.ts runs a token-bucket
  * limiter under the strict ban. Short load settings (faults/staging/settings.ts).
  */
-import { test, expect } from '@playwright/test';
+import { test, expect } from '../test.ts';
 import { conditionsOf, startStagingTarget } from '../../faults/staging/simulator.ts';
 import { expectSafePass, RUN_TIMEOUT_MS, runUnder } from './helpers.ts';
 import { runInBackground } from '../background.ts';

@@ -2,7 +2,7 @@
  * certify against a token-bucket limiter (a legitimate choice: the spec does not say how the limit
  * is counted) under the strict ban: passes, sends nothing early, earns no ban, restores the store.
  */
-import { test } from '@playwright/test';
+import { test } from '../test.ts';
 import { expectSafePass, RUN_TIMEOUT_MS, runUnder } from './helpers.ts';
 import { runInBackground } from '../background.ts';
 

@@ -2,7 +2,7 @@
  * Against a certificate nothing trusts (the simulator's https without its private CA), certify
  * fails within seconds, before any key reaches the peer: the simulator sees no request at all.
  */
-import { test, expect } from '@playwright/test';
+import { test, expect } from '../test.ts';
 import { runStaging } from '../../faults/staging/run.ts';
 import { conditionsOf } from '../../faults/staging/simulator.ts';
 import { STAGING_ENV } from '../../faults/staging/settings.ts';

@@ -4,7 +4,8 @@
  * observed in plain words, with the curl line of the exchange when there is one. `finding()`
  * (core/finding.ts) takes one object and keeps the shape `parseFinding` reads back.
  */
-import { test, expect, type TestInfo } from '@playwright/test';
+import type { TestInfo } from '@playwright/test';
+import { test, expect } from '../test.ts';
 import { expectFact, expectNoDeviation, expectStatus, factFinding, type JudgedResponse } from '../../suites/fixtures/assertions.ts';
 import { finding, findingAnnotation, formatFinding, parseFinding, type Finding } from '../../core/finding.ts';
 import { ANNOTATION } from '../../core/results.ts';

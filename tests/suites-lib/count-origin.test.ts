@@ -2,7 +2,7 @@
  * Who left a count (suites/lib/count-origin.ts): the original, a count this test carried, or
  * another client's. Only the last is never the server's doing.
  */
-import { expect, test } from '@playwright/test';
+import { expect, test } from '../test.ts';
 import { anotherClientBetweenWriteBacks, anotherWriterReason, countOrigin, countsCarried } from '../../suites/lib/count-origin.ts';
 
 const CASES: { observed: unknown; original: unknown; carried: unknown[]; origin: string }[] = [

@@ -1,4 +1,4 @@
-import { test, expect } from '@playwright/test';
+import { test, expect } from '../test.ts';
 import { readEnv } from '../../suites/lib/env.ts';
 import { missingPrerequisiteReason } from '../../suites/fixtures/verdicts.ts';
 

@@ -3,7 +3,7 @@
  * and the 429 sequence takes first: three sequential requests, three more only when a window
  * boundary fell inside them without Remaining falling.
  */
-import { test, expect } from '@playwright/test';
+import { test, expect } from '../test.ts';
 import { countsDown, runCountdown } from '../../suites/rate-limit/countdown.ts';
 import type { Snapshot } from '../../suites/rate-limit/exhaust.ts';
 import type { ApiClient, ApiResponse } from '../../suites/fixtures.ts';

@@ -6,7 +6,7 @@
  * limit; fixed windows, sliding windows and token buckets pass with 0 early requests and 0 bans;
  * a limiter whose headers are self-consistent but which admits Limit + 1 is caught.
  */
-import { test, expect } from '@playwright/test';
+import { test, expect } from '../test.ts';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startPacerCoordinator } from '../../suites/pacing/coordinator.ts';

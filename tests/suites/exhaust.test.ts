@@ -3,7 +3,7 @@
  * over-admission, off-by-one refusals and bad Retry-After values, survive a window reset, and
  * never send after a 429 unless Retry-After allows it.
  */
-import { test, expect } from '@playwright/test';
+import { test, expect } from '../test.ts';
 import { exhaust, type Snapshot } from '../../suites/rate-limit/exhaust.ts';
 import { limiterStore, zooStore } from '../../faults/limiters/index.ts';
 import { slidingCounterRounded } from '../../faults/limiters/sliding-counter.ts';

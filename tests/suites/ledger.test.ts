@@ -2,7 +2,7 @@
  * The requirements ledger and the conformance suites stay in sync both ways
  * (`suites/requirements.yaml`, `core/ledger.ts`).
  */
-import { test, expect } from '@playwright/test';
+import { test, expect } from '../test.ts';
 import { createHash } from 'node:crypto';
 import fs, { readFileSync } from 'node:fs';
 import os from 'node:os';

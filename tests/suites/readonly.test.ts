@@ -5,7 +5,7 @@
  * rewrites every malformed credential carrying a key into a valid one, as a server that accepts
  * malformed credentials would. The whole functional phase runs through it under readonly.
  */
-import { test, expect } from '@playwright/test';
+import { test, expect } from '../test.ts';
 import http from 'node:http';
 import { spawn } from 'node:child_process';
 import type { AddressInfo } from 'node:net';

@@ -3,7 +3,7 @@
  * once, each waits its turn and never records another's temporary quantity as the original;
  * every change is restored and verified; with 10,000 pets a claim reads the list once.
  */
-import { test, expect } from '@playwright/test';
+import { test, expect } from '../test.ts';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startPacerCoordinator } from '../../suites/pacing/coordinator.ts';
