@@ -2,7 +2,7 @@
  * What every staging test asserts: certify passes against the conformant upstream, sends nothing
  * on a key while its 429's Retry-After is pending, earns no ban, and restores the store.
  */
-import { expect } from '@playwright/test';
+import { expect, type TestInfo } from '@playwright/test';
 import { runStaging, type StagingOutcome } from '../../faults/staging/run.ts';
 import { conditionsOf } from '../../faults/staging/simulator.ts';
 import { STAGING_ENV } from '../../faults/staging/settings.ts';
@@ -10,7 +10,7 @@ import { STAGING_ENV } from '../../faults/staging/settings.ts';
 export const RUN_TIMEOUT_MS = 420_000; // a deadline against a hang, not a speed bound
 
 /** One certify run under the named conditions (combined). */
-export function runUnder(conditions: string[]): Promise<StagingOutcome> {
+function runUnder(conditions: string[]): Promise<StagingOutcome> {
   return runStaging(conditionsOf(conditions), { env: STAGING_ENV, timeoutMs: RUN_TIMEOUT_MS });
 }
 
@@ -27,11 +27,38 @@ function describe(o: StagingOutcome): string {
 }
 
 /** The promise of a staging run: pass with everything certified, nothing early, no ban, store restored. */
-export function expectSafePass(name: string, o: StagingOutcome): void {
+function expectSafePass(name: string, o: StagingOutcome): void {
   expect(o.verdict, `certify under [${name}] against a conformant server: expected verdict pass\n  ${describe(o)}`).toBe('pass');
   expect(o.notCertified, `[${name}] requirements left not certified (every key and plan is given: none expected)`).toEqual({});
+  expectSafe(name, o);
+}
+
+/** What every run must keep, whatever it could certify: nothing early, no ban, the store restored, through the simulator. */
+function expectSafe(name: string, o: StagingOutcome): void {
   expect(o.retry.early, `[${name}] requests sent on a key while its 429's Retry-After was pending (expected none)`).toEqual({});
   expect(o.retry.bans, `[${name}] bans earned (expected none)`).toEqual({});
   expect(o.restored, `[${name}] the store after the run equals the store before\n  before: ${o.before}\n  after:  ${o.after}`).toBe(true);
   expect(Object.keys(o.retry.requests).length, `[${name}] the run went through the simulator`).toBeGreaterThan(0);
+}
+
+/**
+ * A run that passed and kept every promise but left requirements not certified could not tell
+ * what it saw (for instance a runner too busy to spend a short window's limit before the window
+ * ends): that is the run's own limit, never the server's failure, and no reason to fail the test.
+ * Such a run is judged for what it must keep whatever it certified, and the conditions run once
+ * more; that second run is judged whole (the fault matrix does the same, `inconclusiveIds`).
+ */
+export async function expectSafePassUnder(conditions: string[], testInfo: TestInfo): Promise<void> {
+  const name = conditions.join(' + ');
+  let outcome = await runUnder(conditions);
+  const inconclusive = Object.keys(outcome.notCertified);
+  if (outcome.verdict === 'pass' && inconclusive.length > 0) {
+    expectSafe(name, outcome);
+    testInfo.annotations.push({
+      type: 'run again',
+      description: `${inconclusive.join(', ')} not certified in the first run: ${Object.values(outcome.notCertified)[0]?.slice(0, 300)}`,
+    });
+    outcome = await runUnder(conditions);
+  }
+  expectSafePass(name, outcome);
 }
