@@ -2,7 +2,8 @@
  * What every staging test asserts: certify passes against the conformant upstream, sends nothing
  * on a key while its 429's Retry-After is pending, earns no ban, and restores the store.
  */
-import { expect, type TestInfo } from '@playwright/test';
+import type { TestInfo } from '@playwright/test';
+import { expect } from '../test.ts';
 import { runStaging, type StagingOutcome } from '../../faults/staging/run.ts';
 import { conditionsOf } from '../../faults/staging/simulator.ts';
 import { STAGING_ENV } from '../../faults/staging/settings.ts';
