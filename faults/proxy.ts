@@ -158,8 +158,9 @@ interface Upstream {
 /**
  * Connects to the upstream. A kept-alive socket the upstream closed just as it was reused fails
  * with ECONNRESET before any answer (an HTTP/1.1 race, not the upstream's answer): a buffered
- * request is then sent again once on a fresh connection, as HTTP clients do; a streamed one always
- * goes on a connection of its own.
+ * request is then sent again once on a fresh connection, as HTTP clients do (never on the next idle
+ * socket: sockets that went idle together reach the upstream's idle timeout together); a streamed
+ * one always goes on a connection of its own.
  */
 function upstreamOf(upstream: URL): Upstream {
   const prefix = upstream.pathname.replace(/\/$/, '');
@@ -180,7 +181,7 @@ function upstreamOf(upstream: URL): Upstream {
           method: req.method,
           path: prefix + req.path,
           headers: [...flat(outHeaders), 'Host', upstream.host],
-          agent: body ? fresh : agent,
+          agent: body || retried ? fresh : agent,
         } as http.RequestOptions,
         resolve,
       );

@@ -270,6 +270,38 @@ test('staging transport: https with a private CA (verified) and Connection: clos
   }
 });
 
+test('the request sent again after a reused socket was closed goes on a fresh connection: idle sockets that all close at once are never a 502', async () => {
+  // Sockets that went idle together reach the upstream's idle timeout together: a retry on the
+  // next pooled socket would meet the same close.
+  let dropped = 0;
+  const used = new WeakSet<object>();
+  const server = http.createServer((req, res) => {
+    req.resume();
+    if (used.has(req.socket)) {
+      dropped++;
+      return req.socket.destroy();
+    }
+    used.add(req.socket);
+    // Answers after a short pause, so that concurrent requests each open a connection of their own.
+    setTimeout(() => res.writeHead(200, ['Content-Type', 'application/json', 'Content-Length', '2']).end('[]'), 50);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const proxy = await startFaultProxy({ upstream: `http://127.0.0.1:${(server.address() as AddressInfo).port}` });
+  try {
+    const first = await Promise.all([1, 2, 3].map(() => fetch(`${proxy.url}/v1/inventory`).then((r) => r.status)));
+    expect(first).toEqual([200, 200, 200]);
+    const next = (await fetch(`${proxy.url}/v1/inventory`)).status;
+    expect(dropped, 'the first reused socket was closed').toBe(1);
+    expect(next, 'the retry went on a fresh connection, not on the next idle socket').toBe(200);
+  } finally {
+    await proxy.close();
+    await new Promise<void>((r) => {
+      server.close(() => r());
+      server.closeAllConnections();
+    });
+  }
+});
+
 test('a kept-alive upstream socket closed as it is reused is retried once, not answered 502; a request with a body never goes on a reused socket', async () => {
   // An upstream that drops a kept-alive connection when a second request arrives on it (as a
   // server does whose idle timeout fires just then): the proxy meets ECONNRESET on a reused socket.
