@@ -20,6 +20,8 @@ interface StoreOptions {
   breakRestore?: boolean;
   /** Answers 503 to a write back to the original quantity, changing nothing. */
   refuseRestore?: boolean;
+  /** Answers 503, changing nothing, to this many write-backs to the original quantity, then accepts them. */
+  refuseRestoreTimes?: number;
   /** Another client writes the pet (4242, then 4243, …) right after each of this many write-backs. */
   foreignAfterRestore?: number;
   /** After each update, this many list reads still show the list as it was before it. */
@@ -37,6 +39,7 @@ async function startStore(size: number, options: StoreOptions = {}) {
   const listText = () => `[${[...quantities].map(([id, q]) => `{"petId":${id},"quantity":${written(q)},"status":"available"}`).join(',')}]`;
   const lag = { reads: 0, snapshot: '' };
   const foreign = { n: 0 };
+  const refused = { n: 0 };
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -58,7 +61,8 @@ async function startStore(size: number, options: StoreOptions = {}) {
       if (req.method === 'PATCH' && m && quantities.has(m[1])) {
         const { quantity } = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { quantity: number };
         stats.updates.push({ id: m[1], quantity });
-        if (options.refuseRestore && quantity === 10 + Number(m[1])) {
+        const restoring = quantity === 10 + Number(m[1]);
+        if (restoring && (options.refuseRestore || refused.n++ < (options.refuseRestoreTimes ?? 0))) {
           res.writeHead(503, headers).end('{"code":"unavailable","message":"try later","status":503}');
           return;
         }
@@ -238,6 +242,26 @@ test('a refused restore fails the test naming the pet, and the pet is recorded a
       /UPD-02: state not restored: pet 1 could not be restored: original quantity 11, now 500; pet 1: restoring it to quantity 11 got 503/,
     );
     expect(recorded).toEqual([{ petId: '1', original: '11', current: '500' }]);
+  } finally {
+    await s.close();
+  }
+});
+
+test('a restore answered 503 once is written back again and restores the pet: a transient 5xx is not a failure', async () => {
+  const s = await setup(1, { refuseRestoreTimes: 1 });
+  try {
+    const api = s.api();
+    const recorded: unknown[] = [];
+    const stock = createStock(api, 'transient', 60_000, 'UPD-02', (u) => recorded.push(u));
+    const pet = await stock.claim();
+    await api.updateInventory(pet.id, { quantity: 500 });
+    await stock.end();
+    expect(s.store.quantities.get('1')).toBe(11);
+    expect(s.store.stats.updates.slice(1)).toEqual([
+      { id: '1', quantity: 11 },
+      { id: '1', quantity: 11 },
+    ]);
+    expect(recorded).toEqual([]);
   } finally {
     await s.close();
   }
