@@ -137,22 +137,21 @@ export function gateMarkdown(report: ConformanceReport): string[] {
 /** The run-level "target left changed" section: each pet, its original and its current count. */
 export function leftChangedMarkdown(report: ConformanceReport): string[] {
   const lines: string[] = [];
-  const pets = report.problems.filter((p) => p.kind === 'target-left-changed');
+  const left = report.problems.filter((p) => p.kind === 'target-left-changed');
+  const pets = left.flatMap((x) => x.pets ?? []);
+  if (left.length) lines.push('## Target left changed', '');
   if (pets.length) {
-    lines.push(
-      '## Target left changed',
-      '',
-      'The run could not restore these pets; restore them by hand. This fails the gate, whatever the requirements say.',
-      '',
-    );
+    lines.push('The run could not restore these pets; restore them by hand. This fails the gate, whatever the requirements say.', '');
     lines.push('| Pet | Original quantity | Current quantity | What to do |', '|---|---|---|---|');
-    for (const p of pets.flatMap((x) => x.pets ?? [])) {
+    for (const p of pets) {
       lines.push(
         `| ${cell(p.petId)} | ${cell(p.created ? 'not listed (created by the run)' : p.original)} | ${cell(p.current ?? 'missing from the list')} | ${cell(p.action ?? 'set its quantity back by hand')} |`,
       );
     }
     lines.push('');
   }
+  // Named without a reading of each pet (a run stopped before it put back what it changed).
+  for (const p of left.filter((x) => !x.pets?.length)) lines.push(`- ${cell(p.reason)}`, '');
   const j = report.journal;
   const messages = j ? [...j.repair.messages, ...j.end.messages] : [];
   if (messages.length) {

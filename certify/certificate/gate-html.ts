@@ -12,7 +12,10 @@ function esc(text: string): string {
 
 /** "Target left changed": each pet the run could not restore (its original and current count, what to do), and the messages it posted. */
 export function leftChangedHtml(cert: Certificate): string {
-  const pets = cert.results.problems.filter((p) => p.kind === 'target-left-changed').flatMap((p) => p.pets ?? []);
+  const left = cert.results.problems.filter((p) => p.kind === 'target-left-changed');
+  const pets = left.flatMap((p) => p.pets ?? []);
+  // Named without a reading of each pet (a run stopped before it put back what it changed).
+  const named = left.filter((p) => !p.pets?.length);
   const j = cert.results.journal;
   const messages = j ? [...j.repair.messages, ...j.end.messages] : [];
   const out: string[] = [];
@@ -28,6 +31,7 @@ export function leftChangedHtml(cert: Certificate): string {
       `<table><thead><tr><th>Pet</th><th>Original quantity</th><th>Current quantity</th><th>What to do</th></tr></thead><tbody>${rows}</tbody></table>`,
     );
   }
+  if (named.length) out.push(`<ul class="tight">${named.map((p) => `<li>${esc(p.reason)}</li>`).join('')}</ul>`);
   if (messages.length) {
     const items = messages.map((m) => `<li>${esc(`${m.address}/messages at ${m.at} (${m.by})`)}</li>`).join('');
     out.push(
@@ -35,7 +39,7 @@ export function leftChangedHtml(cert: Certificate): string {
     );
   }
   if (!out.length) return '';
-  return `<section id="left-changed"><h2>Target left changed (${pets.length + messages.length})</h2>${out.join('')}</section>`;
+  return `<section id="left-changed"><h2>Target left changed (${pets.length + named.length + messages.length})</h2>${out.join('')}</section>`;
 }
 
 /** "Repaired first": what an earlier run left open in the journal and this run put back before it sent anything else, and journals of other targets left alone. */

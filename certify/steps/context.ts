@@ -5,6 +5,7 @@
  * loop closes the run-wide pacer and the target before it returns (or throws).
  */
 import { newJournalName } from '../../core/journal.ts';
+import type { RunProblem } from '../../core/results.ts';
 import type { secretsFromEnv } from '../../core/secrets.ts';
 import { emptyRepair } from '../../suites/journal/repair.ts';
 import type { WrittenCertificate } from '../certificate/index.ts';
@@ -101,6 +102,8 @@ export interface RunContext {
   results: PhaseResult[];
   /** Problems of the run met by any step (not yet redacted). */
   runErrors: string[];
+  /** nameOpenAfterStop: what a stopped run's own journal leaves open (a run problem). */
+  openAfterStop?: RunProblem;
   /** closeTarget: the pacer's report per key. */
   pacing?: PacingSummary[];
   /** merge: the tests read back, the merge's problems, the redaction log. */

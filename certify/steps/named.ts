@@ -21,7 +21,7 @@ import { startRunPacer } from './pacer.ts';
 import { interruptedExit, preflight as preflightTarget, PREFLIGHT_EXIT } from './preflight.ts';
 import { printSummary } from './print.ts';
 import { prepareRun } from './prepare.ts';
-import { journalProblem, openAfterStopLine, repairFirst as repairJournal, settleOwn } from './repair.ts';
+import { journalProblem, openAfterStopProblem, repairFirst as repairJournal, settleOwn } from './repair.ts';
 import { resolveTarget as startTargetOf } from './resolve-target.ts';
 import { runAllPhases } from './run-phases.ts';
 import { scanSecrets as scanFolder } from './scan-secrets.ts';
@@ -202,13 +202,16 @@ export async function settleJournal(ctx: RunContext): Promise<void> {
 /**
  * Step "name what the journal leaves open": after a signal the run sends nothing more, and what its
  * own journal leaves open (a pet a stopped check changed and did not put back) is named at run
- * level, with the two ways to put it back (the next run repairs first; `restore`).
+ * level, with the two ways to put it back: said now, and kept as a run problem for the reports and
+ * the certificate.
  */
 export function nameOpenAfterStop(ctx: RunContext): void {
   const signal = ctx.options.signal;
   if (!signal?.aborted) return;
-  const line = openAfterStopLine(need(ctx.run, 'the prepared run').reportsDir, ctx.journalFile, String(signal.reason ?? 'a signal'));
-  if (line) need(ctx.voice, "the run's voice").say(`certify: ${line}\n`);
+  const problem = openAfterStopProblem(need(ctx.run, 'the prepared run').reportsDir, ctx.journalFile, String(signal.reason ?? 'a signal'));
+  if (!problem) return;
+  ctx.openAfterStop = problem;
+  need(ctx.voice, "the run's voice").say(`certify: ${problem.reason}\n`);
 }
 
 /** Step "merge": the phases' blobs into the HTML report, junit.xml and results.json; load.json. */
@@ -255,6 +258,12 @@ export function verdictInputOf(ctx: RunContext): VerdictInput {
   // The journal: pets left changed (a run-level problem), and pets its end-of-run repair put back.
   const problem = journalProblem(ctx.journal);
   if (problem) input.problems = [...(input.problems ?? []), problem];
+  // A stopped run: what its journal leaves open (nameOpenAfterStop).
+  if (ctx.openAfterStop)
+    input.problems = [
+      ...(input.problems ?? []),
+      { ...ctx.openAfterStop, reason: need(ctx.voice, "the run's voice").redact(ctx.openAfterStop.reason) },
+    ];
   if (ctx.journal.end.restored.length) input.restoredAfter = ctx.journal.end.restored.map((p) => p.petId);
   return { ...input, secretFindings: need(ctx.secretFindings, 'the secret scan') };
 }

@@ -18,7 +18,9 @@ export function leftChangedLines(problems: readonly RunProblem[], journal?: Jour
   const lines: string[] = [];
   if (pets.length || other.length) {
     lines.push(
-      `Target left changed: the run could not restore ${pets.length || 'some'} pet(s); restore them by hand (this fails the gate):`,
+      pets.length
+        ? `Target left changed: the run could not restore ${pets.length} pet(s); restore them by hand (this fails the gate):`
+        : 'Target left changed:',
       ...pets.map((p) =>
         p.created
           ? `  ✗ pet ${p.petId}: created by the run (not listed before a request on it, listed now at quantity ${p.current ?? '?'}); delete it by hand`

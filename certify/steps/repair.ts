@@ -90,11 +90,11 @@ function ownJournal(reportsDir: string, ownFile: string): JournalFile | undefine
 }
 
 /**
- * After a signal the run sends nothing more: the line that names what its own journal leaves open
- * (pets changed and not put back), from the journal alone, with the two ways to put it back. None
- * when nothing is open.
+ * After a signal the run sends nothing more: what its own journal leaves open (pets changed and not
+ * put back, requests on ids not listed), from the journal alone, as a run-level problem whose reason
+ * names it with the two ways to put it back. None when nothing is open.
  */
-export function openAfterStopLine(reportsDir: string, ownFile: string, signal: string): string | undefined {
+export function openAfterStopProblem(reportsDir: string, ownFile: string, signal: string): RunProblem | undefined {
   const own = ownJournal(reportsDir, ownFile);
   if (!own) return undefined;
   const changes = own.open.filter((e) => e.kind === 'change');
@@ -113,7 +113,13 @@ export function openAfterStopLine(reportsDir: string, ownFile: string, signal: s
         ]
       : []),
   ];
-  return `stopped by ${signal} before it put back or confirmed ${parts.join('; and ')}; they are in ${ownFile}: the next certify with this reports folder puts them back first, or \`inventory-conformance restore\` does it alone`;
+  const observed = parts.join('; and ');
+  return {
+    kind: 'target-left-changed',
+    reason: `stopped by ${signal} before it put back or confirmed ${observed}; they are in ${ownFile}: the next certify with this reports folder puts them back first, or \`inventory-conformance restore\` does it alone`,
+    expected: 'every pet the run changed put back, and every id it was not shown confirmed not created, before the run ends',
+    observed,
+  };
 }
 
 /** Settles the run's own journal at its end (nothing when it was never written). */

@@ -12,6 +12,7 @@ import { gateJunit } from '../../certify/junit.ts';
 import { renderMarkdown } from '../../certify/markdown.ts';
 import { judge } from '../../certify/steps/judge.ts';
 import { leftChangedLines, printSummary } from '../../certify/steps/print.ts';
+import { openAfterStopProblem } from '../../certify/steps/repair.ts';
 import { errorDocument } from '../../cli/main.ts';
 import { EXIT } from '../../core/exit-codes.ts';
 import { baselineOf, failingReport, passingTests, rec, report, LEDGER } from './reports.ts';
@@ -264,6 +265,50 @@ test('gate: a target left changed is a run-level line in the console, conformanc
   const html = fs.readFileSync(w.htmlFile, 'utf8');
   expect(html).toContain('<section id="left-changed"><h2>Target left changed (2)</h2>');
   expect(html).toContain('<tr><td><code>7</code></td><td>5</td><td>12</td><td>set its quantity back by hand</td></tr>');
+});
+
+test('gate: what a stopped run left open is named in the console, conformance.json, conformance.md and the certificate, and the gate stays interrupted', async ({
+  scratch,
+}) => {
+  const dir = scratch('reports');
+  fs.mkdirSync(dir);
+  fs.mkdirSync(path.join(dir, 'journal'));
+  const journalFile = 'journal/run-1.jsonl';
+  const at = '2026-11-26T00:00:00.000Z';
+  fs.writeFileSync(
+    path.join(dir, journalFile),
+    `${JSON.stringify({ v: 1, at, target: 'http://127.0.0.1:1/v1', kind: 'change', entry: 'a1', by: 'functional UPD-02', petId: '7', original: '5' })}\n`,
+  );
+  const open = openAfterStopProblem(dir, journalFile, 'SIGINT');
+  expect(open).toMatchObject({
+    kind: 'target-left-changed',
+    observed: '1 pet(s) it changed: pet 7 (quantity 5 before; by functional UPD-02)',
+  });
+  const made = judge(
+    {
+      ledger: LEDGER,
+      tests: passingTests(),
+      profile: 'full',
+      target: { kind: 'reference' },
+      generatedAt: '2026-11-26T06:00:00.000Z',
+      problems: [open!],
+      interrupted: { signal: 'SIGINT', exitCode: 130 },
+    },
+    dir,
+    (s) => s,
+  );
+  expect(made.gate).toMatchObject({ result: 'interrupted', exitCode: 130 });
+  const json = JSON.parse(fs.readFileSync(path.join(dir, 'conformance.json'), 'utf8'));
+  expect(conformanceProblems(json)).toEqual([]);
+  expect(json.problems).toEqual([open]);
+  const reason = 'stopped by SIGINT before it put back or confirmed 1 pet(s) it changed: pet 7 (quantity 5 before; by functional UPD-02)';
+  expect(fs.readFileSync(path.join(dir, 'conformance.md'), 'utf8')).toContain(`## Target left changed\n\n- ${reason}`);
+  let out = '';
+  printSummary(made, (t) => (out += t), { reportsFile: 'conformance.md', otherReports: [], seconds: 1 });
+  expect(out).toContain(`Target left changed:\n  ✗ ${reason}`);
+  const w = writeCertificate({ report: made, reportsDir: dir, env: {} });
+  expect(certificateProblems(JSON.parse(fs.readFileSync(w.jsonFile, 'utf8')))).toEqual([]);
+  expect(fs.readFileSync(w.htmlFile, 'utf8')).toContain(`<h2>Target left changed (1)</h2><ul class="tight"><li>${reason}`);
 });
 
 test('gate: a run whose every change was restored has no such line', () => {

@@ -343,10 +343,15 @@ test('after a signal, the pets the run changed and did not put back are named at
       `certify: stopped by SIGINT before it put back or confirmed 1 pet(s) it changed: pet 1 (quantity 12 before; by load LOAD-01 (capacity mix)); and requests on 1 pet id(s) that were not listed (987654321), not yet checked to have created nothing; they are in ${s.ctx.journalFile}: the next certify with this reports folder puts them back first, or \`inventory-conformance restore\` does it alone`,
     );
     expect(s.out()).not.toContain('pet 2');
+    expect(s.ctx.openAfterStop, 'kept as a run problem for the reports and the certificate').toMatchObject({
+      kind: 'target-left-changed',
+      observed: expect.stringMatching(/^1 pet\(s\) it changed: pet 1 \(quantity 12 before/),
+    });
     const running = contextIn(dir);
     write(running.ctx);
     nameOpenAfterStop(running.ctx);
     expect(running.out(), 'a run not stopped settles its journal instead').not.toContain('stopped by');
+    expect(running.ctx.openAfterStop).toBeUndefined();
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
