@@ -247,12 +247,20 @@ test('a refused restore fails the test naming the pet, and the pet is recorded a
   }
 });
 
-test('a restore answered 503 once is written back again and restores the pet: a transient 5xx is not a failure', async () => {
+test('a restore answered 503 once is written back again and restores the pet: a transient 5xx is a warning, not a failure', async () => {
   const s = await setup(1, { refuseRestoreTimes: 1 });
   try {
     const api = s.api();
     const recorded: unknown[] = [];
-    const stock = createStock(api, 'transient', 60_000, 'UPD-02', (u) => recorded.push(u));
+    const warnings: string[] = [];
+    const stock = createStock(
+      api,
+      'transient',
+      60_000,
+      'UPD-02',
+      (u) => recorded.push(u),
+      (m) => warnings.push(m),
+    );
     const pet = await stock.claim();
     await api.updateInventory(pet.id, { quantity: 500 });
     await stock.end();
@@ -262,6 +270,9 @@ test('a restore answered 503 once is written back again and restores the pet: a 
       { id: '1', quantity: 11 },
     ]);
     expect(recorded).toEqual([]);
+    expect(warnings).toEqual([
+      'restoring pet 1 to quantity 11 got 503, and 200 when sent once more: a valid request answered 5xx (HTTP rules: 2xx or 4xx)',
+    ]);
   } finally {
     await s.close();
   }
