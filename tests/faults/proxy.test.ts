@@ -270,64 +270,62 @@ test('staging transport: https with a private CA (verified) and Connection: clos
   }
 });
 
-test('the request sent again after a reused socket was closed goes on a fresh connection: idle sockets that all close at once are never a 502', async () => {
-  // Sockets that went idle together reach the upstream's idle timeout together: a retry on the
-  // next pooled socket would meet the same close.
-  let dropped = 0;
+/**
+ * An upstream that drops a kept-alive connection when a second request arrives on it (as a server
+ * does whose idle timeout fires just then), answering each first request after `delayMs`.
+ */
+async function droppingUpstream(delayMs = 0) {
+  const counts = { answered: 0, dropped: 0 };
   const used = new WeakSet<object>();
   const server = http.createServer((req, res) => {
     req.resume();
     if (used.has(req.socket)) {
-      dropped++;
+      counts.dropped++;
       return req.socket.destroy();
     }
     used.add(req.socket);
-    // Answers after a short pause, so that concurrent requests each open a connection of their own.
-    setTimeout(() => res.writeHead(200, ['Content-Type', 'application/json', 'Content-Length', '2']).end('[]'), 50);
+    counts.answered++;
+    setTimeout(() => res.writeHead(200, ['Content-Type', 'application/json', 'Content-Length', '2']).end('[]'), delayMs);
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const proxy = await startFaultProxy({ upstream: `http://127.0.0.1:${(server.address() as AddressInfo).port}` });
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    counts,
+    close: () =>
+      new Promise<void>((r) => {
+        server.close(() => r());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+test('the request sent again after a reused socket was closed goes on a fresh connection: idle sockets that all close at once are never a 502', async () => {
+  // Sockets that went idle together reach the upstream's idle timeout together: a retry on the
+  // next pooled socket would meet the same close. The upstream answers after a short pause, so
+  // that concurrent requests each open a connection of their own.
+  const up = await droppingUpstream(50);
+  const proxy = await startFaultProxy({ upstream: up.url });
   try {
     const first = await Promise.all([1, 2, 3].map(() => fetch(`${proxy.url}/v1/inventory`).then((r) => r.status)));
     expect(first).toEqual([200, 200, 200]);
     const next = (await fetch(`${proxy.url}/v1/inventory`)).status;
-    expect(dropped, 'the first reused socket was closed').toBe(1);
+    expect(up.counts.dropped, 'the first reused socket was closed').toBe(1);
     expect(next, 'the retry went on a fresh connection, not on the next idle socket').toBe(200);
   } finally {
     await proxy.close();
-    await new Promise<void>((r) => {
-      server.close(() => r());
-      server.closeAllConnections();
-    });
+    await up.close();
   }
 });
 
 test('a kept-alive upstream socket closed as it is reused is retried once, not answered 502; a request with a body never goes on a reused socket', async () => {
-  // An upstream that drops a kept-alive connection when a second request arrives on it (as a
-  // server does whose idle timeout fires just then): the proxy meets ECONNRESET on a reused socket.
-  let answered = 0;
-  let dropped = 0;
-  const used = new WeakSet<object>();
-  const server = http.createServer((req, res) => {
-    req.resume();
-    if (used.has(req.socket)) {
-      dropped++;
-      return req.socket.destroy();
-    }
-    used.add(req.socket);
-    answered++;
-    res.writeHead(200, ['Content-Type', 'application/json', 'Content-Length', '2']);
-    res.end('[]');
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const up = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const proxy = await startFaultProxy({ upstream: up });
+  const up = await droppingUpstream();
+  const proxy = await startFaultProxy({ upstream: up.url });
   try {
     const statuses: number[] = [];
     for (let i = 0; i < 5; i++) statuses.push((await fetch(`${proxy.url}/v1/inventory`)).status);
     expect(statuses).toEqual([200, 200, 200, 200, 200]);
-    expect(dropped, 'the race happened').toBeGreaterThan(0);
-    expect(answered).toBe(5);
+    expect(up.counts.dropped, 'the race happened').toBeGreaterThan(0);
+    expect(up.counts.answered).toBe(5);
     // A streamed body cannot be sent again: after a bodiless request left a socket in the pool,
     // each request with a body still reaches the upstream as the first on its connection.
     const posted: number[] = [];
@@ -343,9 +341,6 @@ test('a kept-alive upstream socket closed as it is reused is retried once, not a
     expect(posted, 'requests with a body, each after a kept-alive socket went back to the pool').toEqual([200, 200, 200]);
   } finally {
     await proxy.close();
-    await new Promise<void>((r) => {
-      server.close(() => r());
-      server.closeAllConnections();
-    });
+    await up.close();
   }
 });
