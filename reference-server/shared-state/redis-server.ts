@@ -173,7 +173,13 @@ export async function startRedisServer(options: { binary?: string; port?: number
     });
   }
 
-  await start(options.port === undefined);
+  try {
+    await start(options.port === undefined);
+  } catch (error) {
+    // Not started: its data folder goes with it.
+    rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
   return {
     url: `redis://127.0.0.1:${port}`,
     port,
