@@ -3,10 +3,9 @@
  * `done` closes its entry, the target is named without userinfo or query, and appends of several
  * processes at once never interleave.
  */
-import { test, expect } from '../test.ts';
+import { test, expect } from '../certificate/scratch.ts';
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
@@ -52,7 +51,12 @@ const message = (): MessageRecord => ({
   address: 'http://127.0.0.1:8080/quickstart',
 });
 
-const scratch = () => fs.mkdtempSync(path.join(os.tmpdir(), 'journal-'));
+/** A folder of the test's own (removed afterwards by the `scratch` fixture). */
+function folderIn(scratch: (name: string) => string): string {
+  const dir = scratch('journal-test');
+  fs.mkdirSync(dir);
+  return dir;
+}
 
 test('JOURNAL records read back exactly as written, one line each', () => {
   const records = [change('7', '5'), change('9223372036854775807', null), message()];
@@ -95,8 +99,8 @@ test('JOURNAL the target is its origin and path: never userinfo, query or fragme
   expect(targetIdentity('http://127.0.0.1:8080/v1')).toBe('http://127.0.0.1:8080/v1');
 });
 
-test('JOURNAL files are found under journal/, oldest name first, each folded on its own', () => {
-  const dir = scratch();
+test('JOURNAL files are found under journal/, oldest name first, each folded on its own', ({ scratch }) => {
+  const dir = folderIn(scratch);
   const older = newJournalName(new Date('2026-11-25T10:00:00Z'));
   const newer = newJournalName(new Date('2026-11-25T11:00:00Z'));
   const a = change('1', '3');
@@ -110,8 +114,8 @@ test('JOURNAL files are found under journal/, oldest name first, each folded on 
   expect(readJournals(path.join(dir, 'none'))).toEqual([]);
 });
 
-test('JOURNAL appends of four processes at once never interleave: every line reads back', async () => {
-  const dir = scratch();
+test('JOURNAL appends of four processes at once never interleave: every line reads back', async ({ scratch }) => {
+  const dir = folderIn(scratch);
   const file = path.join(dir, 'journal', 'concurrent.jsonl');
   const per = 150;
   await Promise.all([0, 1, 2, 3].map((p) => run(TSX, [APPENDER, file, String(p), String(per)])));
@@ -121,8 +125,10 @@ test('JOURNAL appends of four processes at once never interleave: every line rea
   for (const p of [0, 1, 2, 3]) expect(records.filter((r) => r.by === `process ${p}`)).toHaveLength(per);
 });
 
-test("JOURNAL the reports folder keeps a journal with an open entry through the next run's cleanup (the next run's input); a closed one goes like any report", () => {
-  const dir = scratch();
+test("JOURNAL the reports folder keeps a journal with an open entry through the next run's cleanup (the next run's input); a closed one goes like any report", ({
+  scratch,
+}) => {
+  const dir = folderIn(scratch);
   const reports = path.join(dir, 'reports');
   const first = prepareReportsDir(reports, { home: dir, repoRoot: path.join(dir, 'repo') });
   expect(first.ok).toBe(true);
@@ -147,9 +153,11 @@ test("JOURNAL the reports folder keeps a journal with an open entry through the 
   expect(readJournals(reports).filter((j) => j.open.length)).toHaveLength(2);
 });
 
-test('JOURNAL a writer never writes a key in any encoding, even when a check name carries one; the target is written without userinfo or query', () => {
+test('JOURNAL a writer never writes a key in any encoding, even when a check name carries one; the target is written without userinfo or query', ({
+  scratch,
+}) => {
   const key = 'ik_journal_key_4b2e9c7a1f3d5e60';
-  const dir = scratch();
+  const dir = folderIn(scratch);
   const file = path.join(dir, 'journal', 'run.jsonl');
   const journal = createRunJournal({
     file,
@@ -178,8 +186,10 @@ test('JOURNAL a writer never writes a key in any encoding, even when a check nam
   expect(openEntries(records).map((r) => r.kind)).toEqual(['message']);
 });
 
-test('JOURNAL a writer keeps one open entry per pet (the oldest count stands) and opens a new one after the pet was put back', () => {
-  const dir = scratch();
+test('JOURNAL a writer keeps one open entry per pet (the oldest count stands) and opens a new one after the pet was put back', ({
+  scratch,
+}) => {
+  const dir = folderIn(scratch);
   const file = path.join(dir, 'journal', 'run.jsonl');
   const journal = createRunJournal({ file, baseUrl: 'http://127.0.0.1:8080/v1', keys: {} });
   const first = journal.change('7', '5', 'UPD-01');

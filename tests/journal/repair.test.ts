@@ -3,9 +3,7 @@
  * of this target is put back and closed only once the list shows it back; what cannot be undone
  * stays open and is named with what to do; another target's entries are left alone and named.
  */
-import { test, expect } from '../test.ts';
-import fs from 'node:fs';
-import os from 'node:os';
+import { test, expect } from '../certificate/scratch.ts';
 import path from 'node:path';
 import { appendRecord, newEntryId, readJournals, type ChangeRecord, type JournalRecord } from '../../core/journal.ts';
 import { emptyRepair, repairJournals, repairLines } from '../../suites/journal/repair.ts';
@@ -45,14 +43,17 @@ const change = (petId: string, original: string | null, target = TARGET): Change
   original,
 });
 
-function folder(records: JournalRecord[]): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'repair-'));
+/** A reports folder of the test's own (removed afterwards by the `scratch` fixture) with `records` journaled. */
+function folder(scratch: (name: string) => string, records: JournalRecord[]): string {
+  const dir = scratch('reports');
   for (const r of records) appendRecord(path.join(dir, 'journal', 'run.jsonl'), r);
   return dir;
 }
 
-test('JOURNAL repair: a changed count is written back, verified through the list and closed; one at its count is closed unchanged', async () => {
-  const dir = folder([change('1', '10'), change('2', '20'), change('1', '99')]);
+test('JOURNAL repair: a changed count is written back, verified through the list and closed; one at its count is closed unchanged', async ({
+  scratch,
+}) => {
+  const dir = folder(scratch, [change('1', '10'), change('2', '20'), change('1', '99')]);
   const { api, sent } = fakeApi(
     new Map([
       ['1', 77],
@@ -69,8 +70,10 @@ test('JOURNAL repair: a changed count is written back, verified through the list
   expect(readJournals(dir)[0]!.open, 'every entry closed, the later one of pet 1 too').toEqual([]);
 });
 
-test('JOURNAL repair: a pet not listed before a request on it and listed now was created (an upsert): named, delete by hand, its entry stays open; one still absent is closed', async () => {
-  const dir = folder([change('987654321', null), change('31337', null)]);
+test('JOURNAL repair: a pet not listed before a request on it and listed now was created (an upsert): named, delete by hand, its entry stays open; one still absent is closed', async ({
+  scratch,
+}) => {
+  const dir = folder(scratch, [change('987654321', null), change('31337', null)]);
   const { api, sent } = fakeApi(
     new Map([
       ['1', 10],
@@ -109,8 +112,8 @@ const cases: {
   },
 ];
 for (const c of cases) {
-  test(`JOURNAL repair: ${c.name} leaves the entry open and names the pet with what to do`, async () => {
-    const dir = folder([change('1', '10')]);
+  test(`JOURNAL repair: ${c.name} leaves the entry open and names the pet with what to do`, async ({ scratch }) => {
+    const dir = folder(scratch, [change('1', '10')]);
     const { api, sent } = fakeApi(new Map([['1', 77]]), c.api);
     const out = await repairJournals({
       api,
@@ -128,7 +131,9 @@ for (const c of cases) {
   });
 }
 
-test("JOURNAL repair: another target's entries are left alone and named; a message is named (it cannot be undone) and closed as reported", async () => {
+test("JOURNAL repair: another target's entries are left alone and named; a message is named (it cannot be undone) and closed as reported", async ({
+  scratch,
+}) => {
   const message: JournalRecord = {
     v: 1,
     kind: 'message',
@@ -138,7 +143,7 @@ test("JOURNAL repair: another target's entries are left alone and named; a messa
     target: TARGET,
     address: 'http://127.0.0.1:8080/quickstart',
   };
-  const dir = folder([change('1', '10', OTHER), change('2', '20', OTHER), message]);
+  const dir = folder(scratch, [change('1', '10', OTHER), change('2', '20', OTHER), message]);
   const { api, sent } = fakeApi(new Map([['1', 77]]));
   const out = await repairJournals({ api, reportsDir: dir, journals: readJournals(dir), target: TARGET, by: 'repair' });
   expect(sent, 'nothing sent: no change of this target is open').toEqual([]);

@@ -4,9 +4,7 @@
  * (0 requests before a Retry-After), exits 1 naming the entry it could not restore, and leaves it
  * open; a journal of another target is left alone and named.
  */
-import { test, expect } from '../test.ts';
-import fs from 'node:fs';
-import os from 'node:os';
+import { test, expect } from '../certificate/scratch.ts';
 import path from 'node:path';
 import { appendRecord, newEntryId, newJournalName, readJournals, type ChangeRecord } from '../../core/journal.ts';
 import { runRestore } from '../../certify/restore.ts';
@@ -25,8 +23,9 @@ const change = (target: string, petId: string, original: string): ChangeRecord =
   original,
 });
 
-function reportsWith(records: ChangeRecord[]): string {
-  const dir = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'restore-')), 'reports');
+/** A reports folder of the test's own (removed afterwards by the `scratch` fixture) with `records` journaled. */
+function reportsWith(scratch: (name: string) => string, records: ChangeRecord[]): string {
+  const dir = scratch('reports');
   const file = path.join(dir, newJournalName());
   for (const r of records) appendRecord(file, r);
   return dir;
@@ -47,20 +46,22 @@ const USAGE: { name: string; env: Record<string, string>; error: RegExp }[] = [
   },
 ];
 for (const c of USAGE) {
-  test(`restore: ${c.name} is a usage error (exit 2) that never prints the key`, async () => {
+  test(`restore: ${c.name} is a usage error (exit 2) that never prints the key`, async ({ scratch }) => {
     let out = '';
-    const code = await runRestore({ env: { ...c.env, REPORTS_DIR: reportsWith([]) }, write: (t) => (out += t) });
+    const code = await runRestore({ env: { ...c.env, REPORTS_DIR: reportsWith(scratch, []) }, write: (t) => (out += t) });
     expect(code).toBe(2);
     expect(out).toMatch(c.error);
     expect(out.includes(KEY)).toBe(false);
   });
 }
 
-test("restore: a target that never applies the PATCH: paced (0 early requests), exit 1 naming the entry, which stays open; another target's journal is left alone and named", async () => {
+test("restore: a target that never applies the PATCH: paced (0 early requests), exit 1 naming the entry, which stays open; another target's journal is left alone and named", async ({
+  scratch,
+}) => {
   test.setTimeout(60_000);
   const target = await startHostileTarget({ keys: { API_KEY: KEY }, limit: 4, windowMs: 1000, retryAfter: () => '1' });
   try {
-    const reports = reportsWith([change(target.baseUrl, '1', '7'), change('https://other.example.com/v1', '3', '4')]);
+    const reports = reportsWith(scratch, [change(target.baseUrl, '1', '7'), change('https://other.example.com/v1', '3', '4')]);
     let out = '';
     const code = await runRestore({
       env: { BASE_URL: target.baseUrl, API_KEY: KEY, REPORTS_DIR: reports, MAX_RETRY_AFTER_S: '5', WORKERS: '1' },
