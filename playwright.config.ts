@@ -34,6 +34,13 @@ export interface PhaseMetadata {
    * countdown on RATE_LIMIT_KEY, `suites/rate-limit/countdown.ts`).
    */
   aloneWith?: 'RATE_LIMIT_KEY';
+  /**
+   * The phase's length is set by the target's windows, or by a run of fixed length that a later
+   * phase waits for: when it starts with phases that are not, it gets the cores first while
+   * Playwright's processes start, and they start once it has sent its first request
+   * (`phasesYieldingAtStart`, certify/phase-list.ts).
+   */
+  startFirst?: boolean;
 }
 
 // A plain object, not `defineConfig(…)`: certify reads the phase list from this file, and a
@@ -75,7 +82,7 @@ const config: PlaywrightTestConfig = {
       outputDir: phaseOutputDir(values.REPORTS_DIR, 'rate-limit'),
       testMatch: [`rate-limit/retry-after.spec${ext}`, `load/overload.spec${ext}`],
       fullyParallel: false,
-      metadata: { readonly: false, after: ['functional'], aloneWith: 'RATE_LIMIT_KEY' } satisfies PhaseMetadata,
+      metadata: { readonly: false, after: ['functional'], aloneWith: 'RATE_LIMIT_KEY', startFirst: true } satisfies PhaseMetadata,
     },
     {
       // LOAD_KEY, while the other phases run on their own keys: the capacity mix (it leases its
@@ -86,7 +93,7 @@ const config: PlaywrightTestConfig = {
       outputDir: phaseOutputDir(values.REPORTS_DIR, 'load'),
       testMatch: `load/capacity.spec${ext}`,
       fullyParallel: false,
-      metadata: { readonly: false } satisfies PhaseMetadata,
+      metadata: { readonly: false, startFirst: true } satisfies PhaseMetadata,
     },
     {
       // The checks that change pets under a model of the store, one at a time: the schema-driven,

@@ -26,3 +26,19 @@ export function phasesBefore(phase: Phase, running: readonly Phase[] = PHASES, k
   if (metadata.aloneWith && keysGiven.includes(metadata.aloneWith)) return [];
   return (metadata.after ?? []).filter((p) => running.includes(p));
 }
+
+/**
+ * Whether `phase` starts only once a `metadata.startFirst` phase that starts with it has sent its
+ * first request (or a short while has passed, `START_FIRST_MAX_MS`): the phases of a run start at
+ * once, and on a small runner their processes starting take the cores for seconds, while a phase
+ * timed by windows only loses time until its first request. A phase with phases to wait for
+ * (`phasesBefore`) starts after them anyway.
+ */
+export function yieldsAtStart(phase: Phase, running: readonly Phase[] = PHASES, keysGiven: readonly string[] = []): boolean {
+  const startsAtOnce = (p: Phase) => phasesBefore(p, running, keysGiven).length === 0;
+  const first = (p: Phase) => projects.find((x) => x.name === p)?.metadata.startFirst === true;
+  return !first(phase) && startsAtOnce(phase) && running.some((p) => p !== phase && first(p) && startsAtOnce(p));
+}
+
+/** The longest a phase that yields at start waits for the first request of the phases it yields to. */
+export const START_FIRST_MAX_MS = 3_000;

@@ -4,7 +4,7 @@
  * different keys overlap; a failing phase never stops the next. A phase that ends without a
  * report, or over PHASE_TIMEOUT_S, is a run problem.
  */
-import { phasesBefore } from '../phase-list.ts';
+import { phasesBefore, START_FIRST_MAX_MS, yieldsAtStart } from '../phase-list.ts';
 import { SECRET_VARIABLES } from '../../core/secrets.ts';
 import { runPhase, type PhaseResult } from '../phases.ts';
 import type { RunVoice } from './context.ts';
@@ -50,6 +50,8 @@ export async function runPhases(
     signal?: AbortSignal;
     progress?: () => Progress;
     before?: (phase: string, running: readonly string[]) => string[];
+    /** What a phase waits for once the phases it comes after have ended (none: it starts then). */
+    startGate?: (phase: string) => Promise<void> | undefined;
   },
 ): Promise<PhasesOutcome> {
   const out: PhasesOutcome = { results: [], runErrors: [] };
@@ -59,6 +61,7 @@ export async function runPhases(
   let finished = 0;
   const start = async (phase: string): Promise<PhaseResult | undefined> => {
     await Promise.all(before(phase, phases).map((p) => ended.get(p)));
+    await options.startGate?.(phase);
     if (options.signal?.aborted) return undefined;
     const i = ++started;
     const progressBefore = options.progress?.();
@@ -89,6 +92,23 @@ export async function runPhases(
 }
 
 /**
+ * Resolves once `requests()` has grown past its value now (a request was granted), after `maxMs`,
+ * or when `signal` aborts, whichever comes first; polled every `everyMs`.
+ */
+export function firstRequestAfter(requests: () => number, maxMs: number, signal?: AbortSignal, everyMs = 50): Promise<void> {
+  const before = requests();
+  const started = Date.now();
+  return new Promise<void>((resolve) => {
+    const timer = setInterval(() => {
+      if (requests() > before || Date.now() - started >= maxMs || signal?.aborted) {
+        clearInterval(timer);
+        resolve();
+      }
+    }, everyMs);
+  });
+}
+
+/**
  * Runs the profile's phases, each a Playwright run with the pacer's environment, writing into files
  * of its own (`phaseFiles`): its output folder, its blob report, its redaction log.
  */
@@ -102,6 +122,12 @@ export function runAllPhases(
 ): ReturnType<typeof runPhases> {
   const { config } = run;
   const keysGiven = SECRET_VARIABLES.filter((k) => childEnv[k]);
+  // The phases that start first (`metadata.startFirst`) send before the others start, or a short while passes.
+  let firstRequest: Promise<void> | undefined;
+  const startGate = (phase: string) =>
+    yieldsAtStart(phase, run.phases, keysGiven)
+      ? (firstRequest ??= firstRequestAfter(() => progress().requests, START_FIRST_MAX_MS, signal))
+      : undefined;
   const extraArgs = [
     ...(run.testFilters ?? []),
     ...(run.grep ? [`--grep=${run.grep}`] : []),
@@ -135,6 +161,7 @@ export function runAllPhases(
       progress,
       // A phase that works alone on a key the run has starts without waiting (`metadata.aloneWith`).
       before: (phase, running) => phasesBefore(phase, running, keysGiven),
+      startGate,
     },
   );
 }

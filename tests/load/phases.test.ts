@@ -8,8 +8,8 @@
  * are reported.
  */
 import { test, expect } from '../test.ts';
-import { phasesBefore, PHASES } from '../../certify/phase-list.ts';
-import { runPhases } from '../../certify/steps/run-phases.ts';
+import { phasesBefore, PHASES, START_FIRST_MAX_MS, yieldsAtStart } from '../../certify/phase-list.ts';
+import { firstRequestAfter, runPhases } from '../../certify/steps/run-phases.ts';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -68,6 +68,57 @@ test('phases without a tie run at the same time; a tied phase starts only when i
   expect(events.indexOf('start generated')).toBeLessThan(events.indexOf('end load'));
   expect(out.results.map((r) => r.phase)).toEqual(PHASES);
   expect(said).toContain('■ phase rate-limit finished in 0.1 s, 12.5 s of it waiting on windows: all checks passed\n');
+});
+
+test('the phases timed by windows start first: functional yields to a rate-limit or load phase that starts with it, and to nothing else', () => {
+  const all = ['API_KEY', 'RATE_LIMIT_KEY', 'LOAD_KEY'];
+  expect(PHASES.filter((p) => yieldsAtStart(p, PHASES, all))).toEqual(['functional']);
+  // Without RATE_LIMIT_KEY the rate-limit phase comes after functional; load still starts with it.
+  expect(yieldsAtStart('functional', PHASES, ['API_KEY', 'LOAD_KEY'])).toBe(true);
+  // The readonly profile, and a run of the functional phase alone, start at once.
+  expect(yieldsAtStart('functional', ['functional'], all)).toBe(false);
+  expect(yieldsAtStart('functional', ['functional', 'generated'], all)).toBe(false);
+  // The generated phase starts after functional whatever happens.
+  expect(yieldsAtStart('generated', PHASES, all)).toBe(false);
+  expect(START_FIRST_MAX_MS).toBeLessThanOrEqual(5_000);
+});
+
+test("a phase's start gate holds it after its prerequisites, and only it", async () => {
+  const events: string[] = [];
+  let open!: () => void;
+  const gate = new Promise<void>((r) => (open = r));
+  const running = runPhases(
+    ['functional', 'load'],
+    async (p) => {
+      events.push(`start ${p}`);
+      if (p === 'load') {
+        await new Promise((r) => setTimeout(r, 20));
+        events.push('load sent its first request');
+        open();
+      }
+      return result(p, 1);
+    },
+    () => undefined,
+    { phaseTimeoutS: 60, startGate: (p) => (p === 'functional' ? gate : undefined) },
+  );
+  await running;
+  expect(events).toEqual(['start load', 'load sent its first request', 'start functional']);
+});
+
+test('the first request of the phases that start first ends the wait; without one, the wait ends at its limit; a signal ends it at once', async () => {
+  let requests = 3;
+  const t0 = Date.now();
+  const waiting = firstRequestAfter(() => requests, 60_000, undefined, 5);
+  setTimeout(() => (requests = 4), 30);
+  await waiting;
+  expect(Date.now() - t0).toBeLessThan(10_000);
+  const t1 = Date.now();
+  await firstRequestAfter(() => 0, 100, undefined, 5);
+  expect(Date.now() - t1).toBeGreaterThanOrEqual(95);
+  const stop = new AbortController();
+  const stopped = firstRequestAfter(() => 0, 60_000, stop.signal, 5);
+  stop.abort('SIGINT');
+  await stopped;
 });
 
 test("each phase's window waits come from the records its steps wrote, and reach the phase summaries and the verdict line", () => {
