@@ -38,7 +38,7 @@ export interface PhaseMetadata {
    * The phase's length is set by the target's windows, or by a run of fixed length that a later
    * phase waits for: when it starts with phases that are not, it gets the cores first while
    * Playwright's processes start, and they start once it has sent its first request
-   * (`phasesYieldingAtStart`, certify/phase-list.ts).
+   * (`yieldsAtStart`, certify/phase-list.ts).
    */
   startFirst?: boolean;
 }
