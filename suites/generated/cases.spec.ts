@@ -89,7 +89,7 @@ for (const op of OPERATIONS) {
       test(
         `${rule.id} ${op.id}: ${rule.fact}`,
         { tag: mutates(op) ? ['@mutates', '@generated'] : ['@generated'] },
-        async ({ api }, testInfo) => {
+        async ({ api, warn }, testInfo) => {
           if (SETTINGS.problems.length) markNotCertified(testInfo, `generated settings: ${SETTINGS.problems.join('; ')}`);
           if (REPLAY && (!['cases', 'coverage'].includes(REPLAY.check) || REPLAY.op !== op.id)) {
             markNotCertified(testInfo, 'CONFORMANCE_REPLAY runs one saved case only');
@@ -99,6 +99,7 @@ for (const op of OPERATIONS) {
           testInfo.annotations.push({ type: ANNOTATION.evidence, description: coverageSummary(run) });
           for (const u of run.unrestored) testInfo.annotations.push(unrestoredAnnotation(u));
           for (const note of run.notes) testInfo.annotations.push({ type: ANNOTATION.evidence, description: note });
+          if (rule.id === 'GEN-06') for (const w of run.warnings) warn(w);
           const failures = ruleFailures(run, rule.id, api.env);
           for (const f of ruleFindings(run, rule.id)) testInfo.annotations.push(findingAnnotation(f));
           if (failures.length)

@@ -18,6 +18,7 @@ import { validValue } from './keywords.ts';
 import { writeJson } from './json-text.ts';
 import { countText, describeUnrestored, restorable, sameCount, type Unrestored } from '../lib/unrestored.ts';
 import { anotherClientBetweenWriteBacks } from '../lib/count-origin.ts';
+import { sendWriteBack, transient5xxWarning } from '../lib/write-back.ts';
 import { emptyCoverageRun, runCoverage, type CoverageRun } from './run-coverage.ts';
 import type { CoverageCase } from './coverage.ts';
 
@@ -55,6 +56,8 @@ export interface OperationRun {
   coverage: CoverageRun;
   /** Items the run changed and could not put back. */
   unrestored: Unrestored[];
+  /** Write-backs accepted only when sent again after a 5xx (GEN-06 warnings). */
+  warnings: string[];
   /** Set when the write-backs showed another client's count (GEN-06 not certified). */
   notCertified?: string;
 }
@@ -205,7 +208,7 @@ async function restore(
   values: Record<string, string>,
   item: Record<string, unknown>,
   changed: boolean,
-): Promise<{ findings: Finding[]; unrestored: Unrestored[]; notCertified?: string }> {
+): Promise<{ findings: Finding[]; unrestored: Unrestored[]; warnings: string[]; notCertified?: string }> {
   const name = op.pathParameters[0]!.name;
   const source = sourceOf(name, operations)!;
   const read = async () => {
@@ -226,34 +229,37 @@ async function restore(
     return now;
   };
   const body = restoreBody(op, item);
-  const writeBack = async () =>
-    body === undefined
-      ? undefined
-      : await api.send({
-          method: op.method,
-          base: op.base,
-          path: fillPath(op.path, values),
-          body,
-          contentType: 'application/json',
-          evidence: false,
-        });
+  const field = Object.keys((op.requestBody?.schema.properties as Record<string, unknown> | undefined) ?? {})[0] ?? name;
+  const warnings: string[] = [];
+  // A 5xx goes once more (suites/lib/write-back.ts); accepted then, it is a warning.
+  const writeBack = async () => {
+    if (body === undefined) return undefined;
+    const path = fillPath(op.path, values);
+    const sent = await sendWriteBack(() =>
+      api.send({ method: op.method, base: op.base, path, body, contentType: 'application/json', evidence: false }),
+    );
+    const { res, first5xx } = sent;
+    if (first5xx !== undefined && res.status >= 200 && res.status < 300)
+      warnings.push(`${op.id}: ${transient5xxWarning(values[name]!, countText(item[field]), first5xx, res.status)}`);
+    return res;
+  };
   let now = changed ? undefined : await read();
-  if (same(now)) return { findings: [], unrestored: [] };
+  if (same(now)) return { findings: [], unrestored: [], warnings };
   let written = await writeBack();
   now = await readUntilSame();
-  if (same(now)) return { findings: [], unrestored: [] };
-  const field = Object.keys((op.requestBody?.schema.properties as Record<string, unknown> | undefined) ?? {})[0] ?? name;
+  if (same(now)) return { findings: [], unrestored: [], warnings };
   const shown = now ? countText(now[field]) : null;
   if (now && written && written.status >= 200 && written.status < 300) {
     written = await writeBack();
     now = await readUntilSame();
-    if (same(now)) return { findings: [], unrestored: [] };
+    if (same(now)) return { findings: [], unrestored: [], warnings };
   }
   const u: Unrestored = { petId: values[name]!, original: countText(item[field]), current: now ? countText(now[field]) : null };
   if (anotherClientBetweenWriteBacks(shown, u.current))
     return {
       findings: [],
       unrestored: [u],
+      warnings,
       notCertified: `${op.id}: pet ${u.petId} showed quantity ${shown} after one write-back and ${u.current ?? 'nothing'} after the next (original ${u.original}): another client wrote it meanwhile`,
     };
   return {
@@ -268,6 +274,7 @@ async function restore(
       },
     ],
     unrestored: [u],
+    warnings,
   };
 }
 
@@ -302,6 +309,7 @@ export async function runOperation(api: ApiClient, op: Operation, operations: Op
     notes: [],
     coverage: emptyCoverageRun(),
     unrestored: [],
+    warnings: [],
   };
   // Write-ahead (core/journal.ts): the listed item's count is on disk before any case may change it.
   const journaled = mutating ? journalItem(api, op, values, item!) : undefined;
@@ -315,6 +323,7 @@ export async function runOperation(api: ApiClient, op: Operation, operations: Op
       const restored = await restore(api, op, operations, values, item!, changed);
       run.findings.push(...restored.findings);
       run.unrestored.push(...restored.unrestored);
+      run.warnings.push(...restored.warnings);
       if (restored.notCertified) run.notCertified = restored.notCertified;
       if (journaled && !restored.unrestored.length)
         api.journal?.done([journaled], changed ? 'restored' : 'unchanged', `${op.id} (restore)`);

@@ -14,6 +14,7 @@
  */
 import { validate, type SchemaName } from '../../schemas/index.ts';
 import { anotherClientBetweenWriteBacks } from '../lib/count-origin.ts';
+import { sendWriteBack, transient5xxWarning } from '../lib/write-back.ts';
 import { finding, type Finding } from '../../core/finding.ts';
 import { isJsonMediaType } from '../lib/headers.ts';
 import { parseRateLimitHeaders } from '../lib/rate-limit.ts';
@@ -562,9 +563,16 @@ function runEvidence(ctx: Ctx, run: LoadResult): void {
   );
 }
 
-/** Writes `pet`'s original back once and reads the list: the PATCH's answer and the listed quantity. */
-async function writeBackOnce(ctx: Ctx, pet: LeasedPet): Promise<{ back: Awaited<ReturnType<typeof send>>; now: number | undefined }> {
-  const back = await send(ctx, 'PATCH', join(ctx.config.baseUrl, `inventory/${pet.petId}`), stringifyJson({ quantity: pet.original }));
+/**
+ * Writes `pet`'s original back once (a 5xx once more, suites/lib/write-back.ts) and reads the list:
+ * the PATCH's answer, the listed quantity, and the status of a 5xx that went once more.
+ */
+async function writeBackOnce(
+  ctx: Ctx,
+  pet: LeasedPet,
+): Promise<{ back: Awaited<ReturnType<typeof send>>; now: number | undefined; first5xx?: number }> {
+  const url = join(ctx.config.baseUrl, `inventory/${pet.petId}`);
+  const { res: back, first5xx } = await sendWriteBack(() => send(ctx, 'PATCH', url, stringifyJson({ quantity: pet.original })));
   const check = await send(ctx, 'GET', ctx.listUrl);
   let now: number | undefined;
   try {
@@ -572,7 +580,22 @@ async function writeBackOnce(ctx: Ctx, pet: LeasedPet): Promise<{ back: Awaited<
   } catch {
     now = undefined;
   }
-  return { back, now };
+  return { back, now, ...(first5xx !== undefined ? { first5xx } : {}) };
+}
+
+/** A write-back of the mix's pet accepted only when sent again after a 5xx: a warning of the restore. */
+function warnTransient(ctx: Ctx, pet: LeasedPet, back: Awaited<ReturnType<typeof send>>, first5xx: number | undefined): void {
+  if (first5xx === undefined || !back.ok || back.status !== 200) return;
+  ctx.findings.push(
+    finding({
+      id: CAPACITY.id,
+      part: CAPACITY.restored,
+      level: 'warn',
+      message: transient5xxWarning(pet.petId, String(pet.original), first5xx, back.status),
+      expected: 'a 2xx to a valid write-back',
+      observed: `${first5xx}, then ${back.status}`,
+    }),
+  );
 }
 
 /**
@@ -598,10 +621,14 @@ async function restorePet(ctx: Ctx, pet: LeasedPet, notBefore: number): Promise<
     return false;
   }
   if (waitMs > 0) await waitWithProgress(waitMs, `Retry-After on ${KEY} before restoring the stock`, ctx.progress);
-  let { back, now } = await writeBackOnce(ctx, pet);
+  let { back, now, first5xx } = await writeBackOnce(ctx, pet);
   const shown = now;
   const answered = (b: typeof back) => b.ok && b.status === 200;
-  if (answered(back) && now !== pet.original && now !== undefined) ({ back, now } = await writeBackOnce(ctx, pet));
+  warnTransient(ctx, pet, back, first5xx);
+  if (answered(back) && now !== pet.original && now !== undefined) {
+    ({ back, now, first5xx } = await writeBackOnce(ctx, pet));
+    warnTransient(ctx, pet, back, first5xx);
+  }
   const ok = answered(back) && now === pet.original;
   ctx.figures.pet = { petId: pet.petId, original: pet.original, restored: ok };
   if (ok && pet.journaled) ctx.config.journal?.done([pet.journaled], 'restored', `${id} (capacity mix restore)`);

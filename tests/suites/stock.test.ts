@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { startPacerCoordinator } from '../../suites/pacing/coordinator.ts';
 import { pacingClient } from '../../suites/pacing/client.ts';
 import { createApi } from '../../suites/fixtures.ts';
-import { countAfterRefused, countAfterUpdate, createStock, pauseBefore5xxRetry, type Stock } from '../../suites/fixtures/stock.ts';
+import { countAfterRefused, countAfterUpdate, createStock, type Stock } from '../../suites/fixtures/stock.ts';
 import { countOrigin } from '../../suites/lib/count-origin.ts';
 import { readEnv } from '../../suites/lib/env.ts';
 
@@ -277,23 +277,6 @@ test('a restore answered 503 once is written back again and restores the pet: a 
     await s.close();
   }
 });
-
-const DATE = 'Thu, 26 Nov 2026 12:00:00 GMT';
-for (const [retryAfter, pause] of [
-  [undefined, 300],
-  ['0', 300],
-  ['2', 2000],
-  ['10', 10_000],
-  ['11', undefined],
-  ['Thu, 26 Nov 2026 12:00:05 GMT', 5000],
-  ['Thu, 26 Nov 2026 13:00:00 GMT', undefined],
-  ['soon', 300],
-] as const) {
-  test(`a write-back answered 503 with Retry-After ${retryAfter ?? '(none)'} goes once more ${pause === undefined ? 'never: the refusal stands' : `after ${pause} ms`}`, () => {
-    const headers: Record<string, string> = { date: DATE, ...(retryAfter === undefined ? {} : { 'retry-after': retryAfter }) };
-    expect(pauseBefore5xxRetry({ headers })).toBe(pause);
-  });
-}
 
 /** A stock whose list shows `counts` in turn for its one pet (original 5), counting restores. */
 function scripted(counts: unknown[]) {
