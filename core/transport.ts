@@ -103,10 +103,31 @@ export class TransportError extends Error {
     readonly code: string | undefined,
     readonly sentAt: number,
     readonly latencyMs: number,
+    /** The request went on a kept-alive connection that an earlier exchange had used. */
+    readonly reusedConnection = false,
+    /** Some of the answer (its status line) had arrived when the request failed. */
+    readonly answerStarted = false,
   ) {
     super(message);
     this.name = 'TransportError';
   }
+}
+
+/**
+ * True when `error` is a kept-alive connection that the peer closed as it was reused, before any
+ * byte of an answer. A server closing an idle connection (its keep-alive timeout) may meet a
+ * request already on its way: RFC 9112 §9.3.1 expects clients to recover from such a close, and
+ * RFC 9110 §9.2.2 lets them send an idempotent request again. It says nothing of how the server
+ * answers the request, so it is never evidence against the server.
+ */
+export function isStaleConnection(error: unknown): boolean {
+  return (
+    error instanceof TransportError &&
+    error.kind === 'socket' &&
+    error.reusedConnection &&
+    !error.answerStarted &&
+    /^(ECONNRESET|EPIPE|ECONNABORTED)$/.test(error.code ?? '')
+  );
 }
 
 /** Bodies beyond this are refused: no answer of this API comes near it. */
@@ -157,9 +178,9 @@ function tlsOf(tls: TlsOptions = {}): { rejectUnauthorized: boolean; ca?: Array<
  * override a request's).
  */
 export function agentFor(url: string, tls: TlsOptions = {}): http.Agent {
-  // Requests never retry, so a kept-alive connection must not be reused just as the server closes
-  // it while idle (RFC 9112 §9.6): the most recently used one is reused first (LIFO), and one idle
-  // for FREE_SOCKET_IDLE_MS is closed by the client (servers commonly wait 5 s or more).
+  // A kept-alive connection must not be reused just as the server closes it while idle (RFC 9112
+  // §9.6; `isStaleConnection`): the most recently used one is reused first (LIFO), and one idle for
+  // FREE_SOCKET_IDLE_MS is closed by the client (servers commonly wait 5 s or more).
   const common = { keepAlive: true, maxSockets: Infinity, scheduling: 'lifo' as const, timeout: FREE_SOCKET_IDLE_MS };
   if (new URL(url).protocol !== 'https:') return new http.Agent(common);
   return new https.Agent({ ...common, ...tlsOf(tls) });
@@ -213,13 +234,14 @@ export function send(request: OutboundRequest, options: SendOptions): Promise<Ou
   return new Promise((resolve, reject) => {
     let settled = false;
     let newConnection = false;
+    let answerStarted = false;
     const fail = (kind: FailureKind, message: string, code?: string) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
       options.signal?.removeEventListener('abort', onAbort);
       req.destroy();
-      reject(new TransportError(kind, message, code, sentAt, elapsed()));
+      reject(new TransportError(kind, message, code, sentAt, elapsed(), req.reusedSocket === true, answerStarted));
     };
     const failWith = (error: NodeJS.ErrnoException) => fail(secure && isTlsFailure(error) ? 'tls' : 'socket', error.message, error.code);
     const finish = (res: http.IncomingMessage, chunks: Buffer[], truncated: boolean) => {
@@ -260,6 +282,7 @@ export function send(request: OutboundRequest, options: SendOptions): Promise<Ou
         ca: secure && options.tls?.ca !== undefined ? withDefaultRoots(options.tls.ca) : undefined,
       },
       (res) => {
+        answerStarted = true;
         const chunks: Buffer[] = [];
         let size = 0;
         res.on('data', (c: Buffer) => {

@@ -14,7 +14,7 @@ import { gzipSync } from 'node:zlib';
 import { test, expect } from '../test.ts';
 import type { RecordedExchange } from '../../core/results.ts';
 import { secretNeedles, findNeedle, secretsOf } from '../../core/secrets.ts';
-import { isTlsFailure, send, TransportError, type SendOptions } from '../../core/transport.ts';
+import { agentFor, isStaleConnection, isTlsFailure, send, TransportError, type SendOptions } from '../../core/transport.ts';
 
 const KEY = 'sk_live_c0re_tr4nsport_5Yh8';
 const SECRETS = secretsOf({ API_KEY: KEY });
@@ -219,6 +219,41 @@ test('a recording hook that throws fails the request instead of leaving it pendi
     });
     await expect(failing).rejects.toThrow('disk full');
   } finally {
+    await s.close();
+  }
+});
+
+test('isStaleConnection: only a reused connection closed before any answer is a stale one, never a reset on a new connection or mid-answer', async () => {
+  const perSocket = new WeakMap<object, number>();
+  let mode: 'drop' | 'mid-answer' = 'drop';
+  const s = await serve((req, res) => {
+    const n = (perSocket.get(req.socket) ?? 0) + 1;
+    perSocket.set(req.socket, n);
+    if (n === 1 && req.url !== '/first') return req.socket.destroy();
+    if (n === 1) return res.end('[]');
+    if (mode === 'drop') return req.socket.destroy();
+    res.writeHead(200, { 'Content-Length': '100' });
+    res.write('[');
+    setTimeout(() => req.socket.destroy(), 20);
+  });
+  const agent = agentFor(s.origin);
+  try {
+    const onNew = await failureOf(send(get(s.origin), { deadlineMs: 2000, agent }));
+    expect([onNew.reusedConnection, isStaleConnection(onNew)]).toEqual([false, false]);
+    await send(get(s.origin, '/first'), { deadlineMs: 2000, agent });
+    const reused = await failureOf(send(get(s.origin), { deadlineMs: 2000, agent }));
+    expect([reused.reusedConnection, reused.answerStarted, reused.code, isStaleConnection(reused)]).toEqual([
+      true,
+      false,
+      'ECONNRESET',
+      true,
+    ]);
+    mode = 'mid-answer';
+    await send(get(s.origin, '/first'), { deadlineMs: 2000, agent });
+    const mid = await failureOf(send(get(s.origin), { deadlineMs: 2000, agent }));
+    expect([mid.reusedConnection, mid.answerStarted, isStaleConnection(mid)]).toEqual([true, true, false]);
+  } finally {
+    agent.destroy();
     await s.close();
   }
 });
