@@ -93,7 +93,12 @@ export function pacingHeaders(headers: HeaderSource): [string, string][] {
   return out;
 }
 
-const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+/**
+ * Connections to the run's coordinator, kept alive. One idle for 20 s is closed by this side, well
+ * before the coordinator's own idle timeout (60 s), so that a call never goes out on a connection
+ * the coordinator is closing just then (RFC 9112 §9.6).
+ */
+const agent = new http.Agent({ keepAlive: true, maxSockets: 64, timeout: 20_000 });
 
 function post<T>(base: string, path: string, body: object, signal?: AbortSignal): Promise<T> {
   const data = JSON.stringify(body);
