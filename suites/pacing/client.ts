@@ -79,6 +79,17 @@ export class PacingNotCertified extends Error {
   }
 }
 
+/**
+ * The run's coordinator could not be reached: a limit of the harness, never the server's failure.
+ * Nothing was sent on the key the call was for.
+ */
+export class PacerUnreachable extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'PacerUnreachable';
+  }
+}
+
 const FORWARDED = new Set(['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'retry-after', 'date']);
 
 /** Only the headers the pacer reads, as `[name, value]` pairs. */
@@ -128,7 +139,7 @@ function post<T>(base: string, path: string, body: object, signal?: AbortSignal)
     );
     req.on('error', (e) => {
       if (signal?.aborted) reject(signal.reason);
-      else reject(new Error(`pacer coordinator at ${base} unreachable (${path}): ${e.message}`));
+      else reject(new PacerUnreachable(`pacer coordinator at ${base} unreachable (${path}): ${e.message}`));
     });
     req.end(data);
   });

@@ -3,14 +3,15 @@
  * closing an idle kept-alive connection as a request goes out on it (its keep-alive timeout) is
  * never reported as the server's failure. A safe request that meets such a close before any answer
  * goes once more on a new connection, through the pacer; a change never goes on a reused
- * connection, so a reset it meets is the server's own.
+ * connection, so a reset it meets is the server's own. A pacer that cannot be reached is the
+ * harness's limit: nothing is sent, and the check is not certified.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { test, expect } from '../test.ts';
 import { startPacerCoordinator } from '../../suites/pacing/coordinator.ts';
 import { pacingClient } from '../../suites/pacing/client.ts';
-import { createApi } from '../../suites/fixtures.ts';
+import { createApi, NotCertified } from '../../suites/fixtures.ts';
 import { readEnv } from '../../suites/lib/env.ts';
 import { FREE_SOCKET_IDLE_MS } from '../../core/transport.ts';
 
@@ -150,4 +151,24 @@ it('a connection idle for FREE_SOCKET_IDLE_MS is closed by the client, before a 
   await api.listInventory();
   expect(server.connections()).toBe(2);
   expect(server.arrivals.map((a) => a.onConnection)).toEqual([1, 1]);
+});
+
+it('a pacer that cannot be reached leaves the check not certified, never failed, and sends nothing', async ({ setup }) => {
+  const { server } = await setup();
+  const closed = http.createServer();
+  await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
+  const pacerUrl = `http://127.0.0.1:${(closed.address() as AddressInfo).port}`;
+  await new Promise<void>((r) => closed.close(() => r()));
+  const env = readEnv({ BASE_URL: server.url, API_URL: server.url, API_KEY: KEY });
+  const api = createApi({ env, pacing: pacingClient(pacerUrl), annotate: () => undefined, requirementId: 'INV-01' });
+  const err = await api.listInventory().then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(NotCertified);
+  expect((err as Error).message).toMatch(
+    /^not certified: INV-01: GET \/v1\/inventory: the run's pacer could not be reached, so nothing was sent \(pacer coordinator at .* unreachable/,
+  );
+  expect(server.arrivals).toEqual([]);
+  api.finish();
 });
