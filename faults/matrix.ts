@@ -144,8 +144,9 @@ export function inconclusiveIds(
 /**
  * A fault run uses one Playwright worker per phase (each failing check restarts a worker anyway)
  * and a generated budget of 300 requests: the coverage cases go first and every generated fault is
- * caught within them, and a larger budget only sends more cases, so a fault caught here is caught
- * by a default run too. The baseline and the variants keep the default budget: their pass must
+ * caught within them (a fault whose cases come later, such as updateInventory's boundary
+ * quantities, sets a larger budget in its own `env`), and a larger budget only sends more cases, so
+ * a fault caught here is caught by a default run too. The baseline and the variants keep the default budget: their pass must
  * hold at the size a user runs.
  */
 export const FAULT_ENV: Record<string, string> = { WORKERS: '1', GENERATED_BUDGET: '300' };
