@@ -43,7 +43,7 @@ export interface SparePolicy {
   max: number;
   /** Idle cores, over the last reading's interval, that an extra case needs. */
   idleCores: number;
-  /** After a case beyond the base number starts, no other until this long has passed: its start takes CPU it has not yet shown. */
+  /** After a case starts, no extra one until this long has passed: a case's own start takes CPU it has not yet shown. */
   settleMs: number;
 }
 
@@ -57,14 +57,14 @@ export interface SchedulerState {
   inFlight: number;
   /** Idle cores over the last reading's interval (`idleCoresBetween`). */
   idleCores: number;
-  /** Milliseconds since the last case beyond the base number started. */
-  sinceLastExtraMs: number;
+  /** Milliseconds since the last case started. */
+  sinceLastStartMs: number;
 }
 
 /** Whether another case may start now under `policy`. */
 export function mayStart(policy: SparePolicy, s: SchedulerState): boolean {
   if (s.inFlight < policy.base) return true;
-  return s.inFlight < policy.max && s.sinceLastExtraMs >= policy.settleMs && s.idleCores >= policy.idleCores;
+  return s.inFlight < policy.max && s.sinceLastStartMs >= policy.settleMs && s.idleCores >= policy.idleCores;
 }
 
 /**

@@ -50,7 +50,7 @@ const runs = new Map<string, Promise<CaseOutcome>>();
 const pairs = new Map<string, Promise<PairOutcome>>();
 let inFlight = 0;
 let nextIndex = 0;
-let lastExtraStart = 0;
+let lastStart = 0;
 let mostAtOnce = 0;
 const idleCores = idleCoresReader();
 /** Between tests the scheduler looks again for a core to spare, from the first test on, until every case has started. */
@@ -67,8 +67,8 @@ function pairOf(c: NamedCase): Promise<CaseOutcome> {
 }
 
 function start(c: NamedCase): Promise<CaseOutcome> {
-  if (inFlight >= POLICY.base) lastExtraStart = Date.now();
   inFlight++;
+  lastStart = Date.now();
   mostAtOnce = Math.max(mostAtOnce, inFlight);
   const run = c.kind === 'baseline' ? pairOf(c) : runCase(c, { env: MATRIX_ENV, timeoutMs: CASE_TIMEOUT_MS });
   const p = run.finally(() => {
@@ -80,7 +80,7 @@ function start(c: NamedCase): Promise<CaseOutcome> {
 }
 
 function pump(): void {
-  while (nextIndex < CASES.length && mayStart(POLICY, { inFlight, idleCores: idleCores(), sinceLastExtraMs: Date.now() - lastExtraStart })) {
+  while (nextIndex < CASES.length && mayStart(POLICY, { inFlight, idleCores: idleCores(), sinceLastStartMs: Date.now() - lastStart })) {
     const c = CASES[nextIndex++]!;
     if (!runs.has(c.id)) start(c);
   }

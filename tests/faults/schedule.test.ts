@@ -6,12 +6,12 @@ const policy = sparePolicy(3);
 
 /** Each row: the scheduler's state and whether another case may start under the matrix's policy. */
 const CASES: Array<[string, SchedulerState, boolean]> = [
-  ['below the base number, on a busy machine', { inFlight: 2, idleCores: 0, sinceLastExtraMs: 0 }, true],
-  ['at the base number, a core idle, the last extra case started long ago', { inFlight: 3, idleCores: 1, sinceLastExtraMs: 60_000 }, true],
-  ['at the base number, the machine busy', { inFlight: 3, idleCores: 0.3, sinceLastExtraMs: 60_000 }, false],
-  ['at the base number, a core idle, an extra case started 2 s ago', { inFlight: 3, idleCores: 1.5, sinceLastExtraMs: 2_000 }, false],
-  ['one extra running, a core still idle', { inFlight: 4, idleCores: 0.8, sinceLastExtraMs: 10_000 }, true],
-  ['at the most, both cores idle', { inFlight: 5, idleCores: 2, sinceLastExtraMs: 60_000 }, false],
+  ['below the base number, on a busy machine', { inFlight: 2, idleCores: 0, sinceLastStartMs: 0 }, true],
+  ['at the base number, a core idle, a case started long ago', { inFlight: 3, idleCores: 1, sinceLastStartMs: 60_000 }, true],
+  ['at the base number, the machine busy', { inFlight: 3, idleCores: 0.3, sinceLastStartMs: 60_000 }, false],
+  ['at the base number, a core idle, a case started 2 s ago', { inFlight: 3, idleCores: 1.5, sinceLastStartMs: 2_000 }, false],
+  ['one extra running, a core still idle', { inFlight: 4, idleCores: 0.8, sinceLastStartMs: 10_000 }, true],
+  ['at the most, both cores idle', { inFlight: 5, idleCores: 2, sinceLastStartMs: 60_000 }, false],
 ];
 
 for (const [what, state, expected] of CASES) {
@@ -21,7 +21,7 @@ for (const [what, state, expected] of CASES) {
 }
 
 test('matrix schedule: a concurrency set by hand (max = base) never adds a case, however idle the machine', () => {
-  expect(mayStart({ ...policy, max: 3 }, { inFlight: 3, idleCores: 2, sinceLastExtraMs: 60_000 })).toBe(false);
+  expect(mayStart({ ...policy, max: 3 }, { inFlight: 3, idleCores: 2, sinceLastStartMs: 60_000 })).toBe(false);
 });
 
 const cpu = (user: number, idle: number): os.CpuInfo => ({ model: '', speed: 0, times: { user, nice: 0, sys: 0, idle, irq: 0 } });
