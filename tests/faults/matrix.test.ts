@@ -8,7 +8,6 @@ import { caseHolds, inconclusiveIds, matrixCases, MATRIX_ENV, type NamedCase } f
 import { total } from '../../faults/retry-watch.ts';
 import { namesAnotherClient, PAIR_TIMEOUT_MS, runPair, type PairOutcome } from '../../faults/two-runs.ts';
 import { runInBackground } from '../background.ts';
-import { idleCoresReader, mayStart, sparePolicy } from '../../faults/schedule.ts';
 
 // A certify run of a whole server: at a lower priority than the tests that judge timing (tests/background.ts).
 test.beforeAll(runInBackground);
@@ -25,9 +24,7 @@ test.beforeAll(runInBackground);
  * and the variants run every phase through `cli/bin.mjs certify`, except a variant that names its
  * phases (`caseHolds` judges it on those). Cases run in order in one worker
  * (mode `default`: a failure does not skip the rest), and `MATRIX_CONCURRENCY` certify runs
- * (default 3) are kept going ahead of the test that needs them. Unless `MATRIX_CONCURRENCY` is set,
- * up to two more start while the machine has a core to spare (`faults/schedule.ts`): the cases
- * often wait on a window, and the other tests of `npm test` often sleep.
+ * (default 3) are kept going ahead of the test that needs them.
  *
  * In every case the proxy counts requests sent on a key while a 429's Retry-After on it was
  * pending, and bans: both must be 0, except for faults built to mislead Retry-After.
@@ -40,21 +37,14 @@ test.beforeAll(runInBackground);
 
 const CASES = matrixCases();
 const CONCURRENCY = Math.max(1, Number(process.env.MATRIX_CONCURRENCY) || 3);
-/** A concurrency set by hand is kept as it is; by default, cases beyond it use cores the machine has to spare. */
-const POLICY = process.env.MATRIX_CONCURRENCY ? { ...sparePolicy(CONCURRENCY), max: CONCURRENCY } : sparePolicy(CONCURRENCY);
 const CASE_TIMEOUT_MS = 240_000;
 
-/** Worker-local scheduler: the case a test asks for, plus the following ones as `POLICY` allows. */
+/** Worker-local scheduler: the case a test asks for, plus the following ones up to CONCURRENCY. */
 const runs = new Map<string, Promise<CaseOutcome>>();
 /** The baseline's two runs at once (its outcome in `runs` is the first's). */
 const pairs = new Map<string, Promise<PairOutcome>>();
 let inFlight = 0;
 let nextIndex = 0;
-let lastStart = 0;
-let mostAtOnce = 0;
-const idleCores = idleCoresReader();
-/** Between tests the scheduler looks again for a core to spare, from the first test on, until every case has started. */
-let looking: NodeJS.Timeout | undefined;
 
 /**
  * The first run of the baseline's pair, with the proxy's counts of both runs (early requests and
@@ -68,8 +58,6 @@ function pairOf(c: NamedCase): Promise<CaseOutcome> {
 
 function start(c: NamedCase): Promise<CaseOutcome> {
   inFlight++;
-  lastStart = Date.now();
-  mostAtOnce = Math.max(mostAtOnce, inFlight);
   const run = c.kind === 'baseline' ? pairOf(c) : runCase(c, { env: MATRIX_ENV, timeoutMs: CASE_TIMEOUT_MS });
   const p = run.finally(() => {
     inFlight--;
@@ -80,14 +68,9 @@ function start(c: NamedCase): Promise<CaseOutcome> {
 }
 
 function pump(): void {
-  while (nextIndex < CASES.length && mayStart(POLICY, { inFlight, idleCores: idleCores(), sinceLastStartMs: Date.now() - lastStart })) {
+  while (inFlight < CONCURRENCY && nextIndex < CASES.length) {
     const c = CASES[nextIndex++]!;
     if (!runs.has(c.id)) start(c);
-  }
-  if (nextIndex >= CASES.length) clearInterval(looking);
-  else if (!looking && POLICY.max > POLICY.base) {
-    looking = setInterval(pump, 2_000);
-    looking.unref();
   }
 }
 
@@ -243,8 +226,7 @@ test.describe('fault matrix', () => {
     const line = `faults caught ${faults.filter((r) => r.ok).length}/${faults.length}, conformant variants passed ${variants.filter((r) => r.ok).length}/${variants.length}`;
     const honest = results.filter((r) => !r.misleadsRetryAfter);
     const safety = `early requests ${honest.reduce((a, r) => a + r.early, 0)}, bans ${honest.reduce((a, r) => a + r.bans, 0)} (cases not built to mislead Retry-After)`;
-    const atOnce = `cases at once: ${POLICY.base}, up to ${POLICY.max} while a core was spare; at most ${mostAtOnce} in this worker`;
-    console.log(`\n${line}${baseline ? `; reference server ${baseline.ok ? 'passes' : 'FAILS'}` : ''}\n${safety}\n${atOnce}\n`);
+    console.log(`\n${line}${baseline ? `; reference server ${baseline.ok ? 'passes' : 'FAILS'}` : ''}\n${safety}\n`);
     testInfo.annotations.push({ type: 'safety', description: safety });
     testInfo.annotations.push({ type: 'score', description: line });
     // Beside Playwright's own output, never in the reports folder: a certify run refuses a folder
@@ -253,7 +235,7 @@ test.describe('fault matrix', () => {
     fs.mkdirSync(scoreDir, { recursive: true });
     fs.writeFileSync(
       path.join(scoreDir, 'meta-score.json'),
-      `${JSON.stringify({ score: line, safety, generatedAt: new Date().toISOString(), concurrency: { base: POLICY.base, max: POLICY.max, mostAtOnce }, cases: results }, null, 2)}\n`,
+      `${JSON.stringify({ score: line, safety, generatedAt: new Date().toISOString(), concurrency: CONCURRENCY, cases: results }, null, 2)}\n`,
     );
     fs.rmSync(dir, { recursive: true, force: true });
     const notRun = results.filter((r) => 'notRun' in r).map((r) => r.id);
