@@ -90,6 +90,11 @@ export interface SecretNeedle {
   pattern?: RegExp;
   /** Names the form a match of `pattern` took (`raw`, `JSON-escaped`, …). */
   describe?: (match: string) => string;
+  /**
+   * The value in lower case, for a value of ASCII characters: a text without `\`, `%` or `&` can
+   * hold it only as itself, in some letter case (`mayHoldPattern`).
+   */
+  plainLower?: string;
 }
 
 const NAMED_ENTITIES: Record<string, string> = { '&': 'amp', '<': 'lt', '>': 'gt', '"': 'quot', "'": 'apos' };
@@ -139,7 +144,13 @@ export function secretNeedles(secrets: readonly Secret[]): SecretNeedle[] {
   const out: SecretNeedle[] = [];
   for (const { name, value } of secrets) {
     if (!value) continue;
-    out.push({ name, encoding: 'text', pattern: secretPattern(value), describe: (match) => describeMatch(match, value) });
+    out.push({
+      name,
+      encoding: 'text',
+      pattern: secretPattern(value),
+      describe: (match) => describeMatch(match, value),
+      ...(/^[\x00-\x7f]*$/.test(value) ? { plainLower: value.toLowerCase() } : {}),
+    });
     const seen = new Set<string>();
     for (const v of base64Variants(value)) {
       for (const [encoding, needle] of [
@@ -173,6 +184,22 @@ export function findNeedle(text: string, n: SecretNeedle): string[] {
   return [...found];
 }
 
+/** The characters every escaped form of a key's character begins with: JSON `\`, percent `%`, HTML `&` (`charPattern`). */
+const ESCAPE_STARTS = /[\\%&]/;
+
+/**
+ * Whether `text` may hold a match of a character-wise needle: false only when it cannot. Each
+ * character of a match is the key's own character (any letter case) or an escape that begins with
+ * `\`, `%` or `&`; so a text with none of those holds a match only as the key itself, in some
+ * letter case, and an ASCII key's letters match only ASCII letters (the pattern has no `u` flag).
+ * Lower-casing the text can add ASCII letters, never remove one, so the check only ever says
+ * "may" too often. It spares compiling and running the pattern on most lines a run prints.
+ */
+export function mayHoldPattern(text: string, n: SecretNeedle): boolean {
+  if (n.plainLower === undefined || ESCAPE_STARTS.test(text)) return true;
+  return text.toLowerCase().includes(n.plainLower);
+}
+
 /** Replaces every form of every secret in `text` by its placeholder; returns the text and the count. */
 export function redactText(text: string, needles: readonly SecretNeedle[]): { text: string; count: number } {
   let count = 0;
@@ -186,6 +213,7 @@ export function redactText(text: string, needles: readonly SecretNeedle[]): { te
       out = parts.join(mark);
       continue;
     }
+    if (!mayHoldPattern(out, n)) continue;
     out = out.replace(n.pattern!, () => {
       count++;
       return mark;
