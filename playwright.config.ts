@@ -82,6 +82,9 @@ const config: PlaywrightTestConfig = {
       outputDir: phaseOutputDir(values.REPORTS_DIR, 'rate-limit'),
       testMatch: [`rate-limit/retry-after.spec${ext}`, `load/overload.spec${ext}`],
       fullyParallel: false,
+      // One worker: both files judge the one sequence and the bursts that follow it on the key's
+      // windows (`oncePerRun`), whichever file comes first, so a second worker would only start.
+      workers: 1,
       metadata: { readonly: false, after: ['functional'], aloneWith: 'RATE_LIMIT_KEY', startFirst: true } satisfies PhaseMetadata,
     },
     {
