@@ -90,6 +90,48 @@ export class PacerUnreachable extends Error {
   }
 }
 
+/**
+ * `client` with every call a check makes of the coordinator, beyond asking for a grant (whose
+ * caller names the request: `acquirerOf` in suites/fixtures/api.ts), handed to `unreachable` when the
+ * coordinator cannot be reached: a lease's answers, a pet lease, a record made once per run.
+ * `unreachable` throws (the check is not certified). Ending a lease whose coordinator is gone is
+ * nothing to do: the coordinator drops it when its time to live ends.
+ */
+export function guardedPacing(client: PacingClient, unreachable: (what: string, error: PacerUnreachable) => never): PacingClient {
+  const guard = async <T>(what: string, call: () => Promise<T>): Promise<T> => {
+    try {
+      return await call();
+    } catch (e) {
+      if (e instanceof PacerUnreachable) unreachable(what, e);
+      throw e;
+    }
+  };
+  const quietly = async (call: () => Promise<void>): Promise<void> => {
+    try {
+      await call();
+    } catch (e) {
+      if (!(e instanceof PacerUnreachable)) throw e;
+    }
+  };
+  return {
+    url: client.url,
+    async acquire(label, options) {
+      const lease = await client.acquire(label, options);
+      return {
+        granted: lease.granted,
+        ...(lease.limitedBy !== undefined ? { limitedBy: lease.limitedBy } : {}),
+        observe: (r) => guard(`the answer on ${label}`, () => lease.observe(r)),
+        release: () => quietly(() => lease.release()),
+      };
+    },
+    async acquirePet(ids, holder, ttlMs, signal) {
+      const lease = await guard('a lease on a pet', () => client.acquirePet(ids, holder, ttlMs, signal));
+      return { id: lease.id, freedAtMs: lease.freedAtMs, release: (retire) => quietly(() => lease.release(retire)) };
+    },
+    once: (name, compute, ttlMs) => guard(`the run's record "${name}"`, () => client.once(name, compute, ttlMs)),
+  };
+}
+
 const FORWARDED = new Set(['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'retry-after', 'date']);
 
 /** Only the headers the pacer reads, as `[name, value]` pairs. */
