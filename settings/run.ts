@@ -55,7 +55,7 @@ export const RUN_SETTINGS = defineGroup('run', 'Target, keys and run', [
     kind: 'integer',
     min: 1,
     default: 2,
-    help: 'Playwright workers per phase; the suites keep WORKERS + 1 requests in reserve when pacing by X-RateLimit-Remaining.',
+    help: 'Playwright workers per phase, at most (the rate-limit and generated phases run their checks one at a time); the suites keep WORKERS + 1 requests in reserve when pacing by X-RateLimit-Remaining.',
   }),
   setting({
     name: 'MAX_RETRY_AFTER_S',
