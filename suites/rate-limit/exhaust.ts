@@ -61,6 +61,12 @@ export interface ExhaustRecord {
   earlyRefusalUnconfirmed?: string;
   /** More admitted in one window than its Limit (probes included), or a 2xx after Remaining reached 0. */
   overAdmission?: string;
+  /**
+   * The 429's window admitted more than its Limit only if answers of its last second are counted,
+   * which the count leaves out (a sliding window may already have freed requests then): whether it
+   * over-admitted cannot be told, so RL-05 and RL-10 are not certified (`WindowCounter.unconfirmed`).
+   */
+  admissionUnconfirmed?: string;
   refused?: Snapshot;
   /** Requests of this sequence still in flight when the 429 arrived (0 unless refused early in a burst). */
   inFlightAtRefusal?: number;
@@ -116,17 +122,21 @@ export function tightest(batch: readonly Snapshot[]): Snapshot {
  * request; returns the over-admission found, if any.
  */
 export class WindowCounter {
-  private admitted = new Map<number, { count: number; limit: number }>();
+  private admitted = new Map<number, { count: number; limit: number; uncounted: number }>();
 
   add(s: Snapshot): string | undefined {
     const info = rateLimitOf(s);
     if (!ok(s)) return undefined;
     if (info.reset === undefined || info.reset < 1e9 || info.reset > 1e12 || info.limit === undefined) return undefined;
+    const w = this.admitted.get(info.reset) ?? { count: 0, limit: info.limit, uncounted: 0 };
+    this.admitted.set(info.reset, w);
     // In the last second before Reset (Date and Reset have one-second resolution) a sliding
     // window may already have let its oldest request go while Reset still reads the same: not
     // counted. Without the server's Date, Reset cannot be placed on its clock: not counted either.
-    if (info.dateMs === undefined || info.dateMs >= (info.reset - 1) * 1000) return undefined;
-    const w = this.admitted.get(info.reset) ?? { count: 0, limit: info.limit };
+    if (info.dateMs === undefined || info.dateMs >= (info.reset - 1) * 1000) {
+      w.uncounted++;
+      return undefined;
+    }
     w.count++;
     w.limit = Math.max(w.limit, info.limit);
     this.admitted.set(info.reset, w);
@@ -134,6 +144,21 @@ export class WindowCounter {
       return `${w.count} requests admitted in the window ending at X-RateLimit-Reset ${info.reset}, counted from this sequence's first request (probes included), more than X-RateLimit-Limit ${w.limit}`;
     }
     return undefined;
+  }
+
+  /**
+   * Why the window ending at `reset` may have admitted more than its Limit without the count
+   * showing it: within the Limit as counted, beyond it with the answers of its last second (or
+   * without a Date) that `add` leaves out. Undefined when the count settles it either way.
+   */
+  unconfirmed(reset: number | undefined): string | undefined {
+    const w = reset === undefined ? undefined : this.admitted.get(reset);
+    if (!w || w.count > w.limit || w.count + w.uncounted <= w.limit) return undefined;
+    return (
+      `${w.count} requests counted as admitted in the window ending at X-RateLimit-Reset ${reset} and ${w.uncounted} more answered in its last second ` +
+      `(or without a Date), when a sliding window may already have freed some: whether it admitted more than X-RateLimit-Limit ${w.limit} cannot be told ` +
+      '(the answers came late in the window: a busy runner or a slow link)'
+    );
   }
 }
 
@@ -437,6 +462,10 @@ export async function exhaust(o: ExhaustOptions): Promise<ExhaustRecord> {
     rec.earlyRefusalUnconfirmed =
       `${rec.earlyRefusal}, and the request after its Retry-After was refused too: another client on ${o.key} ` +
       '(or a limit shared with other keys) cannot be told apart from a server that refuses early';
+  }
+  if (!rec.overAdmission && rec.refused) {
+    const unconfirmed = windows.unconfirmed(rateLimitOf(rec.refused).reset);
+    if (unconfirmed) rec.admissionUnconfirmed = unconfirmed;
   }
   return rec;
 }

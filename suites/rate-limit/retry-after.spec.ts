@@ -60,6 +60,7 @@ test.describe('429 and Retry-After', () => {
   test('RL-05 the request past the limit is refused with 429', TAGS, async ({ sequence, warn, notCertified }, testInfo) => {
     const r = report(sequence, 'RL-05', (a) => testInfo.annotations.push(a), warn, notCertified);
     if (r.alreadyLimited) warn(`RL-05: ${r.key} was already at its limit when the sequence began`);
+    if (r.admissionUnconfirmed) notCertified(r.admissionUnconfirmed);
     expectFact(r.overAdmission === undefined, {
       what: `${r.key} driven to its limit`,
       expected: '429 once X-RateLimit-Remaining reached 0',
@@ -75,6 +76,7 @@ test.describe('429 and Retry-After', () => {
   test('RL-10 no request is refused early or admitted past the limit', TAGS, async ({ sequence, warn, notCertified }, testInfo) => {
     const r = report(sequence, 'RL-10', (a) => testInfo.annotations.push(a), warn, notCertified);
     if (r.earlyRefusalUnconfirmed) notCertified(r.earlyRefusalUnconfirmed);
+    if (r.admissionUnconfirmed && r.earlyRefusal === undefined) notCertified(r.admissionUnconfirmed);
     const early = `${r.earlyRefusal ?? ''}${r.key === '<API_KEY>' ? ' (or another client used API_KEY)' : ''}`;
     expectFact(r.earlyRefusal === undefined, {
       what: `off by one on ${r.key}`,

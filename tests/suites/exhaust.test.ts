@@ -4,7 +4,7 @@
  * never send after a 429 unless Retry-After allows it.
  */
 import { test, expect } from '../test.ts';
-import { exhaust, type Snapshot } from '../../suites/rate-limit/exhaust.ts';
+import { exhaust, WindowCounter, type Snapshot } from '../../suites/rate-limit/exhaust.ts';
 import { limiterStore, zooStore } from '../../faults/limiters/index.ts';
 import { slidingCounterRounded } from '../../faults/limiters/sliding-counter.ts';
 import type { RateDecision, RatePolicy } from '../../reference-server/rate-limit/policy.ts';
@@ -378,3 +378,35 @@ for (const [atMs, lateMs] of [
       /said 1 left.*again when driven to the limit once more.*said 1 left.*a sliding-window counter that rounds its weighted count/,
     );
   });
+
+/**
+ * `WindowCounter.unconfirmed`: a window counted within its Limit, whose answers in its last second
+ * (left out: a sliding window may have freed requests then) would take it past the Limit, cannot
+ * tell over-admission; one whose answers all count, or stay within the Limit with the last second
+ * too, settles it. Each row: answers before the last second, answers in it, Limit 3.
+ */
+for (const [before, inLastSecond, told] of [
+  [3, 1, false],
+  [2, 1, true],
+  [2, 2, false],
+  [4, 0, true],
+  [3, 0, true],
+] as const) {
+  test(`a window of Limit 3 with ${before} answer(s) counted and ${inLastSecond} in its last second: over-admission ${told ? 'settled by the count' : 'cannot be told'}`, () => {
+    const reset = 1_800_000_010;
+    const windows = new WindowCounter();
+    const at = (now: number) => snapshot({ limit: 3, used: 0, reset, now }, 200);
+    let over: string | undefined;
+    for (let i = 0; i < before; i++) over ??= windows.add(at(reset - 5));
+    for (let i = 0; i < inLastSecond; i++) over ??= windows.add(at(reset - 0.5));
+    expect(over !== undefined, 'over-admission counted').toBe(before > 3);
+    const unconfirmed = windows.unconfirmed(reset);
+    expect(unconfirmed === undefined, String(unconfirmed)).toBe(told);
+    if (!told)
+      expect(unconfirmed).toMatch(
+        new RegExp(
+          `^${before} requests counted as admitted in the window ending at X-RateLimit-Reset ${reset} and ${inLastSecond} more answered in its last second`,
+        ),
+      );
+  });
+}
