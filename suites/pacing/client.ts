@@ -81,7 +81,7 @@ export class PacingNotCertified extends Error {
 
 /**
  * The run's coordinator could not be reached: a limit of the harness, never the server's failure.
- * Nothing was sent on the key the call was for.
+ * When the call asked for a grant, nothing was sent on the key it was for.
  */
 export class PacerUnreachable extends Error {
   constructor(message: string) {

@@ -139,7 +139,6 @@ export class WindowCounter {
     }
     w.count++;
     w.limit = Math.max(w.limit, info.limit);
-    this.admitted.set(info.reset, w);
     if (w.count > w.limit) {
       return `${w.count} requests admitted in the window ending at X-RateLimit-Reset ${info.reset}, counted from this sequence's first request (probes included), more than X-RateLimit-Limit ${w.limit}`;
     }
