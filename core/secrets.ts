@@ -179,6 +179,7 @@ export function describeMatch(match: string, value: string): string {
 /** Where one needle occurs in a text: the encodings found (empty when none). */
 export function findNeedle(text: string, n: SecretNeedle): string[] {
   if (n.needle !== undefined) return text.includes(n.needle) ? [n.encoding] : [];
+  if (!mayHoldPattern(text, n)) return [];
   const found = new Set<string>();
   for (const m of text.matchAll(n.pattern!)) found.add(n.describe ? n.describe(m[0]) : n.encoding);
   return [...found];
@@ -195,15 +196,18 @@ const ESCAPE_STARTS = /[\\%&]/;
  * Lower-casing the text can add ASCII letters, never remove one, so the check only ever says
  * "may" too often. It spares compiling and running the pattern on most lines a run prints.
  */
-export function mayHoldPattern(text: string, n: SecretNeedle): boolean {
+export function mayHoldPattern(text: string, n: SecretNeedle, lower = () => text.toLowerCase()): boolean {
   if (n.plainLower === undefined || ESCAPE_STARTS.test(text)) return true;
-  return text.toLowerCase().includes(n.plainLower);
+  return lower().includes(n.plainLower);
 }
 
 /** Replaces every form of every secret in `text` by its placeholder; returns the text and the count. */
 export function redactText(text: string, needles: readonly SecretNeedle[]): { text: string; count: number } {
   let count = 0;
   let out = text;
+  // The text in lower case, for every key's prefilter: made once, again only after a replacement.
+  let lowered: string | undefined;
+  const lower = () => (lowered ??= out.toLowerCase());
   for (const n of needles) {
     const mark = placeholderOf(n.name);
     if (n.needle !== undefined) {
@@ -211,9 +215,11 @@ export function redactText(text: string, needles: readonly SecretNeedle[]): { te
       const parts = out.split(n.needle);
       count += parts.length - 1;
       out = parts.join(mark);
+      lowered = undefined;
       continue;
     }
-    if (!mayHoldPattern(out, n)) continue;
+    if (!mayHoldPattern(out, n, lower)) continue;
+    lowered = undefined;
     out = out.replace(n.pattern!, () => {
       count++;
       return mark;
@@ -224,7 +230,10 @@ export function redactText(text: string, needles: readonly SecretNeedle[]): { te
 
 /** A redactor for a fixed set of secrets (its needles are built once). */
 export function redactorFor(secrets: readonly Secret[]): (text: string) => string {
-  const needles = secretNeedles(secrets);
+  return redactorWith(secretNeedles(secrets));
+}
+
+function redactorWith(needles: readonly SecretNeedle[]): (text: string) => string {
   if (needles.length === 0) return (text) => text;
   return (text) => redactText(text, needles).text;
 }
@@ -238,23 +247,36 @@ export function redact(text: string, secrets: readonly Secret[]): string {
 }
 
 /**
- * The redactors of the last few secret sets, by their names and values: a run redacts every line
- * and record with the same keys, and building a key's pattern costs far more than matching it.
- * Bounded, so a process that sees many key sets (the project's tests) keeps only the newest.
+ * The needles and redactors of the last few secret sets, by their names and values: a run
+ * redacts every line and record, and asks which key a header carries, with the same keys; building
+ * a key's pattern (and the regular expression engine compiling it on first use) costs far more
+ * than matching it. Bounded, so a process that sees many key sets (the project's tests) keeps only
+ * the newest.
  */
-const recentRedactors = new Map<string, (text: string) => string>();
-const RECENT_REDACTORS = 8;
+const recentSets = new Map<string, { needles: SecretNeedle[]; redactor?: (text: string) => string }>();
+const RECENT_SETS = 8;
 
-function redactorOf(secrets: readonly Secret[]): (text: string) => string {
-  const kept = secrets.filter((s) => s.value.length >= 4);
-  const id = JSON.stringify(kept.map((s) => [s.name, s.value]));
-  let redactor = recentRedactors.get(id);
-  if (!redactor) {
-    redactor = redactorFor(kept);
-    if (recentRedactors.size >= RECENT_REDACTORS) recentRedactors.delete(recentRedactors.keys().next().value!);
-    recentRedactors.set(id, redactor);
+function compiledSet(secrets: readonly Secret[]): { needles: SecretNeedle[]; redactor?: (text: string) => string } {
+  const id = JSON.stringify(secrets.map((s) => [s.name, s.value]));
+  let set = recentSets.get(id);
+  if (!set) {
+    set = { needles: secretNeedles(secrets) };
+    if (recentSets.size >= RECENT_SETS) recentSets.delete(recentSets.keys().next().value!);
+    recentSets.set(id, set);
   }
-  return redactor;
+  return set;
+}
+
+/** The needles of `secrets` (`secretNeedles`), built once per set and shared by every caller. */
+export function needlesOf(secrets: readonly Secret[]): readonly SecretNeedle[] {
+  return compiledSet(secrets).needles;
+}
+
+/** The redactor of `secrets` (those of 4 characters or more), built once per set and shared by every caller. */
+export function redactorOf(secrets: readonly Secret[]): (text: string) => string {
+  const set = compiledSet(secrets.filter((s) => s.value.length >= 4));
+  set.redactor ??= redactorWith(set.needles);
+  return set.redactor;
 }
 
 /** True if any form of any secret occurs in `text`. */

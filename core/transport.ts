@@ -27,7 +27,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { rootCertificates } from 'node:tls';
 import { MAX_RECORDED_BODY, type RecordedExchange, type RecordedHeader } from './results.ts';
-import { redactorFor, type Secret } from './secrets.ts';
+import { redactorOf, type Secret } from './secrets.ts';
 
 /** TLS of an https target. Verification is on unless `insecure` (the user's explicit opt-in). */
 export interface TlsOptions {
@@ -188,7 +188,7 @@ export function agentFor(url: string, tls: TlsOptions = {}): http.Agent {
 
 /** The record of a complete exchange, every text redacted, the body cut at MAX_RECORDED_BODY. */
 export function recordOf(request: OutboundRequest, response: OutboundResponse, secrets: readonly Secret[]): RecordedExchange {
-  const clean = redactorFor(secrets.filter((s) => s.value.length >= 4));
+  const clean = redactorOf(secrets);
   const pairs: RecordedHeader[] = [];
   const raw = response.rawHeaders;
   for (let i = 0; i + 1 < raw.length; i += 2) pairs.push({ name: raw[i]!, value: clean(raw[i + 1]!) });

@@ -1,7 +1,17 @@
 import fc from 'fast-check';
 import nock from 'nock';
 import { test, expect } from '@playwright/test';
-import { containsSecret, mayHoldPattern, normaliseKey, redact, redactText, secretNeedles, secretsOf } from '../../core/secrets.ts';
+import {
+  containsSecret,
+  findNeedle,
+  mayHoldPattern,
+  needlesOf,
+  normaliseKey,
+  redact,
+  redactText,
+  secretNeedles,
+  secretsOf,
+} from '../../core/secrets.ts';
 import { describeAuthorization, formatEvidence } from '../../suites/lib/evidence.ts';
 
 test.afterEach(() => nock.cleanAll());
@@ -49,6 +59,8 @@ test('redact keeps one redactor per set of keys: sets taken in turn, more of the
     const set = [{ name, value }];
     expect(redact(`a ${value} b ${KEY}`, set)).toBe(`a <${name}> b ${KEY}`);
     expect(redact(`a ${value} b ${KEY}`, SECRETS)).toBe(`a ${value} b <API_KEY>`);
+    expect(needlesOf(set), 'one set of needles per set of keys').toBe(needlesOf([{ name, value }]));
+    expect(needlesOf(set).map((n) => n.name)).toEqual(secretNeedles(set).map((n) => n.name));
   }
 });
 
@@ -86,9 +98,10 @@ test('foreign tokens are shortened, empty and missing ones named', () => {
 /**
  * The prefilter (`mayHoldPattern`) only skips a pattern that cannot match: on texts built of every
  * form a key's characters can take, of near misses and of characters whose case folding reaches
- * ASCII, redaction with it equals redaction by the patterns alone, and it skipped many of them.
+ * ASCII, redaction and the search for a needle with it equal those by the patterns alone, and it
+ * skipped many of them.
  */
-test('redact with the prefilter equals redact by the patterns alone, on generated texts', () => {
+test('redact and findNeedle with the prefilter equal the patterns alone, on generated texts', () => {
   const keys = [KEY, 'Sk-Live_KeLvIn%&x', 'ab\\cd/ef"gh'];
   const secrets = keys.map((value, i) => ({ name: ['API_KEY', 'RATE_LIMIT_KEY', 'LOAD_KEY'][i]!, value }));
   const needles = secretNeedles(secrets);
@@ -114,6 +127,7 @@ test('redact with the prefilter equals redact by the patterns alone, on generate
     fc.property(text, (t) => {
       if (needles.some((n) => n.pattern && !mayHoldPattern(t, n))) skipped++;
       expect(redactText(t, needles)).toEqual(redactText(t, patternsOnly));
+      expect(needles.map((n) => findNeedle(t, n))).toEqual(patternsOnly.map((n) => findNeedle(t, n)));
     }),
     { seed: 27, numRuns: 3000 },
   );
