@@ -17,7 +17,26 @@ import { verdictFixtures } from './fixtures/verdicts.ts';
 import { apiFixtures } from './fixtures/api.ts';
 import { stockFixtures } from './fixtures/stock.ts';
 
-export const test = base.extend(runFixtures).extend(verdictFixtures).extend(apiFixtures).extend(stockFixtures);
+/**
+ * `fixtures` with no step of their own in the report (`box: 'self'`): a check's evidence is its
+ * annotations and attachments, and a step per fixture set up and torn down around every test (with
+ * the stack of its call, sent from the worker to the runner and through every reporter) costs the
+ * run more than its checks. A fixture that fails still fails its test, with its error.
+ */
+function withoutSteps<F extends object>(fixtures: F): F {
+  return Object.fromEntries(
+    Object.entries(fixtures).map(([name, value]) => [
+      name,
+      Array.isArray(value) ? [value[0], { ...value[1], box: 'self' }] : [value, { box: 'self' }],
+    ]),
+  ) as F;
+}
+
+export const test = base
+  .extend(withoutSteps(runFixtures))
+  .extend(withoutSteps(verdictFixtures))
+  .extend(withoutSteps(apiFixtures))
+  .extend(withoutSteps(stockFixtures));
 export { expect };
 
 export {
