@@ -211,18 +211,24 @@ export function pacingClient(url: string | undefined = process.env.CONFORMANCE_P
       });
       if (answer.notCertified !== undefined) throw new PacingNotCertified(answer.notCertified);
       const id = answer.lease!;
+      const granted = answer.granted ?? 1;
       let ended = false;
+      let observed = 0;
       return {
-        granted: answer.granted ?? 1,
+        granted,
         limitedBy: answer.limitedBy,
-        observe: (r) =>
-          post<ObserveResult>(url, '/observe', {
+        async observe(r) {
+          const result = await post<ObserveResult>(url, '/observe', {
             lease: id,
             status: r.status,
             headers: pacingHeaders(r.headers),
             receivedAtMs: r.receivedAtMs,
             ...(r.service ? { service: r.service } : {}),
-          }),
+          });
+          // The coordinator ends a lease once every request it granted is answered: nothing is left to release.
+          if (++observed >= granted) ended = true;
+          return result;
+        },
         async release() {
           if (ended) return;
           ended = true;

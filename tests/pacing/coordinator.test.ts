@@ -7,6 +7,7 @@
  */
 import { test, expect } from '../test.ts';
 import { execFile } from 'node:child_process';
+import http from 'node:http';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { startPacerCoordinator, type PacerCoordinator } from '../../suites/pacing/coordinator.ts';
@@ -282,6 +283,36 @@ test('once per run: the first caller computes, the others read its value; a fail
     }),
   ).rejects.toThrow('boom');
   expect(await pacingClient(c.url).once('bad', async () => 'ok')).toBe('ok');
+});
+
+test('a lease whose every granted request was answered has ended at the coordinator: its release sends nothing; one with a request unanswered is released', async () => {
+  const c = await coordinator();
+  const client = pacingClient(c.url);
+  const paths: string[] = [];
+  const request = http.request;
+  http.request = ((...args: Parameters<typeof http.request>) => {
+    paths.push(new URL(String(args[0])).pathname);
+    return request(...args);
+  }) as typeof http.request;
+  try {
+    const one = await client.acquire('<API_KEY>');
+    await one.observe({ status: 200, headers: usable(50), receivedAtMs: Date.now() });
+    await one.release();
+    // The key's Remaining known, a grant of two.
+    const first = await client.acquire('<LOAD_KEY>');
+    await first.observe({ status: 200, headers: usable(50), receivedAtMs: Date.now() });
+    const two = await client.acquire('<LOAD_KEY>', { count: 2, mode: 'exhaust' });
+    expect(two.granted).toBe(2);
+    await two.observe({ status: 200, headers: usable(50), receivedAtMs: Date.now() });
+    await two.release();
+  } finally {
+    http.request = request;
+  }
+  expect(paths).toEqual(['/acquire', '/observe', '/acquire', '/observe', '/acquire', '/observe', '/release']);
+  // The unanswered request of the second lease went back to its key.
+  const report = (label: string) => c.report().keys.find((k) => k.label === label);
+  expect(report('<API_KEY>')).toMatchObject({ granted: 1, observed: 1, released: 0 });
+  expect(report('<LOAD_KEY>')).toMatchObject({ granted: 3, observed: 2, released: 1 });
 });
 
 test('without CONFORMANCE_PACER_URL the client refuses to run, naming the fix', () => {
