@@ -80,8 +80,9 @@ export class PacingNotCertified extends Error {
 }
 
 /**
- * The run's coordinator could not be reached: a limit of the harness, never the server's failure.
- * When the call asked for a grant, nothing was sent on the key it was for.
+ * The run's coordinator could not be reached, or what answered was not the run's pacer (a status
+ * other than 200, a body that is not its JSON): a limit of the harness, never the server's
+ * failure. When the call asked for a grant, nothing was sent on the key it was for.
  */
 export class PacerUnreachable extends Error {
   constructor(message: string) {
@@ -167,16 +168,20 @@ function post<T>(base: string, path: string, body: object, signal?: AbortSignal)
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
+        const notThePacer = (what: string) =>
+          new PacerUnreachable(`pacer coordinator at ${base} did not answer as the run's pacer (${path}: ${what})`);
         res.on('end', () => {
+          let parsed: (T & { error?: string }) | undefined;
           try {
-            const parsed = JSON.parse(Buffer.concat(chunks).toString('utf8')) as T & { error?: string };
-            if (res.statusCode !== 200) reject(new Error(`pacer coordinator ${path}: ${parsed.error ?? res.statusCode}`));
-            else resolve(parsed);
+            parsed = JSON.parse(Buffer.concat(chunks).toString('utf8')) as T & { error?: string };
           } catch (e) {
-            reject(new Error(`pacer coordinator ${path}: ${(e as Error).message}`));
+            return reject(notThePacer((e as Error).message));
           }
+          if (res.statusCode !== 200) reject(notThePacer(`${res.statusCode} ${String(parsed?.error ?? '').slice(0, 200)}`.trim()));
+          else if (parsed === null || typeof parsed !== 'object') reject(notThePacer('not a JSON object'));
+          else resolve(parsed);
         });
-        res.on('error', reject);
+        res.on('error', (e) => reject(notThePacer(e.message)));
       },
     );
     req.on('error', (e) => {
