@@ -52,10 +52,16 @@ test('the conformance config gives each project (phase) its own output folder, a
   for (const p of config.projects ?? []) expect(path.resolve(p.outputDir ?? ''), p.name).toBe(phaseOutputDir(reportsDir, p.name ?? ''));
 });
 
-/** A scratch conformance config: four phases whose tests keep writing into their output folders; phase k starts k × 600 ms late. */
+/**
+ * A scratch conformance config: four phases whose tests keep writing into their output folders;
+ * phase k starts k × 600 ms late. Its tests live in a folder of their own, apart from the reports
+ * (as `suites/` and `reports/` are): a runner looking for test files must not walk the folders
+ * other phases are emptying and filling.
+ */
 function scratchConfig(dir: string): string {
+  fs.mkdirSync(path.join(dir, 'suite'));
   fs.writeFileSync(
-    path.join(dir, 'write.spec.ts'),
+    path.join(dir, 'suite', 'write.spec.ts'),
     `import { test } from '@playwright/test';
 import fs from 'node:fs';
 for (const n of [1, 2]) {
@@ -80,7 +86,7 @@ const k = arg ? Number(arg.slice(-1)) : 0;
 // Start-up skew: a late phase empties its output folder while the earlier ones write.
 if (k) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, k * 600);
 export default defineConfig({
-  testDir: '.',
+  testDir: './suite',
   testMatch: 'write.spec.ts',
   workers: 1,
   projects: [0, 1, 2, 3].map((i) => ({ name: 'phase' + i })),
