@@ -69,9 +69,9 @@ for (const pacer of NOT_THE_PACER)
       res.writeHead(500).end();
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    const dropping = pacer.start();
-    await new Promise<void>((r) => dropping.listen(0, '127.0.0.1', r));
-    const pacerUrl = `http://127.0.0.1:${(dropping.address() as AddressInfo).port}`;
+    const atPacerAddress = pacer.start();
+    await new Promise<void>((r) => atPacerAddress.listen(0, '127.0.0.1', r));
+    const pacerUrl = `http://127.0.0.1:${(atPacerAddress.address() as AddressInfo).port}`;
     const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     const reportFile = test.info().outputPath('report.json');
     try {
@@ -107,6 +107,6 @@ for (const pacer of NOT_THE_PACER)
       expect(arrivals, 'requests that reached the server').toBe(0);
     } finally {
       await new Promise<void>((r) => server.close(() => r()));
-      await new Promise<void>((r) => dropping.close(() => r()));
+      await new Promise<void>((r) => atPacerAddress.close(() => r()));
     }
   });
