@@ -13,6 +13,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { codeFile, REPO_ROOT } from '../core/paths.ts';
+import { playwrightEnv } from '../core/playwright-env.ts';
 
 const require = createRequire(import.meta.url);
 export const PLAYWRIGHT_CLI = require.resolve('@playwright/test/cli');
@@ -147,12 +148,11 @@ export function runPhase(o: PhaseOptions, redact: (s: string) => string): Promis
   return new Promise((resolve) => {
     const child = spawn(process.execPath, playwrightArgs(o), {
       cwd: o.cwd ?? REPO_ROOT,
-      env: {
-        ...o.env,
+      env: playwrightEnv(o.env, {
         PLAYWRIGHT_BLOB_OUTPUT_FILE: o.blobFile,
         ...(o.jsonFile ? { PLAYWRIGHT_JSON_OUTPUT_FILE: o.jsonFile } : {}),
         FORCE_COLOR: '0',
-      },
+      }),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let lastOutput = Date.now();
@@ -227,18 +227,22 @@ export function runPhase(o: PhaseOptions, redact: (s: string) => string): Promis
   });
 }
 
-/** Runs a Playwright CLI command to completion, capturing its output (for --list and merge-reports). */
+/**
+ * Runs a Playwright CLI command to completion, capturing its output (for --list and merge-reports):
+ * in `env` without Playwright's own settings, plus `own` (`playwrightEnv`).
+ */
 export function runPlaywright(
   args: string[],
   env: Record<string, string | undefined>,
   redact: (s: string) => string,
   cwd = REPO_ROOT,
   timeoutMs = 120_000,
+  own: Record<string, string> = {},
 ): Promise<{ exitCode: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [PLAYWRIGHT_CLI, ...args], {
       cwd,
-      env: { ...env, FORCE_COLOR: '0' },
+      env: playwrightEnv(env, { ...own, FORCE_COLOR: '0' }),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
@@ -265,9 +269,11 @@ export async function listPhases(
   fs.mkdirSync(path.dirname(outFile), { recursive: true });
   const { exitCode } = await runPlaywright(
     ['test', '--config', configFile, ...phases.map((p) => `--project=${p}`), '--list', '--reporter=json', '--pass-with-no-tests'],
-    { ...env, PLAYWRIGHT_JSON_OUTPUT_FILE: outFile },
+    env,
     redact,
     cwd,
+    undefined,
+    { PLAYWRIGHT_JSON_OUTPUT_FILE: outFile },
   );
   if (exitCode !== 0 || !fs.existsSync(outFile)) return undefined;
   try {

@@ -14,6 +14,7 @@ import { parse as parseYaml } from 'yaml';
 import { specsOf } from './playwright-report.ts';
 import { requirementIds, titleId } from './results.ts';
 import { LEDGER_FILE, REPO_ROOT, RULES_FILE, SPEC_FILE } from './paths.ts';
+import { playwrightEnv } from './playwright-env.ts';
 
 export type Level = 'must' | 'should' | 'may';
 export const LEVELS: readonly Level[] = ['must', 'should', 'may'];
@@ -281,7 +282,7 @@ function runListing(configFile: string, env: Record<string, string | undefined>)
       {
         cwd: REPO_ROOT,
         encoding: 'utf8',
-        env: { ...env, REPORTS_DIR: path.join(REPO_ROOT, 'test-results', 'suites-list') },
+        env: playwrightEnv(env, { REPORTS_DIR: path.join(REPO_ROOT, 'test-results', 'suites-list') }),
         maxBuffer: 64 * 1024 * 1024,
         stdio: ['ignore', 'pipe', 'pipe'],
       },

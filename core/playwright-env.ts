@@ -1,0 +1,24 @@
+/**
+ * The environment of a Playwright process the tool starts (a phase, a listing, the merge of the
+ * reports): the caller's, without the variables through which Playwright takes settings from its
+ * environment, then the tool's own.
+ *
+ * A user's pipeline may set those variables for its own Playwright projects, and Playwright lets
+ * them win over a config: `PLAYWRIGHT_HTML_OUTPUT_DIR`, `PLAYWRIGHT_JUNIT_OUTPUT_FILE` or
+ * `PLAYWRIGHT_JSON_OUTPUT_FILE` would send the run's reports over the user's own files (and leave
+ * none where the verdict reads them), `PLAYWRIGHT_JSON_OUTPUT_NAME` would take the listing of the
+ * suites off standard output, and `PW_TEST_REPORTER` would add a reporter that sees every check's
+ * record before the tool redacts it. A Playwright worker also passes its own (`TEST_WORKER_INDEX`,
+ * `TEST_PARALLEL_INDEX`) to a run started inside it. The tool's Playwright runs take settings only
+ * from what the tool names: `own`, its arguments and its configs.
+ */
+export function playwrightEnv(
+  env: Readonly<Record<string, string | undefined>>,
+  own: Readonly<Record<string, string>> = {},
+): Record<string, string | undefined> {
+  const kept = Object.entries(env).filter(([name]) => !PLAYWRIGHT_SETTING.test(name));
+  return { ...Object.fromEntries(kept), ...own };
+}
+
+/** Names Playwright reads settings from (reporters, output paths, loader, terminal, worker index). */
+const PLAYWRIGHT_SETTING = /^(PLAYWRIGHT_|PW_|PWTEST_|TEST_WORKER_INDEX$|TEST_PARALLEL_INDEX$)/;
