@@ -7,8 +7,8 @@
  * them win over a config: `PLAYWRIGHT_HTML_OUTPUT_DIR`, `PLAYWRIGHT_JUNIT_OUTPUT_FILE` or
  * `PLAYWRIGHT_JSON_OUTPUT_FILE` would send the run's reports over the user's own files (and leave
  * none where the verdict reads them), `PLAYWRIGHT_JSON_OUTPUT_NAME` would take the listing of the
- * suites off standard output, and `PW_TEST_REPORTER` would add a reporter that sees every check's
- * record before the tool redacts it. A Playwright worker also passes its own (`TEST_WORKER_INDEX`,
+ * suites off standard output, and `PW_TEST_REPORTER` would add the pipeline's own reporter to
+ * every phase, writing wherever it writes. A Playwright worker also passes its own (`TEST_WORKER_INDEX`,
  * `TEST_PARALLEL_INDEX`) to a run started inside it. The tool's Playwright runs take settings only
  * from what the tool names: `own`, its arguments and its configs.
  */
