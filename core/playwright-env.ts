@@ -1,3 +1,5 @@
+import { CODE_EXT } from './paths.ts';
+
 /**
  * The environment of a Playwright process the tool starts (a phase, a listing, the merge of the
  * reports): the caller's, without the variables through which Playwright takes settings from its
@@ -15,10 +17,19 @@
 export function playwrightEnv(
   env: Readonly<Record<string, string | undefined>>,
   own: Readonly<Record<string, string>> = {},
+  codeExt: string = CODE_EXT,
 ): Record<string, string | undefined> {
   const kept = Object.entries(env).filter(([name]) => !PLAYWRIGHT_SETTING.test(name));
-  return { ...Object.fromEntries(kept), ...own };
+  return { ...Object.fromEntries(kept), ...(codeExt === '.js' ? COMPILED : {}), ...own };
 }
+
+/**
+ * The installed package runs a tree compiled at pack time: Playwright needs no loader of its own
+ * for it, and without one its processes start on less CPU (on Node 20 the loader runs in a thread
+ * of its own that every import waits on). Measured on a default run of the compiled tree: 27.5 CPU-s
+ * with the loader, 22.5 to 23.9 without.
+ */
+const COMPILED: Readonly<Record<string, string>> = { PW_DISABLE_TS_ESM: '1' };
 
 /** Names Playwright reads settings from (reporters, output paths, loader, terminal, worker index). */
 const PLAYWRIGHT_SETTING = /^(PLAYWRIGHT_|PW_|PWTEST_|TEST_WORKER_INDEX$|TEST_PARALLEL_INDEX$)/;

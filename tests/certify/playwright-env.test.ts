@@ -46,6 +46,7 @@ test('a Playwright run of the tool takes no setting from Playwright variables of
       CERTIFY_REPORTS_DIR: '/tmp/r',
     },
     { PLAYWRIGHT_JSON_OUTPUT_FILE: '/tmp/r/list.json', FORCE_COLOR: '0' },
+    '.ts',
   );
   expect(env).toEqual({
     PATH: '/usr/bin',
@@ -54,6 +55,12 @@ test('a Playwright run of the tool takes no setting from Playwright variables of
     PLAYWRIGHT_JSON_OUTPUT_FILE: '/tmp/r/list.json',
     FORCE_COLOR: '0',
   });
+});
+
+test('the compiled tree (the installed package) runs its Playwright processes without the TypeScript loader of Playwright; the sources of a clone keep it, whatever the caller set', () => {
+  const caller = { PATH: '/usr/bin', PW_DISABLE_TS_ESM: '1' };
+  expect(playwrightEnv(caller, {}, '.js')).toEqual({ PATH: '/usr/bin', PW_DISABLE_TS_ESM: '1' });
+  expect(playwrightEnv(caller, {}, '.ts')).toEqual({ PATH: '/usr/bin' });
 });
 
 test('a certify run with Playwright variables of its caller writes nothing where they point; its reports, listing and verdict are where the run names them', async () => {
