@@ -1,24 +1,36 @@
 /**
  * The primary of a deployment started by `startDeployment()` (`start.ts`), as a child process:
  * runs `startCluster()` with its environment and reports `{ origin, pids }` over the IPC channel
- * (never stdout; no key crosses it). Stops its workers on SIGTERM or when its parent goes.
+ * (never stdout; no key crosses it). Stops its workers on SIGTERM or when its parent goes, also
+ * while it is still starting: a parent that gave up waiting, or that was itself stopped, gets no
+ * report, and the primary ends quietly instead of failing on a closed channel.
  */
-import { startCluster } from './cluster.ts';
+import { startCluster, type RunningCluster } from './cluster.ts';
 
 const perProcessLimiter = process.argv.includes('--per-process-limiter');
+let running: RunningCluster | undefined;
+let stopping = false;
+
+/** Stops the workers (if they were started) and exits with `code`. */
+function stop(code = 0): void {
+  if (stopping) return;
+  stopping = true;
+  void (running?.close() ?? Promise.resolve()).finally(() => process.exit(code));
+}
+
+/** Sends `message` to the parent; with no parent left to read it, the primary stops. */
+function report(message: { origin: string; pids: number[] } | { error: string }, then?: () => void): void {
+  if (!process.connected) return stop(then ? 2 : 0);
+  process.send!(message, (error: Error | null) => (error ? stop(then ? 2 : 0) : then?.()));
+}
+
+process.once('SIGTERM', () => stop());
+process.once('SIGINT', () => stop());
+process.once('disconnect', () => stop());
 try {
-  const running = await startCluster({ perProcessLimiter });
-  process.send!({ origin: running.origin, pids: running.pids() });
-  let stopping = false;
-  const stop = (): void => {
-    if (stopping) return;
-    stopping = true;
-    void running.close().then(() => process.exit(0));
-  };
-  process.once('SIGTERM', stop);
-  process.once('SIGINT', stop);
-  process.once('disconnect', stop);
+  running = await startCluster({ perProcessLimiter });
+  if (stopping) await running.close();
+  else report({ origin: running.origin, pids: running.pids() });
 } catch (error) {
-  process.send!({ error: (error as Error).message });
-  process.exit(2);
+  report({ error: (error as Error).message }, () => stop(2));
 }

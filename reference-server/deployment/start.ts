@@ -67,9 +67,8 @@ export function settingsEnv(server: DeploymentOptions['server'] = {}): Record<st
 const SERVER_VARIABLES =
   /^(PORT|HOST|RATE_WINDOW_MINUTE_MS|RATE_WINDOW_DAY_MS|BAN_THRESHOLD|BAN_MS|ENTERPRISE_LIMIT_MINUTE|ENTERPRISE_LIMIT_DAY|ANON_LIMIT_MINUTE|ANON_LIMIT_DAY|MAX_BODY_BYTES|BODY_TIMEOUT_MS|INVENTORY_FILE|KEYS_FILE|REDIS_URL|REDIS_PREFIX|INSTANCES|RATELIMIT_FIELDS)$/;
 
-/** Starts the deployment; resolves once every instance listens on the one address. */
-export async function startDeployment(options: DeploymentOptions): Promise<RunningDeployment> {
-  const instances = options.instances ?? 3;
+/** The primary's command line (after the Node executable) and environment for `options`. */
+export function primaryCommand(options: DeploymentOptions): { args: string[]; env: Record<string, string | undefined> } {
   const inherited = Object.fromEntries(Object.entries(process.env).filter(([name]) => !SERVER_VARIABLES.test(name)));
   const env = {
     ...inherited,
@@ -78,9 +77,16 @@ export async function startDeployment(options: DeploymentOptions): Promise<Runni
     HOST: '127.0.0.1',
     REDIS_URL: options.redisUrl,
     REDIS_PREFIX: options.redisPrefix ?? `deployment-${randomUUID()}:`,
-    INSTANCES: String(instances),
+    INSTANCES: String(options.instances ?? 3),
   };
   const args = [...LOADER_ARGS, PRIMARY_SCRIPT, ...(options.perProcessLimiter ? ['--per-process-limiter'] : [])];
+  return { args, env };
+}
+
+/** Starts the deployment; resolves once every instance listens on the one address. */
+export async function startDeployment(options: DeploymentOptions): Promise<RunningDeployment> {
+  const instances = options.instances ?? 3;
+  const { args, env } = primaryCommand(options);
   const primary = spawn(process.execPath, args, { env, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
   const timeoutMs = options.startTimeoutMs ?? 30_000;
   let started: { origin: string; pids: number[] };
