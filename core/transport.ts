@@ -28,6 +28,7 @@ import https from 'node:https';
 import { rootCertificates } from 'node:tls';
 import { MAX_RECORDED_BODY, type RecordedExchange, type RecordedHeader } from './results.ts';
 import { redactorOf, type Secret } from './secrets.ts';
+import { watchStalls } from './stall.ts';
 
 /** TLS of an https target. Verification is on unless `insecure` (the user's explicit opt-in). */
 export interface TlsOptions {
@@ -69,6 +70,11 @@ export interface SendOptions {
   /** Stops the request at once (kind `aborted`). */
   signal?: AbortSignal;
   record?: ExchangeRecorder;
+  /**
+   * Watch how long this process is held from running while the request waits (`core/stall.ts`);
+   * a timeout then carries it (`TransportError.stalledMs`). Off for the load engine's many requests.
+   */
+  watchStalls?: boolean;
 }
 
 /** A complete answer. */
@@ -107,6 +113,8 @@ export class TransportError extends Error {
     readonly reusedConnection = false,
     /** Some of the answer (its status line) had arrived when the request failed. */
     readonly answerStarted = false,
+    /** With `watchStalls`: the longest time this process was held from running while it waited. */
+    readonly stalledMs = 0,
   ) {
     super(message);
     this.name = 'TransportError';
@@ -231,6 +239,7 @@ export function send(request: OutboundRequest, options: SendOptions): Promise<Ou
   const sentAt = Date.now();
   const started = performance.now();
   const elapsed = () => Math.round((performance.now() - started) * 100) / 100;
+  const stalls = options.watchStalls ? watchStalls() : undefined;
   return new Promise((resolve, reject) => {
     let settled = false;
     let newConnection = false;
@@ -241,13 +250,16 @@ export function send(request: OutboundRequest, options: SendOptions): Promise<Ou
       clearTimeout(timer);
       options.signal?.removeEventListener('abort', onAbort);
       req.destroy();
-      reject(new TransportError(kind, message, code, sentAt, elapsed(), req.reusedSocket === true, answerStarted));
+      const stalledMs = stalls?.longestSince(started) ?? 0;
+      stalls?.end();
+      reject(new TransportError(kind, message, code, sentAt, elapsed(), req.reusedSocket === true, answerStarted, stalledMs));
     };
     const failWith = (error: NodeJS.ErrnoException) => fail(secure && isTlsFailure(error) ? 'tls' : 'socket', error.message, error.code);
     const finish = (res: http.IncomingMessage, chunks: Buffer[], truncated: boolean) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
+      stalls?.end();
       options.signal?.removeEventListener('abort', onAbort);
       if (truncated) req.destroy();
       const response: OutboundResponse = {
@@ -298,7 +310,10 @@ export function send(request: OutboundRequest, options: SendOptions): Promise<Ou
         res.on('error', failWith);
       },
     );
-    const timer = setTimeout(() => fail('timeout', deadlineMessage(options), 'ETIMEDOUT'), options.deadlineMs);
+    // Node runs due timers before it reads sockets: after a stall, the deadline would fire ahead of
+    // an answer already received. One turn of the event loop reads it first, so the deadline judges
+    // when the answer arrived, not when a busy process got to it.
+    const timer = setTimeout(() => setImmediate(() => fail('timeout', deadlineMessage(options), 'ETIMEDOUT')), options.deadlineMs);
     const onAbort = () => fail('aborted', 'stopped by a signal', 'ABORTED');
     req.on('socket', (socket) => {
       // A socket that has not connected yet is a new connection (a kept-alive one is reused).

@@ -15,6 +15,7 @@ import { test, expect } from '../test.ts';
 import type { RecordedExchange } from '../../core/results.ts';
 import { secretNeedles, findNeedle, secretsOf } from '../../core/secrets.ts';
 import { agentFor, isStaleConnection, isTlsFailure, send, TransportError, type SendOptions } from '../../core/transport.ts';
+import { stallVoidsDeadline } from '../../core/stall.ts';
 
 const KEY = 'sk_live_c0re_tr4nsport_5Yh8';
 const SECRETS = secretsOf({ API_KEY: KEY });
@@ -254,6 +255,49 @@ test('isStaleConnection: only a reused connection closed before any answer is a 
     expect([mid.reusedConnection, mid.answerStarted, isStaleConnection(mid)]).toEqual([true, true, false]);
   } finally {
     agent.destroy();
+    await s.close();
+  }
+});
+
+/** Holds this process from running for `ms` (a runner too busy to schedule it). */
+function holdProcess(ms: number): void {
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    /* busy: no timer, no socket is served meanwhile */
+  }
+}
+
+test('an answer that arrived while the process was held is read before the deadline that passed meanwhile is judged', async () => {
+  const s = await serve((_req, res) => {
+    setTimeout(() => res.writeHead(200, { 'Content-Type': 'application/json' }).end('[]'), 150);
+  });
+  try {
+    // The answer arrives at about 150 ms, the deadline is at 300 ms, the process is held from 100 to 700 ms.
+    setTimeout(() => holdProcess(600), 100);
+    const res = await send(get(s.origin), { deadlineMs: 300, watchStalls: true });
+    expect(res.status).toBe(200);
+    expect(res.body).toBe('[]');
+  } finally {
+    await s.close();
+  }
+});
+
+test('a timeout carries how long the process was held while it waited: a hold of 1.2 s shows, a wait not held shows none of that', async () => {
+  const s = await serve(() => {
+    /* never answers */
+  });
+  try {
+    setTimeout(() => holdProcess(1200), 100);
+    const held = await failureOf(send(get(s.origin), { deadlineMs: 1500, watchStalls: true }));
+    expect(held.kind).toBe('timeout');
+    expect(held.stalledMs, 'the hold of 1.2 s').toBeGreaterThanOrEqual(1100);
+    expect(stallVoidsDeadline(held.stalledMs, 1500), 'a hold of a second leaves the timeout unjudgeable').toBe(true);
+    const kept = await failureOf(send(get(s.origin), { deadlineMs: 300, watchStalls: true }));
+    expect(kept.kind).toBe('timeout');
+    expect(kept.stalledMs, 'no hold').toBeLessThan(held.stalledMs);
+    const unwatched = await failureOf(send(get(s.origin), { deadlineMs: 300 }));
+    expect(unwatched.stalledMs, 'without watchStalls nothing is measured').toBe(0);
+  } finally {
     await s.close();
   }
 });

@@ -146,6 +146,24 @@ test('a hang: a server that accepts and never answers fails within REQUEST_TIMEO
   expect(Date.now() - t0).toBeLessThan(3000);
 });
 
+test('a hang judged by a process held a second or more while it waited is not certified, never failed', async ({ conformance, pacing }) => {
+  const api = createApi({ env: { ...conformance, requestTimeoutMs: 1500 }, pacing, annotate: () => undefined, requirementId: 'MSG-01' });
+  setTimeout(() => {
+    const until = Date.now() + 1200;
+    while (Date.now() < until) {
+      /* a runner too busy to schedule this process */
+    }
+  }, 100);
+  const err = await api.sendMessage({ message: 'hello' }).then(
+    () => undefined,
+    (e: Error) => e,
+  );
+  expect(err).toBeInstanceOf(NotCertified);
+  expect(err?.message).toMatch(
+    /MSG-01: POST \/quickstart\/messages: no complete response within 1500 ms \(REQUEST_TIMEOUT_MS\), but this process was held \d+ ms from running while it waited/,
+  );
+});
+
 test('a huge body (20 MB) is read, reported abbreviated, and does not crash the client', async ({ conformance, pacing }) => {
   // Its own deadline: 20 MB through the mock on a busy runner can take longer than the hang's 500 ms.
   const api = createApi({ env: { ...conformance, requestTimeoutMs: 15_000 }, pacing, annotate: () => undefined, requirementId: 'INV-01' });
