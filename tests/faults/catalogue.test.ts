@@ -5,7 +5,7 @@ import { test, expect } from '../test.ts';
 import { CATALOGUE_FILES, faults } from '../../faults/catalogue/index.ts';
 import { variants, httpDate } from '../../faults/variants.ts';
 import { REPO_ROOT } from '../../faults/harness.ts';
-import { caseHolds, inconclusiveIds, matrixCases, phasesFor, testsFor, testsOption } from '../../faults/matrix.ts';
+import { caseHolds, inconclusiveIds, matrixCases, MATRIX_ENV, phasesFor, testsFor, testsOption } from '../../faults/matrix.ts';
 import { PHASES } from '../../certify/env.ts';
 import { parseHttpDate } from '../../suites/lib/http-date.ts';
 
@@ -234,5 +234,16 @@ test('a fault in the functional, generated or rate-limit phase runs only the tes
   for (const c of matrixCases().filter((m) => m.kind === 'fault' && m.phases?.every((p) => p !== 'load'))) {
     expect(c.tests?.length, `${c.name}: the tests of ${c.expect.join(', ')}`).toBeGreaterThan(0);
     for (const t of c.tests ?? []) expect(fs.existsSync(path.join(REPO_ROOT, 'suites', t.replace(/:\d+$/, ''))), t).toBe(true);
+  }
+});
+
+test('the baseline and the conformant variants run with the request deadline and generated budget a user gets; faults with shorter ones', () => {
+  for (const c of matrixCases(true)) {
+    const env = { ...MATRIX_ENV, ...c.env };
+    if (c.kind === 'fault') expect(Number(env.REQUEST_TIMEOUT_MS), `${c.id}: a bounded deadline`).toBeLessThanOrEqual(8000);
+    else {
+      expect(env.REQUEST_TIMEOUT_MS, `${c.id}: the default REQUEST_TIMEOUT_MS`).toBeUndefined();
+      expect(env.GENERATED_BUDGET, `${c.id}: the default GENERATED_BUDGET`).toBeUndefined();
+    }
   }
 });
