@@ -229,15 +229,13 @@ export function runPhase(o: PhaseOptions, redact: (s: string) => string): Promis
 
 /**
  * Runs a Playwright CLI command to completion, capturing its output (for --list and merge-reports):
- * in `env` without Playwright's own settings, plus `own` (`playwrightEnv`).
+ * in `env` without Playwright's own settings, plus `own` (`playwrightEnv`), killed past `timeoutMs`.
  */
 export function runPlaywright(
   args: string[],
   env: Record<string, string | undefined>,
   redact: (s: string) => string,
-  cwd = REPO_ROOT,
-  timeoutMs = 120_000,
-  own: Record<string, string> = {},
+  { cwd = REPO_ROOT, timeoutMs = 120_000, own = {} }: { cwd?: string; timeoutMs?: number; own?: Record<string, string> } = {},
 ): Promise<{ exitCode: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [PLAYWRIGHT_CLI, ...args], {
@@ -271,9 +269,7 @@ export async function listPhases(
     ['test', '--config', configFile, ...phases.map((p) => `--project=${p}`), '--list', '--reporter=json', '--pass-with-no-tests'],
     env,
     redact,
-    cwd,
-    undefined,
-    { PLAYWRIGHT_JSON_OUTPUT_FILE: outFile },
+    { cwd, own: { PLAYWRIGHT_JSON_OUTPUT_FILE: outFile } },
   );
   if (exitCode !== 0 || !fs.existsSync(outFile)) return undefined;
   try {
@@ -295,7 +291,7 @@ export async function mergeReports(
     ['merge-reports', '--config', MERGE_CONFIG, blobDir],
     { ...env, CERTIFY_REPORTS_DIR: path.resolve(reportsDir), CERTIFY_ROOT_DIR: cwd },
     redact,
-    cwd,
+    { cwd },
   );
   return { ok: exitCode === 0, output: `${stdout}${stderr}` };
 }
