@@ -18,10 +18,15 @@ function stop(code = 0): void {
   void (running?.close() ?? Promise.resolve()).finally(() => process.exit(code));
 }
 
-/** Sends `message` to the parent; with no parent left to read it, the primary stops. */
-function report(message: { origin: string; pids: number[] } | { error: string }, then?: () => void): void {
-  if (!process.connected) return stop(then ? 2 : 0);
-  process.send!(message, (error: Error | null) => (error ? stop(then ? 2 : 0) : then?.()));
+/**
+ * Sends `message` to the parent, then exits with `exitCode` if one is given; with no parent left
+ * to read it, the primary stops (with `exitCode`, else 0).
+ */
+function report(message: { origin: string; pids: number[] } | { error: string }, exitCode?: number): void {
+  if (!process.connected) return stop(exitCode);
+  process.send!(message, (error: Error | null) => {
+    if (error || exitCode !== undefined) stop(exitCode);
+  });
 }
 
 process.once('SIGTERM', () => stop());
@@ -32,5 +37,5 @@ try {
   if (stopping) await running.close();
   else report({ origin: running.origin, pids: running.pids() });
 } catch (error) {
-  report({ error: (error as Error).message }, () => stop(2));
+  report({ error: (error as Error).message }, 2);
 }
