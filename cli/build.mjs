@@ -11,7 +11,17 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const DIST = path.join(ROOT, 'dist');
+/**
+ * `--out <folder>` builds the same tree elsewhere, into a folder that does not exist yet or is
+ * empty (the fault matrix runs its cases on such a tree); default: dist/, which the build replaces.
+ */
+const outAt = process.argv.indexOf('--out');
+const OUT = outAt > 0 ? process.argv[outAt + 1] : undefined;
+if (outAt > 0 && (!OUT || (fs.existsSync(OUT) && fs.readdirSync(OUT).length > 0))) {
+  console.error(`build: --out needs a folder that does not exist yet or is empty${OUT ? `: ${OUT} is not` : ''}`);
+  process.exit(2);
+}
+const DIST = OUT ? path.resolve(OUT) : path.join(ROOT, 'dist');
 /** Folders whose data files (everything but TypeScript and the folders' READMEs) a run reads. */
 const DATA_DIRS = ['core', 'certify', 'cli', 'settings', 'suites', 'schemas', 'reference-server', 'fixtures', 'spec'];
 /** The launcher (the package runs it from cli/bin.mjs, beside dist/) and this script. */
@@ -57,7 +67,10 @@ if (
 
 fs.rmSync(DIST, { recursive: true, force: true });
 const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
-const compiled = spawnSync(process.execPath, [tsc, '-p', path.join(ROOT, 'tsconfig.build.json')], { stdio: 'inherit', cwd: ROOT });
+const compiled = spawnSync(process.execPath, [tsc, '-p', path.join(ROOT, 'tsconfig.build.json'), '--outDir', DIST], {
+  stdio: 'inherit',
+  cwd: ROOT,
+});
 if (compiled.status !== 0) {
   console.error(`build: tsc failed (exit ${compiled.status ?? compiled.signal})`);
   process.exit(1);
@@ -100,4 +113,6 @@ const count = (d) => {
   for (const e of fs.readdirSync(d, { withFileTypes: true })) e.isDirectory() ? count(path.join(d, e.name)) : files.push(e.name);
 };
 count(DIST);
-console.log(`build: dist/ holds ${files.length} files (${files.filter((f) => f.endsWith('.js')).length} compiled modules)`);
+console.log(
+  `build: ${OUT ? DIST : 'dist/'} holds ${files.length} files (${files.filter((f) => f.endsWith('.js')).length} compiled modules)`,
+);
