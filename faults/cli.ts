@@ -4,6 +4,8 @@
  * `baseline`, `all-faults` or `all-variants`; `--list` prints the catalogue. `MATRIX_CONCURRENCY`
  * (default 2) cases run at once. The meta-test (`tests/faults/matrix.test.ts`) runs them all.
  * `--busy` keeps every core busy meanwhile (`faults/busy.ts`): the verdicts must be the same.
+ * `--compiled` certifies with a tree compiled from the sources, as the meta-test does
+ * (`faults/tree.ts`); default: the sources themselves.
  */
 import os from 'node:os';
 import { faults } from './catalogue/index.ts';
@@ -12,9 +14,12 @@ import { cleanup, runCase } from './harness.ts';
 import { caseHolds, matrixCases, MATRIX_ENV } from './matrix.ts';
 import { total } from './retry-watch.ts';
 import { startBusyLoad } from './busy.ts';
+import { compiledTree, SOURCE_TREE } from './tree.ts';
 
 const busy = process.argv.includes('--busy');
-const args = process.argv.slice(2).filter((a) => a !== '--busy');
+const args = process.argv.slice(2).filter((a) => a !== '--busy' && a !== '--compiled');
+const compiled = process.argv.includes('--compiled') ? await compiledTree() : undefined;
+const tree = compiled?.tree ?? SOURCE_TREE;
 if (args.includes('--list')) {
   for (const f of faults) console.log(`fault    ${f.name.padEnd(42)} ${f.area.padEnd(20)} ${f.expect.join(', ')}`);
   for (const v of variants) console.log(`variant  ${v.name.padEnd(42)} ${v.choices.length} choices`);
@@ -35,7 +40,7 @@ const t0 = Date.now();
 async function worker() {
   while (next < wanted.length) {
     const c = wanted[next++]!;
-    const out = await runCase(c, { env: MATRIX_ENV });
+    const out = await runCase(c, { env: MATRIX_ENV, tree });
     const missing = c.expect.filter((id) => !out.caught.includes(id));
     const ok = caseHolds(c, out);
     if (ok) caught++;
@@ -57,6 +62,7 @@ const stopBusy = busy ? startBusyLoad() : undefined;
 if (busy) console.log(`a busy loop on each of ${os.availableParallelism()} cores meanwhile`);
 await Promise.all(Array.from({ length: concurrency }, worker));
 await stopBusy?.();
+compiled?.remove();
 console.log(`${caught}/${wanted.length} as expected in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
 if (wanted.some((c) => c.phases && c.kind !== 'fault'))
   console.log(

@@ -4,24 +4,25 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Phase } from '../certify/env.ts';
 import { startReferenceTarget, type ReferenceTarget } from '../certify/reference-target.ts';
-import { runCertify } from '../certify/run.ts';
 import { startFaultProxy, throughProxy, type FaultHooks, type RunningFaultProxy } from './proxy.ts';
 import type { RetryStats } from './retry-watch.ts';
 import type { RateLimitStore } from '../reference-server/rate-limit/store.ts';
 import { REPO_ROOT } from '../core/paths.ts';
 import type { RunProblem } from '../core/results.ts';
+import { SOURCE_TREE, type HarnessTree } from './tree.ts';
 
 /**
  * Runs one case of the fault matrix: the bundled reference server (optionally with a limiter
  * store), the fault proxy in front of it (optionally with hooks), and a `certify` run pointed at
- * the proxy: every phase through `cli/bin.mjs certify` as a child process, exactly as a user runs
- * it, or some phases through certify's own `runCertify` in this process (`phases`). Returns
+ * the proxy: every phase through the CLI's `certify` as a child process, exactly as a user runs
+ * it, or some phases through certify's own `runCertify` in this process (`phases`), both from the
+ * sources of this clone or from a tree compiled from them (`RunCaseOptions.tree`). Returns
  * certify's verdict and the failing requirement ids from `conformance.json`.
  */
 
 export { REPO_ROOT };
 /** `inventory-conformance certify`, exactly as a user runs it from a clone (`npm run certify`). */
-export const CERTIFY_CLI: readonly string[] = [path.join(REPO_ROOT, 'cli', 'bin.mjs'), 'certify'];
+export const CERTIFY_CLI: readonly string[] = SOURCE_TREE.certifyCli;
 
 export interface MatrixCase {
   /** `fault:<name>`, `variant:<name>` or `baseline`. */
@@ -91,6 +92,8 @@ export interface RunCaseOptions {
   timeoutMs?: number;
   /** Parent directory of the case's REPORTS_DIR (default: the OS temp dir). */
   workDir?: string;
+  /** The harness that certifies (default: the sources of this clone, `SOURCE_TREE`). */
+  tree?: HarnessTree;
 }
 
 interface ConformanceJson {
@@ -158,9 +161,10 @@ export async function certifyCase(c: MatrixCase, t: CaseTarget, options: RunCase
   // is another target. It goes with the case.
   const turnsDir = c.phases ? fs.mkdtempSync(path.join(options.workDir ?? os.tmpdir(), 'matrix-turns-')) : undefined;
   const timeoutMs = options.timeoutMs ?? 240_000;
+  const tree = options.tree ?? SOURCE_TREE;
   const { code, output } = await (turnsDir
-    ? certifyPhases(c, env, turnsDir, timeoutMs)
-    : spawnCertify(CERTIFY_CLI, env, timeoutMs)
+    ? certifyPhases(c, env, turnsDir, timeoutMs, tree)
+    : spawnCertify(tree.certifyCli, env, timeoutMs)
   ).finally(() => {
     if (turnsDir) fs.rmSync(turnsDir, { recursive: true, force: true });
   });
@@ -198,6 +202,7 @@ async function certifyPhases(
   env: Record<string, string | undefined>,
   turnsDir: string,
   timeoutMs: number,
+  tree: HarnessTree,
 ): Promise<{ code: number | null; output: string }> {
   let output = '';
   const keep = (text: string) => {
@@ -210,23 +215,25 @@ async function certifyPhases(
     keep(`\n[matrix] certify exceeded ${timeoutMs} ms: stopped\n`);
     stop.abort('SIGINT');
   }, timeoutMs);
-  const run = runCertify({
-    env,
-    write: keep,
-    signal: stop.signal,
-    onlyPhases: c.phases as Phase[],
-    ...(c.tests?.length ? { onlyTests: c.tests } : {}),
-    ...(c.tests?.length && c.titles?.length ? { onlyTitles: c.titles } : {}),
-    ...(c.tests?.length && c.maxFailures ? { maxFailures: c.maxFailures } : {}),
-    turnsDir,
-    verdictOnly: true,
-  }).then(
-    (outcome) => ({ code: outcome.exitCode as number | null, output }),
-    (error: unknown) => {
-      keep(`\n[matrix] certify: internal error: ${(error as Error)?.message ?? String(error)}\n`);
-      return { code: 1, output };
-    },
-  );
+  const run = tree
+    .runCertify({
+      env,
+      write: keep,
+      signal: stop.signal,
+      onlyPhases: c.phases as Phase[],
+      ...(c.tests?.length ? { onlyTests: tree.onlyTests(c.tests) } : {}),
+      ...(c.tests?.length && c.titles?.length ? { onlyTitles: c.titles } : {}),
+      ...(c.tests?.length && c.maxFailures ? { maxFailures: c.maxFailures } : {}),
+      turnsDir,
+      verdictOnly: true,
+    })
+    .then(
+      (outcome) => ({ code: outcome.exitCode as number | null, output }),
+      (error: unknown) => {
+        keep(`\n[matrix] certify: internal error: ${(error as Error)?.message ?? String(error)}\n`);
+        return { code: 1, output };
+      },
+    );
   const abandoned = new Promise<{ code: null; output: string }>((resolve) => {
     giveUp = setTimeout(() => {
       keep(`\n[matrix] certify did not end within 30 s of being stopped: given up\n`);

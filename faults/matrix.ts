@@ -46,6 +46,11 @@ function phasesOfRequirements(): { byId: Map<string, string[]>; order: string[];
   return requirementPhases;
 }
 
+/** The tests of the suites as the matrix lists them (once per process). */
+export function listedSuiteTests(): readonly ListedTest[] {
+  return phasesOfRequirements().tests;
+}
+
 /**
  * Phases whose tests are independent of one another, so a test run alone behaves as it does among
  * the others: `functional` (fully parallel, each test in any worker, in any order), `generated`

@@ -10,6 +10,7 @@
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { certifyCase, cleanup, startCaseTarget, type CaseOutcome, type MatrixCase } from './harness.ts';
+import { SOURCE_TREE, type HarnessTree } from './tree.ts';
 import { matrixCases, MATRIX_ENV } from './matrix.ts';
 import { total, type RetryStats } from './retry-watch.ts';
 
@@ -34,16 +35,23 @@ async function stock(baseUrl: string, key: string): Promise<string> {
 /** Hard limit on each certify child of a pair: the run that waits for its turn runs after the other (certify/steps/turns.ts). */
 export const PAIR_TIMEOUT_MS = 720_000;
 
-/** Runs case `c` twice at once against one target and reads the store before and after. */
-export async function runPair(c: MatrixCase, env: Record<string, string> = MATRIX_ENV): Promise<PairOutcome> {
+/**
+ * Runs case `c` twice at once against one target, each run on its own harness tree (default: both
+ * on the sources of this clone), and reads the store before and after.
+ */
+export async function runPair(
+  c: MatrixCase,
+  env: Record<string, string> = MATRIX_ENV,
+  trees: readonly [HarnessTree, HarnessTree] = [SOURCE_TREE, SOURCE_TREE],
+): Promise<PairOutcome> {
   const t = await startCaseTarget(c);
   try {
     const base = t.target.server.baseUrl;
     const key = t.target.env.LOAD_KEY;
     const storeBefore = await stock(base, key);
     const runs = await Promise.all([
-      certifyCase(c, t, { env, timeoutMs: PAIR_TIMEOUT_MS }),
-      certifyCase(c, t, { env, timeoutMs: PAIR_TIMEOUT_MS }),
+      certifyCase(c, t, { env, timeoutMs: PAIR_TIMEOUT_MS, tree: trees[0] }),
+      certifyCase(c, t, { env, timeoutMs: PAIR_TIMEOUT_MS, tree: trees[1] }),
     ]);
     const storeAfter = await stock(base, key);
     return { runs: runs as [CaseOutcome, CaseOutcome], retry: t.proxy.stats(), storeBefore, storeAfter };

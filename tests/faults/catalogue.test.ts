@@ -5,7 +5,19 @@ import { test, expect } from '../test.ts';
 import { CATALOGUE_FILES, faults } from '../../faults/catalogue/index.ts';
 import { variants, httpDate } from '../../faults/variants.ts';
 import { REPO_ROOT } from '../../faults/harness.ts';
-import { caseHolds, inconclusiveIds, matrixCases, MATRIX_ENV, phasesFor, testsFor, testsOption } from '../../faults/matrix.ts';
+import {
+  caseHolds,
+  inconclusiveIds,
+  listedSuiteTests,
+  matrixCases,
+  MATRIX_ENV,
+  phasesFor,
+  testsFor,
+  testsOption,
+} from '../../faults/matrix.ts';
+import { compiledFiles, SOURCE_TREE } from '../../faults/tree.ts';
+import { titleFilter } from '../../certify/steps/prepare.ts';
+import type { ListedTest } from '../../core/ledger.ts';
 import { PHASES } from '../../certify/env.ts';
 import { parseHttpDate } from '../../suites/lib/http-date.ts';
 
@@ -235,6 +247,28 @@ test('a fault in the functional, generated or rate-limit phase runs only the tes
     expect(c.tests?.length, `${c.name}: the tests of ${c.expect.join(', ')}`).toBeGreaterThan(0);
     for (const t of c.tests ?? []) expect(fs.existsSync(path.join(REPO_ROOT, 'suites', t.replace(/:\d+$/, ''))), t).toBe(true);
   }
+});
+
+test("a fault's tests are the same whether selected by location and title or, as on a compiled tree, by file and title", () => {
+  const listed = listedSuiteTests();
+  const key = (t: ListedTest) => `${t.file}:${t.line} ${t.title}`;
+  let compared = 0;
+  for (const c of matrixCases().filter((m) => m.tests?.length)) {
+    const grep = new RegExp(titleFilter(c.titles ?? []).slice(1, -1));
+    const byTitle = listed.filter((t) => (c.titles ? grep.test(t.title) : true));
+    const byLocation = byTitle.filter((t) => c.tests!.includes(`${t.file}:${t.line}`)).map(key);
+    const files = c.tests!.map((l) => l.replace(/:\d+$/, ''));
+    const byFile = byTitle.filter((t) => files.includes(t.file ?? '')).map(key);
+    expect(byFile, `${c.name}: the tests of its files with its titles`).toEqual(byLocation);
+    expect(SOURCE_TREE.onlyTests(c.tests!), 'the sources keep the locations').toEqual(c.tests);
+    expect(compiledFiles(c.tests!), 'a compiled tree takes the files').toEqual([...new Set(files.map((f) => f.replace(/\.ts$/, '.js')))]);
+    compared++;
+  }
+  expect(compared, 'faults that name their tests').toBeGreaterThan(40);
+  expect(compiledFiles(['auth/bearer.spec.ts:34', 'auth/bearer.spec.ts:80', 'errors/error-body.spec.ts:17'])).toEqual([
+    'auth/bearer.spec.js',
+    'errors/error-body.spec.js',
+  ]);
 });
 
 test('the baseline and the conformant variants run with the request deadline and generated budget a user gets; faults with shorter ones', () => {

@@ -2,12 +2,32 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { TestInfo } from '@playwright/test';
-import { test, expect } from '../test.ts';
+import { test as base, expect } from '../test.ts';
 import { cleanup, REPO_ROOT, runCase, type CaseOutcome } from '../../faults/harness.ts';
+import { compiledTree, SOURCE_TREE, type HarnessTree } from '../../faults/tree.ts';
 import { caseHolds, inconclusiveIds, matrixCases, MATRIX_ENV, type NamedCase } from '../../faults/matrix.ts';
 import { total } from '../../faults/retry-watch.ts';
 import { namesAnotherClient, PAIR_TIMEOUT_MS, runPair, type PairOutcome } from '../../faults/two-runs.ts';
 import { runInBackground } from '../background.ts';
+
+/**
+ * The harness the cases certify with: a tree compiled from this clone's sources the way the package
+ * is built (faults/tree.ts), built once per worker. Its Playwright processes start without
+ * Playwright's TypeScript loader, on less CPU, and the matrix runs hundreds of them.
+ */
+const test = base.extend<object, { tree: HarnessTree }>({
+  tree: [
+    async ({}, use) => {
+      const built = await compiledTree();
+      try {
+        await use(built.tree);
+      } finally {
+        built.remove();
+      }
+    },
+    { scope: 'worker', timeout: 300_000 },
+  ],
+});
 
 // A certify run of a whole server: at a lower priority than the tests that judge timing (tests/background.ts).
 test.beforeAll(runInBackground);
@@ -21,8 +41,9 @@ test.beforeAll(runInBackground);
  * A fault runs only the certify phases that check its expected ids (`phasesFor`), and outside the
  * load phase only the tests of those ids, stopping at the first failure when it has one id
  * (`testsOption`); a requirement counts as caught only by a test that ran and failed. The baseline
- * and the variants run every phase through `cli/bin.mjs certify`, except a variant that names its
- * phases (`caseHolds` judges it on those). Cases run in order in one worker
+ * and the variants run every phase through the CLI's `certify`, except a variant that names its
+ * phases (`caseHolds` judges it on those). Every case certifies with a tree compiled from the
+ * sources, as the installed package does; the baseline's second run with the sources themselves. Cases run in order in one worker
  * (mode `default`: a failure does not skip the rest), and `MATRIX_CONCURRENCY` certify runs
  * (default 3) are kept going ahead of the test that needs them.
  *
@@ -48,37 +69,39 @@ let nextIndex = 0;
 
 /**
  * The first run of the baseline's pair, with the proxy's counts of both runs (early requests and
- * bans, judged like every case's); the pair itself in `pairs`.
+ * bans, judged like every case's); the pair itself in `pairs`. One run certifies with the sources
+ * (`cli/bin.mjs certify`, as `npm run certify`), the other with the compiled tree: the two ways a
+ * user runs the harness take turns on one target and both pass.
  */
-function pairOf(c: NamedCase): Promise<CaseOutcome> {
-  const pair = runPair(c, MATRIX_ENV);
+function pairOf(c: NamedCase, tree: HarnessTree): Promise<CaseOutcome> {
+  const pair = runPair(c, MATRIX_ENV, [SOURCE_TREE, tree]);
   pairs.set(c.id, pair);
   return pair.then((p) => ({ ...p.runs[0], retry: p.retry }));
 }
 
-function start(c: NamedCase): Promise<CaseOutcome> {
+function start(c: NamedCase, tree: HarnessTree): Promise<CaseOutcome> {
   inFlight++;
-  const run = c.kind === 'baseline' ? pairOf(c) : runCase(c, { env: MATRIX_ENV, timeoutMs: CASE_TIMEOUT_MS });
+  const run = c.kind === 'baseline' ? pairOf(c, tree) : runCase(c, { env: MATRIX_ENV, timeoutMs: CASE_TIMEOUT_MS, tree });
   const p = run.finally(() => {
     inFlight--;
-    pump();
+    pump(tree);
   });
   runs.set(c.id, p);
   return p;
 }
 
-function pump(): void {
+function pump(tree: HarnessTree): void {
   while (inFlight < CONCURRENCY && nextIndex < CASES.length) {
     const c = CASES[nextIndex++]!;
-    if (!runs.has(c.id)) start(c);
+    if (!runs.has(c.id)) start(c, tree);
   }
 }
 
-function outcomeOf(c: NamedCase): Promise<CaseOutcome> {
+function outcomeOf(c: NamedCase, tree: HarnessTree): Promise<CaseOutcome> {
   const index = CASES.indexOf(c);
   if (nextIndex <= index) nextIndex = index + 1;
-  const p = runs.get(c.id) ?? start(c);
-  pump();
+  const p = runs.get(c.id) ?? start(c, tree);
+  pump(tree);
   return p;
 }
 
@@ -133,7 +156,7 @@ function expectPairHolds(pair: PairOutcome): void {
  * A fault whose expected ids came out not certified (the run could not tell, e.g. on a runner too
  * busy to keep a short window's timing) runs once more, and that run is judged (`inconclusiveIds`).
  */
-async function againIfInconclusive(c: NamedCase, first: CaseOutcome, testInfo: TestInfo): Promise<CaseOutcome> {
+async function againIfInconclusive(c: NamedCase, first: CaseOutcome, testInfo: TestInfo, tree: HarnessTree): Promise<CaseOutcome> {
   const ids = inconclusiveIds(c, first);
   if (ids.length === 0) return first;
   testInfo.annotations.push({
@@ -141,7 +164,7 @@ async function againIfInconclusive(c: NamedCase, first: CaseOutcome, testInfo: T
     description: `${ids.join(', ')} not certified in the first run (${ids.map((id) => first.notCertified[id]?.slice(0, 200)).join('; ')})`,
   });
   cleanup(first);
-  return start(c);
+  return start(c, tree);
 }
 
 function describeOutcome(o: CaseOutcome): string {
@@ -166,9 +189,9 @@ test.describe('fault matrix', () => {
         : c.kind === 'variant'
           ? `conformant variant ${c.name} passes`
           : 'the unmodified reference server passes, twice at once with the same keys: nothing early, no ban, the store as it was, each run naming the other';
-    test(title, async ({}, testInfo) => {
+    test(title, async ({ tree }, testInfo) => {
       if (c.kind === 'baseline') test.setTimeout(2 * PAIR_TIMEOUT_MS + 60_000);
-      const outcome = await againIfInconclusive(c, await outcomeOf(c), testInfo);
+      const outcome = await againIfInconclusive(c, await outcomeOf(c, tree), testInfo, tree);
       const pair = await pairs.get(c.id);
       try {
         if (c.kind === 'fault') {

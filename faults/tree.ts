@@ -1,0 +1,102 @@
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { REPO_ROOT } from '../core/paths.ts';
+import * as sources from '../certify/run.ts';
+
+/**
+ * The harness a certify run of the fault matrix uses: the sources of this clone (through tsx and
+ * Playwright's loader, as `npm run certify` runs them), or a tree compiled from them the way the
+ * package is built (`cli/build.mjs`, as the installed package runs). Both certify the same suites
+ * with the same code; the compiled one starts its Playwright processes on less CPU (no TypeScript
+ * loader), which is what the matrix's many runs spend most of their time on.
+ */
+export interface HarnessTree {
+  /** The tree's root (its package.json). */
+  root: string;
+  /** certify's in-process entry of this tree. */
+  runCertify: typeof sources.runCertify;
+  /** The command line (after `node`) of `inventory-conformance certify` on this tree. */
+  certifyCli: readonly string[];
+  /**
+   * certify's `onlyTests` for this tree, from locations of the sources (`<folder>/<file>.ts:<line>`
+   * under `suites/`). A compiled tree's lines differ from the sources', so it keeps the files and
+   * leaves the selection to the exact titles that go with them (a title is unique in its file).
+   */
+  onlyTests(locations: readonly string[]): string[];
+}
+
+/** The sources of this clone: `cli/bin.mjs certify` exactly as `npm run certify` runs it. */
+export const SOURCE_TREE: HarnessTree = {
+  root: REPO_ROOT,
+  runCertify: sources.runCertify,
+  certifyCli: [path.join(REPO_ROOT, 'cli', 'bin.mjs'), 'certify'],
+  onlyTests: (locations) => [...locations],
+};
+
+/** A compiled tree and the removal of the folder that holds it. */
+export interface CompiledTree {
+  tree: HarnessTree;
+  remove(): void;
+}
+
+/** How long the build may take (tsc over the harness: about 10 s on a quiet 2-core machine). */
+const BUILD_TIMEOUT_MS = 240_000;
+
+/**
+ * Builds the harness into a new folder of the OS temp dir (`cli/build.mjs --out`) and returns it as
+ * a tree: its packages resolve to this clone's node_modules (a link beside the tree), and a
+ * launcher runs its CLI as the package's `cli/bin.mjs` does. Past BUILD_TIMEOUT_MS the build is
+ * stopped and the folder removed.
+ */
+export async function compiledTree(): Promise<CompiledTree> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'inventory-matrix-tree-'));
+  const remove = () => fs.rmSync(dir, { recursive: true, force: true });
+  try {
+    const root = path.join(dir, 'tree');
+    await build(root);
+    fs.symlinkSync(path.join(REPO_ROOT, 'node_modules'), path.join(root, 'node_modules'), 'dir');
+    const launcher = path.join(dir, 'certify.mjs');
+    fs.writeFileSync(launcher, `const cli = await import('./tree/cli/main.js');\nawait cli.run(process.argv.slice(2));\n`);
+    const compiled = (await import(pathToFileURL(path.join(root, 'certify', 'run.js')).href)) as typeof sources;
+    const tree: HarnessTree = {
+      root,
+      runCertify: compiled.runCertify,
+      certifyCli: [launcher, 'certify'],
+      onlyTests: compiledFiles,
+    };
+    return { tree, remove };
+  } catch (error) {
+    remove();
+    throw error;
+  }
+}
+
+/** The compiled files of source locations under `suites/` (`auth/bearer.spec.ts:34` → `auth/bearer.spec.js`), once each. */
+export function compiledFiles(locations: readonly string[]): string[] {
+  return [...new Set(locations.map((l) => l.replace(/\.ts(?::\d+)?$/, '.js')))];
+}
+
+function build(out: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [path.join(REPO_ROOT, 'cli', 'build.mjs'), '--out', out], {
+      cwd: REPO_ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (c: Buffer) => (output += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (output += c.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), BUILD_TIMEOUT_MS);
+    child.on('error', (e) => {
+      clearTimeout(timer);
+      reject(e);
+    });
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      if (code === 0) resolve();
+      else reject(new Error(`cli/build.mjs --out ${out} ended with ${code ?? signal}: ${output.slice(-2000)}`));
+    });
+  });
+}
