@@ -79,7 +79,7 @@ export const RUN_SETTINGS = defineGroup('run', 'Target, keys and run', [
     min: 1,
     default: 15_000,
     unit: 'milliseconds',
-    help: 'Per-request deadline of the suites, wall clock to the last byte of the answer (the preflight uses at most 10 s): a trickling or endless answer fails the request at it.',
+    help: 'Per-request deadline of the suites, wall clock to the last byte of the answer (the preflight uses at most 10 s): a request not answered in full by then fails its check when the list, asked for right after it with the same key, comes back within half of it; otherwise the check is not certified.',
   }),
   setting({
     name: 'PHASE_TIMEOUT_S',

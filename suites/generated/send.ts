@@ -4,6 +4,7 @@
  * the key as `$API_KEY`). Used by the coverage cases and the random classes alike.
  */
 import type { ApiClient, ApiResponse, SendOptions } from '../fixtures.ts';
+import { NotCertified } from '../fixtures/verdicts.ts';
 import { abbreviate } from '../lib/error-body.ts';
 import type { Operation } from './document.ts';
 import { fillPath, type GeneratedRequest } from './classes.ts';
@@ -40,7 +41,8 @@ export async function sendGenerated(
     return { outcome: { kind: 'response', response: judged(res) }, options };
   } catch (e) {
     const message = (e as Error).message;
-    if (/request failed:/.test(message))
+    // Not certified (a timeout the run could not judge) is never a case's outcome.
+    if (!(e instanceof NotCertified) && /request failed:/.test(message))
       return { outcome: { kind: 'no-response', error: message.replace(/^.*request failed: /, '') }, options };
     throw e;
   }

@@ -29,6 +29,8 @@ export type Answer = 'error-body' | 'trickle-headers' | 'endless-body' | 'echo-k
 
 export interface HostileOptions {
   keyed: Answer;
+  /** The answer to the first request that carries a key, when it differs from `keyed` (the later ones get `keyed`). */
+  firstKeyed?: Answer;
   unkeyed?: Answer;
   /** Serve HTTPS with a self-signed certificate nothing trusts. */
   selfSigned?: boolean;
@@ -90,7 +92,8 @@ export async function startHostile(options: HostileOptions): Promise<Hostile> {
     state.requests++;
     const keyed = req.headers.authorization !== undefined;
     if (keyed) state.keyed++;
-    answer(keyed ? options.keyed : (options.unkeyed ?? 'error-body'), req, res, timers);
+    const first = keyed && state.keyed === 1 && options.firstKeyed;
+    answer(first || (keyed ? options.keyed : (options.unkeyed ?? 'error-body')), req, res, timers);
   };
   const server = options.selfSigned
     ? https.createServer(

@@ -1,7 +1,16 @@
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import nock from 'nock';
-import { test as suiteTest, expect, expectErrorBody, expectStatus, createApi, NotCertified } from '../../suites/fixtures.ts';
+import {
+  test as suiteTest,
+  expect,
+  expectErrorBody,
+  expectStatus,
+  createApi,
+  NotCertified,
+  type Credential,
+} from '../../suites/fixtures.ts';
+import { probeCredential } from '../../suites/fixtures/api.ts';
 import { readEnv } from '../../suites/lib/env.ts';
 import { startPacerCoordinator } from '../../suites/pacing/coordinator.ts';
 import { pacingClient, type PacingClient } from '../../suites/pacing/client.ts';
@@ -138,13 +147,72 @@ test('a Retry-After beyond MAX_RETRY_AFTER_S makes the next request not certifie
   expect(Date.now() - t0).toBeLessThan(1000);
 });
 
-test('a hang: a server that accepts and never answers fails within REQUEST_TIMEOUT_MS', async ({ api }) => {
-  const t0 = Date.now();
-  await expect(api.sendMessage({ message: 'hello' })).rejects.toThrow(
-    /POST \/quickstart\/messages: request failed: no complete response within 500 ms \(REQUEST_TIMEOUT_MS\)/,
-  );
-  expect(Date.now() - t0).toBeLessThan(3000);
+/**
+ * A request that never gets a complete answer (API_URL points at a server that accepts and never
+ * answers) is judged by the list asked for right after it (BASE_URL): a hang of this request only
+ * when that comes back at once, else not certified.
+ */
+const HANG_CASES: {
+  name: string;
+  /** How the list is answered right after the hang; `silent`: BASE_URL on the silent server too. */
+  list: 'at once' | 'after 400 ms' | 'silent';
+  /** A failure (`fail`) or not certified, with this text. */
+  judged: 'fail' | 'not certified';
+  says: RegExp;
+}[] = [
+  {
+    name: 'a hang fails within REQUEST_TIMEOUT_MS when the list comes back at once right after it',
+    list: 'at once',
+    judged: 'fail',
+    says: /MSG-01: POST \/quickstart\/messages: request failed: no complete response within 500 ms \(REQUEST_TIMEOUT_MS\); the list, asked for right after it with the same key, came back at once \(GET \/v1\/inventory → 200 in \d+ ms\): the server answers other requests/,
+  },
+  {
+    name: 'a hang is not certified when the list right after it takes more than half of REQUEST_TIMEOUT_MS',
+    list: 'after 400 ms',
+    judged: 'not certified',
+    says: /MSG-01: POST \/quickstart\/messages: no complete response within 500 ms \(REQUEST_TIMEOUT_MS\), and the list, asked for right after it with the same key, took \d+ ms \(GET \/v1\/inventory → 200\), more than half of REQUEST_TIMEOUT_MS: the run cannot tell a hang of this request from a server too slow, too busy or down to answer any request/,
+  },
+  {
+    name: 'a server that answers nothing is not certified, never failed',
+    list: 'silent',
+    judged: 'not certified',
+    says: /MSG-01: POST \/quickstart\/messages: no complete response within 500 ms \(REQUEST_TIMEOUT_MS\), and the list, asked for right after it with the same key, got no answer either \(GET \/v1\/inventory: request failed: no complete response within 500 ms \(REQUEST_TIMEOUT_MS\)\): the run cannot tell/,
+  },
+];
+
+test('the list after a hang goes with the key the request carried, in its plain form, or with none', () => {
+  const rows: [Credential, Credential][] = [
+    ['api', 'api'],
+    ['rate-limit', 'rate-limit'],
+    ['none', 'none'],
+    [{ key: 'api', format: (k) => `bearer  ${k}` }, 'api'],
+    [{ key: 'rate-limit', format: (k) => k }, 'rate-limit'],
+    [{ authorization: 'Basic Zm9vOmJhcg==' }, 'none'],
+  ];
+  for (const [given, probe] of rows) expect(probeCredential(given), JSON.stringify(given)).toEqual(probe);
 });
+
+for (const c of HANG_CASES) {
+  test(c.name, async ({ conformance, pacing, silent }) => {
+    const env = c.list === 'silent' ? { ...conformance, baseUrl: silent.url.replace(/\/quickstart$/, '/v1') } : conformance;
+    const api = createApi({ env, pacing, annotate: () => undefined, requirementId: 'MSG-01' });
+    if (c.list !== 'silent')
+      nock(ORIGIN)
+        .get('/v1/inventory')
+        .delay(c.list === 'at once' ? 0 : 400)
+        .reply(200, '[]', { 'Content-Type': 'application/json', ...RL });
+    const t0 = Date.now();
+    const err = await api.sendMessage({ message: 'hello' }).then(
+      () => undefined,
+      (e: Error) => e,
+    );
+    expect(err, 'the request fails').toBeInstanceOf(Error);
+    expect(err instanceof NotCertified ? 'not certified' : 'fail', err?.message).toBe(c.judged);
+    expect(err?.message).toMatch(c.says);
+    expect(Date.now() - t0, 'the hang and the list right after it, each within its deadline').toBeLessThan(4000);
+    expect(err?.message, 'no key').not.toContain(KEY);
+  });
+}
 
 test('a hang judged by a process held a second or more while it waited is not certified, never failed', async ({ conformance, pacing }) => {
   const api = createApi({ env: { ...conformance, requestTimeoutMs: 1500 }, pacing, annotate: () => undefined, requirementId: 'MSG-01' });
