@@ -30,7 +30,7 @@ import {
   type Threshold,
   type TlsOptions,
 } from './engine.ts';
-import { join, observing, probe, waitWithProgress, type Pacer, type ProbeFailure, type ProbeResponse } from './http.ts';
+import { heldFinding, join, observing, probe, waitWithProgress, type Pacer, type ProbeFailure, type ProbeResponse } from './http.ts';
 import { judgeWindows } from './overload-check.ts';
 import type { RunJournal } from '../journal/writer.ts';
 
@@ -408,7 +408,8 @@ function answeredFindings(ctx: Ctx, run: LoadResult): void {
   const { id, answered } = CAPACITY;
   const { findings } = ctx;
   const f = run.figures;
-  const noAnswer = f.socketErrors + f.timeouts + f.unanswered;
+  // A timeout judged by a process held from running is the runner's delay, not the server's (heldTimeouts).
+  const noAnswer = f.socketErrors + f.timeouts - f.heldTimeouts + f.unanswered;
   if (run.tlsError) findings.push(certificateFinding(run.tlsError));
   else if (f.sent === 0)
     findings.push(
@@ -433,6 +434,7 @@ function answeredFindings(ctx: Ctx, run: LoadResult): void {
       }),
     );
   }
+  if (f.heldTimeouts > 0 && noAnswer === 0) findings.push(heldFinding(id, answered, f.heldTimeouts, f.longestHoldMs));
   if (f.count5xx > 0) {
     const codes = Object.entries(f.statusCodes)
       .filter(([c]) => c.startsWith('5'))

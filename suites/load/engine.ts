@@ -22,6 +22,7 @@
  */
 import type { Agent, IncomingHttpHeaders } from 'node:http';
 import { agentFor, isTlsFailure, send, TransportError, type TlsOptions } from '../../core/transport.ts';
+import { stallVoidsDeadline } from '../../core/stall.ts';
 
 export { agentFor, FREE_SOCKET_IDLE_MS, type TlsOptions } from '../../core/transport.ts';
 
@@ -140,6 +141,14 @@ export interface LoadFigures {
   socketErrors: number;
   /** Requests not answered completely within the request timeout. */
   timeouts: number;
+  /**
+   * Of `timeouts`, those judged by a process held from running a second or more (or a tenth of
+   * the timeout) while they waited (`core/stall.ts`): the runner's delay, never evidence against
+   * the server. Not counted in `errorRate`.
+   */
+  heldTimeouts: number;
+  /** The longest such hold, in milliseconds (0 without one). */
+  longestHoldMs: number;
   /** Requests abandoned without an answer when the hard cap on wall time stopped the run. */
   unanswered: number;
   /** The first connection errors seen (code and message; never a header value). */
@@ -260,7 +269,15 @@ export type OneResult =
       latencyMs: number;
       newConnection: boolean;
     }
-  | { ok: false; kind: 'timeout' | 'socket' | 'tls'; error: string; sentAt: number; latencyMs: number };
+  | {
+      ok: false;
+      kind: 'timeout' | 'socket' | 'tls';
+      error: string;
+      sentAt: number;
+      latencyMs: number;
+      /** A timeout judged by a process held this long from running while it waited (`stallVoidsDeadline`). */
+      heldMs?: number;
+    };
 
 export interface OneRequest {
   url: string;
@@ -285,8 +302,10 @@ function failureOf(error: unknown, timeoutS: number): Extract<OneResult, { ok: f
   if (!(error instanceof TransportError))
     return { ok: false, kind: 'socket', error: describeError(error), sentAt: Date.now(), latencyMs: 0 };
   const { sentAt, latencyMs } = error;
-  if (error.kind === 'timeout')
-    return { ok: false, kind: 'timeout', error: `no complete response within ${timeoutS} s`, sentAt, latencyMs };
+  if (error.kind === 'timeout') {
+    const held = stallVoidsDeadline(error.stalledMs, timeoutS * 1000) ? { heldMs: error.stalledMs } : {};
+    return { ok: false, kind: 'timeout', error: `no complete response within ${timeoutS} s`, sentAt, latencyMs, ...held };
+  }
   return { ok: false, kind: error.kind === 'tls' ? 'tls' : 'socket', error: describeError(error), sentAt, latencyMs };
 }
 
@@ -308,7 +327,7 @@ export function sendOne(request: OneRequest): Promise<OneResult> {
   };
   return send(
     { url: new URL(request.url), method: request.method ?? 'GET', headers, body: request.body },
-    { deadlineMs: request.timeoutS * 1000, agent, tls: request.tls },
+    { deadlineMs: request.timeoutS * 1000, agent, tls: request.tls, watchStalls: true },
   ).then(
     (r): OneResult => {
       done();
@@ -344,6 +363,8 @@ interface RunState {
   answered: number;
   socketErrors: number;
   timeouts: number;
+  heldTimeouts: number;
+  longestHoldMs: number;
   dropped: number;
   connectionsOpened: number;
   index: number;
@@ -366,6 +387,8 @@ function newRunState(): RunState {
     answered: 0,
     socketErrors: 0,
     timeouts: 0,
+    heldTimeouts: 0,
+    longestHoldMs: 0,
     dropped: 0,
     connectionsOpened: 0,
     index: 0,
@@ -398,6 +421,10 @@ function recordResult(
     stepStats.statusCodes[code] = (stepStats.statusCodes[code] ?? 0) + 1;
     if (r.kind === 'timeout') state.timeouts++;
     else state.socketErrors++;
+    if (r.heldMs !== undefined) {
+      state.heldTimeouts++;
+      state.longestHoldMs = Math.max(state.longestHoldMs, r.heldMs);
+    }
     if (state.errorExamples.length < 5 && !state.errorExamples.includes(r.error)) state.errorExamples.push(r.error);
     if (r.kind === 'tls') {
       state.tlsError ??= r.error;
@@ -436,13 +463,13 @@ function planOf(model: LoadModel, connections: number): string {
 
 /** The figures of a finished run. */
 function figuresOf(options: LoadRunOptions, state: RunState, connections: number, durationS: number, unanswered: number): LoadFigures {
-  const { statusCodes, answered, socketErrors, timeouts } = state;
+  const { statusCodes, answered, socketErrors, timeouts, heldTimeouts } = state;
   const sum = (prefix: string) =>
     Object.entries(statusCodes)
       .filter(([c]) => c.startsWith(prefix))
       .reduce((a, [, n]) => a + n, 0);
   const count2xx = sum('2');
-  const attempts = answered + socketErrors + timeouts + unanswered;
+  const attempts = answered + socketErrors + timeouts - heldTimeouts + unanswered;
   const model = options.model;
   return {
     label: options.label,
@@ -464,9 +491,11 @@ function figuresOf(options: LoadRunOptions, state: RunState, connections: number
     non2xx: answered - count2xx,
     socketErrors,
     timeouts,
+    heldTimeouts,
+    longestHoldMs: state.longestHoldMs,
     unanswered,
     errorExamples: state.errorExamples,
-    errorRate: attempts === 0 ? 0 : round((answered - count2xx + socketErrors + timeouts + unanswered) / attempts, 6),
+    errorRate: attempts === 0 ? 0 : round((answered - count2xx + socketErrors + timeouts - heldTimeouts + unanswered) / attempts, 6),
     latencyMs: latencyOf(state.latencies),
     tls: new URL(options.url).protocol !== 'https:' ? 'none' : options.tls?.insecure ? 'not verified' : 'verified',
     stoppedBy: state.stoppedBy,

@@ -4,6 +4,7 @@
  */
 import { sendOne, type TlsOptions } from './engine.ts';
 import type { Lease, PacingClient } from '../pacing/client.ts';
+import { finding, type Finding } from '../../core/finding.ts';
 
 /** The run's coordinator as the load steps use it (suites/pacing/client.ts): a grant before sending, a pet lease before changing one. */
 export type Pacer = Pick<PacingClient, 'acquire' | 'acquirePet'>;
@@ -74,6 +75,8 @@ export interface ProbeFailure {
   latencyMs: number;
   /** The client refused the peer's certificate: nothing was sent. */
   certificate?: boolean;
+  /** A timeout judged by a process held this long from running while it waited: the runner's delay, not evidence. */
+  heldMs?: number;
 }
 
 export interface ProbeRequest {
@@ -104,8 +107,24 @@ export async function probe(request: ProbeRequest): Promise<ProbeResponse | Prob
       error: r.kind === 'tls' ? `certificate refused (${r.error})` : r.error,
       latencyMs: r.latencyMs,
       certificate: r.kind === 'tls',
+      ...(r.heldMs !== undefined ? { heldMs: r.heldMs } : {}),
     };
   return { ok: true, status: r.status, headers: r.headers, body: r.body, receivedAt: r.receivedAt, latencyMs: r.latencyMs };
+}
+
+/**
+ * Requests under load without an answer in time, each judged by a process held from running while
+ * it waited (`LoadFigures.heldTimeouts`): the run cannot tell a slow server from its own delay.
+ */
+export function heldFinding(id: string, part: string, held: number, longestHoldMs: number): Finding {
+  return finding({
+    id,
+    part,
+    level: 'not-certified',
+    message: `${held === 1 ? 'a request' : 'requests'} under load got no complete answer within the request timeout, but this process was held up to ${longestHoldMs} ms from running while ${held === 1 ? 'it' : 'they'} waited: on a runner this busy the run cannot tell a slow server from its own delay`,
+    expected: 'every request answered, judged by a process that kept running',
+    observed: `${held} request(s) timed out while this process was held`,
+  });
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, ms)));

@@ -31,7 +31,7 @@ import { runLoad, type LoadFigures, type RecordedResponse, type TlsOptions } fro
 import { parseRateLimitHeaders, secondsUntilReset, type RateLimitInfo } from '../lib/rate-limit.ts';
 import { holdAfter429 } from '../lib/retry-after.ts';
 import { PacingNotCertified } from '../pacing/client.ts';
-import { join, observing, probe, waitWithProgress, type Pacer, type ProbeFailure, type ProbeResponse } from './http.ts';
+import { heldFinding, join, observing, probe, waitWithProgress, type Pacer, type ProbeFailure, type ProbeResponse } from './http.ts';
 
 /** Ledger ids and parts this check judges (suites/requirements.yaml). */
 export const OVERLOAD = {
@@ -384,6 +384,8 @@ interface Ctx {
   /** The longest Reset − Date seen on the key (s): a lower bound of its window length. */
   longestResetS: number;
   lost: number;
+  /** Requests without an answer in time whose timeout a process held from running judged (not evidence), and the longest hold. */
+  held: { count: number; longestMs: number };
   /** Local time before which nothing is sent on the key (a 429's Retry-After). */
   notBefore: number;
   /** Local time at which the latest window seen resets (its Reset judged against the response's Date). */
@@ -423,6 +425,7 @@ function newCtx(config: OverloadConfig): Ctx {
     ownAt: [...(config.earlier?.answeredAtMs ?? [])],
     longestResetS: config.earlier?.longestResetS ?? 1,
     lost: 0,
+    held: { count: 0, longestMs: 0 },
     notBefore: 0,
     resetAt: 0,
     refusedSinceProbe: false,
@@ -515,6 +518,7 @@ async function probeKey(ctx: Ctx, what: string): Promise<ProbeResponse> {
   ctx.evidence.push(describeProbe(`${what}: GET ${ctx.listPath} (${KEY})`, r));
   if (!r.ok) {
     if (r.certificate) throw certificateStop(r.error);
+    if (r.heldMs !== undefined) throw new Stop(heldFinding(OVERLOAD.id, OVERLOAD.refusals, 1, r.heldMs));
     ctx.lost++;
     throw new Stop(
       finding({
@@ -709,7 +713,10 @@ async function burst(ctx: Ctx, n: number, remaining: number): Promise<void> {
   if (result.tlsError) throw certificateStop(result.tlsError);
   const f = result.figures;
   const burstLost = f.socketErrors + f.timeouts + f.unanswered;
-  ctx.lost += burstLost;
+  // A timeout judged by a process held from running is the runner's delay, not a lost request.
+  ctx.lost += burstLost - f.heldTimeouts;
+  ctx.held.count += f.heldTimeouts;
+  ctx.held.longestMs = Math.max(ctx.held.longestMs, f.longestHoldMs);
   for (const r of result.responses) note(ctx, r);
   // A request without an answer may have counted too: the run's own, as of the burst's end.
   for (let i = 0; i < burstLost; i++) ctx.ownAt.push(Date.now());
@@ -767,6 +774,7 @@ function summarize(ctx: Ctx, started: number): void {
   const { figures, findings, evidence, other } = ctx;
   const judgement = judgeWindows(ctx.seen, { limitHint: figures.limit ?? undefined, lost: ctx.lost });
   findings.push(...judgement.findings);
+  if (ctx.held.count > 0 && ctx.lost === 0) findings.push(heldFinding(OVERLOAD.id, OVERLOAD.refusals, ctx.held.count, ctx.held.longestMs));
   Object.assign(figures, {
     windows: judgement.windows,
     successes: judgement.successes,

@@ -177,12 +177,16 @@ export class RecordingStore implements RateLimitStore {
     return this.log.filter((e) => e.identity === identity);
   }
 
-  /** Requests of `identity` that arrived before the Retry-After of an earlier refusal had passed. */
-  early(identity: string): number {
+  /**
+   * Requests of `identity` that arrived before the Retry-After of an earlier refusal had passed;
+   * with `from`, only those among its requests from that one on (in the order they were decided).
+   */
+  early(identity: string, from = 0): number {
     let until = 0;
     let n = 0;
+    const counted = new Set(this.of(identity).slice(from));
     for (const e of this.of(identity).sort((a, b) => a.now - b.now)) {
-      if (e.now < until) n++;
+      if (e.now < until && counted.has(e)) n++;
       if (e.decision.outcome !== 'admitted') until = Math.max(until, e.now + e.decision.retryAfterSeconds * 1000);
     }
     return n;

@@ -7,6 +7,7 @@
 import { test, expect } from '../test.ts';
 import { assertBounded, breachedThresholds, percentile, runLoad, type LoadRunOptions } from '../../suites/load/engine.ts';
 import { fakeApi, inventoryHandler } from './helpers.ts';
+import { heldFinding } from '../../suites/load/http.ts';
 
 const KEY = 'wrapper-secret-key-5f3a9c';
 
@@ -191,6 +192,36 @@ test('a server that never answers: every request is a timeout, and the run ends'
     );
     expect(hard.figures.stoppedBy).toBe('max-duration');
     expect(hard.figures.unanswered).toBe(5);
+  } finally {
+    await api.close();
+  }
+});
+
+test('a server that never answers, judged by a process held 1.2 s while it waited: every timeout is held, none counts as an error', async () => {
+  const api = await fakeApi(() => undefined);
+  try {
+    const hold = setTimeout(() => {
+      const until = Date.now() + 1200;
+      while (Date.now() < until) {
+        /* a runner too busy to schedule this process */
+      }
+    }, 100);
+    const r = await runLoad(
+      options(api.baseUrl, { model: { kind: 'burst', count: 5 }, maxRequests: 5, connections: 5, timeoutS: 1.5, maxDurationS: 6 }),
+    );
+    clearTimeout(hold);
+    expect(r.figures.timeouts).toBe(5);
+    expect(r.figures.heldTimeouts, 'timeouts judged by a held process').toBe(5);
+    expect(r.figures.longestHoldMs).toBeGreaterThanOrEqual(1000);
+    expect(r.figures.errorRate, 'held timeouts are not errors of the server').toBe(0);
+    const kept = await runLoad(
+      options(api.baseUrl, { model: { kind: 'burst', count: 5 }, maxRequests: 5, connections: 5, timeoutS: 1, maxDurationS: 5 }),
+    );
+    expect([kept.figures.timeouts, kept.figures.heldTimeouts, kept.figures.errorRate], 'a process that kept running').toEqual([5, 0, 1]);
+    expect(heldFinding('LOAD-01', 'answered', 5, 1234)).toMatchObject({
+      level: 'not-certified',
+      message: expect.stringContaining('this process was held up to 1234 ms from running while they waited'),
+    });
   } finally {
     await api.close();
   }
