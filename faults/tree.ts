@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
+import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -57,7 +58,7 @@ export async function compiledTree(): Promise<CompiledTree> {
   try {
     const root = path.join(dir, 'tree');
     await build(root);
-    fs.symlinkSync(path.join(REPO_ROOT, 'node_modules'), path.join(root, 'node_modules'), 'dir');
+    fs.symlinkSync(dependenciesOf(REPO_ROOT), path.join(root, 'node_modules'), 'dir');
     const launcher = path.join(dir, 'certify.mjs');
     fs.writeFileSync(launcher, `const cli = await import('./tree/cli/main.js');\nawait cli.run(process.argv.slice(2));\n`);
     const compiled = (await import(pathToFileURL(path.join(root, 'certify', 'run.js')).href)) as typeof sources;
@@ -72,6 +73,12 @@ export async function compiledTree(): Promise<CompiledTree> {
     remove();
     throw error;
   }
+}
+
+/** The node_modules folder this clone's dependencies resolve from (the one that holds @playwright/test). */
+function dependenciesOf(root: string): string {
+  const manifest = createRequire(path.join(root, 'package.json')).resolve('@playwright/test/package.json');
+  return manifest.slice(0, manifest.lastIndexOf(`${path.sep}node_modules${path.sep}`) + '/node_modules'.length);
 }
 
 /** The compiled files of source locations under `suites/` (`auth/bearer.spec.ts:34` → `auth/bearer.spec.js`), once each. */
