@@ -199,8 +199,10 @@ function notCertifiedMarkdown(report: ConformanceReport): string[] {
   if (!report.notCertified.length) return lines;
   lines.push('## Not certified by this run', '');
   lines.push(
-    `The checks below were not judged: the profile \`${report.profile}\` left them out, or the harness reached one of its own ` +
-      'limits (a cap, a `Retry-After` beyond `MAX_RETRY_AFTER_S`, a shared key, a missing prerequisite), never a failure of the server. ' +
+    `The checks below were not judged: the profile \`${report.profile}\` left them out, the harness reached one of its own ` +
+      'limits (a cap, a `Retry-After` beyond `MAX_RETRY_AFTER_S`, a shared key, a missing prerequisite), or the run could not tell ' +
+      'what it saw (a request not answered in time while the server answered nothing else either, a timeout judged while the ' +
+      "harness's own process was held from running): never a failure of the server. " +
       'These requirements are **not certified**, whatever the verdict says about the rest.',
     '',
   );

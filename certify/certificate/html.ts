@@ -218,7 +218,7 @@ function notCertifiedHtml(res: Certificate['results']): string {
   if (res.notCertified.length) {
     out.push(`<section id="not-certified"><h2>Not certified by this run (${res.notCertified.length})</h2>`);
     out.push(
-      '<p class="muted">These requirements were not judged, whatever the verdict says about the rest. Give the missing key or choose the profile that runs them.</p>',
+      '<p class="muted">These requirements were not judged, whatever the verdict says about the rest: the profile left them out, the harness reached one of its own limits, or the run could not tell what it saw. Each reason says which; give the missing key or choose the profile that runs them.</p>',
     );
     const byReason = new Map<string, string[]>();
     for (const n of res.notCertified) byReason.set(n.reason, [...(byReason.get(n.reason) ?? []), `${n.id}${n.partial ? ' (partly)' : ''}`]);
