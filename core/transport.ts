@@ -96,6 +96,11 @@ export interface OutboundResponse {
   latencyMs: number;
   /** The request opened a new connection (a kept-alive one was not reused). */
   newConnection: boolean;
+  /**
+   * With `watchStalls`: the longest time this process was held from running while it waited; the
+   * latency may be up to that much longer than the server took.
+   */
+  stalledMs?: number;
 }
 
 /** Why a request got no complete answer. */
@@ -259,6 +264,7 @@ export function send(request: OutboundRequest, options: SendOptions): Promise<Ou
       if (settled) return;
       settled = true;
       clearTimeout(timer);
+      const stalledMs = stalls?.longestSince(started);
       stalls?.end();
       options.signal?.removeEventListener('abort', onAbort);
       if (truncated) req.destroy();
@@ -272,6 +278,7 @@ export function send(request: OutboundRequest, options: SendOptions): Promise<Ou
         receivedAt: Date.now(),
         latencyMs: elapsed(),
         newConnection,
+        ...(stalledMs !== undefined ? { stalledMs } : {}),
       };
       try {
         if (options.record) options.record.onExchange(recordOf(request, response, options.record.secrets));

@@ -156,6 +156,11 @@ export interface LoadFigures {
   /** Responses that are not 2xx, plus socket errors and timeouts, over all attempts. */
   errorRate: number;
   latencyMs: LatencyFigures;
+  /**
+   * The latencies with the time this process was held from running during each request taken out:
+   * a lower bound of the server's own (`OutboundResponse.stalledMs`).
+   */
+  latencyFloorMs: LatencyFigures;
   /** `https` verified, `https` not verified (opt-in), or plain `http`. */
   tls: 'verified' | 'not verified' | 'none';
   stoppedBy: 'duration' | 'amount' | 'max-requests' | 'max-duration' | 'status' | 'tls' | 'held';
@@ -268,6 +273,8 @@ export type OneResult =
       receivedAt: number;
       latencyMs: number;
       newConnection: boolean;
+      /** How long this process was held from running while the request waited. */
+      heldMs: number;
     }
   | {
       ok: false;
@@ -340,6 +347,7 @@ export function sendOne(request: OneRequest): Promise<OneResult> {
         receivedAt: r.receivedAt,
         latencyMs: r.latencyMs,
         newConnection: r.newConnection,
+        heldMs: r.stalledMs ?? 0,
       };
     },
     (error: unknown) => {
@@ -355,6 +363,7 @@ interface RunState {
   responses: RecordedResponse[];
   stoppers: RecordedResponse[];
   latencies: number[];
+  latencyFloors: number[];
   statusCodes: Record<string, number>;
   bySteps: LoadFigures['bySteps'];
   errorExamples: string[];
@@ -380,6 +389,7 @@ function newRunState(): RunState {
     responses: [],
     stoppers: [],
     latencies: [],
+    latencyFloors: [],
     statusCodes: {},
     bySteps: {},
     errorExamples: [],
@@ -437,6 +447,7 @@ function recordResult(
   state.statusCodes[r.status] = (state.statusCodes[r.status] ?? 0) + 1;
   stepStats.statusCodes[r.status] = (stepStats.statusCodes[r.status] ?? 0) + 1;
   state.latencies.push(r.latencyMs);
+  state.latencyFloors.push(Math.max(0, r.latencyMs - r.heldMs));
   const record: RecordedResponse = {
     step: step.name,
     status: r.status,
@@ -497,6 +508,7 @@ function figuresOf(options: LoadRunOptions, state: RunState, connections: number
     errorExamples: state.errorExamples,
     errorRate: attempts === 0 ? 0 : round((answered - count2xx + socketErrors + timeouts - heldTimeouts + unanswered) / attempts, 6),
     latencyMs: latencyOf(state.latencies),
+    latencyFloorMs: latencyOf(state.latencyFloors),
     tls: new URL(options.url).protocol !== 'https:' ? 'none' : options.tls?.insecure ? 'not verified' : 'verified',
     stoppedBy: state.stoppedBy,
   };

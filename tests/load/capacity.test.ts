@@ -8,7 +8,7 @@
 import { test, expect } from '../test.ts';
 import { startReferenceServer } from '../../reference-server/app.ts';
 import { formatFinding } from '../../core/finding.ts';
-import { runCapacityCheck, type CapacityConfig } from '../../suites/load/capacity-check.ts';
+import { judgeThreshold, runCapacityCheck, type CapacityConfig } from '../../suites/load/capacity-check.ts';
 import { capacityConfig, fakeApi, inventoryHandler, pacerPerTest, RecordingStore } from './helpers.ts';
 
 const KEY = 'test-load-key-0123456789';
@@ -162,6 +162,26 @@ test('a threshold the user set fails as that threshold (LOAD-04), apart from LOA
   } finally {
     await api.close();
   }
+});
+
+test('LOAD-04: a p99 over LOAD_P99_MS is a gate failure, unless the latencies with the holds of this process taken out stay under it: then not certified', () => {
+  const p99 = (observed: number) => ({ name: 'LOAD_P99_MS', what: 'p99 latency', observed, limit: 100, op: '<' as const, unit: 'ms' });
+  const floor = (ms: number) => ({ latencyFloorMs: { p50: 0, p90: 0, p99: ms, max: ms, mean: 0 } });
+  const rows: [
+    string,
+    ReturnType<typeof p99> | { name: string; what: string; observed: number; limit: number; op: '<=' },
+    number,
+    string | undefined,
+  ][] = [
+    ['held', p99(50), 50, undefined],
+    ['breached by the server', p99(450), 420, 'gate'],
+    ['breached by this process only', p99(450), 60, 'not-certified'],
+    ['error rate: no floor', { name: 'LOAD_MAX_ERROR_RATE', what: 'error rate', observed: 0.2, limit: 0.1, op: '<=' }, 0, 'gate'],
+  ];
+  for (const [what, t, floorMs, level] of rows) expect(judgeThreshold(t, floor(floorMs))?.level, what).toBe(level);
+  expect(judgeThreshold(p99(450), floor(60))?.message).toBe(
+    'threshold LOAD_P99_MS (set by the user) breached: p99 latency, but 60 ms with the time this process was held from running taken out: the run cannot tell a slow server from its own delay',
+  );
 });
 
 test('LOAD-01 on a shared deployment: another client writing the pet after each write-back leaves the restore not certified, never failed', async () => {

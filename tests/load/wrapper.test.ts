@@ -227,6 +227,26 @@ test('a server that never answers, judged by a process held 1.2 s while it waite
   }
 });
 
+test('latencies measured while this process was held keep a floor with the hold taken out, a lower bound of the server own', async () => {
+  const api = await fakeApi(inventoryHandler({ delayMs: 30 }));
+  try {
+    const hold = setTimeout(() => {
+      const until = Date.now() + 400;
+      while (Date.now() < until) {
+        /* a runner too busy to schedule this process */
+      }
+    }, 10);
+    const r = await runLoad(options(api.baseUrl, { model: { kind: 'burst', count: 5 }, maxRequests: 5, connections: 5, timeoutS: 5 }));
+    clearTimeout(hold);
+    expect(r.figures.requests).toBe(5);
+    expect(r.figures.latencyMs.p99, 'as measured: the hold included').toBeGreaterThanOrEqual(400);
+    expect(r.figures.latencyFloorMs.p99, 'the hold taken out').toBeLessThan(200);
+    expect(r.figures.latencyFloorMs.p99, 'never below what the server took').toBeGreaterThanOrEqual(25);
+  } finally {
+    await api.close();
+  }
+});
+
 test('unbounded or unsafe options are refused before anything is sent', async () => {
   const base = options('http://127.0.0.1:9/v1');
   expect(() => assertBounded({ ...base, model: { kind: 'open', ratePerS: 10, durationS: 20 }, maxDurationS: 10 })).toThrow(/maxDurationS/);
