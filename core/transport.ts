@@ -28,7 +28,7 @@ import https from 'node:https';
 import { rootCertificates } from 'node:tls';
 import { MAX_RECORDED_BODY, type RecordedExchange, type RecordedHeader } from './results.ts';
 import { redactorOf, type Secret } from './secrets.ts';
-import { watchStalls } from './stall.ts';
+import { stallVoidsDeadline, watchStalls } from './stall.ts';
 
 /** TLS of an https target. Verification is on unless `insecure` (the user's explicit opt-in). */
 export interface TlsOptions {
@@ -72,7 +72,8 @@ export interface SendOptions {
   record?: ExchangeRecorder;
   /**
    * Watch how long this process is held from running while the request waits (`core/stall.ts`);
-   * a timeout then carries it (`TransportError.stalledMs`). Off for the load engine's many requests.
+   * a timeout then carries it (`TransportError.stalledMs`), and so does an answer
+   * (`OutboundResponse.stalledMs`).
    */
   watchStalls?: boolean;
 }
@@ -124,6 +125,20 @@ export class TransportError extends Error {
     super(message);
     this.name = 'TransportError';
   }
+}
+
+/**
+ * How long this process was held from running while a request that timed out waited, when that
+ * leaves the timeout unjudgeable (`stallVoidsDeadline`): the run cannot tell a slow or silent server
+ * from its own delay. Undefined for any other failure, and for a timeout the process kept.
+ */
+export function voidingStall(error: unknown, deadlineMs: number): number | undefined {
+  return isTimeout(error) && stallVoidsDeadline(error.stalledMs, deadlineMs) ? error.stalledMs : undefined;
+}
+
+/** The request got no complete answer within its deadline: a hang, or a server too slow to tell from one. */
+export function isTimeout(error: unknown): error is TransportError {
+  return error instanceof TransportError && error.kind === 'timeout';
 }
 
 /**

@@ -18,8 +18,6 @@ import { compiledTree, SOURCE_TREE } from './tree.ts';
 
 const busy = process.argv.includes('--busy');
 const args = process.argv.slice(2).filter((a) => a !== '--busy' && a !== '--compiled');
-const compiled = process.argv.includes('--compiled') ? await compiledTree() : undefined;
-const tree = compiled?.tree ?? SOURCE_TREE;
 if (args.includes('--list')) {
   for (const f of faults) console.log(`fault    ${f.name.padEnd(42)} ${f.area.padEnd(20)} ${f.expect.join(', ')}`);
   for (const v of variants) console.log(`variant  ${v.name.padEnd(42)} ${v.choices.length} choices`);
@@ -34,6 +32,8 @@ const wanted = all.filter(
     (args.includes('all-variants') && c.kind === 'variant'),
 );
 const concurrency = Number(process.env.MATRIX_CONCURRENCY) || 2;
+const compiled = process.argv.includes('--compiled') ? await compiledTree() : undefined;
+const tree = compiled?.tree ?? SOURCE_TREE;
 let next = 0;
 let caught = 0;
 const t0 = Date.now();
@@ -60,9 +60,12 @@ async function worker() {
 }
 const stopBusy = busy ? startBusyLoad() : undefined;
 if (busy) console.log(`a busy loop on each of ${os.availableParallelism()} cores meanwhile`);
-await Promise.all(Array.from({ length: concurrency }, worker));
-await stopBusy?.();
-compiled?.remove();
+try {
+  await Promise.all(Array.from({ length: concurrency }, worker));
+} finally {
+  await stopBusy?.();
+  compiled?.remove();
+}
 console.log(`${caught}/${wanted.length} as expected in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
 if (wanted.some((c) => c.phases && c.kind !== 'fault'))
   console.log(

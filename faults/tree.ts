@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
@@ -15,8 +15,6 @@ import * as sources from '../certify/run.ts';
  * loader), which is what the matrix's many runs spend most of their time on.
  */
 export interface HarnessTree {
-  /** The tree's root (its package.json). */
-  root: string;
   /** certify's in-process entry of this tree. */
   runCertify: typeof sources.runCertify;
   /** The command line (after `node`) of `inventory-conformance certify` on this tree. */
@@ -31,7 +29,6 @@ export interface HarnessTree {
 
 /** The sources of this clone: `cli/bin.mjs certify` exactly as `npm run certify` runs it. */
 export const SOURCE_TREE: HarnessTree = {
-  root: REPO_ROOT,
   runCertify: sources.runCertify,
   certifyCli: [path.join(REPO_ROOT, 'cli', 'bin.mjs'), 'certify'],
   onlyTests: (locations) => [...locations],
@@ -57,13 +54,12 @@ export async function compiledTree(): Promise<CompiledTree> {
   const remove = () => fs.rmSync(dir, { recursive: true, force: true });
   try {
     const root = path.join(dir, 'tree');
-    await build(root);
+    build(root);
     fs.symlinkSync(dependenciesOf(REPO_ROOT), path.join(root, 'node_modules'), 'dir');
     const launcher = path.join(dir, 'certify.mjs');
     fs.writeFileSync(launcher, `const cli = await import('./tree/cli/main.js');\nawait cli.run(process.argv.slice(2));\n`);
     const compiled = (await import(pathToFileURL(path.join(root, 'certify', 'run.js')).href)) as typeof sources;
     const tree: HarnessTree = {
-      root,
       runCertify: compiled.runCertify,
       certifyCli: [launcher, 'certify'],
       onlyTests: compiledFiles,
@@ -78,7 +74,8 @@ export async function compiledTree(): Promise<CompiledTree> {
 /** The node_modules folder this clone's dependencies resolve from (the one that holds @playwright/test). */
 function dependenciesOf(root: string): string {
   const manifest = createRequire(path.join(root, 'package.json')).resolve('@playwright/test/package.json');
-  return manifest.slice(0, manifest.lastIndexOf(`${path.sep}node_modules${path.sep}`) + '/node_modules'.length);
+  const folder = `${path.sep}node_modules`;
+  return manifest.slice(0, manifest.lastIndexOf(`${folder}${path.sep}`) + folder.length);
 }
 
 /** The compiled files of source locations under `suites/` (`auth/bearer.spec.ts:34` → `auth/bearer.spec.js`), once each. */
@@ -86,24 +83,16 @@ export function compiledFiles(locations: readonly string[]): string[] {
   return [...new Set(locations.map((l) => l.replace(/\.ts(?::\d+)?$/, '.js')))];
 }
 
-function build(out: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(REPO_ROOT, 'cli', 'build.mjs'), '--out', out], {
-      cwd: REPO_ROOT,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    child.stdout.on('data', (c: Buffer) => (output += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (output += c.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), BUILD_TIMEOUT_MS);
-    child.on('error', (e) => {
-      clearTimeout(timer);
-      reject(e);
-    });
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      if (code === 0) resolve();
-      else reject(new Error(`cli/build.mjs --out ${out} ended with ${code ?? signal}: ${output.slice(-2000)}`));
-    });
+/** `cli/build.mjs --out`, killed past BUILD_TIMEOUT_MS; throws with the end of its output when it fails. */
+function build(out: string): void {
+  const r = spawnSync(process.execPath, [path.join(REPO_ROOT, 'cli', 'build.mjs'), '--out', out], {
+    cwd: REPO_ROOT,
+    encoding: 'utf8',
+    timeout: BUILD_TIMEOUT_MS,
+    killSignal: 'SIGKILL',
   });
+  if (r.status !== 0)
+    throw new Error(
+      `cli/build.mjs --out ${out} ended with ${r.status ?? r.signal ?? r.error?.message}: ${`${r.stdout}${r.stderr}`.slice(-2000)}`,
+    );
 }

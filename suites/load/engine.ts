@@ -21,8 +21,7 @@
  *   progress line or an error message.
  */
 import type { Agent, IncomingHttpHeaders } from 'node:http';
-import { agentFor, isTlsFailure, send, TransportError, type TlsOptions } from '../../core/transport.ts';
-import { stallVoidsDeadline } from '../../core/stall.ts';
+import { agentFor, isTlsFailure, send, TransportError, voidingStall, type TlsOptions } from '../../core/transport.ts';
 
 export { agentFor, FREE_SOCKET_IDLE_MS, type TlsOptions } from '../../core/transport.ts';
 
@@ -310,8 +309,15 @@ function failureOf(error: unknown, timeoutS: number): Extract<OneResult, { ok: f
     return { ok: false, kind: 'socket', error: describeError(error), sentAt: Date.now(), latencyMs: 0 };
   const { sentAt, latencyMs } = error;
   if (error.kind === 'timeout') {
-    const held = stallVoidsDeadline(error.stalledMs, timeoutS * 1000) ? { heldMs: error.stalledMs } : {};
-    return { ok: false, kind: 'timeout', error: `no complete response within ${timeoutS} s`, sentAt, latencyMs, ...held };
+    const heldMs = voidingStall(error, timeoutS * 1000);
+    return {
+      ok: false,
+      kind: 'timeout',
+      error: `no complete response within ${timeoutS} s`,
+      sentAt,
+      latencyMs,
+      ...(heldMs !== undefined ? { heldMs } : {}),
+    };
   }
   return { ok: false, kind: error.kind === 'tls' ? 'tls' : 'socket', error: describeError(error), sentAt, latencyMs };
 }
