@@ -279,6 +279,16 @@ export async function listPhases(
   }
 }
 
+/** The arguments of `playwright merge-reports` for the blobs of `blobDir` (certify's merge config). */
+export function mergeArgs(blobDir: string): string[] {
+  return ['merge-reports', '--config', MERGE_CONFIG, blobDir];
+}
+
+/** The merge's environment: `env` and where the merge config writes (`reportsDir`) and finds the tests (`cwd`). */
+export function mergeEnv(env: Record<string, string | undefined>, reportsDir: string, cwd: string): Record<string, string | undefined> {
+  return { ...env, CERTIFY_REPORTS_DIR: path.resolve(reportsDir), CERTIFY_ROOT_DIR: cwd };
+}
+
 /** Merges every blob in `blobDir` into the HTML report, junit.xml and results.json under `reportsDir`. */
 export async function mergeReports(
   blobDir: string,
@@ -287,11 +297,6 @@ export async function mergeReports(
   redact: (s: string) => string,
   cwd = REPO_ROOT,
 ): Promise<{ ok: boolean; output: string }> {
-  const { exitCode, stdout, stderr } = await runPlaywright(
-    ['merge-reports', '--config', MERGE_CONFIG, blobDir],
-    { ...env, CERTIFY_REPORTS_DIR: path.resolve(reportsDir), CERTIFY_ROOT_DIR: cwd },
-    redact,
-    { cwd },
-  );
+  const { exitCode, stdout, stderr } = await runPlaywright(mergeArgs(blobDir), mergeEnv(env, reportsDir, cwd), redact, { cwd });
   return { ok: exitCode === 0, output: `${stdout}${stderr}` };
 }

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { runErrorsFromJsonReport, testsFromJsonReport } from '../../core/playwright-report.ts';
 import { SECRET_VARIABLES } from '../../core/secrets.ts';
 import { mergeReports } from '../phases.ts';
+import { standbyMerge, type MergeStandby } from '../merge-standby.ts';
 import type { TestRecord } from '../verdict.ts';
 import { phaseJsonFile, type PreparedRun } from './prepare.ts';
 
@@ -127,6 +128,25 @@ export interface MergedRun extends Merged {
   redactions: { leaks: string[]; inMemory: number };
 }
 
+/** `env` without any key: the merge reads blobs the phases have already redacted, and needs none. */
+function keyless(env: Record<string, string | undefined>): Record<string, string | undefined> {
+  const out: Record<string, string | undefined> = { ...env };
+  for (const n of SECRET_VARIABLES) delete out[n];
+  return out;
+}
+
+/**
+ * The run's merge, loaded now (`merge-standby.ts`) so that the merge itself is all that is left
+ * once the last phase ends; undefined for a run that merges no reports.
+ */
+export function standbyFor(
+  run: PreparedRun,
+  env: Record<string, string | undefined>,
+  redact: (s: string) => string,
+): MergeStandby | undefined {
+  return run.mergeReports ? standbyMerge(run.blobDir, run.reportsDir, keyless(env), redact) : undefined;
+}
+
 /**
  * Reads the test records from the phases' own JSON reports, merges the phases' blobs (keys withheld
  * from the merge's environment) into the HTML report, `junit.xml` and `results.json` (not in a
@@ -138,17 +158,17 @@ export async function mergeRun(
   env: Record<string, string | undefined>,
   redact: (s: string) => string,
   say: (text: string) => void,
+  standby?: MergeStandby,
 ): Promise<MergedRun> {
   const { blobDir, reportsDir } = run;
   const mergeStart = Date.now();
-  const mergeEnv: Record<string, string | undefined> = { ...env };
-  for (const n of SECRET_VARIABLES) delete mergeEnv[n];
   const merged = await mergeResults(
     blobDir,
     run.phases.map((phase) => ({ phase, file: phaseJsonFile(run, phase) })),
-    run.mergeReports ? () => mergeReports(blobDir, reportsDir, mergeEnv, redact) : undefined,
+    run.mergeReports ? () => (standby ? standby.merge() : mergeReports(blobDir, reportsDir, keyless(env), redact)) : undefined,
     redact,
   );
+  standby?.cancel();
   if (merged.tests.length && run.mergeReports) say(`certify: merged reports in ${((Date.now() - mergeStart) / 1000).toFixed(1)} s\n`);
   const generatedAt = new Date().toISOString();
   const load = mergeLoadReports(reportsDir, generatedAt);

@@ -16,7 +16,7 @@ import type { VerdictInput } from '../verdict.ts';
 import { need, type RunContext, type RunVoice } from './context.ts';
 import { gateJunitFile, judgeReport, redactReport, verdictInputFor, writeReportFiles } from './judge.ts';
 import { listLeftOut as listLeftOutPhases } from './left-out.ts';
-import { mergeRun } from './merge.ts';
+import { mergeRun, standbyFor } from './merge.ts';
 import { startRunPacer } from './pacer.ts';
 import { interruptedExit, preflight as preflightTarget, PREFLIGHT_EXIT } from './preflight.ts';
 import { printSummary } from './print.ts';
@@ -176,12 +176,18 @@ export async function listLeftOut(ctx: RunContext): Promise<void> {
 /** Step "run the phases": one Playwright child per phase; a signal starts no further phase. */
 export async function runPhases(ctx: RunContext): Promise<void> {
   const pacer = need(ctx.pacer, 'the pacer');
+  const run = need(ctx.run, 'the prepared run');
+  const voice = need(ctx.voice, "the run's voice");
   const ran = await runAllPhases(
-    need(ctx.run, 'the prepared run'),
+    run,
     need(ctx.childEnv, "the children's environment"),
-    need(ctx.voice, "the run's voice"),
+    voice,
     () => pacer.progress(),
     ctx.options.signal,
+    () => {
+      // The merge loads while the last phases run (not while the phases start, which take the cores).
+      if (!ctx.options.signal?.aborted) ctx.mergeStandby = standbyFor(run, ctx.options.env, voice.redact);
+    },
   );
   ctx.results = ran.results;
   ctx.runErrors.push(...ran.runErrors);
@@ -217,7 +223,7 @@ export function nameOpenAfterStop(ctx: RunContext): void {
 /** Step "merge": the phases' blobs into the HTML report, junit.xml and results.json; load.json. */
 export async function merge(ctx: RunContext): Promise<void> {
   const voice = need(ctx.voice, "the run's voice");
-  ctx.merged = await mergeRun(need(ctx.run, 'the prepared run'), ctx.options.env, voice.redact, voice.say);
+  ctx.merged = await mergeRun(need(ctx.run, 'the prepared run'), ctx.options.env, voice.redact, voice.say, ctx.mergeStandby);
 }
 
 /** Step "scan secrets": every file of the reports folder for every form of every key; with the keys the redacting reporter caught, an input of the verdict. */

@@ -177,6 +177,54 @@ test('run the phases: in order, a failing phase does not stop the next; no repor
   expect(stopped.runErrors).toEqual([]);
 });
 
+test('run the phases: once every phase has started and at most two still run, the merge is told to load; once per run', async () => {
+  const ends = new Map<string, () => void>();
+  const running = new Set<string>();
+  const told: string[][] = [];
+  const run = (p: string) =>
+    new Promise<PhaseResult>((resolve) => {
+      running.add(p);
+      ends.set(p, () => {
+        running.delete(p);
+        resolve(phaseResult(p));
+      });
+    });
+  const until = async (ok: () => boolean) => {
+    while (!ok()) await new Promise((r) => setTimeout(r, 5));
+  };
+  // generated comes after functional; the other three start at once.
+  const before = (p: string) => (p === 'generated' ? ['functional'] : []);
+  const lastRunning = () => told.push([...running].sort());
+  const phases = ['functional', 'rate-limit', 'load', 'generated'];
+  const out = runPhases(phases, run, () => {}, { phaseTimeoutS: 60, before, lastRunning });
+  await until(() => running.size === 3);
+  expect(told).toEqual([]);
+  ends.get('functional')!();
+  await until(() => running.has('generated'));
+  // Every phase started, three still run: not yet.
+  expect(told).toEqual([]);
+  ends.get('load')!();
+  await until(() => told.length > 0);
+  expect(told).toEqual([['generated', 'rate-limit']]);
+  ends.get('rate-limit')!();
+  ends.get('generated')!();
+  expect((await out).results.map((r) => r.phase)).toEqual(phases);
+  expect(told).toHaveLength(1);
+
+  // A run of one phase: at its start.
+  const alone: string[][] = [];
+  await runPhases(
+    ['functional'],
+    async (p) => {
+      alone.push(['started']);
+      return phaseResult(p);
+    },
+    () => {},
+    { phaseTimeoutS: 60, lastRunning: () => alone.push(['told']) },
+  );
+  expect(alone).toEqual([['started'], ['told']]);
+});
+
 test("merge: each phase's own JSON report becomes test records, merged or not; no blob, a failed merge or a phase without its JSON report are run problems", async () => {
   const dir = tempDir();
   try {
