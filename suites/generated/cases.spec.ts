@@ -8,7 +8,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { expectFact, type ApiClient } from '../fixtures.ts';
-import { test } from './pets-held.ts';
+import { petFreeFirst, test, touchesPets } from './pets-held.ts';
 import { markNotCertified } from '../fixtures/verdicts.ts';
 import type { Operation } from './document.ts';
 import { mutates, phasePlan } from './phase-plan.ts';
@@ -55,8 +55,10 @@ async function operationRun(api: ApiClient, op: Operation, folder: string): Prom
   return run;
 }
 
-for (const op of OPERATIONS) {
+// The operations that touch no pet run first, without waiting for the pets' hold (`pets-held.ts`).
+for (const op of petFreeFirst(OPERATIONS)) {
   test.describe(`generated ${op.id}`, () => {
+    test.use({ touchesPets: touchesPets(op, OPERATIONS) });
     test(
       `GEN-01 ${op.id}: every coverage case of the operation is sent within the budget`,
       { tag: mutates(op) ? ['@mutates', '@generated'] : ['@generated'] },

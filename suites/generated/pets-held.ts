@@ -7,10 +7,14 @@
  * their first request. The wait is bounded: past it they run holding what they got, and a count
  * another check wrote is read as another client's (not certified, never failed).
  * Under `readonly` nothing is changed, so nothing is held.
+ *
+ * An operation that neither lists the pets nor names one (`touchesPets`) is sent without the hold,
+ * and first: its cases run while the capacity mix still holds its pet, instead of after it.
  */
 import { test as base, type ApiClient } from '../fixtures.ts';
 import { pacingClient, type PetLease } from '../pacing/client.ts';
 import { readSettings } from '../../settings/index.ts';
+import type { Operation } from './document.ts';
 
 /** The worker's hold on the pets, taken by its first test. */
 interface PetsHeld {
@@ -41,7 +45,24 @@ async function leaseEach(ids: readonly string[], holder: string, ttlMs: number, 
   return leases;
 }
 
-export const test = base.extend<{ petsHeldByRun: void }, { petsHeld: PetsHeld }>({
+/**
+ * The operation reads or changes pets: it names one (a path parameter: its cases list the pets for
+ * an id), or it lists them (another operation names an item under its path).
+ */
+export function touchesPets(op: Operation, operations: readonly Operation[]): boolean {
+  if (op.pathParameters.length) return true;
+  return operations.some((o) => o.base === op.base && o.pathParameters.length > 0 && o.path.startsWith(`${op.path.replace(/\/$/, '')}/`));
+}
+
+/** `operations` with those that touch no pet first, each group in document order. */
+export function petFreeFirst(operations: readonly Operation[]): Operation[] {
+  const free = operations.filter((op) => !touchesPets(op, operations));
+  return [...free, ...operations.filter((op) => touchesPets(op, operations))];
+}
+
+export const test = base.extend<{ petsHeldByRun: void; touchesPets: boolean }, { petsHeld: PetsHeld }>({
+  // Whether the test's operation reads or changes pets (`touchesPets`); a test that does not runs without the hold.
+  touchesPets: [true, { option: true }],
   petsHeld: [
     async ({ conformance }, use) => {
       const leases: PetLease[] = [];
@@ -63,9 +84,9 @@ export const test = base.extend<{ petsHeldByRun: void }, { petsHeld: PetsHeld }>
     { scope: 'worker' },
   ],
   petsHeldByRun: [
-    async ({ petsHeld, api }, use, testInfo) => {
+    async ({ petsHeld, api, touchesPets }, use, testInfo) => {
       // Half the first test's time for the wait, the rest for the test itself.
-      await petsHeld.hold(api, testInfo.timeout ? testInfo.timeout / 2 : 60_000);
+      if (touchesPets) await petsHeld.hold(api, testInfo.timeout ? testInfo.timeout / 2 : 60_000);
       await use();
     },
     { auto: true },
