@@ -101,7 +101,7 @@ export interface RunContext {
   notRun: TestRecord[];
   /** runPhases: how each phase ended. */
   results: PhaseResult[];
-  /** runPhases: the merge, loaded while the last phase runs; merge uses it, the run's end stops it unused. */
+  /** runPhases: the merge, loaded while the last phases run; merge uses it, the run's end stops it unused. */
   mergeStandby?: MergeStandby;
   /** Problems of the run met by any step (not yet redacted). */
   runErrors: string[];

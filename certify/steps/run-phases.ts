@@ -53,7 +53,7 @@ export async function runPhases(
     /** What a phase waits for once the phases it comes after have ended (none: it starts then). */
     startGate?: (phase: string) => Promise<void> | undefined;
     /** Called once, when every phase has started and at most two are still running. */
-    lastRunning?: () => void;
+    lastPhasesRunning?: () => void;
   },
 ): Promise<PhasesOutcome> {
   const out: PhasesOutcome = { results: [], runErrors: [] };
@@ -62,10 +62,10 @@ export async function runPhases(
   let started = 0;
   let finished = 0;
   let lastCalled = false;
-  const noteLastRunning = () => {
+  const noteLastPhases = () => {
     if (lastCalled || started < phases.length || phases.length - finished > 2) return;
     lastCalled = true;
-    options.lastRunning?.();
+    options.lastPhasesRunning?.();
   };
   const start = async (phase: string): Promise<PhaseResult | undefined> => {
     await Promise.all(before(phase, phases).map((p) => ended.get(p)));
@@ -75,10 +75,10 @@ export async function runPhases(
     const progressBefore = options.progress?.();
     say(`▶ phase ${i}/${phases.length}: ${phase}${progressBefore ? ` (at most ${options.phaseTimeoutS} s, PHASE_TIMEOUT_S)` : ''}\n`);
     const running = run(phase);
-    noteLastRunning();
+    noteLastPhases();
     const result = await running;
     finished++;
-    noteLastRunning();
+    noteLastPhases();
     const spent = progressBefore && options.progress ? progressText(progressBefore, options.progress(), phases.length - finished) : '';
     const waited = result.waitedS ? `, ${result.waitedS.toFixed(1)} s of it waiting on windows` : '';
     say(`■ phase ${phase} finished in ${(result.durationMs / 1000).toFixed(1)} s${waited}: ${phaseEnding(result)}${spent}\n`);
@@ -130,7 +130,7 @@ export function runAllPhases(
   { redact, say }: RunVoice,
   progress: () => { requests: number; refused: number; waits: number },
   signal?: AbortSignal,
-  lastRunning?: () => void,
+  lastPhasesRunning?: () => void,
 ): ReturnType<typeof runPhases> {
   const { config } = run;
   const keysGiven = SECRET_VARIABLES.filter((k) => childEnv[k]);
@@ -174,7 +174,7 @@ export function runAllPhases(
       // A phase that works alone on a key the run has starts without waiting (`metadata.aloneWith`).
       before: (phase, running) => phasesBefore(phase, running, keysGiven),
       startGate,
-      ...(lastRunning ? { lastRunning } : {}),
+      ...(lastPhasesRunning ? { lastPhasesRunning } : {}),
     },
   );
 }

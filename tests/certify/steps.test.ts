@@ -194,9 +194,9 @@ test('run the phases: once every phase has started and at most two still run, th
   };
   // generated comes after functional; the other three start at once.
   const before = (p: string) => (p === 'generated' ? ['functional'] : []);
-  const lastRunning = () => told.push([...running].sort());
+  const lastPhasesRunning = () => told.push([...running].sort());
   const phases = ['functional', 'rate-limit', 'load', 'generated'];
-  const out = runPhases(phases, run, () => {}, { phaseTimeoutS: 60, before, lastRunning });
+  const out = runPhases(phases, run, () => {}, { phaseTimeoutS: 60, before, lastPhasesRunning });
   await until(() => running.size === 3);
   expect(told).toEqual([]);
   ends.get('functional')!();
@@ -220,7 +220,7 @@ test('run the phases: once every phase has started and at most two still run, th
       return phaseResult(p);
     },
     () => {},
-    { phaseTimeoutS: 60, lastRunning: () => alone.push(['told']) },
+    { phaseTimeoutS: 60, lastPhasesRunning: () => alone.push(['told']) },
   );
   expect(alone).toEqual([['started'], ['told']]);
 });
