@@ -51,6 +51,9 @@ async function worker() {
       for (const [id, why] of Object.entries(out.notCertified)) console.log(`        ${id} not certified: ${why.slice(0, 300)}`);
     if (!ok) {
       for (const id of out.failing) console.log(`        ${id}: ${out.reasons[id]}`);
+      // A fault missed: what the run could not tell says why its requirement did not fail.
+      if (c.kind === 'fault')
+        for (const [id, why] of Object.entries(out.notCertified)) console.log(`        ${id} not certified: ${why.slice(0, 600)}`);
       if (out.unevidenced.length && c.kind !== 'fault') console.log(`        without a test result: ${out.unevidenced.join(', ')}`);
       if (out.problems.length) console.log(`        run problems: ${out.problems.join('; ')}`);
       if (out.verdict === 'missing') console.log(out.tail);
