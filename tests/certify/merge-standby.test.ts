@@ -5,9 +5,10 @@
  */
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { test, expect } from '../certificate/scratch.ts';
+import { test as scratchTest, expect } from '../certificate/scratch.ts';
 import { standbyMerge } from '../../certify/merge-standby.ts';
 import { PLAYWRIGHT_CLI, REPO_ROOT } from '../../certify/phases.ts';
 import { playwrightEnv } from '../../core/playwright-env.ts';
@@ -34,6 +35,22 @@ function oneBlob(dir: string): string {
   return blobDir;
 }
 
+/** One blob for the file's tests, written once (its tests run in order, in one worker). */
+const test = scratchTest.extend<object, { blobDir: string }>({
+  blobDir: [
+    async ({}, use) => {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'merge-standby-'));
+      try {
+        await use(oneBlob(dir));
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
+    },
+    { scope: 'worker' },
+  ],
+});
+test.describe.configure({ mode: 'default' });
+
 const gone = async (pid: number | undefined, withinMs: number) => {
   const until = Date.now() + withinMs;
   while (Date.now() < until) {
@@ -47,8 +64,10 @@ const gone = async (pid: number | undefined, withinMs: number) => {
   return false;
 };
 
-test('told to merge, the standby writes the HTML report, junit.xml and results.json of the blobs, and ends', async ({ scratch }) => {
-  const blobDir = oneBlob(scratch('run'));
+test('told to merge, the standby writes the HTML report, junit.xml and results.json of the blobs, and ends', async ({
+  scratch,
+  blobDir,
+}) => {
   const reports = scratch('reports');
   const standby = standbyMerge(blobDir, reports, { ...process.env }, identity);
   const merged = await standby.merge();
@@ -60,6 +79,7 @@ test('told to merge, the standby writes the HTML report, junit.xml and results.j
 
 test('a standby never told ends when its input closes (certify ended, however), or at once when cancelled; a cancelled merge still merges, anew', async ({
   scratch,
+  blobDir,
 }) => {
   // certify ends without a word to it: a process that starts a standby and exits.
   const script = scratch('parent.mts');
@@ -78,7 +98,6 @@ test('a standby never told ends when its input closes (certify ended, however), 
   expect(orphan, parent.stderr).toBeGreaterThan(0);
   expect(await gone(orphan, 10_000), 'the standby ends once its parent is gone').toBe(true);
 
-  const blobDir = oneBlob(scratch('run'));
   const reports = scratch('reports');
   const standby = standbyMerge(blobDir, reports, { ...process.env }, identity);
   standby.cancel();
@@ -89,8 +108,7 @@ test('a standby never told ends when its input closes (certify ended, however), 
 });
 
 for (const moment of ['before the merge is asked for', 'as the merge is asked for'] as const) {
-  test(`a Ctrl-C that reaches the standby ${moment}: the merge runs anew and writes the reports`, async ({ scratch }) => {
-    const blobDir = oneBlob(scratch('run'));
+  test(`a Ctrl-C that reaches the standby ${moment}: the merge runs anew and writes the reports`, async ({ scratch, blobDir }) => {
     const reports = scratch('reports');
     const standby = standbyMerge(blobDir, reports, { ...process.env }, identity);
     // Loaded, waiting for its line.
