@@ -37,6 +37,13 @@ export interface FaultDefinition {
    * fault, and every variant, the run must send nothing before a pending `Retry-After` and earn no ban.
    */
   misleadsRetryAfter?: boolean;
+  /**
+   * The fault misstates `X-RateLimit-Remaining` (instances that each count the key on their own):
+   * a burst sized by the Remaining one instance shows meets, on another with less room, several
+   * 429s while its requests are still in flight, and that server counts them as early retries and
+   * bans. The matrix then tolerates bans; requests sent while a 429 is pending must still be none.
+   */
+  misleadsRemaining?: boolean;
 }
 
 /** A fault with its area: the catalogue file it lives in (`faults/catalogue/auth.ts` → `auth`). */

@@ -15,6 +15,8 @@ export interface NamedCase extends MatrixCase {
   expect: string[];
   /** The fault misleads about Retry-After: early requests and bans are not held against the run. */
   misleadsRetryAfter?: boolean;
+  /** The fault misstates Remaining (`FaultDefinition.misleadsRemaining`): bans are not held against the run, early requests are. */
+  misleadsRemaining?: boolean;
 }
 
 /**
@@ -196,6 +198,7 @@ export function matrixCases(extended = process.env.MATRIX_EXTENDED === '1'): Nam
           env: { ...FAULT_ENV, ...f.env },
           ...testsOption(f.expect),
           ...(f.misleadsRetryAfter ? { misleadsRetryAfter: true } : {}),
+          ...(f.misleadsRemaining ? { misleadsRemaining: true } : {}),
           ...(f.proxy ? { proxy: f.proxy } : {}),
           ...(f.store ? { store: f.store } : {}),
           ...(f.upstream ? { upstream: f.upstream } : {}),

@@ -16,6 +16,8 @@ export const faults: FaultDefinition[] = [
     description:
       'Three instances behind one address, each counting the key in its own memory: a burst spread over the instances is admitted up to three times the limit.',
     expect: ['LOAD-02'],
+    // Each instance shows its own Remaining: a burst sized by one meets several 429s in flight on another, which bans.
+    misleadsRemaining: true,
     upstream: () => startDeploymentTarget({ perProcessLimiter: true }),
   },
 ];

@@ -48,7 +48,8 @@ test.beforeAll(runInBackground);
  * (default 3) are kept going ahead of the test that needs them.
  *
  * In every case the proxy counts requests sent on a key while a 429's Retry-After on it was
- * pending, and bans: both must be 0, except for faults built to mislead Retry-After.
+ * pending, and bans: both must be 0, except for faults built to mislead Retry-After; bans also
+ * for faults that misstate Remaining (`misleadsRemaining`).
  *
  * The baseline runs as two certifications with the same keys at once against one target (two
  * pipelines on one staging, faults/two-runs.ts): both must pass, neither may send on a key while a
@@ -129,6 +130,7 @@ function record(testInfo: TestInfo, c: NamedCase, ok: boolean, outcome: CaseOutc
       early: total(outcome.retry.early),
       bans: total(outcome.retry.bans),
       misleadsRetryAfter: !!c.misleadsRetryAfter,
+      misleadsRemaining: !!c.misleadsRemaining,
     }),
   );
 }
@@ -216,7 +218,7 @@ test.describe('fault matrix', () => {
         }
         if (!c.misleadsRetryAfter) {
           expect(
-            { early: outcome.retry.early, bans: outcome.retry.bans },
+            { early: outcome.retry.early, bans: c.misleadsRemaining ? {} : outcome.retry.bans },
             `${c.id}: requests sent on a key while its 429's Retry-After was pending, and bans, per key (the run must earn none)`,
           ).toEqual({ early: {}, bans: {} });
         }
@@ -240,6 +242,7 @@ test.describe('fault matrix', () => {
             early: number;
             bans: number;
             misleadsRetryAfter: boolean;
+            misleadsRemaining?: boolean;
           })
         : { id: c.id, kind: c.kind, ok: false, seconds: 0, early: 0, bans: 0, misleadsRetryAfter: false, notRun: true };
     });
@@ -248,7 +251,8 @@ test.describe('fault matrix', () => {
     const baseline = results.find((r) => r.kind === 'baseline');
     const line = `faults caught ${faults.filter((r) => r.ok).length}/${faults.length}, conformant variants passed ${variants.filter((r) => r.ok).length}/${variants.length}`;
     const honest = results.filter((r) => !r.misleadsRetryAfter);
-    const safety = `early requests ${honest.reduce((a, r) => a + r.early, 0)}, bans ${honest.reduce((a, r) => a + r.bans, 0)} (cases not built to mislead Retry-After)`;
+    const banFree = honest.filter((r) => !('misleadsRemaining' in r && r.misleadsRemaining));
+    const safety = `early requests ${honest.reduce((a, r) => a + r.early, 0)}, bans ${banFree.reduce((a, r) => a + r.bans, 0)} (cases not built to mislead Retry-After; bans: nor Remaining)`;
     console.log(`\n${line}${baseline ? `; reference server ${baseline.ok ? 'passes' : 'FAILS'}` : ''}\n${safety}\n`);
     testInfo.annotations.push({ type: 'safety', description: safety });
     testInfo.annotations.push({ type: 'score', description: line });
