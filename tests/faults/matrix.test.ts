@@ -242,16 +242,26 @@ test.describe('fault matrix', () => {
             early: number;
             bans: number;
             misleadsRetryAfter: boolean;
-            misleadsRemaining?: boolean;
+            misleadsRemaining: boolean;
           })
-        : { id: c.id, kind: c.kind, ok: false, seconds: 0, early: 0, bans: 0, misleadsRetryAfter: false, notRun: true };
+        : {
+            id: c.id,
+            kind: c.kind,
+            ok: false,
+            seconds: 0,
+            early: 0,
+            bans: 0,
+            misleadsRetryAfter: false,
+            misleadsRemaining: false,
+            notRun: true,
+          };
     });
     const faults = results.filter((r) => r.kind === 'fault');
     const variants = results.filter((r) => r.kind === 'variant');
     const baseline = results.find((r) => r.kind === 'baseline');
     const line = `faults caught ${faults.filter((r) => r.ok).length}/${faults.length}, conformant variants passed ${variants.filter((r) => r.ok).length}/${variants.length}`;
     const honest = results.filter((r) => !r.misleadsRetryAfter);
-    const banFree = honest.filter((r) => !('misleadsRemaining' in r && r.misleadsRemaining));
+    const banFree = honest.filter((r) => !r.misleadsRemaining);
     const safety = `early requests ${honest.reduce((a, r) => a + r.early, 0)}, bans ${banFree.reduce((a, r) => a + r.bans, 0)} (cases not built to mislead Retry-After; bans: nor Remaining)`;
     console.log(`\n${line}${baseline ? `; reference server ${baseline.ok ? 'passes' : 'FAILS'}` : ''}\n${safety}\n`);
     testInfo.annotations.push({ type: 'safety', description: safety });

@@ -227,7 +227,7 @@ test('a server that never answers, judged by a process held 1.2 s while it waite
   }
 });
 
-test('latencies measured while this process was held keep a floor with the hold taken out, a lower bound of the server own', async () => {
+test("latencies measured while this process was held keep a floor with the hold taken out, a lower bound of the server's own", async () => {
   const api = await fakeApi(inventoryHandler({ delayMs: 30 }));
   try {
     const hold = setTimeout(() => {
