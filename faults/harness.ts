@@ -94,6 +94,12 @@ export interface RunCaseOptions {
   workDir?: string;
   /** The harness that certifies (default: the sources of this clone, `SOURCE_TREE`). */
   tree?: HarnessTree;
+  /**
+   * Length of the bundled reference server's "per minute" window (default: certify's, 5 s); a case
+   * with its own `upstream` keeps that deployment's. Longer windows give a busy runner more time
+   * to count a key to its limit inside one window.
+   */
+  minuteWindowMs?: number;
 }
 
 interface ConformanceJson {
@@ -111,9 +117,17 @@ export interface CaseTarget {
   close(): Promise<void>;
 }
 
-/** Starts a case's target (the bundled reference server, with its store, or its own upstream) and the proxy in front of it. */
-export async function startCaseTarget(c: MatrixCase): Promise<CaseTarget> {
-  const target = c.upstream ? await c.upstream() : await startReferenceTarget(c.store ? { server: { store: c.store() } } : {});
+/**
+ * Starts a case's target (the bundled reference server, with its store and `minuteWindowMs`, or
+ * its own upstream) and the proxy in front of it.
+ */
+export async function startCaseTarget(c: MatrixCase, options: Pick<RunCaseOptions, 'minuteWindowMs'> = {}): Promise<CaseTarget> {
+  const target = c.upstream
+    ? await c.upstream()
+    : await startReferenceTarget({
+        ...(c.store ? { server: { store: c.store() } } : {}),
+        ...(options.minuteWindowMs ? { minuteWindowMs: options.minuteWindowMs } : {}),
+      });
   const proxy = await startFaultProxy({
     upstream: target.server.baseUrl.replace(/\/v1\/?$/, ''),
     fault: c.proxy?.(),
@@ -133,7 +147,7 @@ export async function startCaseTarget(c: MatrixCase): Promise<CaseTarget> {
 /** Runs one case to the end and cleans up the servers (not the reports directory). */
 export async function runCase(c: MatrixCase, options: RunCaseOptions = {}): Promise<CaseOutcome> {
   const started = Date.now();
-  const t = await startCaseTarget(c);
+  const t = await startCaseTarget(c, options);
   try {
     const outcome = await certifyCase(c, t, options);
     outcome.durationMs = Date.now() - started;

@@ -5,7 +5,7 @@ import type { TestInfo } from '@playwright/test';
 import { test as base, expect } from '../test.ts';
 import { cleanup, REPO_ROOT, runCase, type CaseOutcome } from '../../faults/harness.ts';
 import { compiledTree, SOURCE_TREE, type HarnessTree } from '../../faults/tree.ts';
-import { caseHolds, inconclusiveIds, matrixCases, MATRIX_ENV, type NamedCase } from '../../faults/matrix.ts';
+import { caseHolds, inconclusiveIds, matrixCases, MATRIX_ENV, SECOND_RUN_WINDOW_MS, type NamedCase } from '../../faults/matrix.ts';
 import { total } from '../../faults/retry-watch.ts';
 import { namesAnotherClient, PAIR_TIMEOUT_MS, runPair, type PairOutcome } from '../../faults/two-runs.ts';
 import { runInBackground } from '../background.ts';
@@ -80,9 +80,12 @@ function pairOf(c: NamedCase, tree: HarnessTree): Promise<CaseOutcome> {
   return pair.then((p) => ({ ...p.runs[0], retry: p.retry }));
 }
 
-function start(c: NamedCase, tree: HarnessTree): Promise<CaseOutcome> {
+function start(c: NamedCase, tree: HarnessTree, minuteWindowMs?: number): Promise<CaseOutcome> {
   inFlight++;
-  const run = c.kind === 'baseline' ? pairOf(c, tree) : runCase(c, { env: MATRIX_ENV, timeoutMs: CASE_TIMEOUT_MS, tree });
+  const run =
+    c.kind === 'baseline'
+      ? pairOf(c, tree)
+      : runCase(c, { env: MATRIX_ENV, timeoutMs: CASE_TIMEOUT_MS, tree, ...(minuteWindowMs ? { minuteWindowMs } : {}) });
   const p = run.finally(() => {
     inFlight--;
     pump(tree);
@@ -156,17 +159,18 @@ function expectPairHolds(pair: PairOutcome): void {
 
 /**
  * A fault whose expected ids came out not certified (the run could not tell, e.g. on a runner too
- * busy to keep a short window's timing) runs once more, and that run is judged (`inconclusiveIds`).
+ * busy to keep a short window's timing) runs once more, on longer windows, and that run is judged
+ * (`inconclusiveIds`, `SECOND_RUN_WINDOW_MS`).
  */
 async function againIfInconclusive(c: NamedCase, first: CaseOutcome, testInfo: TestInfo, tree: HarnessTree): Promise<CaseOutcome> {
   const ids = inconclusiveIds(c, first);
   if (ids.length === 0) return first;
   testInfo.annotations.push({
     type: 'run again',
-    description: `${ids.join(', ')} not certified in the first run (${ids.map((id) => first.notCertified[id]?.slice(0, 200)).join('; ')})`,
+    description: `${ids.join(', ')} not certified in the first run (${ids.map((id) => first.notCertified[id]?.slice(0, 200)).join('; ')}); again with ${SECOND_RUN_WINDOW_MS / 1000}-s windows`,
   });
   cleanup(first);
-  return start(c, tree);
+  return start(c, tree, SECOND_RUN_WINDOW_MS);
 }
 
 function describeOutcome(o: CaseOutcome): string {
