@@ -100,6 +100,11 @@ export interface RunCaseOptions {
    * to count a key to its limit inside one window.
    */
   minuteWindowMs?: number;
+  /**
+   * Stops the certify run as Ctrl-C would (its phases get SIGINT, a child certify SIGINT, then
+   * SIGKILL 10 s later); the outcome is then whatever the run wrote, usually `missing`.
+   */
+  signal?: AbortSignal;
 }
 
 interface ConformanceJson {
@@ -177,8 +182,8 @@ export async function certifyCase(c: MatrixCase, t: CaseTarget, options: RunCase
   const timeoutMs = options.timeoutMs ?? 240_000;
   const tree = options.tree ?? SOURCE_TREE;
   const { code, output } = await (turnsDir
-    ? certifyPhases(c, env, turnsDir, timeoutMs, tree)
-    : spawnCertify(tree.certifyCli, env, timeoutMs)
+    ? certifyPhases(c, env, turnsDir, timeoutMs, tree, options.signal)
+    : spawnCertify(tree.certifyCli, env, timeoutMs, options.signal)
   ).finally(() => {
     if (turnsDir) fs.rmSync(turnsDir, { recursive: true, force: true });
   });
@@ -208,8 +213,8 @@ export async function certifyCase(c: MatrixCase, t: CaseTarget, options: RunCase
 /**
  * A certify run of some phases of `c` (`phases`, and its `tests`, `titles` and `maxFailures`)
  * through certify's own `runCertify`, in this process: the matrix reads the verdict only
- * (`verdictOnly`). Past `timeoutMs` the run is stopped as by Ctrl-C (its phases get SIGINT, then
- * SIGTERM and SIGKILL), and 30 s later it is given up on.
+ * (`verdictOnly`). Past `timeoutMs`, or once `signal` aborts, the run is stopped as by Ctrl-C (its
+ * phases get SIGINT, then SIGTERM and SIGKILL), and 30 s later it is given up on.
  */
 async function certifyPhases(
   c: MatrixCase,
@@ -217,6 +222,7 @@ async function certifyPhases(
   turnsDir: string,
   timeoutMs: number,
   tree: HarnessTree,
+  signal?: AbortSignal,
 ): Promise<{ code: number | null; output: string }> {
   let output = '';
   const keep = (text: string) => {
@@ -225,10 +231,23 @@ async function certifyPhases(
   };
   const stop = new AbortController();
   let giveUp: NodeJS.Timeout | undefined;
-  const timer = setTimeout(() => {
-    keep(`\n[matrix] certify exceeded ${timeoutMs} ms: stopped\n`);
+  let abandon: () => void = () => {};
+  const abandoned = new Promise<{ code: null; output: string }>((resolve) => {
+    abandon = () => {
+      keep(`\n[matrix] certify did not end within 30 s of being stopped: given up\n`);
+      resolve({ code: null, output });
+    };
+  });
+  const stopNow = (why: string) => {
+    if (stop.signal.aborted) return;
+    keep(`\n[matrix] certify ${why}: stopped\n`);
     stop.abort('SIGINT');
-  }, timeoutMs);
+    giveUp = setTimeout(abandon, 30_000);
+  };
+  const timer = setTimeout(() => stopNow(`exceeded ${timeoutMs} ms`), timeoutMs);
+  const onAbort = () => stopNow('was called off');
+  if (signal?.aborted) onAbort();
+  else signal?.addEventListener('abort', onAbort, { once: true });
   const run = tree
     .runCertify({
       env,
@@ -248,15 +267,10 @@ async function certifyPhases(
         return { code: 1, output };
       },
     );
-  const abandoned = new Promise<{ code: null; output: string }>((resolve) => {
-    giveUp = setTimeout(() => {
-      keep(`\n[matrix] certify did not end within 30 s of being stopped: given up\n`);
-      resolve({ code: null, output });
-    }, timeoutMs + 30_000);
-  });
   try {
     return await Promise.race([run, abandoned]);
   } finally {
+    signal?.removeEventListener('abort', onAbort);
     clearTimeout(timer);
     clearTimeout(giveUp);
   }
@@ -318,10 +332,16 @@ process.on('exit', () => {
   }
 });
 
+/**
+ * `node <argv>` in its own process group, its output kept (the last 100 KB or more). Past
+ * `timeoutMs` the group is killed; once `signal` aborts it gets SIGINT, as from Ctrl-C (certify
+ * restores what it changed and gives its turn back), and SIGKILL 10 s later.
+ */
 export function spawnCertify(
   argv: readonly string[],
   env: Record<string, string | undefined>,
   timeoutMs: number,
+  signal?: AbortSignal,
 ): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [...argv], {
@@ -332,22 +352,35 @@ export function spawnCertify(
     });
     if (child.pid) children.add(child.pid);
     let output = '';
-    const keep = (chunk: Buffer) => {
+    const keep = (chunk: Buffer | string) => {
       output += chunk.toString();
       if (output.length > 200_000) output = output.slice(-100_000);
     };
     child.stdout.on('data', keep);
     child.stderr.on('data', keep);
-    const timer = setTimeout(() => {
-      output += `\n[matrix] certify exceeded ${timeoutMs} ms: stopped\n`;
+    const signalGroup = (name: NodeJS.Signals) => {
       try {
-        process.kill(-child.pid!, 'SIGKILL');
+        process.kill(-child.pid!, name);
       } catch {
-        child.kill('SIGKILL');
+        child.kill(name);
       }
+    };
+    let killLater: NodeJS.Timeout | undefined;
+    const timer = setTimeout(() => {
+      keep(`\n[matrix] certify exceeded ${timeoutMs} ms: stopped\n`);
+      signalGroup('SIGKILL');
     }, timeoutMs);
+    const onAbort = () => {
+      keep('\n[matrix] certify was called off: stopped\n');
+      signalGroup('SIGINT');
+      killLater = setTimeout(() => signalGroup('SIGKILL'), 10_000);
+    };
+    if (signal?.aborted) onAbort();
+    else signal?.addEventListener('abort', onAbort, { once: true });
     child.on('close', (code) => {
       clearTimeout(timer);
+      clearTimeout(killLater);
+      signal?.removeEventListener('abort', onAbort);
       if (child.pid) children.delete(child.pid);
       resolve({ code, output });
     });

@@ -37,12 +37,14 @@ export const PAIR_TIMEOUT_MS = 720_000;
 
 /**
  * Runs case `c` twice at once against one target, each run on its own harness tree (default: both
- * on the sources of this clone), and reads the store before and after.
+ * on the sources of this clone), and reads the store before and after. `signal` stops both runs as
+ * Ctrl-C would.
  */
 export async function runPair(
   c: MatrixCase,
   env: Record<string, string> = MATRIX_ENV,
   trees: readonly [HarnessTree, HarnessTree] = [SOURCE_TREE, SOURCE_TREE],
+  signal?: AbortSignal,
 ): Promise<PairOutcome> {
   const t = await startCaseTarget(c);
   try {
@@ -50,8 +52,8 @@ export async function runPair(
     const key = t.target.env.LOAD_KEY;
     const storeBefore = await stock(base, key);
     const runs = await Promise.all([
-      certifyCase(c, t, { env, timeoutMs: PAIR_TIMEOUT_MS, tree: trees[0] }),
-      certifyCase(c, t, { env, timeoutMs: PAIR_TIMEOUT_MS, tree: trees[1] }),
+      certifyCase(c, t, { env, timeoutMs: PAIR_TIMEOUT_MS, tree: trees[0], ...(signal ? { signal } : {}) }),
+      certifyCase(c, t, { env, timeoutMs: PAIR_TIMEOUT_MS, tree: trees[1], ...(signal ? { signal } : {}) }),
     ]);
     const storeAfter = await stock(base, key);
     return { runs: runs as [CaseOutcome, CaseOutcome], retry: t.proxy.stats(), storeBefore, storeAfter };

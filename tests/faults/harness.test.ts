@@ -1,5 +1,6 @@
+import fs from 'node:fs';
 import { test, expect } from '../test.ts';
-import { startCaseTarget, type MatrixCase } from '../../faults/harness.ts';
+import { spawnCertify, startCaseTarget, type MatrixCase } from '../../faults/harness.ts';
 import { startReferenceTarget, DEFAULT_REFERENCE_TARGET } from '../../certify/reference-target.ts';
 
 // The matrix runs a fault whose evidence came out not certified once more on longer windows
@@ -35,3 +36,18 @@ for (const row of rows) {
     }
   });
 }
+
+test('spawnCertify: a run called off gets SIGINT, as from Ctrl-C, and its output says so', async ({}, testInfo) => {
+  const stop = new AbortController();
+  const ready = testInfo.outputPath('ready');
+  const script = `process.on('SIGINT', () => { console.log('SIGINT: restoring'); process.exit(130); }); require('node:fs').writeFileSync(${JSON.stringify(ready)}, ''); setInterval(() => {}, 1000);`;
+  const run = spawnCertify(['-e', script], { PATH: process.env.PATH }, 60_000, stop.signal);
+  await expect.poll(() => fs.existsSync(ready), { timeout: 20_000 }).toBe(true);
+  const t0 = Date.now();
+  stop.abort();
+  const { code, output } = await run;
+  expect(code).toBe(130);
+  expect(output).toContain('SIGINT: restoring');
+  expect(output).toContain('[matrix] certify was called off: stopped');
+  expect(Date.now() - t0).toBeLessThan(5_000);
+});

@@ -5,17 +5,35 @@ import type { TestInfo } from '@playwright/test';
 import { test as base, expect } from '../test.ts';
 import { cleanup, REPO_ROOT, runCase, type CaseOutcome } from '../../faults/harness.ts';
 import { compiledTree, SOURCE_TREE, type HarnessTree } from '../../faults/tree.ts';
+import { caseScheduler } from '../../faults/scheduler.ts';
 import { caseHolds, inconclusiveIds, matrixCases, MATRIX_ENV, SECOND_RUN_WINDOW_MS, type NamedCase } from '../../faults/matrix.ts';
 import { total } from '../../faults/retry-watch.ts';
 import { namesAnotherClient, PAIR_TIMEOUT_MS, runPair, type PairOutcome } from '../../faults/two-runs.ts';
 import { runInBackground } from '../background.ts';
 
+const CASES = matrixCases();
+const CONCURRENCY = Math.max(1, Number(process.env.MATRIX_CONCURRENCY) || 3);
+const CASE_TIMEOUT_MS = 240_000;
+/** How long the worker waits, when it ends, for the runs it calls off to stop. */
+const CLOSE_DEADLINE_MS = 60_000;
+
+interface Matrix {
+  /** The case's outcome (the first run's, for the baseline's pair), and its pair's when it has one. */
+  outcomeOf(c: NamedCase): Promise<CaseOutcome>;
+  /** The case once more, on a reference server with `minuteWindowMs` windows. */
+  again(c: NamedCase, minuteWindowMs: number): Promise<CaseOutcome>;
+  pairOf(c: NamedCase): Promise<PairOutcome> | undefined;
+}
+
 /**
  * The harness the cases certify with: a tree compiled from this clone's sources the way the package
  * is built (faults/tree.ts), built once per worker. Its Playwright processes start without
- * Playwright's TypeScript loader, on less CPU, and the matrix runs hundreds of them.
+ * Playwright's TypeScript loader, on less CPU, and the matrix runs hundreds of them. The cases run
+ * through the worker's scheduler (faults/scheduler.ts), which calls off, when the worker ends, the
+ * runs it started ahead for tests that did not ask for them (a subset of the matrix, or a failed
+ * test), before the tree is removed.
  */
-const test = base.extend<object, { tree: HarnessTree }>({
+const test = base.extend<object, { tree: HarnessTree; matrix: Matrix }>({
   tree: [
     async ({}, use) => {
       const built = await compiledTree();
@@ -26,6 +44,34 @@ const test = base.extend<object, { tree: HarnessTree }>({
       }
     },
     { scope: 'worker', timeout: 300_000 },
+  ],
+  matrix: [
+    async ({ tree }, use) => {
+      const pairs = new Map<string, Promise<PairOutcome>>();
+      const scheduler = caseScheduler<NamedCase, CaseOutcome, number>(
+        CASES,
+        CONCURRENCY,
+        (c, signal, minuteWindowMs) => {
+          if (c.kind !== 'baseline')
+            return runCase(c, { env: MATRIX_ENV, timeoutMs: CASE_TIMEOUT_MS, tree, signal, ...(minuteWindowMs ? { minuteWindowMs } : {}) });
+          // One run certifies with the sources (`cli/bin.mjs certify`, as `npm run certify`), the
+          // other with the compiled tree: the two ways a user runs the harness take turns on one
+          // target and both pass. The outcome is the first run's, with the proxy's counts of both.
+          const pair = runPair(c, MATRIX_ENV, [SOURCE_TREE, tree], signal);
+          pairs.set(c.id, pair);
+          return pair.then((p) => ({ ...p.runs[0], retry: p.retry }));
+        },
+        async (c, outcome) => {
+          for (const o of (await pairs.get(c.id)?.catch(() => undefined))?.runs ?? [outcome]) cleanup(o);
+        },
+      );
+      try {
+        await use({ outcomeOf: scheduler.outcomeOf, again: scheduler.again, pairOf: (c) => pairs.get(c.id) });
+      } finally {
+        await scheduler.close(CLOSE_DEADLINE_MS);
+      }
+    },
+    { scope: 'worker', timeout: CLOSE_DEADLINE_MS + 30_000 },
   ],
 });
 
@@ -56,58 +102,6 @@ test.beforeAll(runInBackground);
  * 429 on it is pending nor earn a ban, the store must end as it started, and each run must name the
  * other (runs of one target on one machine take turns: certify/steps/turns.ts).
  */
-
-const CASES = matrixCases();
-const CONCURRENCY = Math.max(1, Number(process.env.MATRIX_CONCURRENCY) || 3);
-const CASE_TIMEOUT_MS = 240_000;
-
-/** Worker-local scheduler: the case a test asks for, plus the following ones up to CONCURRENCY. */
-const runs = new Map<string, Promise<CaseOutcome>>();
-/** The baseline's two runs at once (its outcome in `runs` is the first's). */
-const pairs = new Map<string, Promise<PairOutcome>>();
-let inFlight = 0;
-let nextIndex = 0;
-
-/**
- * The first run of the baseline's pair, with the proxy's counts of both runs (early requests and
- * bans, judged like every case's); the pair itself in `pairs`. One run certifies with the sources
- * (`cli/bin.mjs certify`, as `npm run certify`), the other with the compiled tree: the two ways a
- * user runs the harness take turns on one target and both pass.
- */
-function pairOf(c: NamedCase, tree: HarnessTree): Promise<CaseOutcome> {
-  const pair = runPair(c, MATRIX_ENV, [SOURCE_TREE, tree]);
-  pairs.set(c.id, pair);
-  return pair.then((p) => ({ ...p.runs[0], retry: p.retry }));
-}
-
-function start(c: NamedCase, tree: HarnessTree, minuteWindowMs?: number): Promise<CaseOutcome> {
-  inFlight++;
-  const run =
-    c.kind === 'baseline'
-      ? pairOf(c, tree)
-      : runCase(c, { env: MATRIX_ENV, timeoutMs: CASE_TIMEOUT_MS, tree, ...(minuteWindowMs ? { minuteWindowMs } : {}) });
-  const p = run.finally(() => {
-    inFlight--;
-    pump(tree);
-  });
-  runs.set(c.id, p);
-  return p;
-}
-
-function pump(tree: HarnessTree): void {
-  while (inFlight < CONCURRENCY && nextIndex < CASES.length) {
-    const c = CASES[nextIndex++]!;
-    if (!runs.has(c.id)) start(c, tree);
-  }
-}
-
-function outcomeOf(c: NamedCase, tree: HarnessTree): Promise<CaseOutcome> {
-  const index = CASES.indexOf(c);
-  if (nextIndex <= index) nextIndex = index + 1;
-  const p = runs.get(c.id) ?? start(c, tree);
-  pump(tree);
-  return p;
-}
 
 /**
  * Results of this run, shared by the worker and any worker started after a failure: keyed by the
@@ -162,7 +156,7 @@ function expectPairHolds(pair: PairOutcome): void {
  * busy to keep a short window's timing) runs once more, on longer windows, and that run is judged
  * (`inconclusiveIds`, `SECOND_RUN_WINDOW_MS`).
  */
-async function againIfInconclusive(c: NamedCase, first: CaseOutcome, testInfo: TestInfo, tree: HarnessTree): Promise<CaseOutcome> {
+async function againIfInconclusive(c: NamedCase, first: CaseOutcome, testInfo: TestInfo, matrix: Matrix): Promise<CaseOutcome> {
   const ids = inconclusiveIds(c, first);
   if (ids.length === 0) return first;
   testInfo.annotations.push({
@@ -170,7 +164,7 @@ async function againIfInconclusive(c: NamedCase, first: CaseOutcome, testInfo: T
     description: `${ids.join(', ')} not certified in the first run (${ids.map((id) => first.notCertified[id]?.slice(0, 200)).join('; ')}); again with ${SECOND_RUN_WINDOW_MS / 1000}-s windows`,
   });
   cleanup(first);
-  return start(c, tree, SECOND_RUN_WINDOW_MS);
+  return matrix.again(c, SECOND_RUN_WINDOW_MS);
 }
 
 function describeOutcome(o: CaseOutcome): string {
@@ -195,10 +189,10 @@ test.describe('fault matrix', () => {
         : c.kind === 'variant'
           ? `conformant variant ${c.name} passes`
           : 'the unmodified reference server passes, twice at once with the same keys: nothing early, no ban, the store as it was, each run naming the other';
-    test(title, async ({ tree }, testInfo) => {
+    test(title, async ({ matrix }, testInfo) => {
       if (c.kind === 'baseline') test.setTimeout(2 * PAIR_TIMEOUT_MS + 60_000);
-      const outcome = await againIfInconclusive(c, await outcomeOf(c, tree), testInfo, tree);
-      const pair = await pairs.get(c.id);
+      const outcome = await againIfInconclusive(c, await matrix.outcomeOf(c), testInfo, matrix);
+      const pair = await matrix.pairOf(c);
       try {
         if (c.kind === 'fault') {
           const missing = c.expect.filter((id) => !outcome.caught.includes(id));

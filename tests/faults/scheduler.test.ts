@@ -1,0 +1,85 @@
+import { test, expect } from '../test.ts';
+import { caseScheduler } from '../../faults/scheduler.ts';
+
+/** Cases a..e and a start function whose runs end when the test says so (or when called off, if `obeys`). */
+function harness(concurrency: number, obeys = true) {
+  const cases = ['a', 'b', 'c', 'd', 'e'].map((id) => ({ id }));
+  const started: string[] = [];
+  const extras: Array<number | undefined> = [];
+  const finish = new Map<string, (o: string) => void>();
+  const discarded: string[] = [];
+  const s = caseScheduler<{ id: string }, string, number>(
+    cases,
+    concurrency,
+    (c, signal, extra) => {
+      started.push(c.id);
+      extras.push(extra);
+      return new Promise<string>((resolve) => {
+        finish.set(c.id, resolve);
+        if (obeys) signal.addEventListener('abort', () => resolve(`${c.id}:called off`));
+      });
+    },
+    (_c, o) => {
+      discarded.push(o);
+    },
+  );
+  const end = async (id: string) => {
+    finish.get(id)!(`${id}:done`);
+    await new Promise((r) => setImmediate(r));
+  };
+  return { cases, s, started, extras, end, discarded };
+}
+
+test('scheduler: the case asked for and the next ones run ahead, up to the concurrency; each end starts the next', async () => {
+  const h = harness(3);
+  const a = h.s.outcomeOf(h.cases[0]!);
+  expect(h.started).toEqual(['a', 'b', 'c']);
+  await h.end('a');
+  expect(await a).toBe('a:done');
+  expect(h.started).toEqual(['a', 'b', 'c', 'd']);
+  // A case asked for and already running is not started again.
+  const b = h.s.outcomeOf(h.cases[1]!);
+  await h.end('b');
+  expect(await b).toBe('b:done');
+  expect(h.started).toEqual(['a', 'b', 'c', 'd', 'e']);
+});
+
+test('scheduler: a case asked for out of order starts at once, beyond the concurrency, and the ones before it are not started', async () => {
+  const h = harness(1);
+  void h.s.outcomeOf(h.cases[0]!);
+  expect(h.started).toEqual(['a']);
+  void h.s.outcomeOf(h.cases[3]!);
+  expect(h.started).toEqual(['a', 'd']);
+  await h.end('a');
+  await h.end('d');
+  expect(h.started).toEqual(['a', 'd', 'e']);
+});
+
+test('scheduler: again starts a new run of the case with its extra', async () => {
+  const h = harness(1);
+  const first = h.s.outcomeOf(h.cases[0]!);
+  await h.end('a');
+  expect(await first).toBe('a:done');
+  void h.s.again(h.cases[0]!, 20_000);
+  expect(h.started.filter((id) => id === 'a')).toHaveLength(2);
+  expect(h.extras.at(-1)).toBe(20_000);
+});
+
+test('scheduler: close calls off every run, discards those no test asked for, and starts nothing more', async () => {
+  const h = harness(3);
+  void h.s.outcomeOf(h.cases[0]!);
+  const closed = await h.s.close(1_000);
+  expect(closed).toEqual({ calledOff: 2, unfinished: 0 });
+  expect(h.discarded.sort()).toEqual(['b:called off', 'c:called off']);
+  expect(h.started).toEqual(['a', 'b', 'c']);
+});
+
+test('scheduler: close waits no longer than its deadline for a run that ignores being called off', async () => {
+  const h = harness(2, false);
+  void h.s.outcomeOf(h.cases[0]!);
+  const t0 = Date.now();
+  const closed = await h.s.close(200);
+  expect(closed).toEqual({ calledOff: 1, unfinished: 2 });
+  expect(Date.now() - t0).toBeLessThan(2_000);
+  expect(h.discarded).toEqual([]);
+});
