@@ -30,9 +30,8 @@ export const MATRIX_ENV: Record<string, string> = {
   LOAD_P99_MS: '10000',
   LOAD_MAX_ERROR_RATE: '0.05',
   LOAD_BURST_MAX: '200',
-  // As many as LOAD_BURST_MAX, as the default (500) is: a burst goes out at once, so none of its
-  // requests leaves after one of its answers (a queued one could leave just after a 429 arrived,
-  // before it was read, when a server refuses mid-burst: multi-instance-per-process-limiter).
+  // As many as LOAD_BURST_MAX, as the default (500) is: a burst goes out at once, in one wave, as a
+  // user's does (a larger burst goes in waves, each once the one before is answered).
   LOAD_BURST_CONNECTIONS: '200',
   MAX_RETRY_AFTER_S: '30',
 };

@@ -86,7 +86,7 @@ export const LOAD_SETTINGS = defineGroup('load', 'Load phase', [
     min: 1,
     max: 2000,
     default: 500,
-    help: 'Most requests of a burst in flight at once; nothing more is sent once its 429 arrives.',
+    help: 'Most requests of a burst in flight at once; a larger burst goes in waves of this many, each once the one before is answered, and stops at its first 429.',
   }),
   setting({
     name: 'INSECURE_TLS',

@@ -15,7 +15,8 @@
  * - Models: `open` (a fixed arrival rate for a fixed time, k6's constant-arrival-rate: arrivals
  *   that find every slot busy are dropped and counted), `closed` (saturation: every slot sends its
  *   next request as soon as the previous one is answered; an explicit opt-in), `burst` (exactly
- *   `count` requests at once, up to `connections` in flight).
+ *   `count` requests at once; with fewer `connections`, in waves of `connections` requests, each
+ *   sent once every request of the one before is answered).
  * - Every run is bounded twice: by its own end and by hard caps (`maxRequests`, `maxDurationS`).
  * - The `Authorization` value is a request header and nothing else: never a figure, a sample, a
  *   progress line or an error message.
@@ -42,7 +43,12 @@ export type LoadModel =
   | { kind: 'open'; ratePerS: number; durationS: number }
   /** Saturation (closed model): `connections` loops, each sending as soon as it is answered. */
   | { kind: 'closed'; durationS: number }
-  /** Exactly `count` requests, all started at once (at most `connections` in flight). */
+  /**
+   * Exactly `count` requests, all started at once; with fewer `connections`, in waves of that many,
+   * the next wave only once every request of the one before is answered: nothing of a burst leaves
+   * while an answer of it is still unread, so a 429 in the middle of it stops the rest (with
+   * `stopOnStatus`) before anything follows it (HTTP rules: nothing on a key while its 429 pends).
+   */
   | { kind: 'burst'; count: number };
 
 export interface LoadRunOptions {
@@ -609,7 +615,8 @@ function drive(options: LoadRunOptions, state: RunState, connections: number, st
       }).then((r) => {
         state.inFlight--;
         recordResult(state, options, step, r, keep, stopOn);
-        if (model.kind !== 'open') pump();
+        // A burst's next wave leaves once all of this one is answered (and read); saturation refills at once.
+        if (model.kind === 'closed' || (model.kind === 'burst' && state.inFlight === 0)) pump();
         settleIfDone();
       });
     }

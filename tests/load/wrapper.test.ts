@@ -78,6 +78,41 @@ test('a burst stops sending at the first stopping status; requests already sent 
   }
 });
 
+test('a burst larger than its connections goes in waves: nothing of it leaves while an answer of it is unread, so a 429 in its middle stops it before anything follows', async () => {
+  // The server answers the 3rd request with a 429 after 300 ms and the others at once; it logs
+  // each arrival with the number of requests of the burst still unanswered at that moment.
+  const handler = inventoryHandler();
+  const arrivals: number[] = [];
+  let n = 0;
+  let open = 0;
+  const api = await fakeApi((req, body, res) => {
+    const i = ++n;
+    arrivals.push(open);
+    open++;
+    res.on('finish', () => open--);
+    if (i === 3) setTimeout(() => res.writeHead(429, { 'Retry-After': '1' }).end(), 300);
+    else handler(req, body, res);
+  });
+  try {
+    const r = await runLoad(
+      options(api.baseUrl, { model: { kind: 'burst', count: 12 }, maxRequests: 12, connections: 4, stopOnStatus: [429], recordAll: true }),
+    );
+    // The first wave: 4 at once, the 429 among them; nothing after it.
+    expect(r.figures.stoppedBy).toBe('status');
+    expect(r.figures.sent).toBe(4);
+    expect(api.counts.GET).toBe(4);
+    expect(r.figures.statusCodes).toEqual({ 200: 3, 429: 1 });
+    // Without a 429, the waves of 4 each start on a server with nothing of the burst unanswered.
+    n = 100;
+    arrivals.length = 0;
+    const whole = await runLoad(options(api.baseUrl, { model: { kind: 'burst', count: 12 }, maxRequests: 12, connections: 4 }));
+    expect(whole.figures.sent).toBe(12);
+    expect([arrivals[0], arrivals[4], arrivals[8]], 'requests unanswered when each wave began').toEqual([0, 0, 0]);
+  } finally {
+    await api.close();
+  }
+});
+
 test('the open model offers its rate for its duration whatever the answers, and drops arrivals that find every slot busy', async () => {
   const fast = await fakeApi(inventoryHandler());
   const slow = await fakeApi(inventoryHandler({ delayMs: 300 }));
