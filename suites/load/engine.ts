@@ -16,7 +16,7 @@
  *   that find every slot busy are dropped and counted), `closed` (saturation: every slot sends its
  *   next request as soon as the previous one is answered; an explicit opt-in), `burst` (exactly
  *   `count` requests at once; with fewer `connections`, in waves of `connections` requests, each
- *   sent once every request of the one before is answered).
+ *   sent once every request of the one before is answered, on new connections).
  * - Every run is bounded twice: by its own end and by hard caps (`maxRequests`, `maxDurationS`).
  * - The `Authorization` value is a request header and nothing else: never a figure, a sample, a
  *   progress line or an error message.
@@ -575,7 +575,7 @@ function startProgress(options: LoadRunOptions, state: RunState, startedAt: numb
 function drive(options: LoadRunOptions, state: RunState, connections: number, startedAt: number): Promise<'drained' | 'hard'> {
   const model = options.model;
   const origin = new URL(options.url).origin;
-  const agent = agentFor(options.url, options.tls);
+  let agent = agentFor(options.url, options.tls);
   const keep = sampler(options.sampleSize ?? 100);
   const stopOn = new Set(options.stopOnStatus ?? []);
   const timeoutS = options.timeoutS ?? 10;
@@ -592,6 +592,11 @@ function drive(options: LoadRunOptions, state: RunState, connections: number, st
       if (state.inFlight === 0 && !moreToSend()) settle('drained');
     };
     const pump = () => {
+      // Each wave of a burst goes on connections of its own, as the first does: a reset it meets is the server's.
+      if (model.kind === 'burst' && state.sent > 0 && state.inFlight === 0 && moreToSend()) {
+        agent.destroy();
+        agent = agentFor(options.url, options.tls);
+      }
       while (state.inFlight < connections && moreToSend()) fire();
     };
     function fire(): void {

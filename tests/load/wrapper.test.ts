@@ -107,6 +107,7 @@ test('a burst larger than its connections goes in waves: nothing of it leaves wh
     arrivals.length = 0;
     const whole = await runLoad(options(api.baseUrl, { model: { kind: 'burst', count: 12 }, maxRequests: 12, connections: 4 }));
     expect(whole.figures.sent).toBe(12);
+    expect(whole.figures.connectionsOpened, 'each request of a burst on a connection of its own').toBe(12);
     expect([arrivals[0], arrivals[4], arrivals[8]], 'requests unanswered when each wave began').toEqual([0, 0, 0]);
   } finally {
     await api.close();
