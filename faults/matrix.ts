@@ -135,19 +135,10 @@ export function caseHolds(
 }
 
 /**
- * The bundled reference server's "per minute" window for a fault case's second run
- * (`inconclusiveIds`): four times certify's 5 s. A first run left its expected ids not certified
- * when the runner could not keep a short window's timing (counting a key to its limit took longer
- * than the window, measured on a busy CI machine); the second run gives the same fault more time,
- * and a fault caught there is a deviation of the server whatever the window's length.
- */
-export const SECOND_RUN_WINDOW_MS = 20_000;
-
-/**
  * The expected ids a fault's run left not certified, when they are all that keeps it from holding:
  * the run could not tell what it saw (its own limits, such as a runner too busy to keep a short
  * window's timing), which is never a catch and never a miss of the suite. The matrix runs such a
- * case once more, with longer windows (`SECOND_RUN_WINDOW_MS`), and judges that run; any other
+ * case once more, with longer windows (`SECOND_RUN_WINDOW_MS` of `harness.ts`), and judges that run; any other
  * miss is judged as it is (empty).
  */
 export function inconclusiveIds(

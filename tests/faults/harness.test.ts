@@ -4,7 +4,7 @@ import { spawnCertify, startCaseTarget, type MatrixCase } from '../../faults/har
 import { startReferenceTarget, DEFAULT_REFERENCE_TARGET } from '../../certify/reference-target.ts';
 
 // The matrix runs a fault whose evidence came out not certified once more on longer windows
-// (faults/matrix.ts SECOND_RUN_WINDOW_MS): the window reaches the bundled reference server, never a
+// (SECOND_RUN_WINDOW_MS of faults/harness.ts): the window reaches the bundled reference server, never a
 // deployment the case starts itself.
 const rows: Array<{ what: string; c: MatrixCase; asked?: number; window: number }> = [
   { what: 'the bundled reference server, no window asked', c: { id: 'fault:a' }, window: DEFAULT_REFERENCE_TARGET.minuteWindowMs },
