@@ -685,15 +685,17 @@ async function burst(ctx: Ctx, n: number, remaining: number): Promise<void> {
       }),
     );
   }
+  const connections = Math.min(config.burstConnections, size);
   const run = runLoad({
     label: `overload burst ${n}/${config.windows}`,
     url: config.baseUrl,
     steps: [{ name: `GET ${ctx.listPath}`, path: ctx.listPath }],
     authorization: ctx.authorization,
     model: { kind: 'burst', count: size },
-    connections: Math.min(config.burstConnections, size),
+    connections,
     maxRequests: size,
-    maxDurationS: config.timeoutS + 5,
+    // A larger burst goes in waves, one after another (engine.ts): each may take a request timeout.
+    maxDurationS: Math.ceil(size / connections) * config.timeoutS + 5,
     timeoutS: config.timeoutS,
     recordAll: true,
     sampleSize: 0,

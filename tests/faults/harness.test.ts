@@ -30,7 +30,8 @@ for (const row of rows) {
       const reset = Number(res.headers.get('x-ratelimit-reset'));
       const ahead = reset - Math.floor(Date.parse(res.headers.get('date') ?? '') / 1000);
       expect(reset % (row.window / 1000), `X-RateLimit-Reset ${reset} is a multiple of ${row.window / 1000} s`).toBe(0);
-      expect(ahead, 'X-RateLimit-Reset minus the response Date, in seconds').toBeLessThanOrEqual(row.window / 1000);
+      // (+1: a Date written in the second before the window began, as a busy server may.)
+      expect(ahead, 'X-RateLimit-Reset minus the response Date, in seconds').toBeLessThanOrEqual(row.window / 1000 + 1);
     } finally {
       await t.close();
     }

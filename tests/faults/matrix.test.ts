@@ -68,7 +68,9 @@ const test = base.extend<object, { tree: HarnessTree; matrix: Matrix }>({
       try {
         await use({ outcomeOf: scheduler.outcomeOf, again: scheduler.again, pairOf: (c) => pairs.get(c.id) });
       } finally {
-        await scheduler.close(CLOSE_DEADLINE_MS);
+        const { unfinished } = await scheduler.close(CLOSE_DEADLINE_MS);
+        if (unfinished > 0)
+          console.error(`[matrix] ${unfinished} certify run(s) did not stop within ${CLOSE_DEADLINE_MS / 1000} s of being called off`);
       }
     },
     { scope: 'worker', timeout: CLOSE_DEADLINE_MS + 30_000 },
@@ -164,6 +166,8 @@ async function againIfInconclusive(c: NamedCase, first: CaseOutcome, testInfo: T
     description: `${ids.join(', ')} not certified in the first run (${ids.map((id) => first.notCertified[id]?.slice(0, 200)).join('; ')}); again with ${SECOND_RUN_WINDOW_MS / 1000}-s windows`,
   });
   cleanup(first);
+  // The second run has the time of a whole case of its own, on top of what the first one took.
+  testInfo.setTimeout(testInfo.timeout + CASE_TIMEOUT_MS + 30_000);
   return matrix.again(c, SECOND_RUN_WINDOW_MS);
 }
 

@@ -83,3 +83,16 @@ test('scheduler: close waits no longer than its deadline for a run that ignores 
   expect(Date.now() - t0).toBeLessThan(2_000);
   expect(h.discarded).toEqual([]);
 });
+
+test('scheduler: a run started ahead that fails before any test asks for it is no unhandled rejection; the test that asks sees the error', async () => {
+  const cases = ['a', 'b'].map((id) => ({ id }));
+  const s = caseScheduler<{ id: string }, string, never>(
+    cases,
+    2,
+    (c) => (c.id === 'b' ? Promise.reject(new Error('EADDRINUSE')) : Promise.resolve('a:done')),
+    () => undefined,
+  );
+  expect(await s.outcomeOf(cases[0]!)).toBe('a:done');
+  await new Promise((r) => setTimeout(r, 50));
+  await expect(s.outcomeOf(cases[1]!)).rejects.toThrow('EADDRINUSE');
+});

@@ -15,6 +15,7 @@ import { zooStore } from '../../faults/limiters/index.ts';
 import { formatFinding, type Finding } from '../../core/finding.ts';
 import { runOverloadCheck, type OverloadConfig } from '../../suites/load/overload-check.ts';
 import { pacerPerTest, RecordingStore } from './helpers.ts';
+import { startFaultProxy } from '../../faults/proxy.ts';
 
 const FREE = 'key:free';
 const quiet = () => undefined;
@@ -143,6 +144,33 @@ test('a partly used window and a pending 429 are waited out: each burst starts i
     expect(rec.early(FREE, before)).toBe(1);
     expect(rec.bans(FREE)).toBe(0);
   });
+});
+
+test('a burst larger than LOAD_BURST_CONNECTIONS goes in waves, each with a request timeout of its own: slow answers within the timeout pass', async () => {
+  // 61 requests on 2 connections, each answered 250 ms late (a slow link): 31 waves, about 8 s,
+  // more than one request timeout (1 s) plus 5 s. A 12 s window holds the burst.
+  const rec = new RecordingStore();
+  const server = await startReferenceServer({ port: 0, minuteWindowMs: 12_000, banMs: 600_000, banThreshold: 1, store: rec });
+  const proxy = await startFaultProxy({
+    upstream: server.baseUrl.replace(/\/v1\/?$/, ''),
+    fault: { delayMs: () => 250 },
+    env: { RATE_LIMIT_KEY: server.keys.free, API_KEY: server.keys.pro },
+  });
+  try {
+    const outcome = await runOverloadCheck(
+      config(`${proxy.url.replace(/\/$/, '')}/v1`, server.keys, { otherKey: undefined, windows: 1, burstConnections: 2, timeoutS: 1 }),
+    );
+    expect(outcome.findings.filter((f) => f.level !== 'note').map(formatFinding)).toEqual([]);
+    const [burst] = outcome.figures.bursts;
+    expect(burst.size).toBe(burst.remainingAtProbe + 1);
+    expect(burst.admitted + burst.refused).toBe(burst.size);
+    expect(burst.lost).toBe(0);
+    expect(rec.early(FREE)).toBe(0);
+    expect(rec.bans(FREE)).toBe(0);
+  } finally {
+    await proxy.close();
+    await server.close();
+  }
 });
 
 test('a Retry-After beyond MAX_RETRY_AFTER_S makes LOAD-02 not certified, and the key is not tried again', async () => {
