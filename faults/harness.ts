@@ -111,7 +111,7 @@ export interface RunCaseOptions {
   minuteWindowMs?: number;
   /**
    * Stops the certify run as Ctrl-C would (its phases get SIGINT, a child certify SIGINT, then
-   * SIGKILL 10 s later); the outcome is then whatever the run wrote, usually `missing`.
+   * SIGKILL 30 s later); the outcome is then whatever the run wrote, usually `missing`.
    */
   signal?: AbortSignal;
 }
@@ -344,7 +344,7 @@ process.on('exit', () => {
 /**
  * `node <argv>` in its own process group, its output kept (the last 100 KB or more). Past
  * `timeoutMs` the group is killed; once `signal` aborts it gets SIGINT, as from Ctrl-C (certify
- * restores what it changed and gives its turn back), and SIGKILL 10 s later.
+ * stops its phases, restores what it changed and gives its turn back), and SIGKILL 30 s later.
  */
 export function spawnCertify(
   argv: readonly string[],
@@ -382,7 +382,7 @@ export function spawnCertify(
     const onAbort = () => {
       keep('\n[matrix] certify was called off: stopped\n');
       signalGroup('SIGINT');
-      killLater = setTimeout(() => signalGroup('SIGKILL'), 10_000);
+      killLater = setTimeout(() => signalGroup('SIGKILL'), 30_000);
     };
     if (signal?.aborted) onAbort();
     else signal?.addEventListener('abort', onAbort, { once: true });

@@ -138,8 +138,8 @@ export function caseHolds(
  * The expected ids a fault's run left not certified, when they are all that keeps it from holding:
  * the run could not tell what it saw (its own limits, such as a runner too busy to keep a short
  * window's timing), which is never a catch and never a miss of the suite. The matrix runs such a
- * case once more, with longer windows (`SECOND_RUN_WINDOW_MS` of `harness.ts`), and judges that run; any other
- * miss is judged as it is (empty).
+ * case once more, with longer windows (`SECOND_RUN_WINDOW_MS` of `harness.ts`), and judges that
+ * run; any other miss is judged as it is (empty).
  */
 export function inconclusiveIds(
   c: Pick<NamedCase, 'kind' | 'expect'>,

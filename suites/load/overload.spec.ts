@@ -57,8 +57,10 @@ async function overload(
     baseUrl,
     key: rateLimitKey,
   } = loadTarget(v, OVERLOAD.id, 'RATE_LIMIT_KEY', 'the overload burst runs only on a key the user accepts to exhaust (never on API_KEY)');
-  // Each window may wait a Retry-After and a Reset, each at most MAX_RETRY_AFTER_S.
-  testInfo.setTimeout(((x.LOAD_BURST_WINDOWS + 1) * (2 * x.MAX_RETRY_AFTER_S + 2 * x.LOAD_TIMEOUT_S) + 60) * 1000);
+  // Each window may wait a Retry-After and a Reset, each at most MAX_RETRY_AFTER_S, and its burst's
+  // waves a request timeout each (a burst larger than LOAD_BURST_CONNECTIONS goes in waves).
+  const waves = Math.ceil(x.LOAD_BURST_MAX / x.LOAD_BURST_CONNECTIONS);
+  testInfo.setTimeout(((x.LOAD_BURST_WINDOWS + 1) * (2 * x.MAX_RETRY_AFTER_S + (1 + waves) * x.LOAD_TIMEOUT_S) + 60) * 1000);
   const otherKey = x.API_KEY && x.API_KEY !== x.RATE_LIMIT_KEY ? x.API_KEY : undefined;
   const planMinuteLimit = minuteLimitOf(x.RATE_LIMIT_PLAN);
   const { record, ranHere } = await runOnce<OverloadFigures>({
