@@ -47,13 +47,13 @@ export function caseScheduler<C extends { id: string }, O, E = never>(
 
   const launch = (c: C, asked: boolean, extra?: E): Run<C, O> => {
     inFlight++;
-    const run: Run<C, O> = { c, asked, promise: Promise.resolve() as Promise<O> };
-    run.promise = start(c, stop.signal, extra).finally(() => {
+    const promise = start(c, stop.signal, extra).finally(() => {
       inFlight--;
       pump();
     });
     // A run started ahead may fail before any test asks for it: the test that does sees the rejection.
-    run.promise.catch(() => {});
+    promise.catch(() => {});
+    const run: Run<C, O> = { c, asked, promise };
     all.push(run);
     return run;
   };

@@ -592,10 +592,14 @@ function drive(options: LoadRunOptions, state: RunState, connections: number, st
       if (state.inFlight === 0 && !moreToSend()) settle('drained');
     };
     const pump = () => {
-      // Each wave of a burst goes on connections of its own, as the first does: a reset it meets is the server's.
-      if (model.kind === 'burst' && state.sent > 0 && state.inFlight === 0 && moreToSend()) {
-        agent.destroy();
-        agent = agentFor(options.url, options.tls);
+      if (model.kind === 'burst') {
+        // A burst's next wave leaves once all of the one before is answered (and read), on
+        // connections of its own, as the first does: a reset it meets is the server's.
+        if (state.inFlight > 0) return;
+        if (state.sent > 0 && moreToSend()) {
+          agent.destroy();
+          agent = agentFor(options.url, options.tls);
+        }
       }
       while (state.inFlight < connections && moreToSend()) fire();
     };
@@ -620,8 +624,7 @@ function drive(options: LoadRunOptions, state: RunState, connections: number, st
       }).then((r) => {
         state.inFlight--;
         recordResult(state, options, step, r, keep, stopOn);
-        // A burst's next wave leaves once all of this one is answered (and read); saturation refills at once.
-        if (model.kind === 'closed' || (model.kind === 'burst' && state.inFlight === 0)) pump();
+        if (model.kind !== 'open') pump();
         settleIfDone();
       });
     }
