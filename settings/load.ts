@@ -70,8 +70,8 @@ export const LOAD_SETTINGS = defineGroup('load', 'Load phase', [
     kind: 'integer',
     min: 1,
     max: 10,
-    default: 3,
-    help: 'Windows the overload burst (Remaining + 1 concurrent requests at the start of a fresh window) is repeated over.',
+    default: 2,
+    help: "Windows the overload burst (Remaining + 1 concurrent requests at the start of a fresh window) is sent in: the first opens when the 429 sequence's Retry-After ends, each further one at the next fresh window (up to a whole window later: a minute on one-minute windows).",
   }),
   setting({
     name: 'LOAD_BURST_MAX',
