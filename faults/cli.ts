@@ -6,6 +6,10 @@
  * `--busy` keeps every core busy meanwhile (`faults/busy.ts`): the verdicts must be the same.
  * `--compiled` certifies with a tree compiled from the sources, as the meta-test does
  * (`faults/tree.ts`); default: the sources themselves.
+ * `--minute-window-s <n>` runs the bundled reference server with "per minute" windows of `n`
+ * seconds (60: real windows, as a staging deployment has) and certifies with certify's own
+ * defaults instead of the matrix's short settings (their MAX_RETRY_AFTER_S is 30 s); each line
+ * then gives how long a user's run takes on such windows.
  */
 import os from 'node:os';
 import { faults } from './catalogue/index.ts';
@@ -17,7 +21,15 @@ import { startBusyLoad } from './busy.ts';
 import { compiledTree, SOURCE_TREE } from './tree.ts';
 
 const busy = process.argv.includes('--busy');
-const args = process.argv.slice(2).filter((a) => a !== '--busy' && a !== '--compiled');
+const windowFlag = process.argv.indexOf('--minute-window-s');
+const windowS = windowFlag >= 0 ? Number(process.argv[windowFlag + 1]) : undefined;
+if (windowS !== undefined && !(Number.isInteger(windowS) && windowS >= 1 && windowS <= 3600)) {
+  console.error('--minute-window-s takes a whole number of seconds from 1 to 3600');
+  process.exit(2);
+}
+const args = process.argv
+  .slice(2)
+  .filter((a, i, all) => a !== '--busy' && a !== '--compiled' && a !== '--minute-window-s' && all[i - 1] !== '--minute-window-s');
 if (args.includes('--list')) {
   for (const f of faults) console.log(`fault    ${f.name.padEnd(42)} ${f.area.padEnd(20)} ${f.expect.join(', ')}`);
   for (const v of variants) console.log(`variant  ${v.name.padEnd(42)} ${v.choices.length} choices`);
@@ -40,7 +52,10 @@ const t0 = Date.now();
 async function worker() {
   while (next < wanted.length) {
     const c = wanted[next++]!;
-    const out = await runCase(c, { env: MATRIX_ENV, tree });
+    const out = await runCase(
+      c,
+      windowS === undefined ? { env: MATRIX_ENV, tree } : { tree, minuteWindowMs: windowS * 1000, timeoutMs: (6 * windowS + 240) * 1000 },
+    );
     const missing = c.expect.filter((id) => !out.caught.includes(id));
     const ok = caseHolds(c, out);
     if (ok) caught++;
