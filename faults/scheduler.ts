@@ -1,9 +1,9 @@
 /**
  * The fault matrix's scheduler: its cases run in a fixed order, each asked for by one test, and up to
  * `concurrency` runs are kept going ahead of the test that needs them. It owns every run it starts:
- * `close` calls off those no test asked for (a subset of the cases was selected, or a failed test
- * ended the worker) and waits for all of them to end, so none is left running on a harness tree
- * that is about to be removed, and none leaves its reports behind.
+ * `close` calls off those still going (started ahead for a test that was not selected or never
+ * came, or asked for by a test that timed out) and waits for all of them to end, so none is left
+ * running on a harness tree that is about to be removed, and none leaves its reports behind.
  */
 
 /** Starts one run of `c`; `signal` calls it off (the run then ends as soon as it can). */
@@ -15,9 +15,10 @@ export interface CaseScheduler<C, O, E> {
   /** A new run of `c` with `extra` (a second run the test judges instead of the first). */
   again(c: C, extra: E): Promise<O>;
   /**
-   * Calls off every run no test asked for, waits at most `deadlineMs` for every run to end, and
-   * hands the outcomes of the called-off ones to `discard`. Returns how many runs were called off
-   * and how many had not ended by the deadline.
+   * Calls off every run, waits at most `deadlineMs` for every run to end, and hands every outcome
+   * to `discard`: a test that timed out never cleaned up after its run, so the outcomes tests did
+   * clean up come again (`discard` must be idempotent). Returns how many runs no test asked for
+   * were called off, and how many had not ended by the deadline.
    */
   close(deadlineMs: number): Promise<{ calledOff: number; unfinished: number }>;
 }
@@ -30,8 +31,8 @@ interface Run<C, O> {
 
 /**
  * A scheduler over `cases` (in order) with at most `concurrency` runs going at once, except a run
- * a test asks for, which always starts. `discard` receives the outcome of each run `close` called
- * off (to remove what it wrote).
+ * a test asks for, which always starts. `discard` receives, at `close`, the outcome of every run
+ * (to remove what it wrote; idempotent, since a test may have removed it already).
  */
 export function caseScheduler<C extends { id: string }, O, E = never>(
   cases: readonly C[],
@@ -88,7 +89,7 @@ export function caseScheduler<C extends { id: string }, O, E = never>(
         Promise.race([
           r.promise.then(
             async (o) => {
-              if (!r.asked) await discard(r.c, o);
+              await discard(r.c, o);
               return 'ended' as const;
             },
             () => 'ended' as const,

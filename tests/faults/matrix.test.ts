@@ -29,9 +29,10 @@ interface Matrix {
  * The harness the cases certify with: a tree compiled from this clone's sources the way the package
  * is built (faults/tree.ts), built once per worker. Its Playwright processes start without
  * Playwright's TypeScript loader, on less CPU, and the matrix runs hundreds of them. The cases run
- * through the worker's scheduler (faults/scheduler.ts), which calls off, when the worker ends, the
- * runs it started ahead for tests that did not ask for them (a subset of the matrix, or a failed
- * test), before the tree is removed.
+ * through the worker's scheduler (faults/scheduler.ts), which, when the worker ends, calls off every
+ * run still going (started ahead for tests that did not ask for them, in a subset of the matrix or
+ * after a failed test, or asked for by a test that timed out) and removes what every run wrote,
+ * before the tree is removed.
  */
 const test = base.extend<object, { tree: HarnessTree; matrix: Matrix }>({
   tree: [

@@ -65,13 +65,23 @@ test('scheduler: again starts a new run of the case with its extra', async () =>
   expect(h.extras.at(-1)).toBe(20_000);
 });
 
-test('scheduler: close calls off every run, discards those no test asked for, and starts nothing more', async () => {
+test('scheduler: close calls off every run, discards every outcome (a run whose test timed out included), and starts nothing more', async () => {
   const h = harness(3);
+  // 'a' was asked for by a test that ended before its run did (a timeout): nobody removed its reports.
   void h.s.outcomeOf(h.cases[0]!);
   const closed = await h.s.close(1_000);
   expect(closed).toEqual({ calledOff: 2, unfinished: 0 });
-  expect(h.discarded.sort()).toEqual(['b:called off', 'c:called off']);
+  expect(h.discarded.sort()).toEqual(['a:called off', 'b:called off', 'c:called off']);
   expect(h.started).toEqual(['a', 'b', 'c']);
+});
+
+test('scheduler: close hands discard the outcome a test already received too (discard is idempotent)', async () => {
+  const h = harness(1);
+  const a = h.s.outcomeOf(h.cases[0]!);
+  await h.end('a');
+  expect(await a).toBe('a:done');
+  await h.s.close(1_000);
+  expect(h.discarded).toContain('a:done');
 });
 
 test('scheduler: close waits no longer than its deadline for a run that ignores being called off', async () => {
