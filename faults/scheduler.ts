@@ -47,6 +47,12 @@ export function caseScheduler<C extends { id: string }, O, E = never>(
   let nextIndex = 0;
 
   const launch = (c: C, asked: boolean, extra?: E): Run<C, O> => {
+    // After `close` nothing starts: a run started then would be neither awaited nor discarded.
+    if (stop.signal.aborted) {
+      const promise = Promise.reject(new Error(`the matrix's scheduler is closed: ${c.id} was not started`));
+      promise.catch(() => {});
+      return { c, asked, promise };
+    }
     inFlight++;
     const promise = start(c, stop.signal, extra).finally(() => {
       inFlight--;

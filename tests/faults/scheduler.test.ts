@@ -106,3 +106,12 @@ test('scheduler: a run started ahead that fails before any test asks for it is n
   await new Promise((r) => setTimeout(r, 50));
   await expect(s.outcomeOf(cases[1]!)).rejects.toThrow('EADDRINUSE');
 });
+
+test('scheduler: after close nothing starts; a case asked for then is refused, naming it', async () => {
+  const h = harness(2);
+  await h.s.close(1_000);
+  const started = h.started.length;
+  await expect(h.s.outcomeOf(h.cases[4]!)).rejects.toThrow(/closed: e was not started/);
+  await expect(h.s.again(h.cases[0]!, 1)).rejects.toThrow(/closed: a was not started/);
+  expect(h.started).toHaveLength(started);
+});
