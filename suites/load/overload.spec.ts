@@ -110,7 +110,7 @@ const PARTS = [
   },
   {
     part: OVERLOAD.recovery,
-    title: 'LOAD-02 after waiting the Retry-After of each burst, never sending before, RATE_LIMIT_KEY works again',
+    title: "LOAD-02 after waiting a burst's Retry-After, never sending before, RATE_LIMIT_KEY works again",
   },
   { part: OVERLOAD.fairness, title: 'LOAD-03 another key keeps its latency within LOAD_P99_MS while RATE_LIMIT_KEY is exhausted' },
 ] as const;
