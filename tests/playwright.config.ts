@@ -10,10 +10,13 @@ import { defineConfig } from '@playwright/test';
 // The same folder holds the listing of the conformance suites (core/ledger.ts `listSuites`): the
 // suites do not change during a test run, so the first process that lists them writes it and the
 // others (the matrix, the catalogue and ledger tests, in the runner and in each worker) read it.
+// It also holds the fault matrix's results, which a worker started after a failure reads too and
+// the score test sums: a run of a subset of the matrix leaves nothing behind either.
 if (!process.env.CERTIFY_JOURNAL_FILE) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'inventory-conformance-tests-'));
   process.env.CERTIFY_JOURNAL_FILE = path.join(dir, 'journal.jsonl');
   process.env.SUITES_LISTING_CACHE = path.join(dir, 'suites-listing.json');
+  process.env.TEST_MATRIX_RESULTS_DIR = path.join(dir, 'fault-matrix-results');
   process.on('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
 }
 

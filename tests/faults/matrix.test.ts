@@ -107,11 +107,12 @@ test.beforeAll(runInBackground);
  */
 
 /**
- * Results of this run, shared by the worker and any worker started after a failure: keyed by the
- * Playwright runner's pid (the workers' parent), outside the shared test-results folder.
+ * Results of this run, shared by the worker and any worker started after a failure: in the test
+ * run's own folder (`TEST_MATRIX_RESULTS_DIR`, tests/playwright.config.ts), removed when the run
+ * ends, or else keyed by the Playwright runner's pid (the workers' parent) in the temp folder.
  */
 function resultsDir(_testInfo: TestInfo): string {
-  return path.join(os.tmpdir(), `fault-matrix-results-${process.ppid}`);
+  return process.env.TEST_MATRIX_RESULTS_DIR ?? path.join(os.tmpdir(), `fault-matrix-results-${process.ppid}`);
 }
 
 function record(testInfo: TestInfo, c: NamedCase, ok: boolean, outcome: CaseOutcome): void {
