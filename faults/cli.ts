@@ -55,10 +55,10 @@ let caught = 0;
  * windows of `windowS`; its time limit allows the 429 sequence's wait and each burst window's, each
  * up to a window, besides a default run's time. A case with its own deployment keeps its windows.
  */
+const burstWindows = readSettings(process.env).values.LOAD_BURST_WINDOWS;
 function ownWindows(c: (typeof all)[number], windowS: number): RunCaseOptions {
   if (c.upstream) console.log(`note ${c.id}: its own deployment keeps its own windows (--minute-window-s does not apply)`);
-  const windows = readSettings(process.env).values.LOAD_BURST_WINDOWS;
-  return { tree, minuteWindowMs: windowS * 1000, timeoutMs: ((windows + 4) * windowS + 240) * 1000 };
+  return { tree, minuteWindowMs: windowS * 1000, timeoutMs: ((burstWindows + 4) * windowS + 240) * 1000 };
 }
 const t0 = Date.now();
 async function worker() {

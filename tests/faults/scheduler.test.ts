@@ -27,7 +27,13 @@ function harness(concurrency: number, obeys = true) {
     finish.get(id)!(`${id}:done`);
     await new Promise((r) => setImmediate(r));
   };
-  return { cases, s, started, extras, end, discarded };
+  /** Case `id` asked for by a test, its run ended, and the outcome the test received. */
+  const askAndEnd = async (id: string) => {
+    const outcome = s.outcomeOf(cases.find((c) => c.id === id)!);
+    await end(id);
+    return await outcome;
+  };
+  return { cases, s, started, extras, end, askAndEnd, discarded };
 }
 
 test('scheduler: the case asked for and the next ones run ahead, up to the concurrency; each end starts the next', async () => {
@@ -57,9 +63,7 @@ test('scheduler: a case asked for out of order starts at once, beyond the concur
 
 test('scheduler: again starts a new run of the case with its extra', async () => {
   const h = harness(1);
-  const first = h.s.outcomeOf(h.cases[0]!);
-  await h.end('a');
-  expect(await first).toBe('a:done');
+  expect(await h.askAndEnd('a')).toBe('a:done');
   void h.s.again(h.cases[0]!, 20_000);
   expect(h.started.filter((id) => id === 'a')).toHaveLength(2);
   expect(h.extras.at(-1)).toBe(20_000);
@@ -77,9 +81,7 @@ test('scheduler: close calls off every run, discards every outcome (a run whose 
 
 test('scheduler: close hands discard the outcome a test already received too (discard is idempotent)', async () => {
   const h = harness(1);
-  const a = h.s.outcomeOf(h.cases[0]!);
-  await h.end('a');
-  expect(await a).toBe('a:done');
+  expect(await h.askAndEnd('a')).toBe('a:done');
   await h.s.close(1_000);
   expect(h.discarded).toContain('a:done');
 });
