@@ -1,7 +1,8 @@
 /**
  * Orchestration of the conformance run: one `playwright test --project=<phase>` child process per
  * phase, in order, so that a failing phase never stops the next (project `dependencies` would skip
- * them). Each phase writes a blob report; `playwright merge-reports` then builds the HTML report,
+ * them). Each phase writes its own JSON report, which the verdict reads, and, in a run that builds
+ * the HTML report, a blob report: `playwright merge-reports` then builds the HTML report,
  * `junit.xml` and `results.json` from all blobs in one pass.
  *
  * Every child writes through `redact-reporter.ts` first, and the parent filters the children's
@@ -27,7 +28,11 @@ export interface PhaseOptions {
   configFile: string;
   /** Complete environment of the child (keys included; never printed). */
   env: Record<string, string | undefined>;
-  blobFile: string;
+  /**
+   * The phase's blob report, for `playwright merge-reports`; none in a run that merges no reports
+   * (a blob records every step of every check: about half a CPU-second of a short phase).
+   */
+  blobFile?: string;
   /** The phase's own JSON report (Playwright's `json` reporter): the verdict reads it, merged or not. */
   jsonFile?: string;
   outputDir: string;
@@ -50,7 +55,8 @@ export interface PhaseResult {
   signal: NodeJS.Signals | null;
   durationMs: number;
   timedOut: boolean;
-  blobWritten: boolean;
+  /** The phase wrote its report: its blob when it was given one, else its JSON report. */
+  reportWritten: boolean;
   /** Last lines of the phase's (redacted) console output, for a phase that ended without a report. */
   tail: string[];
   /** Seconds its checks spent waiting for rate-limit windows (Retry-After, Reset), from their records. */
@@ -130,7 +136,7 @@ function playwrightArgs(o: PhaseOptions): string[] {
     '--config',
     o.configFile,
     `--project=${o.phase}`,
-    `--reporter=${REDACT_REPORTER},list,blob${o.jsonFile ? ',json' : ''}`,
+    `--reporter=${[REDACT_REPORTER, 'list', ...(o.blobFile ? ['blob'] : []), ...(o.jsonFile ? ['json'] : [])].join(',')}`,
     `--output=${o.outputDir}`,
     '--trace=off',
     '--pass-with-no-tests',
@@ -144,12 +150,12 @@ function playwrightArgs(o: PhaseOptions): string[] {
 /** Runs one phase as a child process; never throws for a failing or crashing phase. */
 export function runPhase(o: PhaseOptions, redact: (s: string) => string): Promise<PhaseResult> {
   const started = Date.now();
-  fs.mkdirSync(path.dirname(o.blobFile), { recursive: true });
+  if (o.blobFile) fs.mkdirSync(path.dirname(o.blobFile), { recursive: true });
   return new Promise((resolve) => {
     const child = spawn(process.execPath, playwrightArgs(o), {
       cwd: o.cwd ?? REPO_ROOT,
       env: playwrightEnv(o.env, {
-        PLAYWRIGHT_BLOB_OUTPUT_FILE: o.blobFile,
+        ...(o.blobFile ? { PLAYWRIGHT_BLOB_OUTPUT_FILE: o.blobFile } : {}),
         ...(o.jsonFile ? { PLAYWRIGHT_JSON_OUTPUT_FILE: o.jsonFile } : {}),
         FORCE_COLOR: '0',
       }),
@@ -216,7 +222,7 @@ export function runPhase(o: PhaseOptions, redact: (s: string) => string): Promis
         signal,
         durationMs: Date.now() - started,
         timedOut,
-        blobWritten: fs.existsSync(o.blobFile),
+        reportWritten: fs.existsSync(o.blobFile ?? o.jsonFile ?? ''),
         tail,
         ...(() => {
           const waitedS = windowWaitsOf(o.env.REPORTS_DIR, o.phase);

@@ -56,8 +56,8 @@ export interface RunOptions {
   turnsDir?: string;
   /**
    * For tools and tests that read only the verdict (the fault matrix): the run writes its verdict,
-   * reports and certificate, but no HTML report, `junit.xml` or `results.json`, so the phases'
-   * blobs are not merged. The verdict is the same: it reads each phase's own JSON report either way.
+   * reports and certificate, but no HTML report, `junit.xml` or `results.json`, so the phases
+   * write no blob to merge. The verdict is the same: it reads each phase's own JSON report either way.
    */
   verdictOnly?: boolean;
 }

@@ -29,8 +29,9 @@ function readJson(file: string): unknown | undefined {
  * The test records of the phases that ran, each read from the phase's own JSON report (a phase
  * that wrote a blob but no readable JSON report is a run problem), and merges the blobs of
  * `blobDir` into the HTML report, `junit.xml` and `results.json` under `reportsDir` with `merge`
- * (none for a run that writes no such files). `phaseReports`: the phase and its JSON report, for
- * every phase that was meant to run (none, and no blob, is no problem).
+ * (none for a run that writes no such files, whose phases write no blob). `phaseReports`: the
+ * phase and its JSON report, for every phase that was meant to run (none is no problem; phases
+ * none of which wrote a blob or a JSON report are).
  */
 export async function mergeResults(
   blobDir: string,
@@ -40,11 +41,11 @@ export async function mergeResults(
 ): Promise<Merged> {
   const out: Merged = { tests: [], runErrors: [] };
   const blobs = fs.existsSync(blobDir) ? fs.readdirSync(blobDir).filter((f) => f.endsWith('.zip')) : [];
-  if (!blobs.length) {
+  if (!blobs.length && !phaseReports.some(({ file }) => fs.existsSync(file))) {
     if (phaseReports.length) out.runErrors.push('no phase produced a report');
     return out;
   }
-  if (merge) {
+  if (merge && blobs.length) {
     const merged = await merge();
     if (!merged.ok) out.runErrors.push(`merging the phase reports failed: ${redact(merged.output).trim().split('\n').slice(-3).join(' ')}`);
   }

@@ -92,7 +92,7 @@ export async function runPhases(
     out.results.push(result);
     // A signal stopped the run: phases end early by design; the verdict says what was not judged.
     if (options.signal?.aborted) continue;
-    if (!result.blobWritten) {
+    if (!result.reportWritten) {
       out.runErrors.push(
         `phase ${phase} ended without a report (exit ${result.exitCode ?? result.signal}); its checks have no result. ` +
           `Last output: ${result.tail.slice(-4).join(' | ') || '(none)'}`,
@@ -124,7 +124,7 @@ export function firstRequestAfter(requests: () => number, maxMs: number, signal?
  * of its own (`phaseFiles`): its output folder, its blob report, its redaction log.
  */
 export function runAllPhases(
-  run: Pick<PreparedRun, 'config' | 'phases' | 'configFile' | 'reportsDir' | 'blobDir' | 'redactionsDir' | 'resultsDir'> &
+  run: Pick<PreparedRun, 'config' | 'phases' | 'configFile' | 'reportsDir' | 'blobDir' | 'redactionsDir' | 'resultsDir' | 'mergeReports'> &
     Partial<Pick<PreparedRun, 'testFilters' | 'grep' | 'maxFailures'>>,
   childEnv: Record<string, string | undefined>,
   { redact, say }: RunVoice,
@@ -154,7 +154,8 @@ export function runAllPhases(
           phase,
           configFile: run.configFile,
           env: { ...childEnv, CERTIFY_REDACTIONS_FILE: files.redactionsFile },
-          blobFile: files.blobFile,
+          // A blob only for the merge: a run that merges no reports does without (`verdictOnly`).
+          ...(run.mergeReports ? { blobFile: files.blobFile } : {}),
           jsonFile: files.jsonFile,
           outputDir: files.outputDir,
           ...(config.workers ? { workers: config.workers } : {}),

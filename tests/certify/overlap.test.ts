@@ -96,7 +96,7 @@ export default defineConfig({
   return file;
 }
 
-test('phases started together, one late, all end with their report: no phase empties what another writes', async () => {
+test('phases started together, one late, all end with their report: no phase empties what another writes; without a merge, no blob', async () => {
   test.setTimeout(480_000); // a deadline against a hang, not a speed bound: a busy runner stretches the phases
   const dir = fs.mkdtempSync(path.join(REPO_ROOT, 'test-results', 'overlap-run-'));
   try {
@@ -111,6 +111,8 @@ test('phases started together, one late, all end with their report: no phase emp
         blobDir: path.join(reportsDir, 'blob'),
         redactionsDir: path.join(reportsDir, '.certify', 'redactions'),
         resultsDir: path.join(reportsDir, '.certify', 'results'),
+        // The second round merges no reports (certify's `verdictOnly`): its phases write no blob.
+        mergeReports: round === 1,
       };
       let said = '';
       const out = await runAllPhases(
@@ -121,9 +123,11 @@ test('phases started together, one late, all end with their report: no phase emp
       );
       expect(out.runErrors, `round ${round}:\n${said}`).toEqual([]);
       expect(
-        out.results.map((r) => [r.phase, r.exitCode, r.blobWritten]),
+        out.results.map((r) => [r.phase, r.exitCode, r.reportWritten]),
         `round ${round}:\n${said}`,
       ).toEqual(run.phases.map((p) => [p, 0, true]));
+      const blobs = fs.existsSync(run.blobDir) ? fs.readdirSync(run.blobDir) : [];
+      expect(blobs.sort(), `round ${round}`).toEqual(round === 1 ? run.phases.map((p) => `${p}.zip`) : []);
     }
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });

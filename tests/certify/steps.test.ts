@@ -49,7 +49,7 @@ const phaseResult = (phase: string, extra: Partial<PhaseResult> = {}): PhaseResu
   signal: null,
   durationMs: 1234,
   timedOut: false,
-  blobWritten: true,
+  reportWritten: true,
   tail: [],
   ...extra,
 });
@@ -140,7 +140,7 @@ test('run the phases: in order, a failing phase does not stop the next; no repor
   const ran: string[] = [];
   const results: Record<string, PhaseResult> = {
     functional: phaseResult('functional', { exitCode: 1 }),
-    'rate-limit': phaseResult('rate-limit', { blobWritten: false, exitCode: null, signal: 'SIGKILL', tail: ['a', 'b'] }),
+    'rate-limit': phaseResult('rate-limit', { reportWritten: false, exitCode: null, signal: 'SIGKILL', tail: ['a', 'b'] }),
     load: phaseResult('load', { timedOut: true }),
   };
   // Each phase after the ones before it (phases tied this way run in order; tests/load/phases.test.ts covers the overlap).
@@ -272,6 +272,13 @@ test("merge: each phase's own JSON report becomes test records, merged or not; n
       expect(ok.runErrors).toEqual(['global']);
     }
     expect(merged, 'the blobs are merged only when the run writes the merged files').toBe(1);
+    // A run that merges no reports writes no blob: its phases' JSON reports are all it has.
+    fs.rmSync(blobDir, { recursive: true });
+    const verdictOnly = await mergeResults(blobDir, reports, undefined, (s) => s);
+    expect(verdictOnly.tests.map((t) => t.title)).toEqual(['AUTH-02 x']);
+    expect(verdictOnly.runErrors, 'no blob is no problem when a JSON report is there').toEqual(['global']);
+    fs.rmSync(reports[0]!.file);
+    expect((await mergeResults(blobDir, reports, undefined, (s) => s)).runErrors).toEqual(['no phase produced a report']);
 
     // One log per phase: the phases run at the same time and never append to one file.
     const redactions = path.join(dir, 'redactions');

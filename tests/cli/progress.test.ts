@@ -11,7 +11,7 @@ test('progress: one line per phase with its budget, then the requests and waits 
       refused: counter.refused + (phase === 'rate-limit' ? 1 : 0),
       waits: counter.waits + (phase === 'rate-limit' ? 1 : 0),
     };
-    return { phase, exitCode: 0, signal: null, durationMs: 1234, timedOut: false, blobWritten: true, tail: [] };
+    return { phase, exitCode: 0, signal: null, durationMs: 1234, timedOut: false, reportWritten: true, tail: [] };
   };
   await runPhases(['functional', 'rate-limit'], run, (t) => said.push(t), { phaseTimeoutS: 900, progress: () => counter });
   expect(said).toEqual([

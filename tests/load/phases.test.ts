@@ -24,7 +24,7 @@ const result = (phase: string, durationMs: number, waitedS?: number): PhaseResul
   signal: null,
   durationMs,
   timedOut: false,
-  blobWritten: true,
+  reportWritten: true,
   tail: [],
   ...(waitedS !== undefined ? { waitedS } : {}),
 });
