@@ -386,6 +386,11 @@ interface Ctx {
   lost: number;
   /** Requests without an answer in time whose timeout a process held from running judged (not evidence), and the longest hold. */
   held: { count: number; longestMs: number };
+  /**
+   * Requests without an answer in time in bursts whose answers took more than half of
+   * LOAD_TIMEOUT_S (not evidence: `burstLosses`), and the slowest of those answers.
+   */
+  slow: { count: number; slowestMs: number };
   /** Local time before which nothing is sent on the key (a 429's Retry-After). */
   notBefore: number;
   /** Local time at which the latest window seen resets (its Reset judged against the response's Date). */
@@ -426,6 +431,7 @@ function newCtx(config: OverloadConfig): Ctx {
     longestResetS: config.earlier?.longestResetS ?? 1,
     lost: 0,
     held: { count: 0, longestMs: 0 },
+    slow: { count: 0, slowestMs: 0 },
     notBefore: 0,
     resetAt: 0,
     refusedSinceProbe: false,
@@ -715,10 +721,7 @@ async function burst(ctx: Ctx, n: number, remaining: number): Promise<void> {
   if (result.tlsError) throw certificateStop(result.tlsError);
   const f = result.figures;
   const burstLost = f.socketErrors + f.timeouts + f.unanswered;
-  // A timeout judged by a process held from running is the runner's delay, not a lost request.
-  ctx.lost += burstLost - f.heldTimeouts;
-  ctx.held.count += f.heldTimeouts;
-  ctx.held.longestMs = Math.max(ctx.held.longestMs, f.longestHoldMs);
+  burstLosses(ctx, f, config.timeoutS);
   for (const r of result.responses) note(ctx, r);
   // A request without an answer may have counted too: the run's own, as of the burst's end.
   for (let i = 0; i < burstLost; i++) ctx.ownAt.push(Date.now());
@@ -746,6 +749,42 @@ async function burst(ctx: Ctx, n: number, remaining: number): Promise<void> {
       }` +
       `${f.sent < size ? ` (${size - f.sent} not sent after the 429)` : ''}, lost ${burstLost}`,
   );
+}
+
+/**
+ * Counts a burst's requests without an answer (`ctx.lost`, evidence against the server) and those
+ * that are not evidence:
+ * - a timeout judged by a process held from running is the runner's delay (`ctx.held`);
+ * - a request not answered in time beside answers that themselves took more than half of the
+ *   timeout (`ctx.slow`): the server answered the burst, only slowly, and the run cannot tell a
+ *   request it lost from one a server, or a runner, too slow for a burst of this size would have
+ *   answered later. Beside answers within half of it, the server answered the rest of the burst
+ *   at once, and a request it left unanswered is its own (HTTP rules: never a hang). A burst that
+ *   got no answer at all is judged as before: lost.
+ * A connection error is the server's in either case.
+ */
+function burstLosses(ctx: Ctx, f: LoadFigures, timeoutS: number): void {
+  const notAnswered = f.timeouts - f.heldTimeouts + f.unanswered;
+  const slowAnswers = f.requests > 0 && f.latencyMs.max > (timeoutS * 1000) / 2;
+  ctx.held.count += f.heldTimeouts;
+  ctx.held.longestMs = Math.max(ctx.held.longestMs, f.longestHoldMs);
+  if (notAnswered > 0 && slowAnswers) {
+    ctx.slow.count += notAnswered;
+    ctx.slow.slowestMs = Math.max(ctx.slow.slowestMs, Math.round(f.latencyMs.max));
+    ctx.lost += f.socketErrors;
+  } else ctx.lost += f.socketErrors + notAnswered;
+}
+
+/** A burst's requests without an answer in time beside slow answers (`burstLosses`): not certified, never failed. */
+export function slowBurstFinding(count: number, slowestMs: number, timeoutS: number): Finding {
+  return finding({
+    id: OVERLOAD.id,
+    part: OVERLOAD.refusals,
+    level: 'not-certified',
+    message: `${plural(count, 'request')} of the bursts got no answer within LOAD_TIMEOUT_S=${timeoutS}, while the answers the bursts did get took up to ${slowestMs} ms, more than half of it: the run cannot tell a request the server lost from one a server, or a runner, too slow for a burst of this size would have answered later`,
+    expected: 'every request answered; one without an answer fails LOAD-02 beside answers within half of LOAD_TIMEOUT_S',
+    observed: `${plural(count, 'request')} unanswered, the slowest answer ${slowestMs} ms`,
+  });
 }
 
 /** After the last burst, when no later probe judged it: its Retry-After waited out (nothing sent before), then one request. */
@@ -777,6 +816,7 @@ function summarize(ctx: Ctx, started: number): void {
   const judgement = judgeWindows(ctx.seen, { limitHint: figures.limit ?? undefined, lost: ctx.lost });
   findings.push(...judgement.findings);
   if (ctx.held.count > 0 && ctx.lost === 0) findings.push(heldFinding(OVERLOAD.id, OVERLOAD.refusals, ctx.held.count, ctx.held.longestMs));
+  if (ctx.slow.count > 0 && ctx.lost === 0) findings.push(slowBurstFinding(ctx.slow.count, ctx.slow.slowestMs, ctx.config.timeoutS));
   Object.assign(figures, {
     windows: judgement.windows,
     successes: judgement.successes,
