@@ -266,7 +266,7 @@ function admissionFindings(windows: readonly WindowCount[], limitHint: number | 
 }
 
 /** Every refusal is a 429 with a valid Retry-After, every response carries the three headers, every request is answered. */
-function refusalFindings(t: Tally, lost: number): Finding[] {
+function refusalFindings(t: Tally, lost: number, lostDetail?: string): Finding[] {
   const { id, refusals } = OVERLOAD;
   const findings: Finding[] = [];
   if (t.count5xx > 0) {
@@ -323,7 +323,7 @@ function refusalFindings(t: Tally, lost: number): Finding[] {
         level: 'fail',
         message: 'requests of the bursts got no answer within the request timeout',
         expected: 'every request answered (a refusal with 429)',
-        observed: `${plural(lost, 'request')} unanswered`,
+        observed: `${plural(lost, 'request')} unanswered${lostDetail ? ` (${lostDetail})` : ''}`,
       }),
     );
   }
@@ -334,10 +334,13 @@ function refusalFindings(t: Tally, lost: number): Finding[] {
  * Judges every response on the key over the check (probes and bursts, in order). Pure: responses
  * carry lowercased headers and their receipt time; `lost` counts requests without an answer.
  */
-export function judgeWindows(responses: readonly RecordedResponse[], options: { limitHint?: number; lost?: number } = {}): WindowJudgement {
+export function judgeWindows(
+  responses: readonly RecordedResponse[],
+  options: { limitHint?: number; lost?: number; lostDetail?: string } = {},
+): WindowJudgement {
   const t = tallyResponses(responses);
   const windows = [...t.groups.values()].sort((a, b) => a.reset.localeCompare(b.reset));
-  const findings = [...admissionFindings(windows, options.limitHint), ...refusalFindings(t, options.lost ?? 0)];
+  const findings = [...admissionFindings(windows, options.limitHint), ...refusalFindings(t, options.lost ?? 0, options.lostDetail)];
   const { successes, refused, refusedByStatus, count5xx, notBefore, largestRetryAfterS } = t;
   return { findings, windows, successes, refused, refusedByStatus, count5xx, notBefore, largestRetryAfterS };
 }
@@ -384,6 +387,8 @@ interface Ctx {
   /** The longest Reset − Date seen on the key (s): a lower bound of its window length. */
   longestResetS: number;
   lost: number;
+  /** What `lost` is made of, and the slowest answer of the bursts that lost requests (for the finding). */
+  lostKinds: { timeouts: number; connectionErrors: number; abandoned: number; probes: number; slowestAnswerMs: number };
   /** Requests without an answer in time whose timeout a process held from running judged (not evidence), and the longest hold. */
   held: { count: number; longestMs: number };
   /**
@@ -430,6 +435,7 @@ function newCtx(config: OverloadConfig): Ctx {
     ownAt: [...(config.earlier?.answeredAtMs ?? [])],
     longestResetS: config.earlier?.longestResetS ?? 1,
     lost: 0,
+    lostKinds: { timeouts: 0, connectionErrors: 0, abandoned: 0, probes: 0, slowestAnswerMs: 0 },
     held: { count: 0, longestMs: 0 },
     slow: { count: 0, slowestMs: 0 },
     notBefore: 0,
@@ -526,6 +532,7 @@ async function probeKey(ctx: Ctx, what: string): Promise<ProbeResponse> {
     if (r.certificate) throw certificateStop(r.error);
     if (r.heldMs !== undefined) throw new Stop(heldFinding(OVERLOAD.id, OVERLOAD.refusals, 1, r.heldMs));
     ctx.lost++;
+    ctx.lostKinds.probes++;
     throw new Stop(
       finding({
         id: OVERLOAD.id,
@@ -772,7 +779,26 @@ function burstLosses(ctx: Ctx, f: LoadFigures, timeoutS: number): void {
     ctx.slow.count += notAnswered;
     ctx.slow.slowestMs = Math.max(ctx.slow.slowestMs, Math.round(f.latencyMs.max));
     ctx.lost += f.socketErrors;
-  } else ctx.lost += f.socketErrors + notAnswered;
+    ctx.lostKinds.connectionErrors += f.socketErrors;
+  } else {
+    ctx.lost += f.socketErrors + notAnswered;
+    ctx.lostKinds.connectionErrors += f.socketErrors;
+    ctx.lostKinds.timeouts += f.timeouts - f.heldTimeouts;
+    ctx.lostKinds.abandoned += f.unanswered;
+  }
+  if (f.socketErrors + notAnswered > 0)
+    ctx.lostKinds.slowestAnswerMs = Math.max(ctx.lostKinds.slowestAnswerMs, Math.round(f.latencyMs.max));
+}
+
+/** What the requests without an answer were, in words (the finding's observed value). */
+function lostDetailOf(k: Ctx['lostKinds']): string {
+  const parts = [
+    `timeouts ${k.timeouts}`,
+    `connection errors ${k.connectionErrors}`,
+    `abandoned ${k.abandoned}`,
+    ...(k.probes ? [`probes ${k.probes}`] : []),
+  ];
+  return `${parts.join(', ')}; the slowest answer of those bursts ${k.slowestAnswerMs} ms`;
 }
 
 /** A burst's requests without an answer in time beside slow answers (`burstLosses`): not certified, never failed. */
@@ -813,7 +839,11 @@ async function recover(ctx: Ctx): Promise<void> {
 /** The judgement over every response, the other key's figures, the evidence lines. */
 function summarize(ctx: Ctx, started: number): void {
   const { figures, findings, evidence, other } = ctx;
-  const judgement = judgeWindows(ctx.seen, { limitHint: figures.limit ?? undefined, lost: ctx.lost });
+  const judgement = judgeWindows(ctx.seen, {
+    limitHint: figures.limit ?? undefined,
+    lost: ctx.lost,
+    lostDetail: lostDetailOf(ctx.lostKinds),
+  });
   findings.push(...judgement.findings);
   if (ctx.held.count > 0 && ctx.lost === 0) findings.push(heldFinding(OVERLOAD.id, OVERLOAD.refusals, ctx.held.count, ctx.held.longestMs));
   if (ctx.slow.count > 0 && ctx.lost === 0) findings.push(slowBurstFinding(ctx.slow.count, ctx.slow.slowestMs, ctx.config.timeoutS));

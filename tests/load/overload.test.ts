@@ -210,9 +210,13 @@ test('LOAD-02 fails a server that leaves a request of a burst unanswered while i
       },
     };
   });
-  expect(failing(outcome.findings)).toContain(
-    'LOAD-02 (refusals) requests of the bursts got no answer within the request timeout: expected every request answered (a refusal with 429); observed 1 request unanswered',
-  );
+  const lost = failing(outcome.findings).filter((l) => l.startsWith('LOAD-02 (refusals) requests of the bursts got no answer'));
+  expect(lost, outcome.findings.map(formatFinding).join('\n')).toHaveLength(1);
+  const [, slowest] =
+    lost[0]!.match(
+      /^LOAD-02 \(refusals\) requests of the bursts got no answer within the request timeout: expected every request answered \(a refusal with 429\); observed 1 request unanswered \(timeouts 1, connection errors 0, abandoned 0; the slowest answer of those bursts (\d+) ms\)$/,
+    ) ?? [];
+  expect(Number(slowest), 'the rest of the burst was answered within half of LOAD_TIMEOUT_S').toBeLessThanOrEqual(1000);
 });
 
 test('a server that answers a burst so slowly that some answers miss LOAD_TIMEOUT_S leaves LOAD-02 not certified, never failed', async () => {
