@@ -802,7 +802,7 @@ function lostDetailOf(k: Ctx['lostKinds']): string {
 }
 
 /** A burst's requests without an answer in time beside slow answers (`burstLosses`): not certified, never failed. */
-export function slowBurstFinding(count: number, slowestMs: number, timeoutS: number): Finding {
+function slowBurstFinding(count: number, slowestMs: number, timeoutS: number): Finding {
   return finding({
     id: OVERLOAD.id,
     part: OVERLOAD.refusals,
