@@ -77,6 +77,8 @@ export interface ProbeFailure {
   certificate?: boolean;
   /** A timeout judged by a process held this long from running while it waited: the runner's delay, not evidence. */
   heldMs?: number;
+  /** No complete answer within the timeout (not a connection error). */
+  timedOut?: boolean;
 }
 
 export interface ProbeRequest {
@@ -107,6 +109,7 @@ export async function probe(request: ProbeRequest): Promise<ProbeResponse | Prob
       error: r.kind === 'tls' ? `certificate refused (${r.error})` : r.error,
       latencyMs: r.latencyMs,
       certificate: r.kind === 'tls',
+      ...(r.kind === 'timeout' ? { timedOut: true } : {}),
       ...(r.heldMs !== undefined ? { heldMs: r.heldMs } : {}),
     };
   return { ok: true, status: r.status, headers: r.headers, body: r.body, receivedAt: r.receivedAt, latencyMs: r.latencyMs };

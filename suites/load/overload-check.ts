@@ -531,6 +531,8 @@ async function probeKey(ctx: Ctx, what: string): Promise<ProbeResponse> {
   if (!r.ok) {
     if (r.certificate) throw certificateStop(r.error);
     if (r.heldMs !== undefined) throw new Stop(heldFinding(OVERLOAD.id, OVERLOAD.refusals, 1, r.heldMs));
+    const other = r.timedOut ? await listOnOtherKey(ctx) : undefined;
+    if (r.timedOut && !answeredAtOnce(other, ctx.config.timeoutS)) throw new Stop(slowProbeFinding(r.error, other));
     ctx.lost++;
     ctx.lostKinds.probes++;
     throw new Stop(
@@ -540,7 +542,9 @@ async function probeKey(ctx: Ctx, what: string): Promise<ProbeResponse> {
         level: 'fail',
         message: `the probe got no answer`,
         expected: 'an answer within the request timeout',
-        observed: r.error,
+        observed: other?.ok
+          ? `${r.error}; the list on ${OTHER}, asked for right after it, came back in ${Math.round(other.latencyMs)} ms`
+          : r.error,
       }),
     );
   }
@@ -644,6 +648,55 @@ async function openWindow(ctx: Ctx, n: number): Promise<{ limit: number; remaini
 function partlyUsed(first: ProbeResponse, probe: { limit: number; remaining: number }): string {
   const untilReset = secondsUntilReset(parseRateLimitHeaders(first.headers)) ?? 0;
   return `X-RateLimit-Reset of a partly used window (Remaining ${probe.remaining} of ${probe.limit}, a quota the key has partly spent that resets only in ${untilReset} s (for example the plan's day quota, spent by earlier runs on this key: run again after that Reset, or with another RATE_LIMIT_KEY))`;
+}
+
+/**
+ * The list on the other key, asked for right after a probe on the key got no answer in time (never
+ * on the key itself: the probe may have met a 429 the run never saw); undefined without the other
+ * key, or when the pacer holds it at its reserve.
+ */
+async function listOnOtherKey(ctx: Ctx): Promise<ProbeResponse | ProbeFailure | undefined> {
+  const { config } = ctx;
+  if (!config.otherKey) return undefined;
+  let lease;
+  try {
+    lease = observing(await config.pacer.acquire(OTHER, { mode: 'paced', count: 1 }), config.baseUrl);
+  } catch {
+    return undefined;
+  }
+  ctx.figures.requests.otherKey++;
+  const r = await probe({ url: ctx.listUrl, authorization: `Bearer ${config.otherKey}`, timeoutS: config.timeoutS, tls: config.tls });
+  if (r.ok) lease.observe(r);
+  await lease.release();
+  return r;
+}
+
+/** The server answers other requests: `other` came back within half of LOAD_TIMEOUT_S. */
+function answeredAtOnce(other: ProbeResponse | ProbeFailure | undefined, timeoutS: number): boolean {
+  return !!other?.ok && other.latencyMs <= (timeoutS * 1000) / 2;
+}
+
+/**
+ * A probe on the key without an answer in time, when the list on the other key, asked for right
+ * after it, did not come back within half of LOAD_TIMEOUT_S either (or could not be asked for):
+ * the run cannot tell a hang of the probe from a server, or a runner, too slow to answer any
+ * request. As the suites judge a request that timed out (suites/fixtures/api.ts).
+ */
+function slowProbeFinding(error: string, other: ProbeResponse | ProbeFailure | undefined): Finding {
+  const list = `the list on ${OTHER}, asked for right after it,`;
+  const seen = !other
+    ? `${list} could not be asked for (no ${OTHER}, or it is at its reserve)`
+    : other.ok
+      ? `${list} took ${Math.round(other.latencyMs)} ms, more than half of LOAD_TIMEOUT_S`
+      : `${list} got no answer either (${other.error})`;
+  return finding({
+    id: OVERLOAD.id,
+    part: OVERLOAD.refusals,
+    level: 'not-certified',
+    message: `the probe got no answer (${error}), and ${seen}: the run cannot tell a hang of the probe from a server too slow, too busy or down to answer any request`,
+    expected: 'an answer within the request timeout; one without fails LOAD-02 when the server answers other requests at once',
+    observed: error,
+  });
 }
 
 /** One paced request on the other key while a burst runs (never meeting a 429 on it). */

@@ -175,7 +175,10 @@ test('a burst larger than LOAD_BURST_CONNECTIONS goes in waves, each with a requ
 });
 
 /** Runs the overload check on the free key through a proxy with `hooks` (2 s LOAD_TIMEOUT_S, one burst window, no other key). */
-async function throughHooks(hooks: (key: string) => FaultHooks) {
+async function throughHooks(
+  hooks: (key: string, other: string) => FaultHooks,
+  extra: (keys: { pro: string }) => Partial<OverloadConfig> = () => ({}),
+) {
   // No ban: an answer that never comes may be a 429 whose Retry-After the check could not see.
   const server = await startReferenceServer({
     port: 0,
@@ -184,10 +187,13 @@ async function throughHooks(hooks: (key: string) => FaultHooks) {
     banThreshold: 1000,
     store: new RecordingStore(),
   });
-  const proxy = await startFaultProxy({ upstream: server.baseUrl.replace(/\/v1\/?$/, ''), fault: hooks(server.keys.free) });
+  const proxy = await startFaultProxy({
+    upstream: server.baseUrl.replace(/\/v1\/?$/, ''),
+    fault: hooks(server.keys.free, server.keys.pro),
+  });
   try {
     return await runOverloadCheck(
-      config(`${proxy.url.replace(/\/$/, '')}/v1`, server.keys, { otherKey: undefined, windows: 1, timeoutS: 2 }),
+      config(`${proxy.url.replace(/\/$/, '')}/v1`, server.keys, { otherKey: undefined, windows: 1, timeoutS: 2, ...extra(server.keys) }),
     );
   } finally {
     await proxy.close();
@@ -247,6 +253,55 @@ test('a server that answers a burst so slowly that some answers miss LOAD_TIMEOU
     /\d+ requests of the bursts got no answer within LOAD_TIMEOUT_S=2, while the answers the bursts did get took up to \d+ ms, more than half of it: the run cannot tell/,
   );
 });
+
+/**
+ * A proxy that leaves the key's first probe after its burst unanswered (a request of the key alone,
+ * after more than 30 of it) and holds each answer on the other key `otherDelayMs`.
+ */
+function probeHangs(otherDelayMs: number) {
+  return (key: string, other: string): FaultHooks => {
+    let seen = 0;
+    let hung = false;
+    let last = 0;
+    return {
+      request: (req) => {
+        if (tokenOf(req) !== key) return req;
+        const alone = Date.now() - last > 500;
+        last = Date.now();
+        if (++seen > 30 && alone && !hung) {
+          hung = true;
+          return 'swallow';
+        }
+        return req;
+      },
+      response: async (res, req) => {
+        if (tokenOf(req) === other) await new Promise((resolve) => setTimeout(resolve, otherDelayMs));
+        return res;
+      },
+    };
+  };
+}
+
+for (const c of [
+  { otherDelayMs: 0, verdict: 'fails: the list on API_KEY came back at once' },
+  { otherDelayMs: 1500, verdict: 'is not certified when the list on API_KEY took more than half of LOAD_TIMEOUT_S' },
+]) {
+  test(`a probe on RATE_LIMIT_KEY without an answer in time ${c.verdict}`, async () => {
+    const outcome = await throughHooks(probeHangs(c.otherDelayMs), (keys) => ({ otherKey: keys.pro }));
+    const probe = outcome.findings.filter((f) => f.message.startsWith('the probe got no answer')).map(formatFinding);
+    expect(probe, outcome.findings.map(formatFinding).join('\n')).toHaveLength(1);
+    if (c.otherDelayMs === 0)
+      expect(probe[0]).toMatch(
+        /^LOAD-02 \(refusals\) the probe got no answer: .*; the list on <API_KEY>, asked for right after it, came back in \d+ ms$/,
+      );
+    else {
+      expect(failing(outcome.findings)).toEqual([]);
+      expect(probe[0]).toMatch(
+        /^\[not-certified\] LOAD-02 \(refusals\) the probe got no answer \(.*\), and the list on <API_KEY>, asked for right after it, took \d+ ms, more than half of LOAD_TIMEOUT_S: the run cannot tell/,
+      );
+    }
+  });
+}
 
 test('a Retry-After beyond MAX_RETRY_AFTER_S makes LOAD-02 not certified, and the key is not tried again', async () => {
   // A 20 s window: after the burst, its 429 asks for more than MAX_RETRY_AFTER_S=5.
