@@ -386,8 +386,10 @@ interface Ctx {
   ownAt: number[];
   /** The longest Reset − Date seen on the key (s): a lower bound of its window length. */
   longestResetS: number;
-  lost: number;
-  /** What `lost` is made of, and the slowest answer of the bursts that lost requests (for the finding). */
+  /**
+   * Requests without an answer that are evidence against the server (`lostOf`), by kind, and the
+   * slowest answer of the bursts that lost requests (for the finding).
+   */
   lostKinds: { timeouts: number; connectionErrors: number; abandoned: number; probes: number; slowestAnswerMs: number };
   /** Requests without an answer in time whose timeout a process held from running judged (not evidence), and the longest hold. */
   held: { count: number; longestMs: number };
@@ -434,7 +436,6 @@ function newCtx(config: OverloadConfig): Ctx {
     seen: [],
     ownAt: [...(config.earlier?.answeredAtMs ?? [])],
     longestResetS: config.earlier?.longestResetS ?? 1,
-    lost: 0,
     lostKinds: { timeouts: 0, connectionErrors: 0, abandoned: 0, probes: 0, slowestAnswerMs: 0 },
     held: { count: 0, longestMs: 0 },
     slow: { count: 0, slowestMs: 0 },
@@ -533,7 +534,6 @@ async function probeKey(ctx: Ctx, what: string): Promise<ProbeResponse> {
     if (r.heldMs !== undefined) throw new Stop(heldFinding(OVERLOAD.id, OVERLOAD.refusals, 1, r.heldMs));
     const other = r.timedOut ? await listOnOtherKey(ctx) : undefined;
     if (r.timedOut && !answeredAtOnce(other, ctx.config.timeoutS)) throw new Stop(slowProbeFinding(r.error, other));
-    ctx.lost++;
     ctx.lostKinds.probes++;
     throw new Stop(
       finding({
@@ -701,19 +701,12 @@ function slowProbeFinding(error: string, other: ProbeResponse | ProbeFailure | u
 
 /** One paced request on the other key while a burst runs (never meeting a 429 on it). */
 async function watchOtherKey(ctx: Ctx): Promise<void> {
-  const { other, config } = ctx;
-  if (!other || !config.otherKey) return;
-  let lease;
-  try {
-    lease = observing(await config.pacer.acquire(OTHER, { mode: 'paced', count: 1 }), config.baseUrl);
-  } catch {
-    return; // The other key is at its reserve: it is not spent on a should-level check.
-  }
-  ctx.figures.requests.otherKey++;
+  const { other } = ctx;
+  if (!other) return;
+  // None when the other key is at its reserve: it is not spent on a should-level check.
+  const r = await listOnOtherKey(ctx);
+  if (!r) return;
   other.probes++;
-  const r = await probe({ url: ctx.listUrl, authorization: `Bearer ${config.otherKey}`, timeoutS: config.timeoutS, tls: config.tls });
-  if (r.ok) lease.observe(r);
-  await lease.release();
   other.latenciesMs.push(r.latencyMs);
   other.statuses.push(r.ok ? r.status : 0);
 }
@@ -812,7 +805,7 @@ async function burst(ctx: Ctx, n: number, remaining: number): Promise<void> {
 }
 
 /**
- * Counts a burst's requests without an answer (`ctx.lost`, evidence against the server) and those
+ * Counts a burst's requests without an answer (`ctx.lostKinds`, evidence against the server) and those
  * that are not evidence:
  * - a timeout judged by a process held from running is the runner's delay (`ctx.held`);
  * - a request not answered in time beside answers that themselves took more than half of the
@@ -828,19 +821,22 @@ function burstLosses(ctx: Ctx, f: LoadFigures, timeoutS: number): void {
   const slowAnswers = f.requests > 0 && f.latencyMs.max > (timeoutS * 1000) / 2;
   ctx.held.count += f.heldTimeouts;
   ctx.held.longestMs = Math.max(ctx.held.longestMs, f.longestHoldMs);
+  ctx.lostKinds.connectionErrors += f.socketErrors;
   if (notAnswered > 0 && slowAnswers) {
     ctx.slow.count += notAnswered;
     ctx.slow.slowestMs = Math.max(ctx.slow.slowestMs, Math.round(f.latencyMs.max));
-    ctx.lost += f.socketErrors;
-    ctx.lostKinds.connectionErrors += f.socketErrors;
   } else {
-    ctx.lost += f.socketErrors + notAnswered;
-    ctx.lostKinds.connectionErrors += f.socketErrors;
     ctx.lostKinds.timeouts += f.timeouts - f.heldTimeouts;
     ctx.lostKinds.abandoned += f.unanswered;
   }
   if (f.socketErrors + notAnswered > 0)
     ctx.lostKinds.slowestAnswerMs = Math.max(ctx.lostKinds.slowestAnswerMs, Math.round(f.latencyMs.max));
+}
+
+/** The requests without an answer that are evidence against the server: every kind of `lostKinds`. */
+function lostOf(ctx: Ctx): number {
+  const k = ctx.lostKinds;
+  return k.timeouts + k.connectionErrors + k.abandoned + k.probes;
 }
 
 /** What the requests without an answer were, in words (the finding's observed value). */
@@ -892,14 +888,15 @@ async function recover(ctx: Ctx): Promise<void> {
 /** The judgement over every response, the other key's figures, the evidence lines. */
 function summarize(ctx: Ctx, started: number): void {
   const { figures, findings, evidence, other } = ctx;
+  const lost = lostOf(ctx);
   const judgement = judgeWindows(ctx.seen, {
     limitHint: figures.limit ?? undefined,
-    lost: ctx.lost,
+    lost,
     lostDetail: lostDetailOf(ctx.lostKinds),
   });
   findings.push(...judgement.findings);
-  if (ctx.held.count > 0 && ctx.lost === 0) findings.push(heldFinding(OVERLOAD.id, OVERLOAD.refusals, ctx.held.count, ctx.held.longestMs));
-  if (ctx.slow.count > 0 && ctx.lost === 0) findings.push(slowBurstFinding(ctx.slow.count, ctx.slow.slowestMs, ctx.config.timeoutS));
+  if (ctx.held.count > 0 && lost === 0) findings.push(heldFinding(OVERLOAD.id, OVERLOAD.refusals, ctx.held.count, ctx.held.longestMs));
+  if (ctx.slow.count > 0 && lost === 0) findings.push(slowBurstFinding(ctx.slow.count, ctx.slow.slowestMs, ctx.config.timeoutS));
   Object.assign(figures, {
     windows: judgement.windows,
     successes: judgement.successes,
