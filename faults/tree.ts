@@ -9,10 +9,11 @@ import * as sources from '../certify/run.ts';
 
 /**
  * The harness a certify run of the fault matrix uses: the sources of this clone (through tsx and
- * Playwright's loader, as `npm run certify` runs them), or a tree compiled from them the way the
- * package is built (`cli/build.mjs`, as the installed package runs). Both certify the same suites
- * with the same code; the compiled one starts its Playwright processes on less CPU (no TypeScript
- * loader), which is what the matrix's many runs spend most of their time on.
+ * Playwright's loader, as `npm run certify` runs them), or the package's tree built from them
+ * (`cli/build.mjs --out`, the layout the installed package runs, its modules transpiled by esbuild:
+ * `--transpile`). Both certify the same suites with the same code; the compiled one starts its
+ * Playwright processes on less CPU (no TypeScript loader), which is what the matrix's many runs
+ * spend most of their time on.
  */
 export interface HarnessTree {
   /** certify's in-process entry of this tree. */
@@ -40,11 +41,13 @@ export interface CompiledTree {
   remove(): void;
 }
 
-/** How long the build may take (tsc over the harness: about 10 s on a quiet 2-core machine). */
-const BUILD_TIMEOUT_MS = 240_000;
+/** How long the build may take (esbuild over the harness: under a second on a quiet 2-core machine). */
+const BUILD_TIMEOUT_MS = 60_000;
 
 /**
- * Builds the harness into a new folder of the OS temp dir (`cli/build.mjs --out`) and returns it as
+ * Builds the harness into a new folder of the OS temp dir (`cli/build.mjs --out --transpile`: the
+ * package's tree without tsc's 10 s of two cores, which the package's own build still spends,
+ * tests/package/install.test.ts) and returns it as
  * a tree: its packages resolve to this clone's node_modules (a link beside the tree), and a
  * launcher runs its CLI as the package's `cli/bin.mjs` does. Past BUILD_TIMEOUT_MS the build is
  * stopped and the folder removed.
@@ -83,9 +86,9 @@ export function compiledFiles(locations: readonly string[]): string[] {
   return [...new Set(locations.map((l) => l.replace(/\.ts(?::\d+)?$/, '.js')))];
 }
 
-/** `cli/build.mjs --out`, killed past BUILD_TIMEOUT_MS; throws with the end of its output when it fails. */
+/** `cli/build.mjs --out --transpile`, killed past BUILD_TIMEOUT_MS; throws with the end of its output when it fails. */
 function build(out: string): void {
-  const r = spawnSync(process.execPath, [path.join(REPO_ROOT, 'cli', 'build.mjs'), '--out', out], {
+  const r = spawnSync(process.execPath, [path.join(REPO_ROOT, 'cli', 'build.mjs'), '--out', out, '--transpile'], {
     cwd: REPO_ROOT,
     encoding: 'utf8',
     timeout: BUILD_TIMEOUT_MS,
@@ -93,6 +96,6 @@ function build(out: string): void {
   });
   if (r.status !== 0)
     throw new Error(
-      `cli/build.mjs --out ${out} ended with ${r.status ?? r.signal ?? r.error?.message}: ${`${r.stdout}${r.stderr}`.slice(-2000)}`,
+      `cli/build.mjs --out ${out} --transpile ended with ${r.status ?? r.signal ?? r.error?.message}: ${`${r.stdout}${r.stderr}`.slice(-2000)}`,
     );
 }

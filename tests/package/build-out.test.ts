@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { test, expect } from '../test.ts';
+import { pathToFileURL } from 'node:url';
 import { REPO_ROOT } from '../../core/paths.ts';
 
 // `cli/build.mjs --out` builds the compiled tree elsewhere than dist/ (the fault matrix certifies
@@ -23,4 +24,38 @@ test('build --out refuses a folder that holds files, leaves it as it was, and ex
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
+});
+
+// `--transpile` (the fault matrix's tree, faults/tree.ts): the same tree with its modules
+// transpiled by esbuild, each alone, whose relative imports name the compiled `.js` as tsc's
+// `rewriteRelativeImportExtensions` does; dist/ itself is only ever compiled by tsc.
+test('build --out --transpile writes every module as .js whose relative imports name .js, and runs', async () => {
+  const dir = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'build-out-')), 'tree');
+  try {
+    const r = spawnSync(process.execPath, [path.join(REPO_ROOT, 'cli', 'build.mjs'), '--out', dir, '--transpile'], {
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    expect(r.status, r.stderr).toBe(0);
+    const modules = fs.readdirSync(path.join(REPO_ROOT, 'core')).filter((f) => f.endsWith('.ts'));
+    for (const m of modules) expect(fs.existsSync(path.join(dir, 'core', m.replace(/\.ts$/, '.js'))), m).toBe(true);
+    expect(fs.existsSync(path.join(dir, 'certify', 'bench.js')), 'excluded by tsconfig.build.json').toBe(false);
+    const texts = fs.readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.js'));
+    const tsImports = texts.filter((f) =>
+      /(?:from\s*|import\s*\(\s*)["']\.{1,2}\/[^"']*\.ts["']/.test(fs.readFileSync(path.join(dir, f), 'utf8')),
+    );
+    expect(tsImports, 'modules that still import a .ts').toEqual([]);
+    const finding = await import(pathToFileURL(path.join(dir, 'core', 'finding.js')).href);
+    expect(finding.formatFinding({ id: 'X-01', level: 'fail', message: 'm', expected: 'a', observed: 'b' })).toBe(
+      'X-01 m: expected a; observed b',
+    );
+  } finally {
+    fs.rmSync(path.dirname(dir), { recursive: true, force: true });
+  }
+});
+
+test('build --transpile without --out exits 2 and leaves dist/ alone', () => {
+  const r = spawnSync(process.execPath, [path.join(REPO_ROOT, 'cli', 'build.mjs'), '--transpile'], { encoding: 'utf8', timeout: 60_000 });
+  expect(r.status, r.stderr).toBe(2);
+  expect(r.stderr).toContain('--transpile builds only a tree elsewhere (--out <folder>)');
 });
