@@ -91,10 +91,12 @@ export interface SecretNeedle {
   /** Names the form a match of `pattern` took (`raw`, `JSON-escaped`, …). */
   describe?: (match: string) => string;
   /**
-   * The value in lower case, for a value of ASCII characters: a text without `\`, `%` or `&` can
-   * hold it only as itself, in some letter case (`mayHoldPattern`).
+   * The value in lower case, for a value of ASCII characters: a text without `escapes` can hold it
+   * only as itself, in some letter case (`mayHoldPattern`).
    */
   plainLower?: string;
+  /** What a text holds wherever a character of the value stands escaped in it (`escapeProbe`). */
+  escapes?: RegExp;
 }
 
 const NAMED_ENTITIES: Record<string, string> = { '&': 'amp', '<': 'lt', '>': 'gt', '"': 'quot', "'": 'apos' };
@@ -114,6 +116,21 @@ function charPattern(c: string): string {
   if (c === '/' || c === '"' || c === '\\') alternatives.push(`\\\\+${escapeRegExp(c)}`);
   if (NAMED_ENTITIES[c]) alternatives.push(`&${NAMED_ENTITIES[c]};`);
   return `(?:${alternatives.join('|')})`;
+}
+
+/**
+ * What every escaped form of a character of `value` (`charPattern`) holds, in either letter case:
+ * a JSON `\u` (after one or more backslashes), a percent sign and two hex digits, an HTML `&#`;
+ * for its `/`, `"` and `\` the backslash before it, for its `&<>"'` their named reference. A text
+ * that holds none of these can hold the key only raw.
+ */
+export function escapeProbe(value: string): RegExp {
+  const forms = ['\\\\u', '%[0-9a-f]{2}', '&#'];
+  for (const c of new Set(value)) {
+    if (c === '/' || c === '"' || c === '\\') forms.push(`\\\\${escapeRegExp(c)}`);
+    if (NAMED_ENTITIES[c]) forms.push(`&${NAMED_ENTITIES[c]};`);
+  }
+  return new RegExp(forms.join('|'), 'i');
 }
 
 /** The character-wise pattern of a key: raw in any case, JSON-, URL- or HTML-escaped, in any mix. */
@@ -149,7 +166,7 @@ export function secretNeedles(secrets: readonly Secret[]): SecretNeedle[] {
       encoding: 'text',
       pattern: secretPattern(value),
       describe: (match) => describeMatch(match, value),
-      ...(/^[\x00-\x7f]*$/.test(value) ? { plainLower: value.toLowerCase() } : {}),
+      ...(/^[\x00-\x7f]*$/.test(value) ? { plainLower: value.toLowerCase(), escapes: escapeProbe(value) } : {}),
     });
     const seen = new Set<string>();
     for (const v of base64Variants(value)) {
@@ -190,14 +207,16 @@ const ESCAPE_STARTS = /[\\%&]/;
 
 /**
  * Whether `text` may hold a match of a character-wise needle: false only when it cannot. Each
- * character of a match is the key's own character (any letter case) or an escape that begins with
- * `\`, `%` or `&`; so a text with none of those holds a match only as the key itself, in some
- * letter case, and an ASCII key's letters match only ASCII letters (the pattern has no `u` flag).
- * Lower-casing the text can add ASCII letters, never remove one, so the check only ever says
- * "may" too often. It spares compiling and running the pattern on most lines a run prints.
+ * character of a match is the key's own character (any letter case) or one of its escaped forms,
+ * and each escaped form holds a match of the needle's `escapes` (without it, of ESCAPE_STARTS); so
+ * a text with none holds a match only as the key itself, in some letter case, and an ASCII key's
+ * letters match only ASCII letters (the pattern has no `u` flag). Lower-casing the text can add
+ * ASCII letters, never remove one, so the check only ever says "may" too often. It spares
+ * compiling and running the pattern on nearly every text a run redacts: a JSON text's `\"` and
+ * `\n` and a `50%` are no escaped form of a key's letter or digit.
  */
 export function mayHoldPattern(text: string, n: SecretNeedle, lower = () => text.toLowerCase()): boolean {
-  if (n.plainLower === undefined || ESCAPE_STARTS.test(text)) return true;
+  if (n.plainLower === undefined || (n.escapes ?? ESCAPE_STARTS).test(text)) return true;
   return lower().includes(n.plainLower);
 }
 

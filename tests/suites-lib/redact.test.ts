@@ -112,7 +112,13 @@ test('redact and findNeedle with the prefilter equal the patterns alone, on gene
     raw: (c) => [c, c.toUpperCase(), c.toLowerCase()],
     json: (c) => [`\\u00${c.charCodeAt(0).toString(16).padStart(2, '0')}`, `\\\\u00${c.charCodeAt(0).toString(16)}`],
     percent: (c) => [`%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`],
-    html: (c) => [`&#${c.charCodeAt(0)};`, `&#x${c.charCodeAt(0).toString(16)};`],
+    html: (c) => [`&#${c.charCodeAt(0)};`, `&#x${c.charCodeAt(0).toString(16)};`, `&#X0${c.charCodeAt(0).toString(16)};`],
+    // A JSON backslash before `/`, `"` and `\`, and HTML's named references, where the character has them.
+    backslash: (c) => ('/"\\'.includes(c) ? [`\\${c}`, `\\\\\\${c}`] : [c]),
+    named: (c) => {
+      const name = ({ '&': 'amp', '"': 'quot' } as Record<string, string>)[c];
+      return name ? [`&${name};`, `&${name.toUpperCase()};`] : [c];
+    },
   };
   const keyForm = fc
     .tuple(fc.constantFrom(...keys), fc.subarray(Object.keys(FAMILIES), { minLength: 1 }))
@@ -120,7 +126,11 @@ test('redact and findNeedle with the prefilter equal the patterns alone, on gene
       fc.tuple(...[...k].map((c) => fc.constantFrom(...families.flatMap((f) => FAMILIES[f]!(c))))).map((parts) => parts.join('')),
     );
   const nearMiss = fc.constantFrom(...keys).chain((k) => fc.integer({ min: 1, max: k.length - 1 }).map((cut) => k.slice(0, cut)));
-  const noise = fc.string({ unit: fc.constantFrom('a', 'K', '\u212a', '\u017f', '\u0130', ' ', '\n', '"', '/', 'x', '0') });
+  // Besides letters whose case folding reaches ASCII, the characters escapes are made of, so that
+  // texts hold near misses of the prefilter's escapes too (`\n`, `\"`, `50%`, `&x`).
+  const noise = fc.string({
+    unit: fc.constantFrom('a', 'K', '\u212a', '\u017f', '\u0130', ' ', '\n', '"', '/', 'x', '0', '\\', '%', '&', '#', ';', 'u', '4'),
+  });
   const text = fc.array(fc.oneof(keyForm, nearMiss, noise), { maxLength: 6 }).map((parts) => parts.join(''));
   let skipped = 0;
   fc.assert(
