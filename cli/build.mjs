@@ -4,11 +4,11 @@
 // specification, the schemas, the fixtures) and has its own package.json, so every path the
 // harness computes from its root works the same in a clone and in the installed package.
 import { spawnSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { DATA_DIRS, inputsDigest } from './tree.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 /**
@@ -34,10 +34,8 @@ if (TRANSPILE && !OUT) {
   console.error('build: --transpile builds only a tree elsewhere (--out <folder>); dist/ is always compiled by tsc');
   process.exit(2);
 }
-/** Folders whose data files (everything but TypeScript and the folders' READMEs) a run reads. */
-const DATA_DIRS = ['core', 'certify', 'cli', 'settings', 'suites', 'schemas', 'reference-server', 'fixtures', 'spec'];
 /** The launcher (the package runs it from cli/bin.mjs, beside dist/) and this script. */
-const SKIP = new Set(['cli/bin.mjs', 'cli/build.mjs']);
+const SKIP = new Set(['cli/bin.mjs', 'cli/build.mjs', 'cli/tree.mjs']);
 
 // `prepare` runs on every `npm install` in a clone too, where the sources run through tsx and
 // nothing needs building; npm sets these variables only while it prepares a git dependency (it
@@ -46,28 +44,13 @@ const SKIP = new Set(['cli/bin.mjs', 'cli/build.mjs']);
 if (process.argv.includes('--git-dependency-only') && !process.env._PACOTE_NO_PREPARE_ && !process.env.npm_package_resolved)
   process.exit(0);
 
-/** Top-level files the build reads besides DATA_DIRS. */
-const INPUT_FILES = ['playwright.config.ts', 'package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json'];
 /** Written last into dist/: the digest of the inputs it was built from. */
 const INPUTS_FILE = path.join(DIST, 'build-inputs.sha256');
-
-/** SHA-256 over every input file, by path: the same digest means dist/ would be built the same. */
-function inputsDigest() {
-  const hash = createHash('sha256');
-  const walk = (rel) => {
-    const abs = path.join(ROOT, rel);
-    if (!fs.existsSync(abs)) return;
-    if (!fs.statSync(abs).isDirectory()) return void hash.update(`${rel}\0`).update(fs.readFileSync(abs)).update('\0');
-    for (const name of fs.readdirSync(abs).sort()) if (name !== 'node_modules' && !name.startsWith('.')) walk(path.join(rel, name));
-  };
-  for (const input of [...DATA_DIRS, ...INPUT_FILES]) walk(input);
-  return hash.digest('hex');
-}
 
 // `npm pack` and `npm publish` run prepare right after prepack, and a git dependency is prepared
 // both by its own `npm install` and by the packing that follows: a dist/ built from these very
 // sources is not built again.
-const inputs = inputsDigest();
+const inputs = inputsDigest(ROOT);
 if (
   process.argv.includes('--git-dependency-only') &&
   fs.existsSync(INPUTS_FILE) &&

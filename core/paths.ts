@@ -22,8 +22,27 @@ function packageRootOf(from: string): string {
   }
 }
 
-/** The repository root, or the installed package's root (its compiled tree, `dist/`, which has its own package.json). */
+/**
+ * The root of the harness's modules: the repository, the installed package's compiled tree
+ * (`dist/`, which has its own package.json), or the tree a clone runs from (`cli/tree.mjs`).
+ */
 export const REPO_ROOT = packageRootOf(path.dirname(fileURLToPath(import.meta.url)));
+
+/**
+ * The checkout `root` stands for: the clone a transpiled tree was built from (the tree's
+ * `clone-root` file, cli/tree.mjs), else `root` itself. Its git commit goes into the certificate,
+ * and a run's reports folder may never be it.
+ */
+export function projectRootOf(root: string): string {
+  try {
+    return fs.readFileSync(path.join(root, 'clone-root'), 'utf8').trim() || root;
+  } catch {
+    return root;
+  }
+}
+
+/** The repository the harness runs from: `projectRootOf(REPO_ROOT)`. */
+export const PROJECT_ROOT = projectRootOf(REPO_ROOT);
 
 /**
  * The extension of the harness's own modules: `.ts` in a clone (run through tsx or Playwright's

@@ -14,7 +14,7 @@ import { sha256, sha256File, suiteManifest, SUITE_SOURCE } from './digest.ts';
 import { renderCertificateHtml } from './html.ts';
 import { loadPrivateKey, signCertificate } from './sign.ts';
 import type { Certificate, GateResult } from './types.ts';
-import { REPO_ROOT } from '../../core/paths.ts';
+import { projectRootOf, REPO_ROOT } from '../../core/paths.ts';
 import { readSettings } from '../../settings/index.ts';
 
 export { REPO_ROOT };
@@ -115,7 +115,7 @@ export function writeCertificate(options: WriteCertificateOptions): WrittenCerti
     ...(baseline ? { baseline } : {}),
     ...(options.previous ? { previous: options.previous } : {}),
     loadDocument,
-    suite: suiteInfo(root),
+    suite: suiteInfo(projectRootOf(root)),
     ledgerDigest: sha256(ledgerText),
     interfaceDigest: sha256File(path.join(root, 'schemas', 'openapi.yaml')),
     sourceManifest: suiteManifest(root),

@@ -17,7 +17,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { REPO_ROOT } from '../../core/paths.ts';
+import { PROJECT_ROOT } from '../../core/paths.ts';
 import { JOURNAL_DIR, readJournalFile } from '../../core/journal.ts';
 
 /** The run's marker and manifest in the reports folder. */
@@ -180,7 +180,7 @@ const writeManifest = (dir: string, m: Omit<Manifest, 'owner'>) =>
 
 /** Why `reportsDir` can never be a run's folder (a symbolic link, root, home, the repository), or undefined. */
 export function reportsDirProblem(reportsDir: string, options: ReportsDirOptions = {}): string | undefined {
-  return placeProblem(path.resolve(reportsDir), { home: options.home ?? os.homedir(), repoRoot: options.repoRoot ?? REPO_ROOT });
+  return placeProblem(path.resolve(reportsDir), { home: options.home ?? os.homedir(), repoRoot: options.repoRoot ?? PROJECT_ROOT });
 }
 
 /**
@@ -188,7 +188,7 @@ export function reportsDirProblem(reportsDir: string, options: ReportsDirOptions
  * and marks it. Nothing is touched when it is refused.
  */
 export function prepareReportsDir(reportsDir: string, options: ReportsDirOptions = {}): PreparedReportsDir {
-  const o = { home: options.home ?? os.homedir(), repoRoot: options.repoRoot ?? REPO_ROOT };
+  const o = { home: options.home ?? os.homedir(), repoRoot: options.repoRoot ?? PROJECT_ROOT };
   const dir = path.resolve(reportsDir);
   const problem = placeProblem(dir, o);
   if (problem) return { ok: false, problem };
