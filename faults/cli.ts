@@ -5,7 +5,7 @@
  * (default 2) cases run at once. The meta-test (`tests/faults/matrix.test.ts`) runs them all.
  * `--busy` keeps every core busy meanwhile (`faults/busy.ts`): the verdicts must be the same.
  * `--compiled` certifies with a tree compiled from the sources, as the meta-test does
- * (`faults/tree.ts`); default: the sources themselves.
+ * (`faults/tree.ts`); default: the sources themselves, in this process.
  * `--minute-window-s <n>` runs the bundled reference server with "per minute" windows of `n`
  * seconds (60: real windows, as a staging deployment has) and certifies with certify's own
  * defaults instead of the matrix's short settings (their MAX_RETRY_AFTER_S is 30 s); each line

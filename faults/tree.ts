@@ -8,8 +8,9 @@ import { REPO_ROOT } from '../core/paths.ts';
 import * as sources from '../certify/run.ts';
 
 /**
- * The harness a certify run of the fault matrix uses: the sources of this clone (through tsx and
- * Playwright's loader, as `npm run certify` runs them), or the package's tree built from them
+ * The harness a certify run of the fault matrix uses: the sources of this clone (in this process
+ * through tsx and Playwright's loader; as a command, `cli/bin.mjs certify` exactly as `npm run
+ * certify` runs it, from the clone's own transpiled tree, cli/tree.mjs), or the package's tree built from them
  * (`cli/build.mjs --out`, the layout the installed package runs, its modules transpiled by esbuild:
  * `--transpile`). Both certify the same suites with the same code; the compiled one starts its
  * Playwright processes on less CPU (no TypeScript loader), which is what the matrix's many runs
@@ -28,7 +29,10 @@ export interface HarnessTree {
   onlyTests(locations: readonly string[]): string[];
 }
 
-/** The sources of this clone: `cli/bin.mjs certify` exactly as `npm run certify` runs it. */
+/**
+ * The sources of this clone: certify's own `runCertify` in this process (TypeScript), and
+ * `cli/bin.mjs certify` exactly as `npm run certify` runs it (the clone's transpiled tree).
+ */
 export const SOURCE_TREE: HarnessTree = {
   runCertify: sources.runCertify,
   certifyCli: [path.join(REPO_ROOT, 'cli', 'bin.mjs'), 'certify'],

@@ -55,7 +55,7 @@ const test = base.extend<object, { tree: HarnessTree; matrix: Matrix }>({
         (c, signal, minuteWindowMs) => {
           if (c.kind !== 'baseline')
             return runCase(c, { env: MATRIX_ENV, timeoutMs: CASE_TIMEOUT_MS, tree, signal, ...(minuteWindowMs ? { minuteWindowMs } : {}) });
-          // One run certifies with the sources (`cli/bin.mjs certify`, as `npm run certify`), the
+          // One run certifies as `npm run certify` does (`cli/bin.mjs certify`, the clone's tree), the
           // other with the compiled tree: the two ways a user runs the harness take turns on one
           // target and both pass. The outcome is the first run's, with the proxy's counts of both.
           const pair = runPair(c, MATRIX_ENV, [SOURCE_TREE, tree], signal);
@@ -92,7 +92,7 @@ test.beforeAll(runInBackground);
  * (`testsOption`); a requirement counts as caught only by a test that ran and failed. The baseline
  * and the variants run every phase through the CLI's `certify`, except a variant that names its
  * phases (`caseHolds` judges it on those). Every case certifies with a tree compiled from the
- * sources, as the installed package does; the baseline's second run with the sources themselves. Cases run in order in one worker
+ * sources, as the installed package does; the baseline's second run as `npm run certify` does. Cases run in order in one worker
  * (mode `default`: a failure does not skip the rest), and `MATRIX_CONCURRENCY` certify runs
  * (default 3) are kept going ahead of the test that needs them.
  *
