@@ -76,17 +76,20 @@ function buildInto(root, out) {
   return true;
 }
 
-/** Removes the trees of `folder` no run has started from for UNUSED_MS, and builds abandoned as long ago, but `keep`. */
+/**
+ * Removes from `folder`, but `keep`: the trees of clones that no longer exist, the trees no run has
+ * started from for UNUSED_MS, and builds abandoned as long ago.
+ */
 function prune(folder, keep) {
   const now = Date.now();
   for (const name of fs.readdirSync(folder)) {
     if (name === keep) continue;
     const dir = path.join(folder, name);
     try {
-      const used = fs.existsSync(path.join(dir, 'tree', READY_FILE))
-        ? fs.statSync(path.join(dir, 'used')).mtimeMs
-        : fs.statSync(dir).mtimeMs;
-      if (now - used > UNUSED_MS) fs.rmSync(dir, { recursive: true, force: true });
+      const whole = fs.existsSync(path.join(dir, 'tree', READY_FILE));
+      const cloneGone = whole && !fs.existsSync(fs.readFileSync(path.join(dir, 'tree', CLONE_ROOT_FILE), 'utf8'));
+      const used = whole ? fs.statSync(path.join(dir, 'used')).mtimeMs : fs.statSync(dir).mtimeMs;
+      if (cloneGone || now - used > UNUSED_MS) fs.rmSync(dir, { recursive: true, force: true });
     } catch {
       // another run removed or is building it
     }

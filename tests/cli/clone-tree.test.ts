@@ -26,12 +26,30 @@ function withTmpdir<T>(run: (tmp: string) => T): T {
   }
 }
 
+/** A tree as cloneTree leaves one (`key`), built from `clone`, last started from `usedAt`. */
+function plantTree(folder: string, key: string, clone: string, usedAt: Date): string {
+  const dir = path.join(folder, key);
+  fs.mkdirSync(path.join(dir, 'tree'), { recursive: true });
+  fs.writeFileSync(path.join(dir, 'tree', 'clone-root'), clone);
+  fs.writeFileSync(path.join(dir, 'tree', 'clone-tree-ready'), '');
+  fs.writeFileSync(path.join(dir, 'used'), '');
+  fs.utimesSync(path.join(dir, 'used'), usedAt, usedAt);
+  return dir;
+}
+
 test('the clone tree is built once, whole, in a private folder, names its clone, and is reused while the sources stay the same', () => {
   withTmpdir((tmp) => {
+    const folder = path.join(tmp, `inventory-conformance-trees-${uid}`);
+    fs.mkdirSync(folder, { mode: 0o700 });
+    // What a new build removes: the tree of a clone that is gone, and one unused for two days;
+    // the tree of another clone started from an hour ago stays.
+    const gone = plantTree(folder, 'gone', path.join(tmp, 'deleted-clone'), new Date());
+    const old = plantTree(folder, 'old', tmp, new Date(Date.now() - 48 * 3600_000));
+    const recent = plantTree(folder, 'recent', tmp, new Date(Date.now() - 3600_000));
     const entry = treeOf(REPO_ROOT);
     expect(entry, 'a tree was built').toBeDefined();
-    const folder = path.join(tmp, `inventory-conformance-trees-${uid}`);
     expect(entry!.startsWith(`${folder}${path.sep}`)).toBe(true);
+    expect([fs.existsSync(gone), fs.existsSync(old), fs.existsSync(recent)], 'gone, old, recent').toEqual([false, false, true]);
     expect(fs.statSync(folder).mode & 0o777, 'only its user may enter it').toBe(0o700);
     const tree = path.resolve(path.dirname(entry!), '..');
     expect(fs.readFileSync(path.join(tree, 'clone-root'), 'utf8')).toBe(REPO_ROOT);
