@@ -109,7 +109,10 @@ function buildModules() {
 
 /**
  * esbuild over buildModules() into DIST, each module alone: every import stays an import, and a
- * relative one's `.ts` becomes `.js`, as tsc's `rewriteRelativeImportExtensions` does. Exits 1 when it fails.
+ * relative one's `.ts` becomes `.js`, as tsc's `rewriteRelativeImportExtensions` does. Each module
+ * carries its source map inline, naming its source beside it (the sources are copied into the tree,
+ * `copyData`): so Playwright, which reads it, places every test and error at its line of the
+ * TypeScript source, `suites/auth/bearer.spec.ts:34` as in the clone. Exits 1 when it fails.
  */
 async function transpile() {
   const { build } = await import('esbuild');
@@ -122,7 +125,7 @@ async function transpile() {
     },
   };
   try {
-    await build({
+    const built = await build({
       absWorkingDir: ROOT,
       entryPoints: buildModules(),
       outdir: DIST,
@@ -135,10 +138,31 @@ async function transpile() {
       tsconfig: path.join(ROOT, 'tsconfig.build.json'),
       plugins: [relativeImports],
       logLevel: 'warning',
+      sourcemap: 'external',
+      sourcesContent: false,
+      write: false,
     });
+    writeWithMaps(built.outputFiles);
   } catch (error) {
     console.error(`build: esbuild failed: ${error?.message ?? error}`);
     process.exit(1);
+  }
+}
+
+/** Writes esbuild's modules, each with its map inline, the map naming the module's source by its file name. */
+function writeWithMaps(outputFiles) {
+  const maps = new Map(outputFiles.filter((f) => f.path.endsWith('.js.map')).map((f) => [f.path.slice(0, -'.map'.length), f.text]));
+  for (const file of outputFiles) {
+    if (file.path.endsWith('.js.map')) continue;
+    const map = maps.get(file.path);
+    let text = file.text;
+    if (map) {
+      const parsed = JSON.parse(map);
+      parsed.sources = parsed.sources.map((s) => path.basename(s));
+      text = `${text.replace(/\n?\/\/# sourceMappingURL=\S*\s*$/, '')}\n//# sourceMappingURL=data:application/json;base64,${Buffer.from(JSON.stringify(parsed)).toString('base64')}\n`;
+    }
+    fs.mkdirSync(path.dirname(file.path), { recursive: true });
+    fs.writeFileSync(file.path, text);
   }
 }
 
@@ -148,7 +172,8 @@ function copyData(rel) {
     for (const name of fs.readdirSync(abs)) if (name !== 'node_modules' && !name.startsWith('.')) copyData(path.join(rel, name));
     return;
   }
-  if (rel.endsWith('.ts') || path.basename(rel) === 'README.md' || SKIP.has(rel.split(path.sep).join('/'))) return;
+  // A transpiled tree keeps the TypeScript sources its maps name (`writeWithMaps`).
+  if ((rel.endsWith('.ts') && !TRANSPILE) || path.basename(rel) === 'README.md' || SKIP.has(rel.split(path.sep).join('/'))) return;
   fs.mkdirSync(path.dirname(path.join(DIST, rel)), { recursive: true });
   fs.copyFileSync(abs, path.join(DIST, rel));
 }

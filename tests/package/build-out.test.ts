@@ -45,6 +45,14 @@ test('build --out --transpile writes every module as .js whose relative imports 
       /(?:from\s*|import\s*\(\s*)["']\.{1,2}\/[^"']*\.ts["']/.test(fs.readFileSync(path.join(dir, f), 'utf8')),
     );
     expect(tsImports, 'modules that still import a .ts').toEqual([]);
+    // Each module's inline map names its source beside it, and the source is there.
+    const spec = fs.readFileSync(path.join(dir, 'suites', 'auth', 'bearer.spec.js'), 'utf8');
+    const inline = /\/\/# sourceMappingURL=data:application\/json;base64,(\S+)\s*$/.exec(spec);
+    expect(inline, 'an inline source map').not.toBeNull();
+    expect(JSON.parse(Buffer.from(inline![1]!, 'base64').toString('utf8')).sources).toEqual(['bearer.spec.ts']);
+    expect(fs.readFileSync(path.join(dir, 'suites', 'auth', 'bearer.spec.ts'), 'utf8')).toBe(
+      fs.readFileSync(path.join(REPO_ROOT, 'suites', 'auth', 'bearer.spec.ts'), 'utf8'),
+    );
     const finding = await import(pathToFileURL(path.join(dir, 'core', 'finding.js')).href);
     expect(finding.formatFinding({ id: 'X-01', level: 'fail', message: 'm', expected: 'a', observed: 'b' })).toBe(
       'X-01 m: expected a; observed b',
@@ -58,4 +66,37 @@ test('build --transpile without --out exits 2 and leaves dist/ alone', () => {
   const r = spawnSync(process.execPath, [path.join(REPO_ROOT, 'cli', 'build.mjs'), '--transpile'], { encoding: 'utf8', timeout: 60_000 });
   expect(r.status, r.stderr).toBe(2);
   expect(r.stderr).toContain('--transpile builds only a tree elsewhere (--out <folder>)');
+});
+
+// Playwright reads the maps: the tree's tests stand at the lines of the TypeScript sources, so a
+// run from the clone's tree names `suites/auth/bearer.spec.ts:34` as a run from the sources does.
+test("build --out --transpile: Playwright lists the tree's tests at the same files and lines as the sources'", () => {
+  const dir = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'build-out-')), 'tree');
+  try {
+    const r = spawnSync(process.execPath, [path.join(REPO_ROOT, 'cli', 'build.mjs'), '--out', dir, '--transpile'], {
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    expect(r.status, r.stderr).toBe(0);
+    fs.symlinkSync(path.join(REPO_ROOT, 'node_modules'), path.join(dir, 'node_modules'), 'dir');
+    const list = (root: string, config: string) => {
+      const l = spawnSync(
+        process.execPath,
+        [path.join(REPO_ROOT, 'node_modules', '@playwright', 'test', 'cli.js'), 'test', '--list', '--project=functional', '-c', config],
+        {
+          cwd: root,
+          encoding: 'utf8',
+          timeout: 120_000,
+          env: { PATH: process.env.PATH, HOME: process.env.HOME, REPORTS_DIR: path.join(path.dirname(dir), 'reports') },
+        },
+      );
+      expect(l.status, l.stderr).toBe(0);
+      return l.stdout.split('\n').filter((line) => line.includes('[functional]'));
+    };
+    const fromSources = list(REPO_ROOT, 'playwright.config.ts');
+    expect(fromSources.length).toBeGreaterThan(50);
+    expect(list(dir, 'playwright.config.js')).toEqual(fromSources);
+  } finally {
+    fs.rmSync(path.dirname(dir), { recursive: true, force: true });
+  }
 });
