@@ -23,8 +23,10 @@ export interface HarnessTree {
   certifyCli: readonly string[];
   /**
    * certify's `onlyTests` for this tree, from locations of the sources (`<folder>/<file>.ts:<line>`
-   * under `suites/`). A compiled tree's lines differ from the sources', so it keeps the files and
-   * leaves the selection to the exact titles that go with them (a title is unique in its file).
+   * under `suites/`). A compiled tree's test files are `.js`, its tests stand where their source
+   * maps place them (the `.ts` lines), and Playwright matches a file filter against both; so it keeps
+   * the files, as a pattern that names both, and leaves the selection to the exact titles that go
+   * with them (a title is unique in its file).
    */
   onlyTests(locations: readonly string[]): string[];
 }
@@ -65,7 +67,12 @@ export async function compiledTree(): Promise<CompiledTree> {
     fs.symlinkSync(dependenciesOf(REPO_ROOT), path.join(root, 'node_modules'), 'dir');
     const launcher = path.join(dir, 'certify.mjs');
     fs.writeFileSync(launcher, `const cli = await import('./tree/cli/main.js');\nawait cli.run(process.argv.slice(2));\n`);
-    const compiled = (await import(pathToFileURL(path.join(root, 'certify', 'run.js')).href)) as typeof sources;
+    // Through a JavaScript module of its own: imported from TypeScript, `run.js` would resolve to
+    // the `run.ts` beside it (the tree keeps the sources its source maps name), as tsx and
+    // Playwright's loader resolve a TypeScript module's imports.
+    const entry = path.join(dir, 'run.mjs');
+    fs.writeFileSync(entry, `export * from './tree/certify/run.js';\n`);
+    const compiled = (await import(pathToFileURL(entry).href)) as typeof sources;
     const tree: HarnessTree = {
       runCertify: compiled.runCertify,
       certifyCli: [launcher, 'certify'],
@@ -85,9 +92,13 @@ function dependenciesOf(root: string): string {
   return manifest.slice(0, manifest.lastIndexOf(`${folder}${path.sep}`) + folder.length);
 }
 
-/** The compiled files of source locations under `suites/` (`auth/bearer.spec.ts:34` → `auth/bearer.spec.js`), once each. */
+/**
+ * The files of source locations under `suites/` as Playwright file filters (regular expressions)
+ * that match the compiled file and the source its map names (`auth/bearer.spec.ts:34` →
+ * `auth/bearer.spec.[jt]s`), once each.
+ */
 export function compiledFiles(locations: readonly string[]): string[] {
-  return [...new Set(locations.map((l) => l.replace(/\.ts(?::\d+)?$/, '.js')))];
+  return [...new Set(locations.map((l) => l.replace(/\.ts(?::\d+)?$/, '.[jt]s')))];
 }
 
 /** `cli/build.mjs --out --transpile`, killed past BUILD_TIMEOUT_MS; throws with the end of its output when it fails. */

@@ -261,13 +261,15 @@ test("a fault's tests are the same whether selected by location and title or, as
     const byFile = byTitle.filter((t) => files.includes(t.file ?? '')).map(key);
     expect(byFile, `${c.name}: the tests of its files with its titles`).toEqual(byLocation);
     expect(SOURCE_TREE.onlyTests(c.tests!), 'the sources keep the locations').toEqual(c.tests);
-    expect(compiledFiles(c.tests!), 'a compiled tree takes the files').toEqual([...new Set(files.map((f) => f.replace(/\.ts$/, '.js')))]);
+    expect(compiledFiles(c.tests!), 'a compiled tree takes the files').toEqual([
+      ...new Set(files.map((f) => f.replace(/\.ts$/, '.[jt]s'))),
+    ]);
     compared++;
   }
   expect(compared, 'faults that name their tests').toBeGreaterThan(40);
   expect(compiledFiles(['auth/bearer.spec.ts:34', 'auth/bearer.spec.ts:80', 'errors/error-body.spec.ts:17'])).toEqual([
-    'auth/bearer.spec.js',
-    'errors/error-body.spec.js',
+    'auth/bearer.spec.[jt]s',
+    'errors/error-body.spec.[jt]s',
   ]);
 });
 
