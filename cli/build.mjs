@@ -34,6 +34,16 @@ if (TRANSPILE && !OUT) {
   console.error('build: --transpile builds only a tree elsewhere (--out <folder>); dist/ is always compiled by tsc');
   process.exit(2);
 }
+/**
+ * `--source-maps` (only with `--transpile`): each module carries its source map, and its TypeScript
+ * source is copied beside it (`writeWithMaps`), so that a run names the sources' files and lines.
+ * A clone's own tree has them (cli/tree.mjs); the fault matrix's, whose locations nobody reads, not.
+ */
+const SOURCE_MAPS = process.argv.includes('--source-maps');
+if (SOURCE_MAPS && !TRANSPILE) {
+  console.error('build: --source-maps goes with --transpile (tsc builds dist/ without maps)');
+  process.exit(2);
+}
 /** The launcher (the package runs it from cli/bin.mjs, beside dist/) and this script. */
 const SKIP = new Set(['cli/bin.mjs', 'cli/build.mjs', 'cli/tree.mjs']);
 
@@ -109,10 +119,11 @@ function buildModules() {
 
 /**
  * esbuild over buildModules() into DIST, each module alone: every import stays an import, and a
- * relative one's `.ts` becomes `.js`, as tsc's `rewriteRelativeImportExtensions` does. Each module
- * carries its source map inline, naming its source beside it (the sources are copied into the tree,
- * `copyData`): so Playwright, which reads it, places every test and error at its line of the
- * TypeScript source, `suites/auth/bearer.spec.ts:34` as in the clone. Exits 1 when it fails.
+ * relative one's `.ts` becomes `.js`, as tsc's `rewriteRelativeImportExtensions` does. With
+ * SOURCE_MAPS each module carries its source map inline, naming its source beside it (the sources
+ * are copied into the tree, `copyData`): so Playwright, which reads it, places every test and error
+ * at its line of the TypeScript source, `suites/auth/bearer.spec.ts:34` as in the clone. Exits 1
+ * when it fails.
  */
 async function transpile() {
   const { build } = await import('esbuild');
@@ -138,7 +149,7 @@ async function transpile() {
       tsconfig: path.join(ROOT, 'tsconfig.build.json'),
       plugins: [relativeImports],
       logLevel: 'warning',
-      sourcemap: 'external',
+      sourcemap: SOURCE_MAPS ? 'external' : false,
       sourcesContent: false,
       write: false,
     });
@@ -172,8 +183,8 @@ function copyData(rel) {
     for (const name of fs.readdirSync(abs)) if (name !== 'node_modules' && !name.startsWith('.')) copyData(path.join(rel, name));
     return;
   }
-  // A transpiled tree keeps the TypeScript sources its maps name (`writeWithMaps`).
-  if ((rel.endsWith('.ts') && !TRANSPILE) || path.basename(rel) === 'README.md' || SKIP.has(rel.split(path.sep).join('/'))) return;
+  // A tree with source maps keeps the TypeScript sources they name (`writeWithMaps`).
+  if ((rel.endsWith('.ts') && !SOURCE_MAPS) || path.basename(rel) === 'README.md' || SKIP.has(rel.split(path.sep).join('/'))) return;
   fs.mkdirSync(path.dirname(path.join(DIST, rel)), { recursive: true });
   fs.copyFileSync(abs, path.join(DIST, rel));
 }

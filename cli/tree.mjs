@@ -1,5 +1,6 @@
 // The clone's transpiled tree: `cli/bin.mjs` in a clone runs the harness from a copy of the
-// package's tree built from the clone's sources (`cli/build.mjs --out --transpile`), kept in a
+// package's tree built from the clone's sources (`cli/build.mjs --out --transpile --source-maps`,
+// so that a run names the sources' files and lines), kept in a
 // private folder of the OS temp dir and built again whenever a source changes. Every process of a
 // run (certify, the reference server, Playwright's runners and workers) then loads plain
 // JavaScript: none compiles TypeScript, which on a first run is most of the time before the first
@@ -62,7 +63,7 @@ function privateFolder() {
 
 /** Builds the tree of `root` into `out` (a new folder); true when it is whole. */
 function buildInto(root, out) {
-  const build = spawnSync(process.execPath, [path.join(root, 'cli', 'build.mjs'), '--out', out, '--transpile'], {
+  const build = spawnSync(process.execPath, [path.join(root, 'cli', 'build.mjs'), '--out', out, '--transpile', '--source-maps'], {
     cwd: root,
     stdio: 'ignore',
     timeout: BUILD_TIMEOUT_MS,

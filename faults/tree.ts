@@ -23,10 +23,11 @@ export interface HarnessTree {
   certifyCli: readonly string[];
   /**
    * certify's `onlyTests` for this tree, from locations of the sources (`<folder>/<file>.ts:<line>`
-   * under `suites/`). A compiled tree's test files are `.js`, its tests stand where their source
-   * maps place them (the `.ts` lines), and Playwright matches a file filter against both; so it keeps
-   * the files, as a pattern that names both, and leaves the selection to the exact titles that go
-   * with them (a title is unique in its file).
+   * under `suites/`). A compiled tree's test files are `.js`, and its tests stand at the `.js`
+   * lines, or, in a tree with source maps, at the `.ts` lines the maps name; Playwright matches a
+   * file filter against both the file and the test's place. So it keeps the files, as a pattern that
+   * names both, and leaves the selection to the exact titles that go with them (a title is unique
+   * in its file).
    */
   onlyTests(locations: readonly string[]): string[];
 }
@@ -67,8 +68,8 @@ export async function compiledTree(): Promise<CompiledTree> {
     fs.symlinkSync(dependenciesOf(REPO_ROOT), path.join(root, 'node_modules'), 'dir');
     const launcher = path.join(dir, 'certify.mjs');
     fs.writeFileSync(launcher, `const cli = await import('./tree/cli/main.js');\nawait cli.run(process.argv.slice(2));\n`);
-    // Through a JavaScript module of its own: imported from TypeScript, `run.js` would resolve to
-    // the `run.ts` beside it (the tree keeps the sources its source maps name), as tsx and
+    // Through a JavaScript module of its own: imported from TypeScript, `run.js` would resolve to a
+    // `run.ts` beside it (a tree built with source maps keeps the sources they name), as tsx and
     // Playwright's loader resolve a TypeScript module's imports.
     const entry = path.join(dir, 'run.mjs');
     fs.writeFileSync(entry, `export * from './tree/certify/run.js';\n`);

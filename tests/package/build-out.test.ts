@@ -45,6 +45,59 @@ test('build --out --transpile writes every module as .js whose relative imports 
       /(?:from\s*|import\s*\(\s*)["']\.{1,2}\/[^"']*\.ts["']/.test(fs.readFileSync(path.join(dir, f), 'utf8')),
     );
     expect(tsImports, 'modules that still import a .ts').toEqual([]);
+    // Without --source-maps: no map, and no TypeScript source in the tree.
+    expect(fs.readFileSync(path.join(dir, 'suites', 'auth', 'bearer.spec.js'), 'utf8')).not.toContain('sourceMappingURL');
+    expect(texts.length).toBeGreaterThan(100);
+    expect(
+      fs.readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts')),
+      'TypeScript sources in the tree',
+    ).toEqual([]);
+    // Node alone runs a module (imported from TypeScript, with a tree that holds the sources,
+    // finding.js would resolve to the finding.ts beside it).
+    const run = spawnSync(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        `const f = await import(${JSON.stringify(pathToFileURL(path.join(dir, 'core', 'finding.js')).href)}); process.stdout.write(f.formatFinding({ id: 'X-01', level: 'fail', message: 'm', expected: 'a', observed: 'b' }));`,
+      ],
+      { encoding: 'utf8', timeout: 30_000 },
+    );
+    expect(run.stdout, run.stderr).toBe('X-01 m: expected a; observed b');
+  } finally {
+    fs.rmSync(path.dirname(dir), { recursive: true, force: true });
+  }
+});
+
+test('build --transpile without --out, and --source-maps without --transpile, exit 2 and build nothing', () => {
+  const r = spawnSync(process.execPath, [path.join(REPO_ROOT, 'cli', 'build.mjs'), '--transpile'], { encoding: 'utf8', timeout: 60_000 });
+  expect(r.status, r.stderr).toBe(2);
+  expect(r.stderr).toContain('--transpile builds only a tree elsewhere (--out <folder>)');
+  const dir = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'build-out-')), 'tree');
+  try {
+    const m = spawnSync(process.execPath, [path.join(REPO_ROOT, 'cli', 'build.mjs'), '--out', dir, '--source-maps'], {
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    expect(m.status, m.stderr).toBe(2);
+    expect(m.stderr).toContain('--source-maps goes with --transpile');
+    expect(fs.existsSync(dir), 'nothing built').toBe(false);
+  } finally {
+    fs.rmSync(path.dirname(dir), { recursive: true, force: true });
+  }
+});
+
+// `--source-maps` (a clone's own tree, cli/tree.mjs): Playwright reads the maps, so the tree's
+// tests stand at the lines of the TypeScript sources, and a run from the clone's tree names
+// `suites/auth/bearer.spec.ts:34` as a run from the sources does.
+test("build --out --transpile --source-maps: Playwright lists the tree's tests at the same files and lines as the sources'", () => {
+  const dir = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'build-out-')), 'tree');
+  try {
+    const r = spawnSync(process.execPath, [path.join(REPO_ROOT, 'cli', 'build.mjs'), '--out', dir, '--transpile', '--source-maps'], {
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    expect(r.status, r.stderr).toBe(0);
     // Each module's inline map names its source beside it, and the source is there.
     const spec = fs.readFileSync(path.join(dir, 'suites', 'auth', 'bearer.spec.js'), 'utf8');
     const inline = /\/\/# sourceMappingURL=data:application\/json;base64,(\S+)\s*$/.exec(spec);
@@ -53,31 +106,6 @@ test('build --out --transpile writes every module as .js whose relative imports 
     expect(fs.readFileSync(path.join(dir, 'suites', 'auth', 'bearer.spec.ts'), 'utf8')).toBe(
       fs.readFileSync(path.join(REPO_ROOT, 'suites', 'auth', 'bearer.spec.ts'), 'utf8'),
     );
-    const finding = await import(pathToFileURL(path.join(dir, 'core', 'finding.js')).href);
-    expect(finding.formatFinding({ id: 'X-01', level: 'fail', message: 'm', expected: 'a', observed: 'b' })).toBe(
-      'X-01 m: expected a; observed b',
-    );
-  } finally {
-    fs.rmSync(path.dirname(dir), { recursive: true, force: true });
-  }
-});
-
-test('build --transpile without --out exits 2 and leaves dist/ alone', () => {
-  const r = spawnSync(process.execPath, [path.join(REPO_ROOT, 'cli', 'build.mjs'), '--transpile'], { encoding: 'utf8', timeout: 60_000 });
-  expect(r.status, r.stderr).toBe(2);
-  expect(r.stderr).toContain('--transpile builds only a tree elsewhere (--out <folder>)');
-});
-
-// Playwright reads the maps: the tree's tests stand at the lines of the TypeScript sources, so a
-// run from the clone's tree names `suites/auth/bearer.spec.ts:34` as a run from the sources does.
-test("build --out --transpile: Playwright lists the tree's tests at the same files and lines as the sources'", () => {
-  const dir = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'build-out-')), 'tree');
-  try {
-    const r = spawnSync(process.execPath, [path.join(REPO_ROOT, 'cli', 'build.mjs'), '--out', dir, '--transpile'], {
-      encoding: 'utf8',
-      timeout: 60_000,
-    });
-    expect(r.status, r.stderr).toBe(0);
     fs.symlinkSync(path.join(REPO_ROOT, 'node_modules'), path.join(dir, 'node_modules'), 'dir');
     const list = (root: string, config: string) => {
       const l = spawnSync(
