@@ -26,17 +26,29 @@ test('build --out refuses a folder that holds files, leaves it as it was, and ex
   }
 });
 
+/**
+ * Runs `cli/build.mjs --out <a new folder's tree> …flags` and `check` on it (with the build's
+ * result), then removes the folder.
+ */
+async function withBuild(flags: string[], check: (dir: string, build: ReturnType<typeof spawnSync>) => void | Promise<void>) {
+  const dir = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'build-out-')), 'tree');
+  try {
+    const build = spawnSync(process.execPath, [path.join(REPO_ROOT, 'cli', 'build.mjs'), '--out', dir, ...flags], {
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    await check(dir, build);
+  } finally {
+    fs.rmSync(path.dirname(dir), { recursive: true, force: true });
+  }
+}
+
 // `--transpile` (the fault matrix's tree, faults/tree.ts): the same tree with its modules
 // transpiled by esbuild, each alone, whose relative imports name the compiled `.js` as tsc's
 // `rewriteRelativeImportExtensions` does; dist/ itself is only ever compiled by tsc.
 test('build --out --transpile writes every module as .js whose relative imports name .js, and runs', async () => {
-  const dir = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'build-out-')), 'tree');
-  try {
-    const r = spawnSync(process.execPath, [path.join(REPO_ROOT, 'cli', 'build.mjs'), '--out', dir, '--transpile'], {
-      encoding: 'utf8',
-      timeout: 60_000,
-    });
-    expect(r.status, r.stderr).toBe(0);
+  await withBuild(['--transpile'], (dir, r) => {
+    expect(r.status, String(r.stderr)).toBe(0);
     const modules = fs.readdirSync(path.join(REPO_ROOT, 'core')).filter((f) => f.endsWith('.ts'));
     for (const m of modules) expect(fs.existsSync(path.join(dir, 'core', m.replace(/\.ts$/, '.js'))), m).toBe(true);
     expect(fs.existsSync(path.join(dir, 'certify', 'bench.js')), 'excluded by tsconfig.build.json').toBe(false);
@@ -64,40 +76,26 @@ test('build --out --transpile writes every module as .js whose relative imports 
       { encoding: 'utf8', timeout: 30_000 },
     );
     expect(run.stdout, run.stderr).toBe('X-01 m: expected a; observed b');
-  } finally {
-    fs.rmSync(path.dirname(dir), { recursive: true, force: true });
-  }
+  });
 });
 
-test('build --transpile without --out, and --source-maps without --transpile, exit 2 and build nothing', () => {
+test('build --transpile without --out, and --source-maps without --transpile, exit 2 and build nothing', async () => {
   const r = spawnSync(process.execPath, [path.join(REPO_ROOT, 'cli', 'build.mjs'), '--transpile'], { encoding: 'utf8', timeout: 60_000 });
   expect(r.status, r.stderr).toBe(2);
   expect(r.stderr).toContain('--transpile builds only a tree elsewhere (--out <folder>)');
-  const dir = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'build-out-')), 'tree');
-  try {
-    const m = spawnSync(process.execPath, [path.join(REPO_ROOT, 'cli', 'build.mjs'), '--out', dir, '--source-maps'], {
-      encoding: 'utf8',
-      timeout: 60_000,
-    });
-    expect(m.status, m.stderr).toBe(2);
-    expect(m.stderr).toContain('--source-maps goes with --transpile');
+  await withBuild(['--source-maps'], (dir, m) => {
+    expect(m.status, String(m.stderr)).toBe(2);
+    expect(String(m.stderr)).toContain('--source-maps goes with --transpile');
     expect(fs.existsSync(dir), 'nothing built').toBe(false);
-  } finally {
-    fs.rmSync(path.dirname(dir), { recursive: true, force: true });
-  }
+  });
 });
 
 // `--source-maps` (a clone's own tree, cli/tree.mjs): Playwright reads the maps, so the tree's
 // tests stand at the lines of the TypeScript sources, and a run from the clone's tree names
 // `suites/auth/bearer.spec.ts:34` as a run from the sources does.
-test("build --out --transpile --source-maps: Playwright lists the tree's tests at the same files and lines as the sources'", () => {
-  const dir = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'build-out-')), 'tree');
-  try {
-    const r = spawnSync(process.execPath, [path.join(REPO_ROOT, 'cli', 'build.mjs'), '--out', dir, '--transpile', '--source-maps'], {
-      encoding: 'utf8',
-      timeout: 60_000,
-    });
-    expect(r.status, r.stderr).toBe(0);
+test("build --out --transpile --source-maps: Playwright lists the tree's tests at the same files and lines as the sources'", async () => {
+  await withBuild(['--transpile', '--source-maps'], (dir, r) => {
+    expect(r.status, String(r.stderr)).toBe(0);
     // Each module's inline map names its source beside it, and the source is there.
     const spec = fs.readFileSync(path.join(dir, 'suites', 'auth', 'bearer.spec.js'), 'utf8');
     const inline = /\/\/# sourceMappingURL=data:application\/json;base64,(\S+)\s*$/.exec(spec);
@@ -124,7 +122,5 @@ test("build --out --transpile --source-maps: Playwright lists the tree's tests a
     const fromSources = list(REPO_ROOT, 'playwright.config.ts');
     expect(fromSources.length).toBeGreaterThan(50);
     expect(list(dir, 'playwright.config.js')).toEqual(fromSources);
-  } finally {
-    fs.rmSync(path.dirname(dir), { recursive: true, force: true });
-  }
+  });
 });
