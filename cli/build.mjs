@@ -36,7 +36,7 @@ if (TRANSPILE && !OUT) {
 }
 /**
  * `--source-maps` (only with `--transpile`): each module carries its source map, and its TypeScript
- * source is copied beside it (`writeWithMaps`), so that a run names the sources' files and lines.
+ * source is copied beside it (`writeModules`), so that a run names the sources' files and lines.
  * A clone's own tree has them (cli/tree.mjs); the fault matrix's, whose locations nobody reads, not.
  */
 const SOURCE_MAPS = process.argv.includes('--source-maps');
@@ -47,10 +47,10 @@ if (SOURCE_MAPS && !TRANSPILE) {
 /** The launcher (the package runs it from cli/bin.mjs, beside dist/) and this script. */
 const SKIP = new Set(['cli/bin.mjs', 'cli/build.mjs', 'cli/tree.mjs']);
 
-// `prepare` runs on every `npm install` in a clone too, where the sources run through tsx and
-// nothing needs building; npm sets these variables only while it prepares a git dependency (it
-// installs the clone's dependencies with _PACOTE_NO_PREPARE_, then runs prepare with
-// npm_package_resolved), which is the case that needs dist/.
+// `prepare` runs on every `npm install` in a clone too, where `cli/bin.mjs` runs the clone's own
+// tree (cli/tree.mjs) and dist/ is not needed; npm sets these variables only while it prepares a
+// git dependency (it installs the clone's dependencies with _PACOTE_NO_PREPARE_, then runs prepare
+// with npm_package_resolved), which is the case that needs dist/.
 if (process.argv.includes('--git-dependency-only') && !process.env._PACOTE_NO_PREPARE_ && !process.env.npm_package_resolved)
   process.exit(0);
 
@@ -153,15 +153,18 @@ async function transpile() {
       sourcesContent: false,
       write: false,
     });
-    writeWithMaps(built.outputFiles);
+    writeModules(built.outputFiles);
   } catch (error) {
     console.error(`build: esbuild failed: ${error?.message ?? error}`);
     process.exit(1);
   }
 }
 
-/** Writes esbuild's modules, each with its map inline, the map naming the module's source by its file name. */
-function writeWithMaps(outputFiles) {
+/**
+ * Writes esbuild's modules; with SOURCE_MAPS each carries its map inline (esbuild's `external` maps
+ * come as files of their own, without a comment), the map naming the module's source by its file name.
+ */
+function writeModules(outputFiles) {
   const maps = new Map(outputFiles.filter((f) => f.path.endsWith('.js.map')).map((f) => [f.path.slice(0, -'.map'.length), f.text]));
   for (const file of outputFiles) {
     if (file.path.endsWith('.js.map')) continue;
@@ -170,7 +173,7 @@ function writeWithMaps(outputFiles) {
     if (map) {
       const parsed = JSON.parse(map);
       parsed.sources = parsed.sources.map((s) => path.basename(s));
-      text = `${text.replace(/\n?\/\/# sourceMappingURL=\S*\s*$/, '')}\n//# sourceMappingURL=data:application/json;base64,${Buffer.from(JSON.stringify(parsed)).toString('base64')}\n`;
+      text = `${text.trimEnd()}\n//# sourceMappingURL=data:application/json;base64,${Buffer.from(JSON.stringify(parsed)).toString('base64')}\n`;
     }
     fs.mkdirSync(path.dirname(file.path), { recursive: true });
     fs.writeFileSync(file.path, text);
@@ -183,7 +186,7 @@ function copyData(rel) {
     for (const name of fs.readdirSync(abs)) if (name !== 'node_modules' && !name.startsWith('.')) copyData(path.join(rel, name));
     return;
   }
-  // A tree with source maps keeps the TypeScript sources they name (`writeWithMaps`).
+  // A tree with source maps keeps the TypeScript sources they name (`writeModules`).
   if ((rel.endsWith('.ts') && !SOURCE_MAPS) || path.basename(rel) === 'README.md' || SKIP.has(rel.split(path.sep).join('/'))) return;
   fs.mkdirSync(path.dirname(path.join(DIST, rel)), { recursive: true });
   fs.copyFileSync(abs, path.join(DIST, rel));

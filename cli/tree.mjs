@@ -1,7 +1,7 @@
 // The clone's transpiled tree: `cli/bin.mjs` in a clone runs the harness from a copy of the
 // package's tree built from the clone's sources (`cli/build.mjs --out --transpile --source-maps`,
-// so that a run names the sources' files and lines), kept in a
-// private folder of the OS temp dir and built again whenever a source changes. Every process of a
+// so that a run names the sources' files and lines), kept in a private folder of the OS temp dir
+// and built again whenever a source changes. Every process of a
 // run (certify, the reference server, Playwright's runners and workers) then loads plain
 // JavaScript: none compiles TypeScript, which on a first run is most of the time before the first
 // request. Also the digest of the build's inputs, which `cli/build.mjs` records in dist/.
