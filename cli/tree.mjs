@@ -8,9 +8,9 @@
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { privateFolder } from '../core/private-folder.cjs';
 
 /** Folders whose files the build reads: the modules, and the data files a run reads beside them. */
 export const DATA_DIRS = ['core', 'certify', 'cli', 'settings', 'suites', 'schemas', 'reference-server', 'fixtures', 'spec'];
@@ -38,28 +38,6 @@ export const CLONE_ROOT_FILE = 'clone-root';
 const BUILD_TIMEOUT_MS = 60_000;
 /** A tree no run has started from for this long is removed when another is built. */
 const UNUSED_MS = 24 * 60 * 60 * 1000;
-
-/**
- * The folder of the clone's trees: `inventory-conformance-trees-<uid>` in the OS temp dir, made
- * private (0700). Undefined when it cannot be made, or when it is not a folder of this user's that
- * nobody else may write (another user's code must never run as this one's harness).
- */
-function privateFolder() {
-  const uid = typeof process.getuid === 'function' ? process.getuid() : undefined;
-  const dir = path.join(os.tmpdir(), `inventory-conformance-trees-${uid ?? 'user'}`);
-  try {
-    fs.mkdirSync(dir, { mode: 0o700 });
-  } catch (error) {
-    if (error?.code !== 'EEXIST') return undefined;
-  }
-  try {
-    const stat = fs.lstatSync(dir);
-    if (!stat.isDirectory() || (uid !== undefined && stat.uid !== uid) || (stat.mode & 0o077) !== 0) return undefined;
-    return dir;
-  } catch {
-    return undefined;
-  }
-}
 
 /** Builds the tree of `root` into `out` (a new folder); true when it is whole. */
 function buildInto(root, out) {
@@ -106,7 +84,7 @@ function prune(folder, keep) {
  */
 export function cloneTree(root) {
   try {
-    const folder = privateFolder();
+    const folder = privateFolder('inventory-conformance-trees');
     if (!folder || !fs.existsSync(path.join(root, 'node_modules'))) return undefined;
     const key = createHash('sha256')
       .update(`${root}\0${inputsDigest(root)}`)
