@@ -4,8 +4,8 @@
  * with `node --require` through `NODE_OPTIONS` (core/playwright-env.ts `playwrightEnv`).
  *
  * Every phase, listing and merge of a run starts Playwright's runner and workers anew, and each of
- * them compiles Playwright's bundles again (`coreBundle.js`, `utilsBundle.js`, `expect.js`: about
- * 8 MB of JavaScript). Measured on Node 20 (2 cores): loading `playwright-core`'s `coreBundle.js`
+ * them compiles Playwright's bundles again (`coreBundle.js`, `utilsBundle.js`, `babelBundle.js`,
+ * `expect.js`: about 10 MB of JavaScript). Measured on Node 20 (2 cores): loading `playwright-core`'s `coreBundle.js`
  * took 0.60 CPU-s, and 0.41 with the code an earlier process compiled; `expect.js` 0.70 and 0.40.
  * Node 22 does this itself (`module.enableCompileCache`); Node 20 has no such thing.
  *
@@ -52,10 +52,14 @@ const REVIEWED = {
   'playwright-core/lib/utilsBundle.js': { imports: 3, when: () => globalThis.crypto !== undefined },
   // Jest's `importModule`: Jest's own configuration files, which Playwright's `expect` never reads.
   'playwright/lib/matchers/expect.js': { imports: 1, when: () => true },
+  // Babel's `import_` loads ESM configuration files and plugins named as strings: Playwright's
+  // transform gives Babel `configFile: false`, `babelrc: false` and its plugins as objects. The
+  // other sixteen are messages and a method named `import`.
+  'playwright/lib/transform/babelBundle.js': { imports: 17, when: () => true },
 };
 
-/** What this process did, for the tests: modules read from the cache, compiled without an entry, entries rejected. */
-const stats = { hits: 0, misses: 0, rejected: 0, folder: undefined };
+/** What this process did, for the tests: modules read from the cache, compiled without an entry, entries rejected; the modules cached. */
+const stats = { hits: 0, misses: 0, rejected: 0, folder: undefined, modules: [] };
 globalThis[Symbol.for('inventory-conformance.code-cache')] = stats;
 
 /** The entry's name of the module at `filename`, or undefined when it is not cached. */
@@ -127,6 +131,7 @@ function compileCached(content, filename, file) {
     // no entry yet
   }
   const script = new vm.Script(Module.wrap(content), { filename, cachedData });
+  stats.modules.push(filename);
   if (cachedData && !script.cachedDataRejected) stats.hits++;
   else {
     stats[cachedData ? 'rejected' : 'misses']++;

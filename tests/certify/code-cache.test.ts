@@ -17,6 +17,7 @@ interface Stats {
   misses: number;
   rejected: number;
   folder?: string;
+  modules: string[];
 }
 
 const UID = process.getuid!();
@@ -75,6 +76,24 @@ globalThis.value = [typeof test, typeof test.describe, typeof expect, typeof exp
     expect(second.stats, 'the next process reads every one of them').toMatchObject({ hits: first.stats.misses, misses: 0, rejected: 0 });
     expect(second.value, "Playwright's exports are the same").toEqual(first.value);
     expect(second.value).toEqual(['function', 'function', 'function', 'function']);
+  });
+});
+
+test('the large modules of the installed Playwright that hold dynamic imports are cached: each holds the imports it was reviewed with', () => {
+  withTemp((tmp) => {
+    const modules = [
+      'playwright-core/lib/coreBundle.js',
+      'playwright-core/lib/utilsBundle.js',
+      'playwright/lib/matchers/expect.js',
+      'playwright/lib/transform/babelBundle.js',
+    ];
+    const paths = modules.map((m) => path.join(REPO_ROOT, 'node_modules', m));
+    const { stats } = run(tmp, paths.map((p) => `require(${JSON.stringify(p)});`).join('\n'));
+    for (const p of paths)
+      expect(
+        stats.modules,
+        `${path.relative(REPO_ROOT, p)} is cached (after an upgrade of Playwright, read its imports again: core/code-cache.cjs REVIEWED)`,
+      ).toContain(p);
   });
 });
 
@@ -158,7 +177,7 @@ test('a cache folder that others may write, or that is a link, is not used: noth
       for (let i = 0; i < 2; i++) {
         const result = run(tmp, script);
         expect(result.value, kind).toBe('loaded');
-        expect(result.stats, kind).toEqual({ hits: 0, misses: 0, rejected: 0 });
+        expect(result.stats, kind).toEqual({ hits: 0, misses: 0, rejected: 0, modules: [] });
       }
       expect(fs.readdirSync(elsewhere), kind).toEqual([]);
       expect(fs.readdirSync(cacheIn(tmp)), kind).toEqual([]);
