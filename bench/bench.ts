@@ -4,7 +4,8 @@
  * Each scenario pairs two targets (`bench/target.ts`, each in its own process on loopback) and
  * loads them in turn, in alternating rounds, with the same autocannon settings; it prints req/s,
  * p50/p99, the CPU time the target's processes spent per request, the ratio per round and the
- * median ratios. Scenarios (`BENCH_SCENARIOS`, comma-separated; default all):
+ * median ratios with their 95 % intervals (bench/stats.ts); a goal reads `met` only when the whole
+ * interval is at or above it, `not met` when it is below, else `cannot tell`. Scenarios (`BENCH_SCENARIOS`, comma-separated; default all):
  *
  * - `list`: `GET /v1/inventory` (in memory, `load` key) against a bare `node:http` server that
  *   returns the same bytes (goal ≥ 0.98);
@@ -52,6 +53,7 @@ import { fileURLToPath } from 'node:url';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import autocannon from 'autocannon';
+import { median, medianInterval, readGoal } from './stats.ts';
 
 const num = (name: string, fallback: number, min = 1): number => {
   const raw = process.env[name];
@@ -340,11 +342,18 @@ function check(label: string, r: RunResult, status: number): void {
   }
 }
 
-const median = (values: number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-};
+/** A ratio's median with its interval (bench/stats.ts), e.g. `0.934 [0.80–1.02]`. */
+function withInterval(values: number[]): string {
+  const interval = medianInterval(values);
+  return `${median(values).toFixed(3)}${interval ? ` [${interval.low.toFixed(2)}–${interval.high.toFixed(2)}]` : ''}`;
+}
+
+/** What the rounds show about the goal, by req/s and by CPU per request. */
+function goalText(goal: number, ratios: number[], cpuRatios: number[]): string {
+  const interval = medianInterval(ratios);
+  const level = interval ? ` (intervals: ${(interval.confidence * 100).toFixed(0)} % for the median, from ${ratios.length} rounds)` : '';
+  return `  goal >= ${goal}: ${readGoal(interval, goal)} by req/s, ${readGoal(medianInterval(cpuRatios), goal)} by CPU${level}`;
+}
 
 const fmt = (r: RunResult): string =>
   `${r.rps.toFixed(0).padStart(7)} req/s  p50 ${String(r.p50).padStart(3)} ms  p99 ${String(r.p99).padStart(3)} ms  cpu ${r.cpuPerRequest.toFixed(1).padStart(6)} µs/req`;
@@ -388,12 +397,9 @@ async function compare(pair: Pair): Promise<{ a: RunResult[]; b: RunResult[]; ra
   }
   const ratio = median(ratios);
   const cpuRatio = median(cpuRatios);
-  const goal =
-    pair.goal === undefined
-      ? ''
-      : `  (goal >= ${pair.goal}: ${ratio >= pair.goal ? 'met' : 'NOT met'} by req/s, ${cpuRatio >= pair.goal ? 'met' : 'NOT met'} by CPU)`;
+  const goal = pair.goal === undefined ? '' : goalText(pair.goal, ratios, cpuRatios);
   const line =
-    `${pair.scenario.padEnd(9)} median ratio ${pair.ratioName}: ${ratio.toFixed(3)} by req/s, ${cpuRatio.toFixed(3)} by CPU per request${goal}; ` +
+    `${pair.scenario.padEnd(9)} median ratio ${pair.ratioName}: ${withInterval(ratios)} by req/s, ${withInterval(cpuRatios)} by CPU per request${goal}; ` +
     `median ${median(runs.a.map((r) => r.rps)).toFixed(0)} vs ${median(runs.b.map((r) => r.rps)).toFixed(0)} req/s, ` +
     `p99 ${median(runs.a.map((r) => r.p99)).toFixed(1)} vs ${median(runs.b.map((r) => r.p99)).toFixed(1)} ms`;
   console.log(line);
