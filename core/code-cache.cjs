@@ -16,9 +16,10 @@
  * Where: `inventory-conformance-code-cache-<uid>` in the OS temp dir, used only when it is a folder
  * of this user's that nobody else may read or write (mode 0700, not a link): code from a cache is
  * run as it is, so nobody else's file may ever be taken for it. An entry is named by the module's
- * path and text (SHA-256), and node's version, architecture and flags: a module changed in any way
- * has a new name (V8 itself checks only the text's length). V8 also checks its own version and
- * flags, and rejects data that does not match; a rejected or missing entry is
+ * text (SHA-256) and node's version and architecture: the same Playwright in another clone or
+ * project shares its entries, and a module changed in any way has a new name (V8 itself checks
+ * only the text's length). V8 also checks its own version and the flags the code was compiled
+ * with, and rejects data that does not match; a rejected or missing entry is
  * written when the process exits, with the code compiled by then (functions compiled lazily
  * included), under a temporary name renamed into place, so that two processes never read half an
  * entry. Entries older than UNUSED_MS are removed when one is written.
@@ -71,7 +72,7 @@ function entryName(filename, content) {
   const reviewed = REVIEWED[inPackages];
   if (imports > 0 && !(reviewed && reviewed.imports === imports && reviewed.when())) return undefined;
   const identity = crypto.createHash('sha256').update(content).digest('hex');
-  const where = [filename, process.version, process.arch, process.execArgv.join(' '), identity].join('\0');
+  const where = [process.version, process.arch, identity].join('\0');
   return `${crypto.createHash('sha256').update(where).digest('hex').slice(0, 40)}.v8`;
 }
 

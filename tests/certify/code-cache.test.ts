@@ -23,16 +23,17 @@ interface Stats {
 const UID = process.getuid!();
 const cacheIn = (tmp: string) => path.join(tmp, `inventory-conformance-code-cache-${UID}`);
 
-/** Runs `script` (CommonJS) in a node with the preload and `tmp` as its temp dir; its stdout's last line as JSON, and the preload's stats. */
-function run(tmp: string, script: string, cwd = tmp): { value: unknown; stats: Stats } {
+/** Runs `script` (CommonJS) in a node (with `nodeFlags`) with the preload and `tmp` as its temp dir; its stdout's last line as JSON, and the preload's stats. */
+function run(tmp: string, script: string, nodeFlags: string[] = []): { value: unknown; stats: Stats } {
   const child = spawnSync(
     process.execPath,
     [
+      ...nodeFlags,
       '-e',
       `${script}\nconsole.log(JSON.stringify({ value: globalThis.value, stats: globalThis[Symbol.for('inventory-conformance.code-cache')] }))`,
     ],
     {
-      cwd,
+      cwd: tmp,
       env: { PATH: process.env.PATH, TMPDIR: tmp, NODE_OPTIONS: withPreload(undefined, CODE_CACHE) },
       encoding: 'utf8',
       timeout: 30_000,
@@ -107,6 +108,27 @@ test('a module changed in place, to the same size, is compiled anew: code from t
     fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace("'A'", "'B'"));
     expect(fs.statSync(file).size).toBe(before);
     expect(run(tmp, script).value, 'the module as it is now').toBe('B');
+  });
+});
+
+test('the same module in another clone or project is read from the entry the first one wrote', () => {
+  withTemp((tmp) => {
+    const [a, b] = ['a', 'b'].map((project) => playwrightModule(path.join(tmp, project), 'shared.js', "module.exports = 'shared';"));
+    expect(run(tmp, `globalThis.value = require(${JSON.stringify(a)});`).stats.misses).toBe(1);
+    const other = run(tmp, `globalThis.value = require(${JSON.stringify(b)});`);
+    expect(other.value).toBe('shared');
+    expect(other.stats, "read from the first one's entry").toMatchObject({ hits: 1, misses: 0 });
+  });
+});
+
+test('an entry V8 compiled under other flags is rejected and written anew; the module loads from its source', () => {
+  withTemp((tmp) => {
+    const file = playwrightModule(tmp, 'flags.js', 'module.exports = 6 * 7;');
+    const script = `globalThis.value = require(${JSON.stringify(file)});`;
+    run(tmp, script);
+    const other = run(tmp, script, ['--stack-size=2000']);
+    expect(other.value).toBe(42);
+    expect(other.stats).toMatchObject({ hits: 0, rejected: 1 });
   });
 });
 
