@@ -80,7 +80,7 @@ globalThis.value = [typeof test, typeof test.describe, typeof expect, typeof exp
   });
 });
 
-test('the large modules of the installed Playwright that hold dynamic imports are cached: each holds the imports it was reviewed with', () => {
+test('the large modules of the installed Playwright that hold dynamic imports are cached: each is the text that was reviewed', () => {
   withTemp((tmp) => {
     const modules = [
       'playwright-core/lib/coreBundle.js',
@@ -111,13 +111,15 @@ test('a module changed in place, to the same size, is compiled anew: code from t
   });
 });
 
-test('the same module in another clone or project is read from the entry the first one wrote', () => {
+test('a module of the same text at another path (another clone) is compiled anew: its stack traces name its own path', () => {
   withTemp((tmp) => {
-    const [a, b] = ['a', 'b'].map((project) => playwrightModule(path.join(tmp, project), 'shared.js', "module.exports = 'shared';"));
-    expect(run(tmp, `globalThis.value = require(${JSON.stringify(a)});`).stats.misses).toBe(1);
-    const other = run(tmp, `globalThis.value = require(${JSON.stringify(b)});`);
-    expect(other.value).toBe('shared');
-    expect(other.stats, "read from the first one's entry").toMatchObject({ hits: 1, misses: 0 });
+    const body = "exports.where = () => new Error('here').stack.split('\\n')[1];";
+    const [a, b] = ['a', 'b'].map((project) => playwrightModule(path.join(tmp, project), 'stack.js', body));
+    expect(run(tmp, `globalThis.value = require(${JSON.stringify(a)}).where();`).value).toContain(a);
+    const other = run(tmp, `globalThis.value = require(${JSON.stringify(b)}).where();`);
+    expect(other.stats, 'compiled anew').toMatchObject({ hits: 0, misses: 1 });
+    expect(other.value, 'the frame names the module loaded').toContain(b);
+    expect(run(tmp, `globalThis.value = require(${JSON.stringify(b)}).where();`).value, 'and so it does from its own entry').toContain(b);
   });
 });
 
@@ -132,58 +134,114 @@ test('an entry V8 compiled under other flags is rejected and written anew; the m
   });
 });
 
-test('a corrupt entry is rejected and written anew; the module loads from its source', () => {
-  withTemp((tmp) => {
-    const file = playwrightModule(tmp, 'corrupt.js', 'module.exports = 6 * 7;');
-    const script = `globalThis.value = require(${JSON.stringify(file)});`;
-    run(tmp, script);
-    const [entry] = fs.readdirSync(cacheIn(tmp));
-    fs.writeFileSync(path.join(cacheIn(tmp), entry), Buffer.alloc(4096, 7));
-    const rejected = run(tmp, script);
-    expect(rejected.value).toBe(42);
-    expect(rejected.stats).toMatchObject({ hits: 0, rejected: 1 });
-    expect(fs.readFileSync(path.join(cacheIn(tmp), entry)).equals(Buffer.alloc(4096, 7)), 'the entry is written anew').toBe(false);
-    expect(run(tmp, script).stats.hits, 'the entry written anew is read').toBe(1);
-  });
+test('an entry whose header or payload is damaged is rejected by its checksum and written anew; the module loads from its source', () => {
+  for (const damage of ['header', 'payload'] as const)
+    withTemp((tmp) => {
+      const file = playwrightModule(tmp, 'corrupt.js', 'module.exports = 6 * 7;');
+      const script = `globalThis.value = require(${JSON.stringify(file)});`;
+      run(tmp, script);
+      const [name] = fs.readdirSync(cacheIn(tmp));
+      const entry = path.join(cacheIn(tmp), name);
+      const damaged = fs.readFileSync(entry);
+      // V8 checks no more than its own header: bits flipped past it would be run.
+      if (damage === 'header') damaged.fill(7, 0, 64);
+      else for (const at of [200, 700, damaged.length - 9]) damaged[at] ^= 0x15;
+      fs.writeFileSync(entry, damaged);
+      const rejected = run(tmp, script);
+      expect(rejected.value, damage).toBe(42);
+      expect(rejected.stats, damage).toMatchObject({ hits: 0, rejected: 1 });
+      expect(fs.readFileSync(entry).equals(damaged), `${damage}: the entry is written anew`).toBe(false);
+      expect(run(tmp, script).stats.hits, `${damage}: the entry written anew is read`).toBe(1);
+    });
 });
 
-test('a module that holds a dynamic import is not cached, and its import works; a reviewed module is, with the imports it was reviewed with', () => {
+test('an entry that is a link or not a regular file is not read: the module compiles from its source, and nothing hangs', () => {
+  for (const kind of ['a link to a sound entry', 'a named pipe'] as const)
+    withTemp((tmp) => {
+      const file = playwrightModule(tmp, 'kinds.js', 'module.exports = 6 * 7;');
+      const script = `globalThis.value = require(${JSON.stringify(file)});`;
+      run(tmp, script);
+      const [name] = fs.readdirSync(cacheIn(tmp));
+      const entry = path.join(cacheIn(tmp), name);
+      if (kind === 'a named pipe') {
+        fs.rmSync(entry);
+        expect(spawnSync('mkfifo', [entry]).status, 'mkfifo').toBe(0);
+      } else {
+        fs.renameSync(entry, path.join(tmp, 'sound.v8'));
+        fs.symlinkSync(path.join(tmp, 'sound.v8'), entry);
+      }
+      const result = run(tmp, script);
+      expect(result.value, kind).toBe(42);
+      expect(result.stats.hits, kind).toBe(0);
+    });
+});
+
+test('a module that holds a dynamic import, however written, is not cached, and its import works; nor is one at a reviewed path with another text', () => {
   withTemp((tmp) => {
     const target = path.join(tmp, 'target.mjs');
     fs.writeFileSync(target, 'export const answer = 42;\n');
     const url = JSON.stringify(`file://${target}`);
-    const plain = playwrightModule(tmp, 'imports.js', `exports.load = () => import(${url});`);
-    const inEval = playwrightModule(tmp, 'eval-import.js', `exports.load = () => eval(\`import(\${JSON.stringify(${url})})\`);`);
+    const forms = [
+      `exports.load = () => import(${url});`,
+      `exports.load = () => import (${url});`,
+      `exports.load = () => import/* a comment */(${url});`,
+      `exports.load = () => eval(\`import(\${JSON.stringify(${url})})\`);`,
+    ].map((body, i) => playwrightModule(tmp, `imports-${i}.js`, body));
     const small = path.join(tmp, 'node_modules', 'playwright', 'lib', 'small.js');
     fs.writeFileSync(small, 'module.exports = 1;\n');
     const other = path.join(tmp, 'node_modules', 'other', 'big.js');
     fs.mkdirSync(path.dirname(other), { recursive: true });
     fs.writeFileSync(other, `module.exports = 2;\n// ${'x'.repeat(20_000)}\n`);
     const script = `require(${JSON.stringify(small)}); require(${JSON.stringify(other)});
-Promise.all([require(${JSON.stringify(plain)}).load(), require(${JSON.stringify(inEval)}).load()]).then(([a, b]) =>
-  console.log(JSON.stringify({ value: [a.answer, b.answer], stats: globalThis[Symbol.for('inventory-conformance.code-cache')] })));`;
+Promise.all(${JSON.stringify(forms)}.map((f) => require(f).load())).then((modules) =>
+  console.log(JSON.stringify({ value: modules.map((m) => m.answer), stats: globalThis[Symbol.for('inventory-conformance.code-cache')] })));`;
     for (let i = 0; i < 2; i++) {
       const result = run(tmp, script);
-      expect(result.value, 'both dynamic imports work').toEqual([42, 42]);
+      expect(result.value, 'every dynamic import works').toEqual([42, 42, 42, 42]);
       expect(result.stats, 'none of the modules is cached').toMatchObject({ hits: 0, misses: 0 });
     }
     expect(fs.readdirSync(cacheIn(tmp))).toEqual([]);
 
-    // The reviewed `expect.js` holds one `import(` that the tool's runs never reach.
+    // At the path of the reviewed `expect.js`, with a text that is not the one reviewed.
     const reviewed = path.join(tmp, 'node_modules', 'playwright', 'lib', 'matchers', 'expect.js');
     fs.mkdirSync(path.dirname(reviewed), { recursive: true });
-    const load = `globalThis.value = require(${JSON.stringify(reviewed)});`;
-    fs.writeFileSync(reviewed, `module.exports = 'reviewed'; async function never() { return import('x'); }\n// ${'x'.repeat(20_000)}\n`);
-    expect(run(tmp, load).stats.misses, 'with the reviewed imports, it is cached').toBe(1);
-    fs.writeFileSync(
-      reviewed,
-      `module.exports = 'changed'; async function never() { return [import('x'), import('y')]; }\n// ${'x'.repeat(20_000)}\n`,
-    );
-    const changed = run(tmp, load);
-    expect(changed.value).toBe('changed');
-    expect(changed.stats, 'with an import more, it is not').toMatchObject({ hits: 0, misses: 0 });
+    fs.writeFileSync(reviewed, `module.exports = 'other'; async function never() { return import('x'); }\n// ${'x'.repeat(20_000)}\n`);
+    const result = run(tmp, `globalThis.value = require(${JSON.stringify(reviewed)});`);
+    expect(result.value).toBe('other');
+    expect(result.stats, 'not cached').toMatchObject({ hits: 0, misses: 0 });
   });
 });
+
+test('a temp dir on a path others could change (a folder they may write, without the sticky bit) is not used; with the sticky bit it is', () => {
+  withTemp((tmp) => {
+    const shared = path.join(tmp, 'shared');
+    fs.mkdirSync(shared);
+    const file = playwrightModule(tmp, 'module.js', "module.exports = 'loaded';");
+    const script = `globalThis.value = require(${JSON.stringify(file)});`;
+    fs.chmodSync(shared, 0o777);
+    const open = run(shared, script);
+    expect(open.value).toBe('loaded');
+    expect(open.stats, 'not used').toEqual({ hits: 0, misses: 0, rejected: 0, modules: [] });
+    expect(fs.readdirSync(shared), 'nothing written').toEqual([]);
+    fs.chmodSync(shared, 0o1777);
+    expect(run(shared, script).stats, 'used').toMatchObject({ misses: 1, folder: cacheIn(shared) });
+  });
+});
+
+test('a patched module wrapper is a different entry: the module runs in the wrapper of its process', () => {
+  withTemp((tmp) => {
+    const file = playwrightModule(tmp, 'wrapped.js', 'module.exports = globalThis.W;');
+    const patch = (value: string) => {
+      const preload = path.join(tmp, `patch-${value}.cjs`);
+      fs.writeFileSync(preload, `require('module').wrapper[0] += 'globalThis.W = ${JSON.stringify(value)};';\n`);
+      return ['--require', preload];
+    };
+    const script = `globalThis.value = require(${JSON.stringify(file)});`;
+    expect(run(tmp, script, patch('one')).value).toBe('one');
+    expect(run(tmp, script, patch('two')).value).toBe('two');
+  });
+});
+
 test('a cache folder that others may write, or that is a link, is not used: nothing is read or written there, and modules load', () => {
   for (const kind of ['open to others', 'a link'] as const)
     withTemp((tmp) => {
