@@ -51,9 +51,11 @@ const HEADER_BYTES = MAGIC.length + 32;
 const IMPORT_CALL = /\bimport\s*(?:\/\*[\s\S]*?\*\/\s*)*\(/;
 /**
  * Modules holding a dynamic import that are cached all the same, by their path in `node_modules`
- * and the SHA-256 of their text (Playwright 1.65.1), each site read: a module from V8's cache has no
- * loader for a dynamic import on Node 20 (ERR_VM_DYNAMIC_IMPORT_CALLBACK_MISSING), so a module is
- * cached only when none of its imports can run in the tool's Playwright processes. Another text
+ * and the SHA-256 of their text (Playwright 1.65.1), each site read: on Node 20 a module compiled
+ * here (`vm.Script`) has no loader for a dynamic import (ERR_VM_DYNAMIC_IMPORT_CALLBACK_MISSING; the
+ * loader node offers for it, `USE_MAIN_CONTEXT_DEFAULT_LOADER`, is lost with a cache and warns on
+ * stderr), so a module is cached only when none of its imports can run in the tool's Playwright
+ * processes. Another text
  * (another version of Playwright) is not cached until it is read again.
  */
 const REVIEWED = {
