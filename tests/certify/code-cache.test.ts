@@ -52,6 +52,15 @@ function playwrightModule(tmp: string, name: string, body: string): string {
   return file;
 }
 
+/** A module exporting 42, loaded once so that its entry is written: the script that loads it, and the entry's path. */
+function cachedOnce(tmp: string): { script: string; entry: string } {
+  const file = playwrightModule(tmp, 'answer.js', 'module.exports = 6 * 7;');
+  const script = `globalThis.value = require(${JSON.stringify(file)});`;
+  run(tmp, script);
+  const [name] = fs.readdirSync(cacheIn(tmp));
+  return { script, entry: path.join(cacheIn(tmp), name) };
+}
+
 function withTemp(body: (tmp: string) => void): void {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'code-cache-test-'));
   try {
@@ -137,11 +146,7 @@ test('an entry V8 compiled under other flags is rejected and written anew; the m
 test('an entry whose header or payload is damaged is rejected by its checksum and written anew; the module loads from its source', () => {
   for (const damage of ['header', 'payload'] as const)
     withTemp((tmp) => {
-      const file = playwrightModule(tmp, 'corrupt.js', 'module.exports = 6 * 7;');
-      const script = `globalThis.value = require(${JSON.stringify(file)});`;
-      run(tmp, script);
-      const [name] = fs.readdirSync(cacheIn(tmp));
-      const entry = path.join(cacheIn(tmp), name);
+      const { script, entry } = cachedOnce(tmp);
       const damaged = fs.readFileSync(entry);
       // V8 checks no more than its own header: bits flipped past it would be run.
       if (damage === 'header') damaged.fill(7, 0, 64);
@@ -158,11 +163,7 @@ test('an entry whose header or payload is damaged is rejected by its checksum an
 test('an entry that is a link or not a regular file is not read: the module compiles from its source, and nothing hangs', () => {
   for (const kind of ['a link to a sound entry', 'a named pipe'] as const)
     withTemp((tmp) => {
-      const file = playwrightModule(tmp, 'kinds.js', 'module.exports = 6 * 7;');
-      const script = `globalThis.value = require(${JSON.stringify(file)});`;
-      run(tmp, script);
-      const [name] = fs.readdirSync(cacheIn(tmp));
-      const entry = path.join(cacheIn(tmp), name);
+      const { script, entry } = cachedOnce(tmp);
       if (kind === 'a named pipe') {
         fs.rmSync(entry);
         expect(spawnSync('mkfifo', [entry]).status, 'mkfifo').toBe(0);
