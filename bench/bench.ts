@@ -5,7 +5,8 @@
  * loads them in turn, in alternating rounds, with the same autocannon settings; it prints req/s,
  * p50/p99, the CPU time the target's processes spent per request, the ratio per round and the
  * median ratios with their 95 % intervals (bench/stats.ts); a goal reads `met` only when the whole
- * interval is at or above it, `not met` when it is below, else `cannot tell`. Scenarios (`BENCH_SCENARIOS`, comma-separated; default all):
+ * interval is at or above it, `not met` when it is below, else `cannot tell`. Scenarios
+ * (`BENCH_SCENARIOS`, comma-separated; default all):
  *
  * - `list`: `GET /v1/inventory` (in memory, `load` key) against a bare `node:http` server that
  *   returns the same bytes (goal ≥ 0.98);

@@ -55,14 +55,13 @@ const IMPORT_CALL = /\bimport\s*(?:\/\*[\s\S]*?\*\/\s*)*\(/;
  * here (`vm.Script`) has no loader for a dynamic import (ERR_VM_DYNAMIC_IMPORT_CALLBACK_MISSING; the
  * loader node offers for it, `USE_MAIN_CONTEXT_DEFAULT_LOADER`, is lost with a cache and warns on
  * stderr), so a module is cached only when none of its imports can run in the tool's Playwright
- * processes. Another text
- * (another version of Playwright) is not cached until it is read again.
+ * processes, and only while `when` holds, if it has one. Another text (another version of
+ * Playwright) is not cached until it is read again.
  */
 const REVIEWED = {
   // `new Function('return import("vite")')`: the trace viewer and UI mode, which the tool never opens.
   'playwright-core/lib/coreBundle.js': {
     sha256: '874451b4e7acf90cda4330be42db2259c9e5036c22150f18016f04768434234c',
-    when: () => true,
   },
   // `import("kerberos")`: Negotiate proxy authentication (the tool gives Playwright no proxy); one
   // in a comment; `import("node:crypto")` only where node has no global `crypto`.
@@ -73,14 +72,12 @@ const REVIEWED = {
   // Jest's `importModule`: Jest's own configuration files, which Playwright's `expect` never reads.
   'playwright/lib/matchers/expect.js': {
     sha256: '295d682462a9abe96db1905ec5f5f84c0997eaee1beb143f0b650af2b08d9400',
-    when: () => true,
   },
   // Babel's `import_` loads ESM configuration files and plugins named as strings: Playwright's
   // transform gives Babel `configFile: false`, `babelrc: false` and its plugins as objects. The
   // others are messages and calls of a method named `import`.
   'playwright/lib/transform/babelBundle.js': {
     sha256: '116fba88c95abd3c21cafbe67ef0e7b34e106d4a47eaa5ce7709bff82a125867',
-    when: () => true,
   },
 };
 
@@ -97,7 +94,8 @@ function entryName(filename, content) {
   if (!/^playwright(-core)?\//.test(inPackages)) return undefined;
   const text = sha256(content).toString('hex');
   const reviewed = REVIEWED[inPackages];
-  if (IMPORT_CALL.test(content) && !(reviewed && reviewed.sha256 === text && reviewed.when())) return undefined;
+  if (IMPORT_CALL.test(content) && !(reviewed && reviewed.sha256 === text && (reviewed.when === undefined || reviewed.when())))
+    return undefined;
   const where = [process.version, process.arch, filename, Module.wrapper[0], Module.wrapper[1], text].join('\0');
   return `${sha256(where).toString('hex').slice(0, 40)}.v8`;
 }
