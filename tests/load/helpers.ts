@@ -179,14 +179,17 @@ export class RecordingStore implements RateLimitStore {
 
   /**
    * Requests of `identity` that arrived before the Retry-After of an earlier refusal had passed;
-   * with `from`, only those among its requests from that one on (in the order they were decided).
+   * with `from`, only those among its requests from that one on (in the order they were decided),
+   * measured against the refusals among them alone: a client that starts at `from` cannot know of
+   * the 429s another client met before it, whose rounded-up Retry-After may end later than its own.
    */
   early(identity: string, from = 0): number {
     let until = 0;
     let n = 0;
-    const counted = new Set(this.of(identity).slice(from));
-    for (const e of this.of(identity).sort((a, b) => a.now - b.now)) {
-      if (e.now < until && counted.has(e)) n++;
+    for (const e of this.of(identity)
+      .slice(from)
+      .sort((a, b) => a.now - b.now)) {
+      if (e.now < until) n++;
       if (e.decision.outcome !== 'admitted') until = Math.max(until, e.now + e.decision.retryAfterSeconds * 1000);
     }
     return n;
