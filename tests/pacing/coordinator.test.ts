@@ -51,7 +51,8 @@ test('a 429 seen by one process holds another process, even after the first one 
   const other = pacingClient(c.url);
   const t0 = Date.now();
   await (await other.acquire('<API_KEY>')).release();
-  expect(Date.now() - t0).toBeLessThan(500);
+  // Unheld: well under the 2 s a hold would take, with room for a busy runner.
+  expect(Date.now() - t0).toBeLessThan(1500);
   const report = c.report().keys.find((k) => k.label === '<RATE_LIMIT_KEY>')!;
   expect(report).toMatchObject({ refused: 1, earlyGrants: 0, unplanned429: 1 });
 });
@@ -74,33 +75,56 @@ test('nothing is granted while a 429 is pending, whichever client asks', async (
   for (const at of granted) expect(at - got429At).toBeGreaterThanOrEqual(1000);
 });
 
+/**
+ * The earliest times the coordinator can have granted each lease (in grant order, the first asked
+ * for at `askedAt`), from what this process saw. Each grant comes `intervalMs` or more after the
+ * one before it (the pace), and only once the lease before it was observed (one at a time), so
+ * also `intervalMs` or more after the observation before that one. A grant seen late on a busy
+ * runner moves what the client saw, never these bounds.
+ */
+function earliestGrants(askedAt: number, observedAt: readonly number[], intervalMs: number): number[] {
+  const bounds = [askedAt];
+  for (let k = 1; k < observedAt.length; k++) {
+    const previous = k >= 2 ? Math.max(bounds[k - 1], observedAt[k - 2]) : bounds[k - 1];
+    bounds.push(previous + intervalMs);
+  }
+  return bounds;
+}
+
 test('malformed headers still pace: one request at a time at the nominal rate', async () => {
   const c = await coordinator();
   const p = pacingClient(c.url);
   // Reset in milliseconds and no Remaining: the pacer cannot count, so it spaces requests at
   // X-RateLimit-Limit (600) per minute = one per 100 ms, one at a time.
   const bad = { 'X-RateLimit-Limit': '600', 'X-RateLimit-Reset': String(Date.now() + 30_000) };
+  const askedAt = Date.now();
   const first = await p.acquire('<API_KEY>');
+  const leases = [{ seenAt: Date.now(), observedAt: Date.now() }];
   await first.observe({ status: 200, headers: bad, receivedAtMs: Date.now() });
   let inFlight = 0;
   let most = 0;
-  const times: number[] = [];
   await Promise.all(
     Array.from({ length: 5 }, async () => {
       const l = await p.acquire('<API_KEY>', { count: 5 });
       expect(l.granted).toBe(1);
-      times.push(Date.now());
+      const seenAt = Date.now();
       most = Math.max(most, ++inFlight);
       await new Promise((r) => setTimeout(r, 5));
       inFlight--;
+      leases.push({ seenAt, observedAt: Date.now() });
       await l.observe({ status: 200, headers: bad, receivedAtMs: Date.now() });
     }),
   );
   expect(most).toBe(1);
-  times.sort((x, y) => x - y);
-  // Grants are spaced 100 ms apart at the coordinator; allow for loopback jitter in what we observe.
-  for (let i = 1; i < times.length; i++) expect(times[i] - times[i - 1]).toBeGreaterThanOrEqual(50);
-  expect(times[4] - times[0]).toBeGreaterThanOrEqual(350);
+  leases.sort((x, y) => x.seenAt - y.seenAt);
+  const bounds = earliestGrants(
+    askedAt,
+    leases.map((l) => l.observedAt),
+    100,
+  );
+  for (const [k, l] of leases.entries()) {
+    expect(l.seenAt - bounds[k], `lease ${k}: ms after the earliest grant one at a time at 100 ms apart allows`).toBeGreaterThanOrEqual(0);
+  }
   expect(c.report().keys[0].fallbackResponses).toBe(6);
 });
 
@@ -211,7 +235,8 @@ test('a wait beyond the maximum is answered "not certified" with the reason, at 
   );
   expect(err).toBeInstanceOf(PacingNotCertified);
   expect((err as Error).message).toMatch(/3600 s is longer than MAX_RETRY_AFTER_S=5 s/);
-  expect(Date.now() - t0).toBeLessThan(500);
+  // At once: well under the 5 s of MAX_RETRY_AFTER_S, with room for a busy runner.
+  expect(Date.now() - t0).toBeLessThan(2500);
   expect(c.report().keys[0].notCertified).toHaveLength(1);
 });
 
@@ -353,6 +378,7 @@ test("a 429 the key's Remaining predicted holds that key alone", async () => {
   expect(r.holdAll).toBeUndefined();
   const t0 = Date.now();
   await (await p.acquire('<API_KEY>')).release();
-  expect(Date.now() - t0).toBeLessThan(500);
+  // Unheld: well under the 3 s of the Retry-After, with room for a busy runner.
+  expect(Date.now() - t0).toBeLessThan(1500);
   expect(c.report().holds).toEqual([]);
 });

@@ -144,7 +144,8 @@ test('a Retry-After beyond MAX_RETRY_AFTER_S makes the next request not certifie
   expect((err as Error).message).toMatch(
     /RL-08: GET \/v1\/inventory: a 429 on <API_KEY> asked to wait \(Retry-After: 3600\): 3600 s is longer than MAX_RETRY_AFTER_S=5 s.*nothing more is sent on <API_KEY> for the rest of the run/,
   );
-  expect(Date.now() - t0).toBeLessThan(1000);
+  // At once: well under the 5 s of MAX_RETRY_AFTER_S, with room for a busy runner.
+  expect(Date.now() - t0).toBeLessThan(2500);
 });
 
 /**
