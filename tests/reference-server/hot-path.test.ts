@@ -97,7 +97,7 @@ test.describe('reference server: hot path', () => {
   });
 
   test('HOT-PATH bodies that stall get their 408 at their own deadline, one after the other, and a body in pieces is read whole', async () => {
-    const timeoutMs = 400;
+    const timeoutMs = 1000;
     await withServer({ bodyTimeoutMs: timeoutMs }, async (server) => {
       const o = new URL(origin(server));
       const stalled = (): Promise<{ sentAt: number; answeredAt: number; raw: string }> =>
