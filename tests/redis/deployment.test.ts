@@ -43,24 +43,29 @@ const fresh = (method: string, path: string, key: string, body?: string) =>
 type Reply = Awaited<ReturnType<typeof fresh>>;
 
 /**
- * The key's first 60 requests of one window, one after another on fresh connections. On a busy
- * runner they may outlast the window's 8 s left: a reply with another Reset than the first means
- * the window ended under them, and they are sent again from the start of the next window (the
- * harness's pace, never the deployment's count; three tries).
+ * The key's first 60 requests of one window, one after another on fresh connections, then three
+ * more at once. On a busy runner they may outlast the window's 8 s left: one of the sixty with
+ * another Reset than the first, or one of the three admitted with another, means the window ended
+ * under them, and all 63 are sent again from the start of the next window (the harness's pace,
+ * never the deployment's count; three tries).
  */
-async function sixtyInOneWindow(key: string): Promise<Reply[]> {
+async function sixtyAndThreeInOneWindow(key: string): Promise<{ sixty: Reply[]; three: Reply[] }> {
   await freshWindow(WINDOW_MS, 8_000);
   for (let attempt = 1; ; attempt++) {
-    const replies: Reply[] = [];
-    const inFirstWindow = (r: Reply) => r.headers['x-ratelimit-reset'] === replies[0]!.headers['x-ratelimit-reset'];
-    while (replies.length < 60) {
+    const sixty: Reply[] = [];
+    const inFirstWindow = (r: Reply) => r.headers['x-ratelimit-reset'] === sixty[0]!.headers['x-ratelimit-reset'];
+    while (sixty.length < 60) {
       const reply = await fresh('GET', '/v1/inventory', key);
-      replies.push(reply);
+      sixty.push(reply);
       if (!inFirstWindow(reply)) break;
     }
-    if (inFirstWindow(replies.at(-1)!)) return replies;
+    if (inFirstWindow(sixty.at(-1)!)) {
+      const three = await Promise.all([0, 1, 2].map(() => fresh('GET', '/v1/inventory', key)));
+      // Admitted under another Reset: a new window began under them. Anything else is judged.
+      if (!three.some((r) => r.status === 200 && !inFirstWindow(r))) return { sixty, three };
+    }
     if (attempt === 3)
-      throw new Error(`60 requests did not fit in one ${WINDOW_MS / 1000} s window in three tries: the runner is too slow for this test`);
+      throw new Error(`63 requests did not fit in one ${WINDOW_MS / 1000} s window in three tries: the runner is too slow for this test`);
     await sleep(WINDOW_MS - (Date.now() % WINDOW_MS) + 50);
   }
 }
@@ -70,9 +75,9 @@ test.describe('multi-instance deployment on Redis', () => {
     test.setTimeout(60_000);
     expect(deployment.pids).toHaveLength(3);
     const key = keysFile.keys.exact;
-    const replies = await sixtyInOneWindow(key);
+    const { sixty, three: refused } = await sixtyAndThreeInOneWindow(key);
     const resets = new Set<string>();
-    replies.forEach((reply, i) => {
+    sixty.forEach((reply, i) => {
       expect(reply.status, `request ${i + 1}`).toBe(200);
       const { limit, remaining } = expectRateHeaders(reply.headers);
       expect(limit).toBe(60);
@@ -80,7 +85,6 @@ test.describe('multi-instance deployment on Redis', () => {
       resets.add(String(reply.headers['x-ratelimit-reset']));
     });
     expect(resets.size, 'one X-RateLimit-Reset for the window').toBe(1);
-    const refused = await Promise.all([0, 1, 2].map(() => fresh('GET', '/v1/inventory', key)));
     for (const reply of refused) {
       expectErrorBody(reply, 429, 'rate_limited');
       expect(reply.headers['x-ratelimit-reset']).toBe([...resets][0]);
