@@ -116,8 +116,7 @@ for (const c of CONFORMANT) {
 test('a partly used window and a pending 429 are waited out: each burst starts in a fresh window, after every Retry-After', async () => {
   await withServer(new RecordingStore(), { banThreshold: 5 }, async (server, rec) => {
     // Another client spends the current window and meets a 429 (an early request the check cannot know of).
-    const into = Date.now() % 3000;
-    if (into > 1000) await new Promise((r) => setTimeout(r, 3000 - into + 50));
+    for (let into = Date.now() % 3000; into > 1000; into = Date.now() % 3000) await new Promise((r) => setTimeout(r, 3000 - into + 50));
     // At once, so that a busy runner cannot stretch them past the window's end.
     const statuses = await Promise.all(
       Array.from({ length: 61 }, async () => {
@@ -208,22 +207,26 @@ async function throughHooks(
 }
 
 test('LOAD-02 fails a server that leaves a request of a burst unanswered while it answers the rest at once', async () => {
-  const outcome = await throughHooks((key) => {
-    // The twentieth request of the key within a second (a burst's, never a probe's: one a window)
-    // gets no answer, once a second.
-    let arrivals: number[] = [];
-    let swallowedAt = 0;
-    return {
-      request: (req) => {
-        if (tokenOf(req) !== key) return req;
-        const now = Date.now();
-        arrivals = [...arrivals.filter((t) => now - t < 1000), now];
-        if (arrivals.length < 20 || now - swallowedAt < 1000) return req;
-        swallowedAt = now;
-        return 'swallow';
-      },
-    };
-  });
+  const outcome = await throughHooks(
+    (key) => {
+      // The twentieth request of the key within a second (a burst's, never a probe's: one a window)
+      // gets no answer, once a second.
+      let arrivals: number[] = [];
+      let swallowedAt = 0;
+      return {
+        request: (req) => {
+          if (tokenOf(req) !== key) return req;
+          const now = Date.now();
+          arrivals = [...arrivals.filter((t) => now - t < 1000), now];
+          if (arrivals.length < 20 || now - swallowedAt < 1000) return req;
+          swallowedAt = now;
+          return 'swallow';
+        },
+      };
+    },
+    // A 4 s LOAD_TIMEOUT_S: the rest of the burst is answered within half of it on a busy runner too.
+    () => ({ timeoutS: 4 }),
+  );
   const lost = failing(outcome.findings).filter((l) => l.startsWith('LOAD-02 (refusals) requests of the bursts got no answer'));
   expect(lost, outcome.findings.map(formatFinding).join('\n')).toHaveLength(1);
   const shape =
@@ -231,7 +234,7 @@ test('LOAD-02 fails a server that leaves a request of a burst unanswered while i
   expect(lost[0]).toMatch(shape);
   const [, count, slowest] = lost[0]!.match(shape)!;
   expect(Number(count)).toBeGreaterThanOrEqual(1);
-  expect(Number(slowest), 'the rest of the burst was answered within half of LOAD_TIMEOUT_S').toBeLessThanOrEqual(1000);
+  expect(Number(slowest), 'the rest of the burst was answered within half of LOAD_TIMEOUT_S').toBeLessThanOrEqual(2000);
 });
 
 test('a server that answers a burst so slowly that some answers miss LOAD_TIMEOUT_S leaves LOAD-02 not certified, never failed', async () => {
@@ -312,8 +315,9 @@ for (const c of [
 test('a Retry-After beyond MAX_RETRY_AFTER_S makes LOAD-02 not certified, and the key is not tried again', async () => {
   // A 20 s window: after the burst, its 429 asks for more than MAX_RETRY_AFTER_S=5.
   const rec = new RecordingStore();
-  const into = Date.now() % 20_000;
-  if (into > 14_000) await new Promise((r) => setTimeout(r, 20_000 - into + 50));
+  // Started at most 12 s in: server, probe and burst have 3 s before the 429's Retry-After falls to 5.
+  for (let into = Date.now() % 20_000; into > 12_000; into = Date.now() % 20_000)
+    await new Promise((r) => setTimeout(r, 20_000 - into + 50));
   const server = await startReferenceServer({ port: 0, minuteWindowMs: 20_000, banMs: 600_000, store: rec });
   try {
     const outcome = await runOverloadCheck(config(server.baseUrl, server.keys, { otherKey: undefined, maxRetryAfterS: 5 }));
@@ -407,14 +411,26 @@ for (const c of BESIDE_ANOTHER_KEY) {
     await withServer(c.store(), { banThreshold: 5 }, async (server) => {
       // Another key at 20 requests per second meanwhile (as the capacity load on LOAD_KEY runs beside the bursts).
       let running = true;
+      let sent = 0;
       const other = (async () => {
         while (running) {
           const r = await fetch(`${server.baseUrl}/inventory`, { headers: { authorization: `Bearer ${server.keys.load}` } });
           await r.arrayBuffer();
+          sent++;
           await new Promise((resolve) => setTimeout(resolve, 50));
         }
       })();
       try {
+        // The check starts where the other key has already spent part of the window: a probe that
+        // opened a window alone would see nothing of it yet.
+        const windowStart = () => Date.now() - (Date.now() % 3000);
+        let from = { window: windowStart(), sent };
+        for (;;) {
+          const into = Date.now() % 3000;
+          if (windowStart() !== from.window) from = { window: windowStart(), sent };
+          if (into >= 300 && into <= 1500 && sent - from.sent >= 2) break;
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
         const outcome = await runOverloadCheck(config(server.baseUrl, server.keys, { otherKey: undefined, windows: 1 }));
         if (c.shared) {
           // Another consumer of the limit is named, and the check stops: not certified, never failed.

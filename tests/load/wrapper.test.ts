@@ -180,7 +180,9 @@ test('a kept-alive connection is reused while fresh and closed by the client onc
   try {
     const fresh = await runLoad(options(api.baseUrl, { model: { kind: 'open', ratePerS: 4, durationS: 1 } }));
     expect(fresh.figures.requests).toBe(4);
-    expect(fresh.figures.connectionsOpened).toBe(1);
+    // Reused: one connection, unless a busy runner fired an arrival before the answer before it
+    // was read; a client without keep-alive opens 4.
+    expect(fresh.figures.connectionsOpened).toBeLessThan(4);
     // Arrivals 2.5 s apart: the idle connection was closed (FREE_SOCKET_IDLE_MS), the next opens a new one.
     const idle = await runLoad(options(api.baseUrl, { model: { kind: 'open', ratePerS: 0.4, durationS: 2.6 } }));
     expect(idle.figures.requests).toBe(2);
@@ -276,7 +278,9 @@ test("latencies measured while this process was held keep a floor with the hold 
     clearTimeout(hold);
     expect(r.figures.requests).toBe(5);
     expect(r.figures.latencyMs.p99, 'as measured: the hold included').toBeGreaterThanOrEqual(400);
-    expect(r.figures.latencyFloorMs.p99, 'the hold taken out').toBeLessThan(200);
+    // The 400 ms hold, as the process's 100 ms ticks see it (at least 300 ms late), is taken out;
+    // a runner that delays the answers further adds to both figures alike.
+    expect(r.figures.latencyMs.p99 - r.figures.latencyFloorMs.p99, 'the hold taken out').toBeGreaterThanOrEqual(290);
     expect(r.figures.latencyFloorMs.p99, 'never below what the server took').toBeGreaterThanOrEqual(25);
   } finally {
     await api.close();
