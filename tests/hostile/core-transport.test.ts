@@ -269,11 +269,13 @@ function holdProcess(ms: number): void {
 
 test('an answer that arrived while the process was held is read before the deadline that passed meanwhile is judged', async () => {
   const s = await serve((_req, res) => {
-    setTimeout(() => res.writeHead(200, { 'Content-Type': 'application/json' }).end('[]'), 150);
+    // The answer goes out at once; then the process is held 600 ms, past the 300 ms deadline. The
+    // hold starts only once the server has the request, so it falls inside the wait, however late
+    // a busy runner let the request through.
+    res.writeHead(200, { 'Content-Type': 'application/json' }).end('[]');
+    setImmediate(() => holdProcess(600));
   });
   try {
-    // The answer arrives at about 150 ms, the deadline is at 300 ms, the process is held from 100 to 700 ms.
-    setTimeout(() => holdProcess(600), 100);
     const res = await send(get(s.origin), { deadlineMs: 300, watchStalls: true });
     expect(res.status).toBe(200);
     expect(res.body).toBe('[]');
