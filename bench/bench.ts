@@ -371,8 +371,8 @@ interface Pair {
   b: { target: Target; request: RequestSpec; extraPids?: number[] };
 }
 
-/** Alternating rounds of A and B; returns the median runs and ratios. */
-async function compare(pair: Pair): Promise<{ a: RunResult[]; b: RunResult[]; ratio: number; cpuRatio: number }> {
+/** Alternating rounds of A and B; prints the median ratios with their intervals and returns each side's runs. */
+async function compare(pair: Pair): Promise<{ a: RunResult[]; b: RunResult[] }> {
   const sides = [pair.a, pair.b];
   for (const side of sides) await load(side.target, side.request, settings.warmup, side.extraPids);
   const runs: { a: RunResult[]; b: RunResult[] } = { a: [], b: [] };
@@ -396,8 +396,6 @@ async function compare(pair: Pair): Promise<{ a: RunResult[]; b: RunResult[]; ra
       `            ratio ${pair.ratioName} ${ratios.at(-1)!.toFixed(3)} by req/s, ${cpuRatios.at(-1)!.toFixed(3)} by CPU per request`,
     );
   }
-  const ratio = median(ratios);
-  const cpuRatio = median(cpuRatios);
   const goal = pair.goal === undefined ? '' : goalText(pair.goal, ratios, cpuRatios);
   const line =
     `${pair.scenario.padEnd(9)} median ratio ${pair.ratioName}: ${withInterval(ratios)} by req/s, ${withInterval(cpuRatios)} by CPU per request${goal}; ` +
@@ -405,7 +403,7 @@ async function compare(pair: Pair): Promise<{ a: RunResult[]; b: RunResult[]; ra
     `p99 ${median(runs.a.map((r) => r.p99)).toFixed(1)} vs ${median(runs.b.map((r) => r.p99)).toFixed(1)} ms`;
   console.log(line);
   summary.push(line);
-  return { ...runs, ratio, cpuRatio };
+  return runs;
 }
 
 // ---------------------------------------------------------------------------------------------
