@@ -7,8 +7,8 @@
  */
 import { expect, test } from '../test.ts';
 import { startDeployment, type RunningDeployment } from '../../reference-server/deployment/start.ts';
-import { bearer, call, expectErrorBody, expectRateHeaders, origin, sleep } from '../reference-server/helpers.ts';
-import { freshWindow, keysFileWithExtras, startRedisServer, type RedisServer } from './helpers.ts';
+import { bearer, call, expectErrorBody, expectRateHeaders, freshWindow, origin, sleep } from '../reference-server/helpers.ts';
+import { keysFileWithExtras, startRedisServer, type RedisServer } from './helpers.ts';
 
 test.describe.configure({ mode: 'serial' });
 

@@ -1,15 +1,14 @@
 /**
  * Helpers of the Redis tests: a real `redis-server` per test file (never mocked, never skipped:
- * when it cannot start the test fails naming `apt-get install redis-server`), a keys file with
- * extra keys so each test owns its key, and waiting for a fresh fixed window so that a test that
- * counts within one window never straddles a boundary.
+ * when it cannot start the test fails naming `apt-get install redis-server`), and a keys file with
+ * extra keys so each test owns its key. Waiting for a fresh fixed window is `freshWindow` of the
+ * reference server's test helpers.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DEFAULT_KEYS_FILE } from '../../reference-server/config.ts';
 import { startRedisServer, type RedisServer } from '../../reference-server/shared-state/redis-server.ts';
-import { sleep } from '../reference-server/helpers.ts';
 
 export { startRedisServer, type RedisServer };
 
@@ -36,10 +35,4 @@ export function keysFileWithExtras(): { file: string; keys: Record<keyof typeof 
   const file = join(dir, 'keys.yaml');
   writeFileSync(file, `${text}\n`);
   return { file, keys, remove: () => rmSync(dir, { recursive: true, force: true }) };
-}
-
-/** Waits until at least `needMs` of the current `windowMs` window remain. */
-export async function freshWindow(windowMs: number, needMs: number): Promise<void> {
-  const left = windowMs - (Date.now() % windowMs);
-  if (left < needMs) await sleep(left + 50);
 }

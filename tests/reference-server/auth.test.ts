@@ -9,7 +9,7 @@ import { test, expect } from '../test.ts';
 import { KeyRing } from '../../reference-server/auth/keys.ts';
 import { authenticate, sameString } from '../../reference-server/auth/bearer.ts';
 import { ApiError } from '../../reference-server/errors/api-error.ts';
-import { bearer, call, expectErrorBody, expectRateHeaders, origin, roomInWindow, withServer } from './helpers.ts';
+import { bearer, call, expectErrorBody, expectRateHeaders, origin, freshWindow, withServer } from './helpers.ts';
 
 const ROUTES: { method: string; path: string; body?: string; type?: string }[] = [
   { method: 'GET', path: '/v1/inventory' },
@@ -88,7 +88,7 @@ test.describe('reference server: bearer authentication', () => {
       const agent = new Agent({ keepAlive: true, maxSockets: 1 });
       try {
         const o = origin(server);
-        await roomInWindow(60_000, 10_000);
+        await freshWindow(60_000, 10_000);
         const first = await call(o, 'GET', '/v1/inventory', { headers: bearer(server.keys.free), agent });
         expect(first.status).toBe(200);
         expect(first.headers['x-ratelimit-limit']).toBe('60');

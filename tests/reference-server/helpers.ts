@@ -141,12 +141,12 @@ export const sleep = (ms: number): Promise<void> => new Promise((resolve) => set
 
 /**
  * Waits for the next window of `windowMs` (windows start at multiples of it, as the reference
- * server's do) when less than `neededMs` of the current one is left, so that a sequence of
- * requests that counts on one window is not split by a boundary, however slow the runner.
+ * server's do) when less than `needMs` of the current one is left, so that a sequence of requests
+ * that counts on one window is not split by a boundary, however slow the runner.
  */
-export async function roomInWindow(windowMs: number, neededMs: number): Promise<void> {
+export async function freshWindow(windowMs: number, needMs: number): Promise<void> {
   const left = windowMs - (Date.now() % windowMs);
-  if (left < neededMs) await sleep(left + 15);
+  if (left < needMs) await sleep(left + 50);
 }
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));

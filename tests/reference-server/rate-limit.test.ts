@@ -15,7 +15,7 @@ import {
   origin,
   parseRaw,
   rawExchange,
-  roomInWindow,
+  freshWindow,
   sleep,
   withServer,
 } from './helpers.ts';
@@ -82,7 +82,7 @@ test.describe('reference server: rate limits over HTTP', () => {
   test('LIMITS plan limits show in X-RateLimit-Limit and Remaining counts down', async () => {
     await withServer({ enterpriseLimits: { minute: 7, day: 70 } }, async (server) => {
       const o = origin(server);
-      await roomInWindow(60_000, 10_000);
+      await freshWindow(60_000, 10_000);
       const expected = { free: 60, pro: 300, business: 1000, enterprise: 7, load: 1_000_000_000 };
       for (const [name, limit] of Object.entries(expected)) {
         const key = server.keys[name as keyof typeof expected];
@@ -169,7 +169,7 @@ test.describe('reference server: rate limits over HTTP', () => {
       const o = origin(server);
       const agent = new Agent({ keepAlive: true, maxSockets: 600 });
       try {
-        await roomInWindow(60_000, 10_000);
+        await freshWindow(60_000, 10_000);
         const replies = await Promise.all(
           Array.from({ length: 600 }, (_, i) =>
             i % 3 === 0
@@ -204,7 +204,7 @@ test.describe('reference server: rate limits over HTTP', () => {
       const o = origin(server);
       const agent = new Agent({ keepAlive: true, maxSockets: 100 });
       try {
-        await roomInWindow(60_000, 10_000);
+        await freshWindow(60_000, 10_000);
         const replies = await Promise.all(
           Array.from({ length: 100 }, () => call(o, 'GET', '/v1/inventory', { headers: bearer(server.keys.free), agent })),
         );
@@ -263,7 +263,7 @@ test.describe('reference server: rate limits over HTTP', () => {
   test('LIMITS traffic without a valid key is limited per client address', async () => {
     await withServer({ anonymousLimits: { minute: 5, day: 100 }, banThreshold: 100 }, async (server) => {
       const o = origin(server);
-      await roomInWindow(60_000, 10_000);
+      await freshWindow(60_000, 10_000);
       const statuses: number[] = [];
       for (let i = 0; i < 7; i++) {
         const reply = await call(o, 'GET', '/v1/inventory', { headers: i % 2 ? { authorization: 'Bearer wrong' } : {} });
