@@ -423,12 +423,12 @@ for (const c of BESIDE_ANOTHER_KEY) {
       try {
         // The check starts where the other key has already spent part of the window: a probe that
         // opened a window alone would see nothing of it yet.
-        const windowStart = () => Date.now() - (Date.now() % 3000);
-        let from = { window: windowStart(), sent };
+        let current = { window: -1, sentBefore: 0 };
         for (;;) {
-          const into = Date.now() % 3000;
-          if (windowStart() !== from.window) from = { window: windowStart(), sent };
-          if (into >= 300 && into <= 1500 && sent - from.sent >= 2) break;
+          const now = Date.now();
+          const into = now % 3000;
+          if (now - into !== current.window) current = { window: now - into, sentBefore: sent };
+          if (into >= 300 && into <= 1500 && sent - current.sentBefore >= 2) break;
           await new Promise((resolve) => setTimeout(resolve, 20));
         }
         const outcome = await runOverloadCheck(config(server.baseUrl, server.keys, { otherKey: undefined, windows: 1 }));
