@@ -109,21 +109,36 @@ export type FailureKind = 'timeout' | 'tls' | 'socket' | 'too-large' | 'aborted'
 
 /** A request without a complete answer; `code` is Node's or OpenSSL's error code when there is one. */
 export class TransportError extends Error {
+  readonly kind: FailureKind;
+  readonly code: string | undefined;
+  readonly sentAt: number;
+  readonly latencyMs: number;
+  /** The request went on a kept-alive connection that an earlier exchange had used. */
+  readonly reusedConnection: boolean;
+  /** Some of the answer (its status line) had arrived when the request failed. */
+  readonly answerStarted: boolean;
+  /** With `watchStalls`: the longest time this process was held from running while it waited. */
+  readonly stalledMs: number;
+
   constructor(
-    readonly kind: FailureKind,
+    kind: FailureKind,
     message: string,
-    readonly code: string | undefined,
-    readonly sentAt: number,
-    readonly latencyMs: number,
-    /** The request went on a kept-alive connection that an earlier exchange had used. */
-    readonly reusedConnection = false,
-    /** Some of the answer (its status line) had arrived when the request failed. */
-    readonly answerStarted = false,
-    /** With `watchStalls`: the longest time this process was held from running while it waited. */
-    readonly stalledMs = 0,
+    code: string | undefined,
+    sentAt: number,
+    latencyMs: number,
+    reusedConnection = false,
+    answerStarted = false,
+    stalledMs = 0,
   ) {
     super(message);
     this.name = 'TransportError';
+    this.kind = kind;
+    this.code = code;
+    this.sentAt = sentAt;
+    this.latencyMs = latencyMs;
+    this.reusedConnection = reusedConnection;
+    this.answerStarted = answerStarted;
+    this.stalledMs = stalledMs;
   }
 }
 

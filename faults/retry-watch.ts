@@ -76,7 +76,10 @@ export class RetryWatch {
   private readonly stats: RetryStats = { early: {}, bans: {}, refusals: {}, requests: {} };
   private readonly labels: Map<string, string>;
 
-  constructor(private readonly options: RetryWatchOptions = {}) {
+  private readonly options: RetryWatchOptions;
+
+  constructor(options: RetryWatchOptions = {}) {
+    this.options = options;
     const env = options.env ?? {};
     this.labels = new Map((['API_KEY', 'RATE_LIMIT_KEY', 'LOAD_KEY'] as const).filter((n) => env[n]).map((n) => [env[n]!, n]));
   }

@@ -14,7 +14,10 @@ function widened(policy: RatePolicy, factor: number, extra: number): RatePolicy 
 /** One state per identity, with the decision function swappable. */
 class MapStore implements RateLimitStore {
   protected readonly states = new Map<string, RateState>();
-  constructor(private readonly decideFn: (state: RateState, policy: RatePolicy, now: number) => RateDecision) {}
+  private readonly decideFn: (state: RateState, policy: RatePolicy, now: number) => RateDecision;
+  constructor(decideFn: (state: RateState, policy: RatePolicy, now: number) => RateDecision) {
+    this.decideFn = decideFn;
+  }
   hit(identity: string, policy: RatePolicy, now: number): RateDecision | Promise<RateDecision> {
     let state = this.states.get(identity);
     if (!state) this.states.set(identity, (state = newRateState(policy)));

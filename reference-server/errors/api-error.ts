@@ -61,15 +61,17 @@ export interface ErrorBody {
  * error handler (`errors/handler.ts`) turns it into the response.
  */
 export class ApiError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: ErrorCodeValue,
-    message: string,
-    /** Extra response headers, e.g. `Allow` on 405 or `Retry-After` on 429. */
-    readonly headers: Readonly<Record<string, string>> = {},
-  ) {
+  readonly status: number;
+  readonly code: ErrorCodeValue;
+  /** Extra response headers, e.g. `Allow` on 405 or `Retry-After` on 429. */
+  readonly headers: Readonly<Record<string, string>>;
+
+  constructor(status: number, code: ErrorCodeValue, message: string, headers: Readonly<Record<string, string>> = {}) {
     super(message);
     this.name = 'ApiError';
+    this.status = status;
+    this.code = code;
+    this.headers = headers;
   }
 
   toBody(): ErrorBody {

@@ -73,7 +73,10 @@ export class BodyReader implements BodyReading {
   private timer: NodeJS.Timeout | undefined;
   private listenedCount = 0;
 
-  constructor(readonly limits: BodyLimits) {}
+  readonly limits: BodyLimits;
+  constructor(limits: BodyLimits) {
+    this.limits = limits;
+  }
 
   /** Bodies being read now (for tests). */
   get pending(): number {

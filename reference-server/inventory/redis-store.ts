@@ -30,12 +30,10 @@ export class RedisInventory implements InventoryStore {
   private readonly key: string;
   /** The last list body and the quantities it was built from (rebuilt only when one changed). */
   private cached: { quantities: string; body: Buffer } | undefined;
+  private readonly client: Redis;
 
-  constructor(
-    private readonly client: Redis,
-    seed: readonly InventoryItem[],
-    prefix = 'inventory-service:',
-  ) {
+  constructor(client: Redis, seed: readonly InventoryItem[], prefix = 'inventory-service:') {
+    this.client = client;
     this.key = `${prefix}inventory`;
     this.pets = seed.map((item) => ({ petId: item.petId, field: item.petId.toString(), status: item.status, seedQuantity: item.quantity }));
     for (const pet of this.pets) this.byId.set(pet.petId, pet);

@@ -14,7 +14,10 @@ export { defaultBudget, OTHER_PHASES_API_KEY_REQUESTS } from '../../settings/gen
 /** Counts the requests of one check against its share. */
 export class Budget {
   private spent = 0;
-  constructor(readonly limit: number) {}
+  readonly limit: number;
+  constructor(limit: number) {
+    this.limit = limit;
+  }
   /** Takes one request from the share; false when it is used up. */
   take(): boolean {
     if (this.spent >= this.limit) return false;

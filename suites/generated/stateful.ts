@@ -38,8 +38,10 @@ interface Real {
  * (suites/lib/count-origin.ts). It says nothing about the server: the sequence ends, not certified.
  */
 export class AnotherWriter extends Error {
-  constructor(readonly reason: string) {
+  readonly reason: string;
+  constructor(reason: string) {
     super(reason);
+    this.reason = reason;
   }
 }
 
@@ -52,8 +54,10 @@ function unlessAnotherWriter(real: Real, id: string, seen: unknown): void {
 
 /** A deviation found by a command: stops the sequence and is shrunk by fast-check. */
 export class SequenceDeviation extends Error {
-  constructor(readonly finding: Finding) {
+  readonly finding: Finding;
+  constructor(finding: Finding) {
     super(`${finding.message}: expected ${finding.expected}; observed ${finding.observed}`);
+    this.finding = finding;
   }
 }
 
@@ -84,10 +88,12 @@ class ListCommand implements fc.AsyncCommand<Model, Real> {
 }
 
 class UpdateCommand implements fc.AsyncCommand<Model, Real> {
-  constructor(
-    readonly id: string,
-    readonly quantity: number,
-  ) {}
+  readonly id: string;
+  readonly quantity: number;
+  constructor(id: string, quantity: number) {
+    this.id = id;
+    this.quantity = quantity;
+  }
   check = () => true;
   async run(model: Model, real: Real) {
     if (!real.budget.take()) return;
@@ -116,7 +122,10 @@ class UpdateCommand implements fc.AsyncCommand<Model, Real> {
 }
 
 class MessageCommand implements fc.AsyncCommand<Model, Real> {
-  constructor(readonly text: string) {}
+  readonly text: string;
+  constructor(text: string) {
+    this.text = text;
+  }
   check = () => true;
   async run(_model: Model, real: Real) {
     if (!real.budget.take()) return;

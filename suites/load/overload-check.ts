@@ -365,8 +365,10 @@ export function describeProbe(what: string, r: ProbeResponse | ProbeFailure): st
 
 /** Thrown inside the check to end it with a finding (never escapes `runOverloadCheck`). */
 class Stop extends Error {
-  constructor(readonly f: Finding) {
+  readonly f: Finding;
+  constructor(f: Finding) {
     super(f.message);
+    this.f = f;
   }
 }
 

@@ -73,9 +73,11 @@ export interface PacingClient {
 
 /** The wait would exceed `MAX_RETRY_AFTER_S`: the requirement is not certified (never a failure of the server). */
 export class PacingNotCertified extends Error {
-  constructor(readonly reason: string) {
+  readonly reason: string;
+  constructor(reason: string) {
     super(reason);
     this.name = 'PacingNotCertified';
+    this.reason = reason;
   }
 }
 

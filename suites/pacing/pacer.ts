@@ -201,12 +201,10 @@ export class KeyPacer {
   /** The largest fall of Remaining beyond what the run sent since a quiet moment. */
   private largestForeignFall = 0;
   private stats: KeyReport;
-
-  /** `traffic`: the run's requests on every label (default: this key's alone). */
-  constructor(
-    options: PacerOptions,
-    private readonly traffic: RunTraffic = { granted: 0, inflight: 0 },
-  ) {
+  /** The run's requests on every label (default: this key's alone). */
+  private readonly traffic: RunTraffic;
+  constructor(options: PacerOptions, traffic: RunTraffic = { granted: 0, inflight: 0 }) {
+    this.traffic = traffic;
     this.options = {
       reserve: 3,
       maxWaitMs: 120_000,

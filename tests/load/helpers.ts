@@ -165,7 +165,10 @@ export interface Decided {
  */
 export class RecordingStore implements RateLimitStore {
   readonly log: Decided[] = [];
-  constructor(readonly inner: RateLimitStore = new MemoryRateLimitStore()) {}
+  readonly inner: RateLimitStore;
+  constructor(inner: RateLimitStore = new MemoryRateLimitStore()) {
+    this.inner = inner;
+  }
 
   async hit(identity: string, policy: RatePolicy, now: number): Promise<RateDecision> {
     const decision = await this.inner.hit(identity, policy, now);
