@@ -55,12 +55,15 @@ export function codeFile(rel: string): string {
   return path.join(REPO_ROOT, `${rel}${CODE_EXT}`);
 }
 
+/** Whether this Node runs TypeScript itself (type stripping: on by default since 22.18 and 23.6). */
+export const NODE_STRIPS_TYPES = Boolean((process.features as { typescript?: unknown }).typescript);
+
 /**
- * Node's arguments that run a harness module as a program: the sources need tsx's loader, the
- * compiled package needs nothing (and has no tsx).
+ * Node's arguments that run a harness module as a program: the sources need tsx's loader where
+ * Node does not strip types itself; the compiled package needs nothing (and has no tsx).
  */
 export function nodeArgsFor(file: string): string[] {
-  return CODE_EXT === '.ts' ? ['--import', import.meta.resolve('tsx'), file] : [file];
+  return CODE_EXT === '.ts' && !NODE_STRIPS_TYPES ? ['--import', import.meta.resolve('tsx'), file] : [file];
 }
 
 /** The requirements ledger. */

@@ -1,4 +1,3 @@
-import { fileURLToPath } from 'node:url';
 import { CODE_EXT } from './paths.ts';
 
 /**
@@ -14,10 +13,6 @@ import { CODE_EXT } from './paths.ts';
  * every phase, writing wherever it writes. A Playwright worker also passes its own (`TEST_WORKER_INDEX`,
  * `TEST_PARALLEL_INDEX`) to a run started inside it. The tool's Playwright runs take settings only
  * from what the tool names: `own`, its arguments and its configs.
- *
- * Each process also loads core/code-cache.cjs (`--require`, added to the caller's `NODE_OPTIONS`):
- * V8's code cache for Playwright's own modules, which every phase, listing and merge would
- * otherwise compile anew.
  */
 export function playwrightEnv(
   env: Readonly<Record<string, string | undefined>>,
@@ -25,22 +20,8 @@ export function playwrightEnv(
   codeExt: string = CODE_EXT,
 ): Record<string, string | undefined> {
   const kept = Object.entries(env).filter(([name]) => !PLAYWRIGHT_SETTING.test(name));
-  const NODE_OPTIONS = withPreload(env.NODE_OPTIONS, CODE_CACHE);
-  return { ...Object.fromEntries(kept), NODE_OPTIONS, ...(codeExt === '.js' ? COMPILED : {}), ...own };
+  return { ...Object.fromEntries(kept), ...(codeExt === '.js' ? COMPILED : {}), ...own };
 }
-
-/** `NODE_OPTIONS` of the caller (`existing`) with `--require <file>` added, once. */
-export function withPreload(existing: string | undefined, file: string): string {
-  const preload = `--require ${quoted(file)}`;
-  if (existing?.includes(preload)) return existing;
-  return existing?.trim() ? `${existing} ${preload}` : preload;
-}
-
-/** The preload beside this module, in the sources, a clone's tree and the package alike (the build copies it). */
-export const CODE_CACHE = fileURLToPath(new URL('./code-cache.cjs', import.meta.url));
-
-/** `value` as one argument of `NODE_OPTIONS` (node reads double quotes, and backslash escapes in them). */
-const quoted = (value: string): string => `"${value.replace(/[\\"]/g, (c) => `\\${c}`)}"`;
 
 /**
  * The installed package runs a tree compiled at pack time: Playwright needs no loader of its own

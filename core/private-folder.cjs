@@ -5,7 +5,7 @@ const path = require('node:path');
 
 /**
  * The tool's private folder `<name>-<uid>` in the OS temp dir (`tmp`), made 0700 when missing: where
- * it keeps what it runs later (a clone's transpiled tree, V8's code cache). Undefined when it cannot
+ * it keeps what it runs later (a clone's transpiled tree, Node's compile cache). Undefined when it cannot
  * be made, or when it is a link, not a folder, another user's or open to others, or when the temp
  * dir's path is one somebody else could change (`safePath`): nobody else's file may ever be run as
  * this user's harness. The path returned is the real one, links resolved.

@@ -36,10 +36,12 @@ export interface RunningDeployment extends RunningReferenceServer {
   primaryPid: number;
 }
 
-// `.ts` in a clone (the primary then needs tsx's loader), `.js` in the compiled package.
+// `.ts` in a clone (the primary then needs tsx's loader where Node does not strip types itself,
+// before 22.18 and 23.6), `.js` in the compiled package.
 const EXT = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
 const PRIMARY_SCRIPT = fileURLToPath(new URL(`./primary${EXT}`, import.meta.url));
-const LOADER_ARGS = EXT === '.ts' ? ['--import', import.meta.resolve('tsx')] : [];
+const STRIPS_TYPES = Boolean((process.features as { typescript?: unknown }).typescript);
+const LOADER_ARGS = EXT === '.ts' && !STRIPS_TYPES ? ['--import', import.meta.resolve('tsx')] : [];
 
 /** The environment variables of `server` options (see `config.ts` SETTINGS). */
 export function settingsEnv(server: DeploymentOptions['server'] = {}): Record<string, string> {

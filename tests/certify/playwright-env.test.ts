@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { test, expect } from '../test.ts';
-import { CODE_CACHE, playwrightEnv, withPreload } from '../../core/playwright-env.ts';
+import { playwrightEnv } from '../../core/playwright-env.ts';
 import { listSuites } from '../../core/ledger.ts';
 import { runCertify } from '../../certify/run.ts';
 import { inheritedEnv } from '../../faults/harness.ts';
@@ -32,9 +32,6 @@ function usersPlaywrightSettings(userDir: string): Record<string, string> {
   };
 }
 
-/** What every Playwright process of the tool is given (core/code-cache.cjs; tests/certify/code-cache.test.ts). */
-const PRELOAD = withPreload(undefined, CODE_CACHE);
-
 test('a Playwright run of the tool takes no setting from Playwright variables of the caller; the rest of the environment and its own win', () => {
   const env = playwrightEnv(
     {
@@ -55,7 +52,6 @@ test('a Playwright run of the tool takes no setting from Playwright variables of
     PATH: '/usr/bin',
     BASE_URL: 'https://staging.example.com/v1',
     CERTIFY_REPORTS_DIR: '/tmp/r',
-    NODE_OPTIONS: PRELOAD,
     PLAYWRIGHT_JSON_OUTPUT_FILE: '/tmp/r/list.json',
     FORCE_COLOR: '0',
   });
@@ -63,8 +59,8 @@ test('a Playwright run of the tool takes no setting from Playwright variables of
 
 test('the compiled tree (the installed package) runs its Playwright processes without the TypeScript loader of Playwright; the sources of a clone keep it, whatever the caller set', () => {
   const caller = { PATH: '/usr/bin', PW_DISABLE_TS_ESM: '1' };
-  expect(playwrightEnv(caller, {}, '.js')).toEqual({ PATH: '/usr/bin', NODE_OPTIONS: PRELOAD, PW_DISABLE_TS_ESM: '1' });
-  expect(playwrightEnv(caller, {}, '.ts')).toEqual({ PATH: '/usr/bin', NODE_OPTIONS: PRELOAD });
+  expect(playwrightEnv(caller, {}, '.js')).toEqual({ PATH: '/usr/bin', PW_DISABLE_TS_ESM: '1' });
+  expect(playwrightEnv(caller, {}, '.ts')).toEqual({ PATH: '/usr/bin' });
 });
 
 test('a certify run with Playwright variables of its caller writes nothing where they point; its reports, listing and verdict are where the run names them', async () => {
