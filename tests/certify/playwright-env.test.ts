@@ -47,6 +47,7 @@ test('a Playwright run of the tool takes no setting from Playwright variables of
     },
     { PLAYWRIGHT_JSON_OUTPUT_FILE: '/tmp/r/list.json', FORCE_COLOR: '0' },
     '.ts',
+    false,
   );
   expect(env).toEqual({
     PATH: '/usr/bin',
@@ -57,10 +58,12 @@ test('a Playwright run of the tool takes no setting from Playwright variables of
   });
 });
 
-test('the compiled tree (the installed package) runs its Playwright processes without the TypeScript loader of Playwright; the sources of a clone keep it, whatever the caller set', () => {
+test('the compiled tree (the installed package), and the sources on a Node that strips types, run their Playwright processes without the TypeScript loader of Playwright; the sources on Node 20 keep it, whatever the caller set', () => {
   const caller = { PATH: '/usr/bin', PW_DISABLE_TS_ESM: '1' };
-  expect(playwrightEnv(caller, {}, '.js')).toEqual({ PATH: '/usr/bin', PW_DISABLE_TS_ESM: '1' });
-  expect(playwrightEnv(caller, {}, '.ts')).toEqual({ PATH: '/usr/bin' });
+  expect(playwrightEnv(caller, {}, '.js', false)).toEqual({ PATH: '/usr/bin', PW_DISABLE_TS_ESM: '1' });
+  expect(playwrightEnv(caller, {}, '.ts', false)).toEqual({ PATH: '/usr/bin' });
+  // A Node that strips types loads the sources itself, as it loads the compiled tree.
+  expect(playwrightEnv(caller, {}, '.ts', true)).toEqual({ PATH: '/usr/bin', PW_DISABLE_TS_ESM: '1' });
 });
 
 test('a certify run with Playwright variables of its caller writes nothing where they point; its reports, listing and verdict are where the run names them', async () => {
