@@ -12,7 +12,8 @@ import { startHostileTarget } from '../hostile/target.ts';
 
 const KEY = 'ik_restore_api_7c1e5a9b3d2f4e60';
 
-const change = (target: string, petId: string, original: string): ChangeRecord => ({
+/** A change entry; `writes`: the counts the run journaled as written on the pet. */
+const change = (target: string, petId: string, original: string, writes: string[] = ['5']): ChangeRecord => ({
   v: 1,
   kind: 'change',
   entry: newEntryId(),
@@ -21,6 +22,7 @@ const change = (target: string, petId: string, original: string): ChangeRecord =
   target,
   petId,
   original,
+  writes,
 });
 
 /** A reports folder of the test's own (removed afterwards by the `scratch` fixture) with `records` journaled. */
