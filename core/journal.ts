@@ -77,6 +77,8 @@ export interface LimitRecord extends RecordBase {
   untilMs: number;
   /** The 429 held every key of the run (its key's Remaining did not predict it). */
   all?: boolean;
+  /** It answered the first request on the key once an earlier 429's wait had passed: the key looks banned. */
+  banned?: boolean;
 }
 
 /** A message the run is about to post: the API cannot take it back. */
@@ -161,7 +163,7 @@ export function recordOf(value: unknown): JournalRecord | undefined {
       date: r.date,
       untilMs: r.untilMs,
     };
-    return r.all === true ? { ...limit, all: true } : limit;
+    return { ...limit, ...(r.all === true ? { all: true } : {}), ...(r.banned === true ? { banned: true } : {}) };
   }
   if (r.kind === 'message' && isText(r.target) && isText(r.address))
     return { ...base, kind: 'message', target: r.target, address: r.address };
