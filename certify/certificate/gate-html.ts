@@ -63,7 +63,9 @@ function leftAloneHtml(cert: Certificate): string {
     ? '<p>Somebody else wrote these pets since the run did: the repair did not write over them.</p>' +
       `<table><thead><tr><th>Pet</th><th>Original quantity</th><th>The run wrote</th><th>Found</th></tr></thead><tbody>${rows}</tbody></table>`
     : '';
-  const holds = held.length ? `<ul class="tight">${held.map((h) => `<li>${esc(`Waited for an earlier run's 429: ${h.reason}`)}</li>`).join('')}</ul>` : '';
+  const holds = held.length
+    ? `<ul class="tight">${held.map((h) => `<li>${esc(`Waited for an earlier run's 429: ${h.reason}`)}</li>`).join('')}</ul>`
+    : '';
   return `<section id="left-alone"><h2>Left alone (${alone.length})</h2>${table}${holds}</section>`;
 }
 

@@ -7,13 +7,7 @@
  * each key whose 429 is still pending, so nothing is sent on it before then; a wait beyond
  * MAX_RETRY_AFTER_S closes the key (its checks not certified, nothing sent on it).
  */
-import {
-  appendRecord,
-  newEntryId,
-  targetIdentity,
-  type JournalFile,
-  type LimitRecord,
-} from '../../core/journal.ts';
+import { appendRecord, newEntryId, targetIdentity, type JournalFile, type LimitRecord } from '../../core/journal.ts';
 import type { InitialHold, Refusal } from '../../suites/pacing/coordinator.ts';
 
 /** A 429 of an earlier run still pending when this run started (conformance.json `journal.holds`). */

@@ -47,7 +47,8 @@ export function repairedLines(journal?: JournalReport): string[] {
     ? [
         `Left alone: ${alone.length} pet(s) somebody else wrote since the run did (not written over; nothing lost):`,
         ...alone.map(
-          (a) => `  ! pet ${a.petId}: original ${a.original}, the run wrote ${a.written?.join(' or ') || 'not recorded'}, found ${a.found ?? 'missing'}`,
+          (a) =>
+            `  ! pet ${a.petId}: original ${a.original}, the run wrote ${a.written?.join(' or ') || 'not recorded'}, found ${a.found ?? 'missing'}`,
         ),
       ]
     : [];

@@ -192,7 +192,15 @@ function tellingRefusals(routes: Record<string, Route>, onRefusal: (r: Refusal) 
           const afterWait = seen !== undefined && !seen.answered && receivedAtMs >= seen.untilMs;
           last.set(label, { untilMs, answered: false });
           try {
-            onRefusal({ label, retryAfter: header('retry-after'), date: header('date'), receivedAtMs, untilMs, all: !!r.holdAll, afterWait });
+            onRefusal({
+              label,
+              retryAfter: header('retry-after'),
+              date: header('date'),
+              receivedAtMs,
+              untilMs,
+              all: !!r.holdAll,
+              afterWait,
+            });
           } finally {
             answer(a);
           }
