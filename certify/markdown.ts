@@ -168,6 +168,19 @@ export function leftChangedMarkdown(report: ConformanceReport): string[] {
   }
   for (const o of j?.repair.otherTargets ?? [])
     lines.push(`Journal of another target left alone: ${cell(o.file)} (${o.open} open for ${cell(o.target)}).`, '');
+  const alone = j ? [...(j.repair.leftAlone ?? []), ...(j.end.leftAlone ?? [])] : [];
+  if (alone.length) {
+    lines.push(
+      `Left alone (${alone.length}): somebody else wrote these pets since the run did; the repair did not write over them:`,
+      '',
+      ...alone.map(
+        (a) =>
+          `- pet ${cell(a.petId)}: original ${cell(a.original)}, the run wrote ${cell(a.written?.join(' or ') || 'not recorded')}, found ${cell(a.found ?? 'missing')}`,
+      ),
+      '',
+    );
+  }
+  for (const h of j?.holds ?? []) lines.push(`Waited for an earlier run's 429: ${cell(h.reason)}`, '');
   return lines;
 }
 

@@ -7,12 +7,20 @@
  * deadlined (`REQUEST_TIMEOUT_MS`) and paced (a 429 waits its Retry-After, or, beyond
  * `MAX_RETRY_AFTER_S`, the restore gives up saying so).
  *
- * Exit status: 0 when nothing is left changed, 1 naming every entry that could not be restored,
- * 2 on a usage error, 3 when the preflight stops it.
+ * A count the run did not write (somebody else wrote since) is left alone and named with the
+ * three counts (suites/journal/decision.ts); a 429 an earlier run journaled is waited for before
+ * anything is sent on its key, and every 429 restore meets is journaled too (steps/holds.ts).
+ * `dryRun`: the list is read and what would be done with each pet is said, with why; nothing is
+ * written or closed. `forget`: the open entries of those pets are closed as `forgotten` (a person
+ * dealt with them by hand); nothing is sent.
+ *
+ * Exit status: 0 when nothing is left changed (or a dry run), 1 naming every entry that could not
+ * be restored or was left alone (somebody else wrote it since), 2 on a usage error, 3 when the
+ * preflight stops it.
  */
 import path from 'node:path';
 import fs from 'node:fs';
-import { readJournals } from '../core/journal.ts';
+import { appendRecord, doneRecord, newJournalName, readJournals, targetIdentity, type JournalFile } from '../core/journal.ts';
 import { EXIT } from '../core/exit-codes.ts';
 import { redactorFor, secretsFromEnv } from '../core/secrets.ts';
 import { readSettings } from '../settings/index.ts';
@@ -23,6 +31,7 @@ import { startRunPacer } from './steps/pacer.ts';
 import { isHeld, takeTurn } from './steps/turns.ts';
 import { reportsDirProblem } from './steps/reports-dir.ts';
 import { repairWith } from './steps/repair.ts';
+import { initialHoldsOf, journalRefusals, pendingHolds } from './steps/holds.ts';
 
 export interface RestoreOptions {
   env: Record<string, string | undefined>;
@@ -30,10 +39,14 @@ export interface RestoreOptions {
   signal?: AbortSignal;
   /** Receives the outcome (for `--json`). */
   onOutcome?: (outcome: RepairOutcome) => void;
+  /** Read the list and say what would be put back and why; send no change, close nothing. */
+  dryRun?: boolean;
+  /** Pet ids whose open entries a person dealt with by hand: closed as `forgotten`, nothing sent. */
+  forget?: readonly string[];
 }
 
 /** Why the environment cannot run a restore, or nothing. */
-function usageProblems(env: Record<string, string | undefined>): string[] {
+function usageProblems(env: Record<string, string | undefined>, needsKey: boolean): string[] {
   const { values: v, problems } = readSettings(env);
   const errors = problems
     .filter((p) =>
@@ -47,7 +60,7 @@ function usageProblems(env: Record<string, string | undefined>): string[] {
     errors.push(
       'restore needs BASE_URL: the target whose changes the journal lists (the bundled reference server keeps nothing between runs)',
     );
-  if (!v.API_KEY)
+  if (!v.API_KEY && needsKey)
     errors.push('restore needs API_KEY (from the environment, as for certify): a valid key of the target; it is never written or printed');
   const dirProblem = v.REPORTS_DIR ? reportsDirProblem(v.REPORTS_DIR) : undefined;
   if (dirProblem) errors.push(dirProblem);
@@ -57,7 +70,7 @@ function usageProblems(env: Record<string, string | undefined>): string[] {
 /** Runs the restore; returns its exit code. */
 export async function runRestore(o: RestoreOptions): Promise<number> {
   const { env } = o;
-  const errors = usageProblems(env);
+  const errors = usageProblems(env, !o.forget?.length);
   if (errors.length) {
     const redact = inputRedactor(env);
     o.write('restore: usage error:\n');
@@ -68,6 +81,7 @@ export async function runRestore(o: RestoreOptions): Promise<number> {
   const say = (text: string) => o.write(redactorFor(secretsFromEnv(env))(text));
   const reportsDir = path.resolve(v.REPORTS_DIR);
   const journals = fs.existsSync(reportsDir) ? readJournals(reportsDir) : [];
+  if (o.forget?.length) return forget(journals, reportsDir, v.BASE_URL!, o.forget, say);
   const open = journals.filter((j) => j.open.length);
   if (!open.length) {
     o.onOutcome?.(emptyRepair());
@@ -90,11 +104,25 @@ export async function runRestore(o: RestoreOptions): Promise<number> {
     );
     return turn.kind === 'aborted' ? interruptedExit(o.signal) : EXIT.harness;
   }
-  const pacer = await startRunPacer({ maxRetryAfterS: v.MAX_RETRY_AFTER_S, workers: v.WORKERS });
+  // A 429 an earlier run met, still pending: nothing is sent on its key before it has passed.
+  const holds = pendingHolds(journals, v.BASE_URL!, Date.now(), v.MAX_RETRY_AFTER_S);
+  for (const h of holds) say(`restore: ${h.reason}\n`);
+  const pacer = await startRunPacer({
+    maxRetryAfterS: v.MAX_RETRY_AFTER_S,
+    workers: v.WORKERS,
+    initialHolds: initialHoldsOf(holds),
+    onRefusal: journalRefusals(path.join(reportsDir, newJournalName()), v.BASE_URL!, 'restore'),
+  });
   let outcome: RepairOutcome;
   let requests = 0;
   try {
-    const r = await repairWith({ reportsDir, env: { ...env, CONFORMANCE_PROFILE: 'full', ...pacer.env }, journals, by: 'restore' });
+    const r = await repairWith({
+      reportsDir,
+      env: { ...env, CONFORMANCE_PROFILE: 'full', ...pacer.env },
+      journals,
+      by: 'restore',
+      dryRun: o.dryRun === true,
+    });
     outcome = r.outcome;
     requests = r.requests;
   } finally {
@@ -103,8 +131,39 @@ export async function runRestore(o: RestoreOptions): Promise<number> {
   }
   o.onOutcome?.(outcome);
   for (const line of repairLines(outcome, 'restore')) say(`${line}\n`);
+  const alone = outcome.leftAlone?.length ?? 0;
+  if (o.dryRun) {
+    say(`restore: dry run: nothing was written and no entry closed; requests sent: ${requests} (reads of the list)\n`);
+    return outcome.stopped ? EXIT.fail : EXIT.pass;
+  }
   say(
-    `restore: ${outcome.restored.length} entr${outcome.restored.length === 1 ? 'y' : 'ies'} closed, ${outcome.left.length} left changed; requests sent: ${requests}\n`,
+    `restore: ${outcome.restored.length} entr${outcome.restored.length === 1 ? 'y' : 'ies'} closed, ${outcome.left.length} left changed, ${alone} left alone (somebody else wrote it since); requests sent: ${requests}\n`,
   );
-  return outcome.left.length || outcome.stopped ? EXIT.fail : EXIT.pass;
+  return outcome.left.length || alone || outcome.stopped ? EXIT.fail : EXIT.pass;
+}
+
+/** `--forget`: closes the open entries of `pets` for this target as `forgotten`; a pet with none is a usage error (nothing is closed). */
+function forget(
+  journals: readonly JournalFile[],
+  reportsDir: string,
+  baseUrl: string,
+  pets: readonly string[],
+  say: (text: string) => void,
+): number {
+  const target = targetIdentity(baseUrl);
+  const entries = journals.flatMap((j) =>
+    j.open.filter((e) => e.kind === 'change' && e.target === target && pets.includes(e.petId)).map((e) => ({ file: j.file, e })),
+  );
+  const missing = pets.filter((p) => !entries.some(({ e }) => e.kind === 'change' && e.petId === p));
+  if (missing.length) {
+    say(
+      `restore: usage error:\n  - --forget: no open entry for pet ${missing.join(', ')} of ${target} in ${path.join(reportsDir, 'journal')}; nothing was closed\n`,
+    );
+    return EXIT.usage;
+  }
+  for (const { file, e } of entries) appendRecord(path.join(reportsDir, file), doneRecord(e.entry, 'forgotten', 'restore --forget'));
+  say(
+    `restore: forgot ${entries.length} open entr${entries.length === 1 ? 'y' : 'ies'} of pet ${pets.join(', ')} (closed as dealt with by hand); nothing was sent\n`,
+  );
+  return EXIT.pass;
 }

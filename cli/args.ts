@@ -22,8 +22,13 @@ export const OWN_FLAGS: Record<string, { value: boolean; help: string; commands:
   },
   '--dry-run': {
     value: false,
-    help: 'print every setting with its value and where it came from (keys: given or not), then stop; nothing is sent',
-    commands: ['certify'],
+    help: 'certify: print every setting with its value and where it came from (keys: given or not), then stop; nothing is sent. restore: read the list and say what would be put back, left alone or closed, and why; no change is sent',
+    commands: ['certify', 'restore'],
+  },
+  '--forget': {
+    value: true,
+    help: 'restore: close the open entries of these pets (ids, comma-separated), dealt with by hand; nothing is sent',
+    commands: ['restore'],
   },
   '--list-cases': {
     value: false,

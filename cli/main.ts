@@ -61,6 +61,8 @@ const EXAMPLES: Record<Command, string[]> = {
   ],
   restore: [
     `API_KEY=… npx ${BIN} restore --base-url https://staging.example.com/v1   # what a run that died left changed, from reports/journal/`,
+    `API_KEY=… npx ${BIN} restore --base-url https://staging.example.com/v1 --dry-run   # what would be put back and why; no change sent`,
+    `npx ${BIN} restore --base-url https://staging.example.com/v1 --forget 7,9   # pets dealt with by hand: their entries closed`,
   ],
   help: [],
 };
@@ -79,11 +81,16 @@ const RESTORE_HELP = [
   'Settings (flag, variable or config file, as for certify): --base-url (BASE_URL, required), --api-url (API_URL),',
   '--reports-dir (REPORTS_DIR: the folder whose journal/ is read), --request-timeout-ms, --max-retry-after-s, --insecure-tls.',
   'The key is read only from the environment (API_KEY). Entries of another target are left alone and named.',
+  'Each pet is decided by the count the list shows: its original closes the entry; a count the run wrote is put',
+  'back to the original and verified; any other count (somebody else wrote since) is left alone and named with',
+  'its original, the counts the run wrote and the count found. An entry journaled by an older version (no counts',
+  'written recorded) is left alone unless at its original. A 429 an earlier run journaled is waited out before',
+  'anything is sent on its key (beyond MAX_RETRY_AFTER_S: nothing is sent on it, and restore says until when).',
   '',
   'Exit codes:',
-  `  ${String(EXIT.pass).padEnd(3)}nothing is left changed (every open entry of this target was put back and verified, or there was none)`,
-  `  ${String(EXIT.fail).padEnd(3)}something could not be put back: every such entry is named, with what to do by hand`,
-  `  ${String(EXIT.usage).padEnd(3)}usage error (no BASE_URL, no API_KEY, a malformed value); nothing was sent`,
+  `  ${String(EXIT.pass).padEnd(3)}nothing is left changed (every open entry of this target was put back and verified, or there was none); --dry-run and --forget: done`,
+  `  ${String(EXIT.fail).padEnd(3)}something was not put back: a count that could not be written back, or one somebody else wrote since (left alone); each is named, with what to do by hand`,
+  `  ${String(EXIT.usage).padEnd(3)}usage error (no BASE_URL, no API_KEY, a malformed value, --forget of a pet with no open entry); nothing was sent`,
   `  ${String(EXIT.unreachable).padEnd(3)}the preflight stopped it (unreachable, TLS not verified); no key was sent`,
 ];
 
@@ -507,12 +514,25 @@ async function restore(io: Io, args: ReturnType<typeof parseArgs>): Promise<numb
   if (args.positionals.length) return usageError(io, [`unexpected argument(s): ${args.positionals.join(' ')}`], 'restore');
   const assembled = runEnv(io, args.env);
   if ('errors' in assembled) return usageError(io, assembled.errors, 'restore');
+  const forget = args.own['--forget']?.split(',').map((p) => p.trim());
+  if (forget && (args.own['--dry-run'] || forget.some((p) => !/^[^\s/?#\\]{1,200}$/.test(p))))
+    return usageError(
+      io,
+      [
+        args.own['--dry-run']
+          ? '--forget and --dry-run do not go together: --forget closes entries, --dry-run changes nothing'
+          : '--forget needs pet ids, comma-separated, as the journal names them (e.g. --forget 7,9)',
+      ],
+      'restore',
+    );
   const { runRestore } = await import('../certify/restore.ts');
   const json = !!args.own['--json'];
   let outcome: unknown;
   const code = await runRestore({
     env: assembled.env,
     write: json ? io.stderr : io.stdout,
+    ...(args.own['--dry-run'] ? { dryRun: true } : {}),
+    ...(forget ? { forget } : {}),
     ...(io.signal ? { signal: io.signal } : {}),
     onOutcome: (o) => (outcome = o),
   });

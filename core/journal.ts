@@ -44,6 +44,41 @@ export interface ChangeRecord extends RecordBase {
   petId: string;
   /** The count as first read (exact text), or null when the pet was not in the list: a change may create it. */
   original: string | null;
+  /**
+   * Counts the run declares it will write (exact text), beside those of its `write` records.
+   * Absent in a journal of an older version, which recorded no count it wrote.
+   */
+  writes?: string[];
+}
+
+/** The count the run is about to write on an entry's pet: appended before each request that writes a new one. */
+export interface WriteRecord extends RecordBase {
+  kind: 'write';
+  /** The count as sent (exact text, e.g. `11`). */
+  count: string;
+}
+
+/**
+ * A 429 the run met (spec, Errors: "the client must wait for the time given in the Retry-After
+ * header"): the next run, or `restore`, sends nothing on that key before it has passed. `entry`
+ * is an id of its own; no `done` record closes it (its time closes it).
+ */
+export interface LimitRecord extends RecordBase {
+  kind: 'limit';
+  /** The inventory base address of the run. */
+  target: string;
+  /** The key's label (`<RATE_LIMIT_KEY>`), never the key. */
+  label: string;
+  /** The answer's `Retry-After` as sent, or null when it had none. */
+  retryAfter: string | null;
+  /** The answer's `Date` as sent (the server's clock), or null. */
+  date: string | null;
+  /** Until when (local clock, ms since the epoch) the run's pacer held the key after it. */
+  untilMs: number;
+  /** The 429 held every key of the run (its key's Remaining did not predict it). */
+  all?: boolean;
+  /** It answered the first request on the key once an earlier 429's wait had passed: the key looks banned. */
+  banned?: boolean;
 }
 
 /** A message the run is about to post: the API cannot take it back. */
@@ -59,11 +94,14 @@ export interface MessageRecord extends RecordBase {
  * How an entry was closed:
  * - `restored`: written back and seen at its original count in the list;
  * - `unchanged`: seen at its original count in the list (nothing to write back);
+ * - `left-alone`: the list showed a count the run did not write: somebody else wrote since, and
+ *   the repair left it (named with the three counts);
+ * - `forgotten`: a person closed it by hand (`restore --forget`);
  * - `absent`: a pet that was not listed before is not listed now (nothing was created);
  * - `refused`: the server answered the request with a status other than 2xx (nothing was posted);
  * - `reported`: a change the API cannot undo (a message) was named at run level with what to do by hand.
  */
-export type CloseHow = 'restored' | 'unchanged' | 'absent' | 'refused' | 'reported';
+export type CloseHow = 'restored' | 'unchanged' | 'absent' | 'refused' | 'reported' | 'left-alone' | 'forgotten';
 
 /** Closes an entry. */
 export interface DoneRecord extends RecordBase {
@@ -71,12 +109,12 @@ export interface DoneRecord extends RecordBase {
   how: CloseHow;
 }
 
-export type JournalRecord = ChangeRecord | MessageRecord | DoneRecord;
+export type JournalRecord = ChangeRecord | MessageRecord | DoneRecord | WriteRecord | LimitRecord;
 
 /** An entry no `done` record closes. */
 export type OpenEntry = ChangeRecord | MessageRecord;
 
-const CLOSE_HOWS: readonly CloseHow[] = ['restored', 'unchanged', 'absent', 'refused', 'reported'];
+const CLOSE_HOWS: readonly CloseHow[] = ['restored', 'unchanged', 'absent', 'refused', 'reported', 'left-alone', 'forgotten'];
 
 /**
  * The identity of a target in the journal: origin and path of its base address, trailing slashes
@@ -101,7 +139,31 @@ export function recordOf(value: unknown): JournalRecord | undefined {
   if (r.v !== 1 || !isText(r.entry) || !isText(r.at) || !isText(r.by)) return undefined;
   const base = { v: 1 as const, entry: r.entry, at: r.at, by: r.by };
   if (r.kind === 'change' && isText(r.target) && isText(r.petId) && (r.original === null || isText(r.original))) {
-    return { ...base, kind: 'change', target: r.target, petId: r.petId, original: r.original };
+    const change: ChangeRecord = { ...base, kind: 'change', target: r.target, petId: r.petId, original: r.original };
+    if (r.writes === undefined) return change;
+    return Array.isArray(r.writes) && r.writes.every(isText) ? { ...change, writes: [...r.writes] } : undefined;
+  }
+  if (r.kind === 'write' && isText(r.count)) return { ...base, kind: 'write', count: r.count };
+  if (
+    r.kind === 'limit' &&
+    isText(r.target) &&
+    typeof r.label === 'string' &&
+    /^<[A-Z_a-z]{1,40}>$/.test(r.label) &&
+    (r.retryAfter === null || isText(r.retryAfter)) &&
+    (r.date === null || isText(r.date)) &&
+    typeof r.untilMs === 'number' &&
+    Number.isFinite(r.untilMs)
+  ) {
+    const limit: LimitRecord = {
+      ...base,
+      kind: 'limit',
+      target: r.target,
+      label: r.label,
+      retryAfter: r.retryAfter,
+      date: r.date,
+      untilMs: r.untilMs,
+    };
+    return { ...limit, ...(r.all === true ? { all: true } : {}), ...(r.banned === true ? { banned: true } : {}) };
   }
   if (r.kind === 'message' && isText(r.target) && isText(r.address))
     return { ...base, kind: 'message', target: r.target, address: r.address };
@@ -137,7 +199,24 @@ export function decodeJournal(text: string): { records: JournalRecord[]; unreada
 /** The entries no `done` record closes, in the order they were opened. */
 export function openEntries(records: readonly JournalRecord[]): OpenEntry[] {
   const closed = new Set(records.filter((r) => r.kind === 'done').map((r) => r.entry));
-  return records.filter((r): r is OpenEntry => r.kind !== 'done' && !closed.has(r.entry));
+  return records.filter((r): r is OpenEntry => (r.kind === 'change' || r.kind === 'message') && !closed.has(r.entry));
+}
+
+/**
+ * The counts the run wrote (or was about to write) on the pet of change entry `entry`: those its
+ * record declares and those of its `write` records; undefined for a record of an older version,
+ * which recorded none (the repair then cannot tell its own write from somebody else's).
+ */
+export function writesOf(records: readonly JournalRecord[], entry: ChangeRecord): string[] | undefined {
+  if (entry.writes === undefined) return undefined;
+  const counts = [...entry.writes];
+  for (const r of records) if (r.kind === 'write' && r.entry === entry.entry && !counts.includes(r.count)) counts.push(r.count);
+  return counts;
+}
+
+/** The 429s a journal holds. */
+export function limitsOf(records: readonly JournalRecord[]): LimitRecord[] {
+  return records.filter((r): r is LimitRecord => r.kind === 'limit');
 }
 
 /**
@@ -179,13 +258,15 @@ export interface JournalFile {
   file: string;
   records: JournalRecord[];
   open: OpenEntry[];
+  /** The 429s it holds (a `limit` record is never open or closed: its time ends it). */
+  limits: LimitRecord[];
   unreadable: number;
 }
 
 /** Reads one journal file (relative to the reports folder). */
 export function readJournalFile(reportsDir: string, rel: string): JournalFile {
   const { records, unreadable } = decodeJournal(fs.readFileSync(path.join(reportsDir, rel), 'utf8'));
-  return { file: rel, records, open: openEntries(records), unreadable };
+  return { file: rel, records, open: openEntries(records), limits: limitsOf(records), unreadable };
 }
 
 /** Every journal file of a reports folder, oldest name first; none when it has no journal folder. */

@@ -4,7 +4,7 @@
  * that report in the harness.
  */
 import type { Annotation, Outcome, TestRecord } from './results.ts';
-import { ANNOTATION } from './results.ts';
+import { ANNOTATION, harnessStopReason } from './results.ts';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 type Json = any;
@@ -116,12 +116,39 @@ export function specsOf(report: Json): ReportSpec[] {
   return out;
 }
 
+/**
+ * The reasons of a failed test's last attempt when every error of it is a stop of the harness
+ * (core/results.ts `harnessStopReason`), else undefined: the one place where a check stopped by a
+ * limit of the run, in its body or in a fixture (a worker-scoped sequence), becomes not certified.
+ */
+function harnessStopsOf(test: Json): string[] | undefined {
+  const results: Json[] = test.results ?? [];
+  const last = results[results.length - 1];
+  if (!last || (last.status !== 'failed' && last.status !== 'timedOut')) return undefined;
+  const errs: Json[] = last.errors?.length ? last.errors : last.error ? [last.error] : [];
+  const reasons = errs.map((e) => harnessStopReason(String(e.message ?? e.value ?? '').replace(ANSI, '')));
+  if (!reasons.length || reasons.some((r) => r === undefined)) return undefined;
+  return [...new Set(reasons as string[])];
+}
+
+/** A failed test that a limit of the run stopped, as a not-certified record with the reasons. */
+function asStopped(t: TestRecord, reasons: readonly string[]): TestRecord {
+  return {
+    ...t,
+    outcome: 'skipped',
+    errors: [],
+    annotations: [...t.annotations, ...reasons.map((description) => ({ type: ANNOTATION.notCertified, description }))],
+  };
+}
+
 /** Flattens a Playwright JSON report (`results.json`) into test records: one per spec and project. */
 export function testsFromJsonReport(report: Json): TestRecord[] {
   const out: TestRecord[] = [];
   for (const { spec, file } of specsOf(report)) {
     for (const test of (spec.tests ?? []) as Json[]) {
-      out.push({
+      const stops = test.status === 'unexpected' ? harnessStopsOf(test) : undefined;
+      const push = (r: TestRecord) => out.push(stops ? asStopped(r, stops) : r);
+      push({
         title: String(spec.title),
         project: String(test.projectName ?? ''),
         file,

@@ -166,3 +166,19 @@ const HARNESS_KINDS: ReadonlySet<RunProblemKind> = new Set(['run-error', 'secret
 export function isHarnessProblem(p: RunProblem): boolean {
   return HARNESS_KINDS.has(p.kind);
 }
+
+/**
+ * The names of the errors a check throws when a limit of the run stops it (a Retry-After beyond
+ * MAX_RETRY_AFTER_S, a key closed after a ban, a budget, the run's pacer out of reach): never the
+ * server's failure. Playwright keeps only an error's text, which starts with its name
+ * (`NotCertified: not certified: …`); an error a check builds from what a server sent starts
+ * with `Error: `, so no server can write one of these.
+ */
+export const HARNESS_STOP_ERRORS = ['NotCertified', 'PacingNotCertified', 'PacerUnreachable'] as const;
+
+/** The reason of a failure message that is a stop of the harness (`HARNESS_STOP_ERRORS`), else undefined. */
+export function harnessStopReason(message: string): string | undefined {
+  const m = /^(NotCertified|PacingNotCertified|PacerUnreachable): (?:not certified: )?([^\n]*)/.exec(message);
+  if (!m || !(HARNESS_STOP_ERRORS as readonly string[]).includes(m[1]!)) return undefined;
+  return m[1] === 'PacerUnreachable' ? `the run's pacer could not be reached, so nothing more was sent (${m[2]})` : m[2]!;
+}

@@ -44,6 +44,32 @@ export function leftChangedHtml(cert: Certificate): string {
 
 /** "Repaired first": what an earlier run left open in the journal and this run put back before it sent anything else, and journals of other targets left alone. */
 export function repairedHtml(cert: Certificate): string {
+  return leftAloneHtml(cert) + repairedFirstHtml(cert);
+}
+
+/** "Left alone": pets somebody else wrote since the run did (never written over), each with its three counts; 429s of an earlier run waited for. */
+function leftAloneHtml(cert: Certificate): string {
+  const j = cert.results.journal;
+  const alone = j ? [...(j.repair.leftAlone ?? []), ...(j.end.leftAlone ?? [])] : [];
+  const held = j?.holds ?? [];
+  if (!alone.length && !held.length) return '';
+  const rows = alone
+    .map(
+      (a) =>
+        `<tr><td><code>${esc(a.petId)}</code></td><td>${esc(a.original)}</td><td>${esc(a.written?.join(' or ') || 'not recorded')}</td><td>${esc(a.found ?? 'missing from the list')}</td></tr>`,
+    )
+    .join('');
+  const table = alone.length
+    ? '<p>Somebody else wrote these pets since the run did: the repair did not write over them.</p>' +
+      `<table><thead><tr><th>Pet</th><th>Original quantity</th><th>The run wrote</th><th>Found</th></tr></thead><tbody>${rows}</tbody></table>`
+    : '';
+  const holds = held.length
+    ? `<ul class="tight">${held.map((h) => `<li>${esc(`Waited for an earlier run's 429: ${h.reason}`)}</li>`).join('')}</ul>`
+    : '';
+  return `<section id="left-alone"><h2>Left alone (${alone.length})</h2>${table}${holds}</section>`;
+}
+
+function repairedFirstHtml(cert: Certificate): string {
   const r = cert.results.journal?.repair;
   if (!r || (!r.restored.length && !r.otherTargets.length)) return '';
   const restored = r.restored

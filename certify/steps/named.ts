@@ -6,6 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { EXIT } from '../../core/exit-codes.ts';
+import { readJournals } from '../../core/journal.ts';
 import { redactorFor, secretsFromEnv, SECRET_VARIABLES } from '../../core/secrets.ts';
 import { certificateStep } from '../certificate/index.ts';
 import { inputRedactor, PHASES } from '../env.ts';
@@ -18,6 +19,7 @@ import { gateJunitFile, judgeReport, redactReport, verdictInputFor, writeReportF
 import { listLeftOut as listLeftOutPhases } from './left-out.ts';
 import { mergeRun, standbyFor } from './merge.ts';
 import { startRunPacer } from './pacer.ts';
+import { initialHoldsOf, journalRefusals, pendingHolds } from './holds.ts';
 import { interruptedExit, preflight as preflightTarget, PREFLIGHT_EXIT } from './preflight.ts';
 import { printSummary } from './print.ts';
 import { prepareRun } from './prepare.ts';
@@ -139,7 +141,17 @@ export async function takeTargetTurn(ctx: RunContext): Promise<void> {
 export async function startPacer(ctx: RunContext): Promise<void> {
   const run = need(ctx.run, 'the prepared run');
   const target = need(ctx.target, 'the target');
-  ctx.pacer = await startRunPacer({ maxRetryAfterS: run.settings.MAX_RETRY_AFTER_S, workers: run.settings.WORKERS });
+  const baseUrl = target.env.BASE_URL!;
+  // A 429 an earlier run met and journaled, still pending: nothing is sent on its key before it passes.
+  const holds = pendingHolds(readJournals(run.reportsDir), baseUrl, Date.now(), run.settings.MAX_RETRY_AFTER_S);
+  for (const h of holds) need(ctx.voice, "the run's voice").say(`certify: ${h.reason}\n`);
+  if (holds.length) ctx.journal = { ...ctx.journal, holds };
+  ctx.pacer = await startRunPacer({
+    maxRetryAfterS: run.settings.MAX_RETRY_AFTER_S,
+    workers: run.settings.WORKERS,
+    initialHolds: initialHoldsOf(holds),
+    onRefusal: journalRefusals(path.join(run.reportsDir, ctx.journalFile), baseUrl, 'pacer (certify)'),
+  });
   ctx.childEnv = {
     ...target.env,
     ...ctx.pacer.env,

@@ -4,7 +4,9 @@
  * `CONFORMANCE_PACER_URL`, so nothing is sent on a key while a 429 on it is pending, whichever
  * process sends (spec, Limits: "Repeated requests after a 429 may cause a temporary ban"). Its
  * report (per key label: requests, waits, 429s, early requests, suspected ban) goes into
- * `conformance.json` and the console summary. Only key labels cross it, never keys.
+ * `conformance.json` and the console summary. Only key labels cross it, never keys. It starts
+ * holding the keys whose 429 an earlier run journaled is still pending, and journals every 429 it
+ * sees (steps/holds.ts).
  */
 import { startPacerCoordinator, type CoordinatorOptions, type PacerCoordinator, type RunHold } from '../../suites/pacing/coordinator.ts';
 import type { PacingSummary } from '../verdict.ts';
@@ -57,10 +59,15 @@ export function pacingSummary(
  * `WORKERS` + 1: the reserve of paced requests); `start` is injectable for tests.
  */
 export async function startRunPacer(
-  settings: { maxRetryAfterS: number; workers: number },
+  settings: { maxRetryAfterS: number; workers: number } & Pick<CoordinatorOptions, 'initialHolds' | 'onRefusal'>,
   start: (o: CoordinatorOptions) => Promise<PacerCoordinator> = startPacerCoordinator,
 ): Promise<RunPacer> {
-  const coordinator = await start({ maxWaitMs: settings.maxRetryAfterS * 1000, reserve: settings.workers + 1 });
+  const coordinator = await start({
+    maxWaitMs: settings.maxRetryAfterS * 1000,
+    reserve: settings.workers + 1,
+    ...(settings.initialHolds?.length ? { initialHolds: settings.initialHolds } : {}),
+    ...(settings.onRefusal ? { onRefusal: settings.onRefusal } : {}),
+  });
   let closed: PacingSummary[] | undefined;
   let pendingUntilMs = 0;
   return {

@@ -41,8 +41,21 @@ export function leftChangedLines(problems: readonly RunProblem[], journal?: Jour
 /** What the run repaired first (an earlier run did not finish), and journals of other targets it left alone. */
 export function repairedLines(journal?: JournalReport): string[] {
   const r = journal?.repair;
-  if (!r || (!r.restored.length && !r.otherTargets.length)) return [];
+  const alone = journal ? [...(journal.repair.leftAlone ?? []), ...(journal.end.leftAlone ?? [])] : [];
+  const held = (journal?.holds ?? []).map((h) => `Waited for an earlier run's 429: ${h.reason}`);
+  const aloneLines = alone.length
+    ? [
+        `Left alone: ${alone.length} pet(s) somebody else wrote since the run did (not written over; nothing lost):`,
+        ...alone.map(
+          (a) =>
+            `  ! pet ${a.petId}: original ${a.original}, the run wrote ${a.written?.join(' or ') || 'not recorded'}, found ${a.found ?? 'missing'}`,
+        ),
+      ]
+    : [];
+  if (!r || (!r.restored.length && !r.otherTargets.length)) return [...held, ...aloneLines];
   return [
+    ...held,
+    ...aloneLines,
     ...(r.restored.length
       ? [
           `Repaired first: an earlier run did not finish; ${r.restored.length} pet(s) it left changed were put back and verified before anything else was sent: ${r.restored.map((p) => `pet ${p.petId}`).join(', ')}`,

@@ -14,6 +14,7 @@ import { createApi } from '../../suites/fixtures/api.ts';
 import { pacingClient } from '../../suites/pacing/client.ts';
 import { readEnv } from '../../suites/lib/env.ts';
 import { emptyRepair, repairJournals, repairLines, type RepairOutcome } from '../../suites/journal/repair.ts';
+import type { PendingHold } from './holds.ts';
 
 /** What conformance.json says of the journal (`journal`). */
 export interface JournalReport {
@@ -25,6 +26,8 @@ export interface JournalReport {
   end: RepairOutcome;
   /** Requests the repairs sent (lists and PATCHes on API_KEY). */
   requests: number;
+  /** 429s an earlier run met still pending when this run started: nothing was sent on their keys before they passed (steps/holds.ts). */
+  holds?: PendingHold[];
 }
 
 export interface RepairInput {
@@ -34,6 +37,8 @@ export interface RepairInput {
   /** Journal files to repair from (relative to `reportsDir`). */
   journals: readonly JournalFile[];
   by: string;
+  /** Read the list, say what would be done and why; write and close nothing (`restore --dry-run`). */
+  dryRun?: boolean;
 }
 
 /** Runs one repair through the run's pacer; `requests` is what it sent. */
@@ -58,6 +63,7 @@ export async function repairWith(o: RepairInput): Promise<{ outcome: RepairOutco
     target: targetIdentity(env.baseUrl),
     by: o.by,
     readonly: env.profile === 'readonly',
+    ...(o.dryRun ? { dryRun: true } : {}),
   });
   return { outcome, requests: api.requests };
 }

@@ -11,9 +11,20 @@
  * each with its deadline, keys redacted from every text.
  */
 import path from 'node:path';
-import { appendRecord, doneRecord, type ChangeRecord, type CloseHow, type JournalFile, type MessageRecord } from '../../core/journal.ts';
+import {
+  appendRecord,
+  doneRecord,
+  writesOf,
+  type ChangeRecord,
+  type CloseHow,
+  type JournalFile,
+  type MessageRecord,
+} from '../../core/journal.ts';
 import { countText, restorable, sameCount } from '../lib/unrestored.ts';
 import type { ApiClient, InventoryEntry } from '../fixtures/api.ts';
+import { leftAloneReason, repairDecision, writtenText, type RepairDecision } from './decision.ts';
+
+export { repairDecision, type RepairDecision } from './decision.ts';
 
 /** A pet put back (or found at its count) and closed. */
 export interface RepairedPet {
@@ -39,6 +50,30 @@ export interface LeftPet {
   file: string;
 }
 
+/** A pet somebody else wrote since the run did: not written over; its entry is closed as `left-alone`. */
+export interface LeftAlonePet {
+  petId: string;
+  original: string;
+  /** The counts the run wrote (or was writing); null for an entry of an older journal, which recorded none. */
+  written: string[] | null;
+  /** The count listed when the repair read it; null when the pet was not listed. */
+  found: string | null;
+  /** The pet and its three counts, in words. */
+  reason: string;
+  by: string;
+  file: string;
+}
+
+/** What a dry run would do with one pet, and why; nothing was sent but the list. */
+export interface PlannedPet {
+  petId: string;
+  original: string | null;
+  written: string[] | null;
+  found: string | null;
+  action: 'close' | 'put back' | 'leave alone' | 'name as created' | 'name (cannot be written back)';
+  reason: string;
+}
+
 /** A message posted: the API cannot take it back. */
 export interface PostedMessage {
   address: string;
@@ -60,6 +95,10 @@ export interface RepairOutcome {
   journals: string[];
   restored: RepairedPet[];
   left: LeftPet[];
+  /** Pets somebody else wrote since the run did: left as found (absent in reports of older versions). */
+  leftAlone?: LeftAlonePet[];
+  /** `restore --dry-run`: what would be done with each pet, and why (nothing was changed nor closed). */
+  planned?: PlannedPet[];
   messages: PostedMessage[];
   otherTargets: OtherTargetJournal[];
   /** Why the repair stopped before every entry was tried (a 429 held the key, the target did not answer). */
@@ -77,6 +116,8 @@ export interface RepairOptions {
   by: string;
   /** Send no state-changing request (the readonly profile): open entries are only named. */
   readonly?: boolean;
+  /** Read the list, say what would be done with each pet (`planned`) and why; write and close nothing. */
+  dryRun?: boolean;
 }
 
 /** Reads of the list that verify a restore (a list may lag behind updates), a pause between them. */
@@ -85,13 +126,15 @@ const VERIFY_PAUSE_MS = 300;
 
 /** An empty outcome. */
 export function emptyRepair(): RepairOutcome {
-  return { journals: [], restored: [], left: [], messages: [], otherTargets: [] };
+  return { journals: [], restored: [], left: [], leftAlone: [], messages: [], otherTargets: [] };
 }
 
 interface PetEntries {
   petId: string;
   /** The oldest journaled count (the value before the run touched the pet), or null. */
   original: string | null;
+  /** Every count the run wrote on the pet, over all its entries; undefined when one entry is of an older journal. */
+  written: string[] | undefined;
   records: { file: string; record: ChangeRecord }[];
 }
 
@@ -101,8 +144,10 @@ function petsOf(journals: readonly JournalFile[], target: string): PetEntries[] 
   for (const j of journals) {
     for (const r of j.open) {
       if (r.kind !== 'change' || r.target !== target) continue;
-      const p = byPet.get(r.petId) ?? { petId: r.petId, original: null, records: [] };
+      const p: PetEntries = byPet.get(r.petId) ?? { petId: r.petId, original: null, written: [], records: [] };
       if (p.original === null && r.original !== null) p.original = r.original;
+      const written = writesOf(j.records, r);
+      p.written = written === undefined || p.written === undefined ? undefined : [...new Set([...p.written, ...written])];
       p.records.push({ file: j.file, record: r });
       byPet.set(r.petId, p);
     }
@@ -122,7 +167,7 @@ export async function repairJournals(o: RepairOptions): Promise<RepairOutcome> {
       out.otherTargets.push({ file: j.file, target, open: others.filter((r) => r.target === target).length });
     for (const m of mine.filter((r): r is MessageRecord => r.kind === 'message')) {
       out.messages.push({ address: m.address, at: m.at, by: m.by, file: j.file });
-      close(j.file, m.entry, 'reported');
+      if (!o.dryRun) close(j.file, m.entry, 'reported');
     }
   }
   const pets = petsOf(o.journals, o.target);
@@ -141,11 +186,24 @@ export async function repairJournals(o: RepairOptions): Promise<RepairOutcome> {
     for (const { file, record } of p.records) close(file, record.entry, how);
     out.restored.push({ petId: p.petId, original: p.original ?? 'not listed', how, by: p.records[0]!.record.by, file: p.records[0]!.file });
   };
+  const leaveAlone = (p: PetEntries, found: string | null, reason: string) => {
+    for (const { file, record } of p.records) close(file, record.entry, 'left-alone');
+    out.leftAlone!.push({
+      petId: p.petId,
+      original: p.original!,
+      written: p.written ?? null,
+      found,
+      reason,
+      by: p.records[0]!.record.by,
+      file: p.records[0]!.file,
+    });
+  };
   try {
-    await restorePets(o, pets, closeAll, leave);
+    if (o.dryRun) out.planned = planPets(pets, await listed(o.api, `${o.by} (list)`));
+    else await restorePets(o, pets, { closeAll, leave, leaveAlone });
   } catch (e) {
     out.stopped = o.api.redact((e as Error).message.split('\n')[0]!);
-    const done = new Set([...out.restored.map((r) => r.petId), ...out.left.map((l) => l.petId)]);
+    const done = new Set([...out.restored, ...out.left, ...out.leftAlone!].map((r) => r.petId));
     for (const p of pets.filter((x) => !done.has(x.petId)))
       leave(p, null, false, `not tried: the repair stopped (${out.stopped}); run \`inventory-conformance restore\` later`);
   }
@@ -171,30 +229,77 @@ async function listed(api: ApiClient, by: string): Promise<Map<string, Inventory
   return new Map((await afterRetryAfter(() => api.inventory(by))).map((e) => [e.id, e]));
 }
 
-/** Writes every changed count back, then verifies through the list (read again a bounded number of times). */
-async function restorePets(
-  o: RepairOptions,
-  pets: readonly PetEntries[],
-  closeAll: (p: PetEntries, how: RepairedPet['how']) => void,
-  leave: (p: PetEntries, current: string | null, created: boolean, reason: string) => void,
-): Promise<void> {
+interface Closers {
+  closeAll: (p: PetEntries, how: RepairedPet['how']) => void;
+  leave: (p: PetEntries, current: string | null, created: boolean, reason: string) => void;
+  leaveAlone: (p: PetEntries, found: string | null, reason: string) => void;
+}
+
+/** The decision for one pet with a count, as the list shows it now (suites/journal/decision.ts). */
+function decide(p: PetEntries & { original: string }, now: InventoryEntry | undefined): { found: string | null; decision: RepairDecision } {
+  const found = now ? countText(now.quantity) : null;
+  return { found, decision: repairDecision({ original: p.original, written: p.written, found }) };
+}
+
+const CREATED = (petId: string) =>
+  `pet ${petId} was not listed before the run sent a state-changing request on it and is listed now: the request created it (an upsert). The API has no way to delete a pet: delete it by hand`;
+
+/** `restore --dry-run`: what would be done with each pet and why, from one read of the list. */
+function planPets(pets: readonly PetEntries[], before: Map<string, InventoryEntry>): PlannedPet[] {
+  return pets.map((p) => {
+    const base = { petId: p.petId, original: p.original, written: p.written ?? null };
+    const now = before.get(p.petId);
+    if (p.original === null) {
+      const found = now ? countText(now.quantity) : null;
+      return now
+        ? { ...base, found, action: 'name as created', reason: CREATED(p.petId) }
+        : { ...base, found, action: 'close', reason: `pet ${p.petId} is not listed: the requests on it created nothing` };
+    }
+    const { found, decision } = decide({ ...p, original: p.original }, now);
+    const counts = `original ${p.original}, the run wrote ${writtenText(p.written)}, found ${found ?? 'no such pet'}`;
+    if (decision.kind === 'unchanged')
+      return { ...base, found, action: 'close', reason: `pet ${p.petId} is at its original count (${counts})` };
+    if (decision.kind === 'left-alone')
+      return {
+        ...base,
+        found,
+        action: 'leave alone',
+        reason: leftAloneReason(p.petId, { ...p, original: p.original, found }, decision.why),
+      };
+    if (restorable(p.original) === undefined)
+      return {
+        ...base,
+        found,
+        action: 'name (cannot be written back)',
+        reason: `pet ${p.petId}: its original ${p.original} is not an integer`,
+      };
+    return {
+      ...base,
+      found,
+      action: 'put back',
+      reason: `pet ${p.petId} shows a count the run wrote (${counts}): it would be set to ${p.original}`,
+    };
+  });
+}
+
+/** Writes back every count the run left (the decision says so), then verifies through the list (read again a bounded number of times). */
+async function restorePets(o: RepairOptions, pets: readonly PetEntries[], c: Closers): Promise<void> {
   const before = await listed(o.api, `${o.by} (list)`);
   const written: PetEntries[] = [];
   for (const p of pets) {
     const now = before.get(p.petId);
     if (p.original === null) {
-      if (!now) closeAll(p, 'absent');
-      else
-        leave(
-          p,
-          countText(now.quantity),
-          true,
-          `pet ${p.petId} was not listed before the run sent a state-changing request on it and is listed now: the request created it (an upsert). The API has no way to delete a pet: delete it by hand`,
-        );
+      if (!now) c.closeAll(p, 'absent');
+      else c.leave(p, countText(now.quantity), true, CREATED(p.petId));
       continue;
     }
-    if (now && sameCount(now.quantity, p.original)) {
-      closeAll(p, 'unchanged');
+    const { found, decision } = decide({ ...p, original: p.original }, now);
+    if (decision.kind === 'unchanged') {
+      c.closeAll(p, 'unchanged');
+      continue;
+    }
+    if (decision.kind === 'left-alone') {
+      c.leaveAlone(p, found, leftAloneReason(p.petId, { original: p.original, written: p.written, found }, decision.why));
       continue;
     }
     const value = restorable(p.original);
@@ -202,17 +307,12 @@ async function restorePets(
       const why = o.readonly
         ? 'CONFORMANCE_PROFILE=readonly sends no state-changing request: run `inventory-conformance restore`'
         : `its original quantity ${p.original} is not an integer, so it cannot be written back`;
-      leave(
-        p,
-        now ? countText(now.quantity) : null,
-        false,
-        `pet ${p.petId} not restored: ${why}; or set its quantity back to ${p.original} by hand`,
-      );
+      c.leave(p, found, false, `pet ${p.petId} not restored: ${why}; or set its quantity back to ${p.original} by hand`);
       continue;
     }
     const res = await afterRetryAfter(() => o.api.updateInventory(p.petId, { quantity: value }, { evidence: false }));
     if (res.status >= 200 && res.status < 300) written.push(p);
-    else leave(p, now ? countText(now.quantity) : null, false, `PATCH back to quantity ${p.original} got ${res.status}; set it by hand`);
+    else c.leave(p, found, false, `PATCH back to quantity ${p.original} got ${res.status}; set it by hand`);
   }
   if (!written.length) return;
   let after = await listed(o.api, `${o.by} (verify)`);
@@ -223,9 +323,9 @@ async function restorePets(
   }
   for (const p of written) {
     const current = after.get(p.petId);
-    if (back(p)) closeAll(p, 'restored');
+    if (back(p)) c.closeAll(p, 'restored');
     else
-      leave(
+      c.leave(
         p,
         current ? countText(current.quantity) : null,
         false,
@@ -254,6 +354,8 @@ export function repairLines(r: RepairOutcome, when: string): string[] {
       `${when}: ${absent.length} request(s) on pets that were not listed created nothing: the list shows none of ${idsText(absent.map((p) => p.petId))}`,
     );
   for (const l of r.left) lines.push(`${when}: target left changed: ${l.reason} (journaled by ${l.by} in ${l.file})`);
+  for (const a of r.leftAlone ?? []) lines.push(`${when}: ${a.reason} (journaled by ${a.by} in ${a.file})`);
+  for (const p of r.planned ?? []) lines.push(`${when} (dry run): pet ${p.petId}: would ${p.action}: ${p.reason}`);
   for (const address of new Set(r.messages.map((m) => m.address))) {
     const posted = r.messages.filter((m) => m.address === address);
     const checks = [...new Set(posted.map((m) => m.by))].join(', ');

@@ -17,6 +17,8 @@ import {
   type JournalRecord,
 } from '../../core/journal.ts';
 import { redact, secretsOf } from '../../core/secrets.ts';
+import { parseJson } from '../lib/json.ts';
+import { countText } from '../lib/unrestored.ts';
 
 export interface RunJournal {
   /** The file appended to (absolute). */
@@ -26,7 +28,13 @@ export interface RunJournal {
    * the pet was not listed: a change may create it). When this process already holds an open entry
    * for the pet, that entry stands (its original is the older value) and is returned.
    */
-  change(petId: string, original: string | null, by: string): string;
+  change(petId: string, original: string | null, by: string, writes?: readonly string[]): string;
+  /**
+   * Before a request that writes `count` on `petId`: journals it on the pet's open entry, once per
+   * count (the repair tells the run's own writes from somebody else's by them). Nothing when this
+   * process holds no entry for the pet, or the count is its original.
+   */
+  writing(petId: string, count: string, by: string): void;
   /** This process's open entry for the pet, if any. */
   openFor(petId: string): string | undefined;
   /** Before posting a message: the API cannot take it back. */
@@ -61,26 +69,41 @@ export function createRunJournal(o: {
       .slice(0, 200);
   const open = new Map<string, string>();
   const entryPet = new Map<string, string>();
+  /** Per open entry: its original and the counts journaled as written on it. */
+  const counts = new Map<string, { original: string | null; written: Set<string> }>();
   /** Open entries journaled without a count. */
   const countless = new Set<string>();
   /** Per pet, the countless entry an entry with its count replaced (closed with it). */
   const superseded = new Map<string, string>();
   const append = (r: JournalRecord) => appendRecord(o.file, r);
+  const writing = (petId: string, count: string, by: string): void => {
+    const entry = open.get(petId);
+    const c = entry === undefined ? undefined : counts.get(entry);
+    if (!entry || !c || count === c.original || c.written.has(count) || /[\r\n]/.test(count)) return;
+    c.written.add(count);
+    append({ v: 1, kind: 'write', entry, at: new Date().toISOString(), by: byOf(by), count: redact(count, secrets).slice(0, 100) });
+  };
   return {
     file: o.file,
-    change(petId, original, by) {
+    change(petId, original, by, writes = []) {
       const held = open.get(petId);
       // An entry without a count (a request on a pet not listed) gives way to one with its count,
       // which closes it too: a pet listed with a count was not created by that request.
-      if (held && !(original !== null && countless.has(held))) return held;
+      if (held && !(original !== null && countless.has(held))) {
+        for (const count of writes) writing(petId, count, by);
+        return held;
+      }
       if (held) superseded.set(petId, held);
       const entry = newEntryId();
-      append({ v: 1, kind: 'change', entry, at: new Date().toISOString(), by: byOf(by), target, petId, original });
+      const declared = [...new Set(writes)].filter((c) => c !== original);
+      append({ v: 1, kind: 'change', entry, at: new Date().toISOString(), by: byOf(by), target, petId, original, writes: declared });
       open.set(petId, entry);
       entryPet.set(entry, petId);
+      counts.set(entry, { original, written: new Set(declared) });
       if (original === null) countless.add(entry);
       return entry;
     },
+    writing,
     openFor: (petId) => open.get(petId),
     message(by) {
       const entry = newEntryId();
@@ -98,8 +121,23 @@ export function createRunJournal(o: {
           superseded.delete(pet);
         }
         entryPet.delete(entry);
+        counts.delete(entry);
         countless.delete(entry);
       }
     },
   };
+}
+
+/** The count a request body writes (`{"quantity": …}` as JSON, or its text), as exact text; undefined when it names none. */
+export function countWritten(json: unknown, body: string | Buffer | undefined): string | undefined {
+  let value = json;
+  if (value === undefined && body !== undefined && body.length <= 65_536) {
+    try {
+      value = parseJson(body.toString());
+    } catch {
+      return undefined;
+    }
+  }
+  if (!value || typeof value !== 'object' || Array.isArray(value) || !('quantity' in value)) return undefined;
+  return countText((value as { quantity: unknown }).quantity);
 }

@@ -265,7 +265,7 @@ async function stepsOf(ctx: Ctx, list: ProbeResponse | ProbeFailure): Promise<{ 
     return undefined;
   }
   ctx.figures.pet = { petId: pet.petId, original: pet.original, restored: null };
-  pet.journaled = ctx.config.journal?.change(pet.petId, String(pet.original), `${id} (capacity mix)`);
+  pet.journaled = ctx.config.journal?.change(pet.petId, String(pet.original), `${id} (capacity mix)`, [String(pet.original + 1)]);
   const patchPath = new URL(join(ctx.config.baseUrl, `inventory/${pet.petId}`)).pathname;
   const patch = (quantity: number): LoadStep => ({
     name: `PATCH ${ctx.listPath}/{petId}`,

@@ -14,13 +14,13 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readSettings } from '../../settings/index.ts';
 import type { KeyReport, PacerOptions } from './pacer.ts';
-import { pacingService, type RunHold } from './pacing-service.ts';
+import { pacingService, type InitialHold, type RunHold } from './pacing-service.ts';
 import { petLeases, type PetReport } from './pet-leases.ts';
 import { oncePerRun } from './once-per-run.ts';
 import type { Route, Service } from './service.ts';
 
 export type { PetReport } from './pet-leases.ts';
-export type { RunHold } from './pacing-service.ts';
+export type { InitialHold, RunHold } from './pacing-service.ts';
 
 export interface CoordinatorOptions {
   /** Longest wait before a grant is answered not-certified (default the setting `MAX_RETRY_AFTER_S`). */
@@ -33,6 +33,24 @@ export interface CoordinatorOptions {
   pacer?: Omit<PacerOptions, 'label' | 'maxWaitMs' | 'reserve'>;
   /** The clock (tests). */
   now?: () => number;
+  /** Holds the run starts with: 429s an earlier run met whose Retry-After has not passed (certify's journal). */
+  initialHolds?: readonly InitialHold[];
+  /** Told of every 429 before its sender is answered (certify journals it: the next run waits for it too). */
+  onRefusal?: (r: Refusal) => void;
+}
+
+/** A 429 as the coordinator saw it: the key's label (never a key), its Retry-After and Date, until when the key is held. */
+export interface Refusal {
+  label: string;
+  retryAfter: string | null;
+  date: string | null;
+  receivedAtMs: number;
+  /** Until when (local clock) nothing is granted on the key. */
+  untilMs: number;
+  /** The 429 holds every key of the run (its key's Remaining did not predict it). */
+  all: boolean;
+  /** The first answer on the key once an earlier 429's wait had passed was this 429: the key looks banned. */
+  afterWait: boolean;
 }
 
 export interface PacingReport {
@@ -98,8 +116,10 @@ export async function startPacerCoordinator(options: CoordinatorOptions = {}): P
     reserve: options.reserve ?? settings.WORKERS + 1,
     leaseTtlMs,
     ...(options.pacer ? { pacer: options.pacer } : {}),
+    ...(options.initialHolds ? { initialHolds: options.initialHolds } : {}),
     now,
   });
+  if (options.onRefusal) pacing.routes = tellingRefusals(pacing.routes, options.onRefusal, now);
   const pets = petLeases({ leaseTtlMs, now });
   const once = oncePerRun({ leaseTtlMs, now });
   const services: Service<unknown>[] = [pacing, pets, once];
@@ -121,6 +141,76 @@ export async function startPacerCoordinator(options: CoordinatorOptions = {}): P
       services.forEach((s) => s.close());
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/**
+ * The pacing routes, telling `onRefusal` of every 429 reported to `/observe`, before its sender is
+ * answered: a lease's label is learnt from its `/acquire` answer. Only labels and headers pass.
+ */
+function tellingRefusals(routes: Record<string, Route>, onRefusal: (r: Refusal) => void, now: () => number): Record<string, Route> {
+  const labels = new Map<string, string>();
+  /** Per label: until when its last 429 held it, and whether an answer other than 429 came since. */
+  const last = new Map<string, { untilMs: number; answered: boolean }>();
+  const acquire = routes['/acquire']!;
+  const observe = routes['/observe']!;
+  const release = routes['/release']!;
+  return {
+    ...routes,
+    '/acquire': (b, answer, onGone) =>
+      acquire(
+        b,
+        (a) => {
+          const lease = (a as { lease?: unknown }).lease;
+          if (typeof lease === 'string') {
+            if (labels.size >= 100_000) labels.delete(labels.keys().next().value!);
+            labels.set(lease, String(b.label));
+          }
+          answer(a);
+        },
+        onGone,
+      ),
+    '/observe': (b, answer, onGone) => {
+      const label = labels.get(String(b.lease));
+      if (label === undefined) return observe(b, answer, onGone);
+      const seen = last.get(label);
+      if (Number(b.status) !== 429) {
+        if (seen) seen.answered = true;
+        return observe(b, answer, onGone);
+      }
+      const header = (name: string): string | null => {
+        const pair = Array.isArray(b.headers) ? (b.headers as unknown[][]).find(([n]) => String(n).toLowerCase() === name) : undefined;
+        return pair ? String(pair[1]).slice(0, 200) : null;
+      };
+      const receivedAtMs = Number(b.receivedAtMs) || now();
+      observe(
+        b,
+        (a) => {
+          const r = a as { heldUntilMs?: number; blockedForMs?: number; holdAll?: { untilMs: number } };
+          const untilMs = Math.max(r.heldUntilMs ?? 0, receivedAtMs + (r.blockedForMs ?? 0), r.holdAll?.untilMs ?? 0);
+          const afterWait = seen !== undefined && !seen.answered && receivedAtMs >= seen.untilMs;
+          last.set(label, { untilMs, answered: false });
+          try {
+            onRefusal({
+              label,
+              retryAfter: header('retry-after'),
+              date: header('date'),
+              receivedAtMs,
+              untilMs,
+              all: !!r.holdAll,
+              afterWait,
+            });
+          } finally {
+            answer(a);
+          }
+        },
+        onGone,
+      );
+    },
+    '/release': (b, answer, onGone) => {
+      labels.delete(String(b.lease));
+      release(b, answer, onGone);
     },
   };
 }

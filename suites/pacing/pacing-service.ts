@@ -21,6 +21,20 @@ export interface PacingServiceOptions {
   leaseTtlMs: number;
   pacer?: Omit<PacerOptions, 'label' | 'maxWaitMs' | 'reserve'>;
   now: () => number;
+  /** Holds the run starts with (a 429 an earlier run met, still pending): see `seedHolds`. */
+  initialHolds?: readonly InitialHold[];
+}
+
+/** A hold a run starts with, on one key label (`*`: every key), until `untilMs` (local clock). */
+export interface InitialHold {
+  label: string;
+  untilMs: number;
+  reason: string;
+}
+
+/** Applies the run's initial holds to a key's pacer when the key is first asked for (a hold beyond maxWaitMs closes it then). */
+function seedHolds(pacer: KeyPacer, label: string, holds: readonly InitialHold[] | undefined): void {
+  for (const h of holds ?? []) if (h.label === label || h.label === '*') pacer.hold(h.untilMs, h.reason);
 }
 
 /** A hold of every key of the run, after a 429 that its key's Remaining did not predict. */
@@ -138,6 +152,7 @@ export function pacingService(o: PacingServiceOptions): Service<PacingServiceRep
     if (!k) {
       k = { pacer: new KeyPacer({ ...o.pacer, label, maxWaitMs: o.maxWaitMs, reserve: o.reserve }, traffic), queue: [] };
       if (runHold) k.pacer.hold(runHold.untilMs, runHold.reason);
+      seedHolds(k.pacer, label, o.initialHolds);
       keys.set(label, k);
     }
     return k;

@@ -76,7 +76,7 @@ const bad: { name: string; value: unknown }[] = [
   { name: 'an unknown kind', value: { v: 1, kind: 'delete', entry: 'a', at: 't', by: 'b' } },
   { name: 'a count that is a number', value: { ...change('7', '5'), original: 5 } },
   { name: 'a text with a newline', value: { ...change('7', '5'), by: 'a\nb' } },
-  { name: 'a done record with an unknown way', value: { v: 1, kind: 'done', entry: 'a', at: 't', by: 'b', how: 'forgotten' } },
+  { name: 'a done record with an unknown way', value: { v: 1, kind: 'done', entry: 'a', at: 't', by: 'b', how: 'erased' } },
   { name: 'another version', value: { ...change('7', '5'), v: 2 } },
 ];
 for (const c of bad) {

@@ -6,7 +6,7 @@
 import { test, expect } from '../certificate/scratch.ts';
 import path from 'node:path';
 import { appendRecord, newEntryId, readJournals, type ChangeRecord, type JournalRecord } from '../../core/journal.ts';
-import { emptyRepair, repairJournals, repairLines } from '../../suites/journal/repair.ts';
+import { emptyRepair, repairDecision, repairJournals, repairLines } from '../../suites/journal/repair.ts';
 import type { ApiClient } from '../../suites/fixtures.ts';
 
 const TARGET = 'http://127.0.0.1:8080/v1';
@@ -32,7 +32,8 @@ function fakeApi(items: Map<string, number>, o: { refuse?: boolean; fail?: boole
   return { api: api as unknown as ApiClient, sent };
 }
 
-const change = (petId: string, original: string | null, target = TARGET): ChangeRecord => ({
+/** A change entry; `writes`: the counts the run declares it writes (null: an older journal, which recorded none). */
+const change = (petId: string, original: string | null, target = TARGET, writes: string[] | null = ['77']): ChangeRecord => ({
   v: 1,
   kind: 'change',
   entry: newEntryId(),
@@ -41,6 +42,7 @@ const change = (petId: string, original: string | null, target = TARGET): Change
   target,
   petId,
   original,
+  ...(writes ? { writes } : {}),
 });
 
 /** A reports folder of the test's own (removed afterwards by the `scratch` fixture) with `records` journaled. */
@@ -170,4 +172,67 @@ test('repairLines: requests on pets that were not listed are named by a few shor
   expect(lines).toEqual([
     `end of run: 7 request(s) on pets that were not listed created nothing: the list shows none of 1.5, ${'9'.repeat(20)}… (2000 characters), abc, null, true and 2 more (conformance.json, journal)`,
   ]);
+});
+
+test('JOURNAL repairDecision: the count found tells who wrote last', () => {
+  const d = (found: string | null, written: string[] | null = ['3']) =>
+    repairDecision({ original: '2', written: written ?? undefined, found }).kind;
+  expect(d('2'), 'the original: nothing to do').toBe('unchanged');
+  expect(d('2.0'), 'the original, however written').toBe('unchanged');
+  expect(d('3'), "the run's own count: put back").toBe('put-back');
+  expect(d('3', ['4', '3']), 'any count the run wrote').toBe('put-back');
+  expect(d('4243'), 'another count: somebody else wrote since').toBe('left-alone');
+  expect(d(null), 'the pet missing: left alone').toBe('left-alone');
+  expect(d('3', []), 'the run wrote nothing: another writer').toBe('left-alone');
+  expect(d('3', null), 'an older journal (no counts written): left alone').toBe('left-alone');
+  expect(d('2', null), 'an older journal at the original: closed').toBe('unchanged');
+});
+
+test("JOURNAL repair: a count somebody else wrote since is left alone, named with the three counts, closed as left-alone; the run's own is put back", async ({
+  scratch,
+}) => {
+  const theirs = change('1', '2', TARGET, ['3']);
+  const ours = change('2', '20', TARGET, []);
+  const back = { v: 1 as const, kind: 'write' as const, entry: ours.entry, at: ours.at, by: ours.by, count: '21' };
+  const older = change('3', '30', TARGET, null);
+  const dir = folder(scratch, [theirs, ours, back, older]);
+  const { api, sent } = fakeApi(
+    new Map([
+      ['1', 4243],
+      ['2', 21],
+      ['3', 31],
+    ]),
+  );
+  const out = await repairJournals({ api, reportsDir: dir, journals: readJournals(dir), target: TARGET, by: 'repair' });
+  expect(sent, 'only the pet the run wrote last is written').toEqual(['GET', 'PATCH 2 20', 'GET']);
+  expect(out.leftAlone).toMatchObject([
+    { petId: '1', original: '2', written: ['3'], found: '4243' },
+    { petId: '3', original: '30', written: null, found: '31' },
+  ]);
+  expect(out.leftAlone![0]!.reason).toMatch(/pet 1 left alone: somebody else wrote it.*original 2, the run wrote 3, found 4243/);
+  expect(out.leftAlone![1]!.reason).toMatch(/does not say which counts the run wrote/);
+  expect(out.restored).toMatchObject([{ petId: '2', how: 'restored' }]);
+  expect(out.left).toEqual([]);
+  expect(readJournals(dir)[0]!.open, 'every entry closed').toEqual([]);
+  expect(readJournals(dir)[0]!.records.filter((r) => r.kind === 'done' && r.how === 'left-alone')).toHaveLength(2);
+  expect(repairLines(out, 'restore').join('\n')).toMatch(/restore: pet 1 left alone: .*found 4243/);
+});
+
+test('JOURNAL repair: a dry run reads the list, says what it would do and why, and writes and closes nothing', async ({ scratch }) => {
+  const dir = folder(scratch, [change('1', '2', TARGET, ['3']), change('2', '20'), change('3', '30')]);
+  const { api, sent } = fakeApi(
+    new Map([
+      ['1', 4243],
+      ['2', 77],
+      ['3', 30],
+    ]),
+  );
+  const out = await repairJournals({ api, reportsDir: dir, journals: readJournals(dir), target: TARGET, by: 'restore', dryRun: true });
+  expect(sent).toEqual(['GET']);
+  expect(out.planned?.map((p) => [p.petId, p.action])).toEqual([
+    ['1', 'leave alone'],
+    ['2', 'put back'],
+    ['3', 'close'],
+  ]);
+  expect(readJournals(dir)[0]!.open).toHaveLength(3);
 });

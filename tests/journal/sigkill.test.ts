@@ -279,3 +279,116 @@ test('journal: a PATCH of a missing id that creates the pet (an upsert) and the 
     fs.rmSync(ws.dir, { recursive: true, force: true });
   }
 });
+
+/** The pet whose count differs from `initial` (the store's text before the kill), with both counts. */
+function changedPet(t: Target, initial: Map<bigint, number>): { id: bigint; original: number; now: number } {
+  for (const [id, original] of initial) {
+    const now = qty(t, id);
+    if (now !== undefined && now !== original) return { id, original, now };
+  }
+  throw new Error('no pet changed');
+}
+
+/** The count of pet `id` in the target's store (undefined when it has none). */
+const qty = (t: Target, id: bigint): number | undefined => (t.store.get(id) as InventoryItem | undefined)?.quantity;
+const countsOf = (t: Target) => new Map([1n, 2n, 3n, 4n].map((id) => [id, qty(t, id)!]));
+
+test("journal: certify killed with SIGKILL mid-change, then another writer sets the pet to 4243: the next certify leaves 4243 and names the pet with its original, the run's count and the count found; every other pet ends as it started", async () => {
+  test.setTimeout(240_000);
+  const t = await slowPatchTarget();
+  const ws = workspace(['inventory/update.spec.ts']);
+  try {
+    const initial = countsOf(t);
+    await killedRun(t, ws, 1);
+    const pet = changedPet(t, initial);
+    t.store.setQuantity(pet.id, 4243);
+    const next = await start([TSX, CHILD, ws.next], envOf(t, ws.reports)).done;
+    expect(qty(t, pet.id), next.out.slice(-3000)).toBe(4243);
+    for (const [id, q] of initial) if (id !== pet.id) expect(qty(t, id), `pet ${id}`).toBe(q);
+    const three = new RegExp(
+      `pet ${pet.id} left alone: somebody else wrote it.*original ${pet.original}, the run wrote [^,]*\\b${pet.now}\\b[^,]*, found 4243`,
+    );
+    expect(next.out).toMatch(three);
+    const report = JSON.parse(fs.readFileSync(path.join(ws.reports, 'conformance.json'), 'utf8'));
+    expect(report.journal.repair.leftAlone).toMatchObject([{ petId: String(pet.id), original: String(pet.original), found: '4243' }]);
+    expect(report.journal.repair.leftAlone[0].written).toContain(String(pet.now));
+    expect(conformanceProblems(report), 'conformance.json follows its schema').toEqual([]);
+    expect(fs.readFileSync(path.join(ws.reports, 'conformance.md'), 'utf8')).toMatch(
+      new RegExp(`pet ${pet.id}: original ${pet.original}, the run wrote [^,]*${pet.now}[^,]*, found 4243`),
+    );
+    const html = fs.readFileSync(path.join(ws.reports, 'certificate.html'), 'utf8');
+    expect(html).toMatch(/<h2>Left alone \(1\)<\/h2>/);
+    expect(html).toContain('<td>4243</td>');
+    expect(
+      readJournals(ws.reports).filter((j) => j.open.length),
+      'the entry is closed (left alone)',
+    ).toEqual([]);
+    expectNoKeyInJournal(ws.reports, t.key);
+  } finally {
+    await t.close();
+    fs.rmSync(ws.dir, { recursive: true, force: true });
+  }
+});
+
+test('journal: certify killed mid-change, then another writer sets the pet to 4243: `restore --dry-run` says it would leave it alone and sends no change; `restore` leaves 4243, names the three counts, exits 1', async () => {
+  test.setTimeout(240_000);
+  const t = await slowPatchTarget();
+  const ws = workspace(['inventory/update.spec.ts']);
+  try {
+    const initial = countsOf(t);
+    await killedRun(t, ws, 1);
+    const pet = changedPet(t, initial);
+    t.store.setQuantity(pet.id, 4243);
+    let patches = 0;
+    t.onPatch = () => patches++;
+    const env = { PATH: process.env.PATH, HOME: process.env.HOME, BASE_URL: t.baseUrl, API_KEY: t.key, REPORTS_DIR: ws.reports };
+    const dry = await start(['node', BIN, 'restore', '--dry-run'], env).done;
+    expect(dry.code, dry.out).toBe(0);
+    expect(dry.out).toMatch(new RegExp(`pet ${pet.id}: would leave alone: pet ${pet.id} left alone: .*found 4243`));
+    expect(patches, 'a dry run sends no change').toBe(0);
+    expect(
+      readJournals(ws.reports).some((j) => j.open.length),
+      'a dry run closes nothing',
+    ).toBe(true);
+    const restore = await start(['node', BIN, 'restore'], env).done;
+    expect(restore.code, restore.out).toBe(1);
+    expect(restore.out).toMatch(
+      new RegExp(
+        `restore: pet ${pet.id} left alone: somebody else wrote it.*original ${pet.original}, the run wrote [^,]*${pet.now}[^,]*, found 4243`,
+      ),
+    );
+    expect(restore.out).toMatch(/1 left alone/);
+    expect(patches, "nothing is written over the other writer's count").toBe(0);
+    expect(qty(t, pet.id)).toBe(4243);
+    for (const [id, q] of initial) if (id !== pet.id) expect(qty(t, id), `pet ${id}`).toBe(q);
+    expect(restore.out.includes(t.key)).toBe(false);
+    const again = await start(['node', BIN, 'restore'], env).done;
+    expect(again.out, 'the entry is closed').toMatch(/nothing to restore/);
+  } finally {
+    await t.close();
+    fs.rmSync(ws.dir, { recursive: true, force: true });
+  }
+});
+
+test('journal: certify killed mid-change, then another writer sets the pet back to its original: `restore` has nothing to write (closed unchanged), exit 0', async () => {
+  test.setTimeout(240_000);
+  const t = await slowPatchTarget();
+  const ws = workspace(['inventory/update.spec.ts']);
+  try {
+    const initial = countsOf(t);
+    await killedRun(t, ws, 1);
+    const pet = changedPet(t, initial);
+    t.store.setQuantity(pet.id, pet.original);
+    let patches = 0;
+    t.onPatch = () => patches++;
+    const env = { PATH: process.env.PATH, HOME: process.env.HOME, BASE_URL: t.baseUrl, API_KEY: t.key, REPORTS_DIR: ws.reports };
+    const restore = await start(['node', BIN, 'restore'], env).done;
+    expect(restore.code, restore.out).toBe(0);
+    expect(restore.out).toMatch(new RegExp(`pet ${pet.id} \\(quantity ${pet.original}, unchanged`));
+    expect(patches).toBe(0);
+    for (const [id, q] of initial) expect(qty(t, id), `pet ${id}`).toBe(q);
+  } finally {
+    await t.close();
+    fs.rmSync(ws.dir, { recursive: true, force: true });
+  }
+});
