@@ -80,12 +80,28 @@ test("nginx's 405 to TRACE and 400 to %zz are warnings that name nginx and the b
 
 test('outside the API, a 5xx, a hang or a lost connection still fails; a 2xx to an invalid request still fails', () => {
   const trace = caseOf(list, 'method TRACE /inventory');
-  expect(levels(judge(list, trace, { kind: 'response', response: nginx('TRACE', 500) }, true))).toEqual(['GEN-01 fail', 'GEN-04 warn']);
+  expect(levels(judge(list, trace, { kind: 'response', response: nginx('TRACE', 500) }, true))).toEqual(['GEN-01 fail', 'GEN-04 fail']);
   expect(levels(judge(list, trace, { kind: 'no-response', error: 'socket hang up' }, true))).toEqual(['GEN-02 fail']);
   const zz = caseOf(update, 'path petId written as invalid-percent');
-  expect(levels(judge(update, zz, { kind: 'response', response: nginx('PATCH', 502) }, true))).toEqual(['GEN-01 fail', 'GEN-04 warn']);
+  expect(levels(judge(update, zz, { kind: 'response', response: nginx('PATCH', 502) }, true))).toEqual(['GEN-01 fail', 'GEN-04 fail']);
   const ok = { ...nginx('TRACE', 200), headers: { server: 'x' } };
-  expect(levels(judge(list, trace, { kind: 'response', response: ok }, true))).toEqual(['GEN-03 fail', 'GEN-04 warn']);
+  expect(levels(judge(list, trace, { kind: 'response', response: ok }, true))).toEqual(['GEN-03 fail', 'GEN-04 fail']);
+});
+
+test("outside the API, a 4xx that is the API's own Error object is judged by the spec: its missing X-RateLimit headers fail GEN-04", () => {
+  const error = { code: 'method_not_allowed', message: 'no', status: 405 };
+  const own: JudgedResponse = {
+    ...nginx('TRACE', 405),
+    headers: { 'content-type': 'application/json' },
+    json: error,
+    jsonError: undefined,
+    text: JSON.stringify(error),
+  };
+  expect(levels(judge(list, caseOf(list, 'method TRACE /inventory'), { kind: 'response', response: own }, true))).toEqual(['GEN-04 fail']);
+  const mismatch = { ...own, json: { ...error, status: 400 }, text: JSON.stringify({ ...error, status: 400 }), missingRateLimit: [] };
+  expect(levels(judge(list, caseOf(list, 'method TRACE /inventory'), { kind: 'response', response: mismatch }, true))).toEqual([
+    'GEN-03 fail',
+  ]);
 });
 
 test('an operation of the spec sent as valid HTTP is judged by the spec: the same HTML 400 fails GEN-03 and GEN-04', () => {
