@@ -167,6 +167,29 @@ function anotherClientOnThePets(): FaultHooks {
   };
 }
 
+/** nginx's own error page for `status` (as nginx 1.22 writes it): HTML, its Server header, none of the API's headers. */
+function frontDoorPage(status: number, reason: string): ProxyResponse {
+  const body = `<html>\r\n<head><title>${status} ${reason}</title></head>\r\n<body>\r\n<center><h1>${status} ${reason}</h1></center>\r\n<hr><center>nginx/1.22.1</center>\r\n</body>\r\n</html>\r\n`;
+  const list: HeaderList = [
+    ['Server', 'nginx/1.22.1'],
+    ['Date', new Date().toUTCString()],
+    ['Content-Type', 'text/html'],
+    ['Connection', 'close'],
+  ];
+  return { status, headers: list, body: Buffer.from(body) };
+}
+
+/** A front door that answers TRACE (405) and a target that is not valid HTTP or encodes a NUL (400) itself, as nginx does. */
+function frontDoorPages(): FaultHooks {
+  return {
+    request(req) {
+      if (req.method.toUpperCase() === 'TRACE') return frontDoorPage(405, 'Not Allowed');
+      if (/%(?![0-9A-Fa-f]{2})|%00/.test(req.path)) return frontDoorPage(400, 'Bad Request');
+      return req;
+    },
+  };
+}
+
 export const variants: Variant[] = [
   {
     name: 'gateway-style',
@@ -292,6 +315,17 @@ export const variants: Variant[] = [
     ],
     upstream: () => startDeploymentTarget(),
     phases: ['rate-limit', 'load'],
+  },
+  {
+    name: 'front-door-pages',
+    description:
+      'The service behind a front door that answers some requests itself, as nginx does by default: TRACE gets its 405 page, a request target with an invalid percent-encoding or %00 its 400 page (HTML, `Server: nginx`, no X-RateLimit headers). Only the generated phase runs: it is the one that sends such requests.',
+    choices: [
+      'an intermediary answers a method the spec does not define with its own 405 (RFC 9110 §3.7, §15.5.6)',
+      'an intermediary refuses a request target that is not valid HTTP (RFC 3986 §2.1) or encodes a NUL (RFC 3986 §7.3) with its own 400 (RFC 9110 §15.5.1)',
+    ],
+    proxy: () => frontDoorPages(),
+    phases: ['generated'],
   },
   ...zooVariants,
 ];

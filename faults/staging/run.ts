@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { CERTIFY_CLI, inheritedEnv, spawnCertify } from '../harness.ts';
 import type { RetryStats } from '../retry-watch.ts';
-import { startStagingTarget, type StagingConditions } from './simulator.ts';
+import { startStagingTarget, type StagingConditions, type StagingTarget } from './simulator.ts';
 import type { ReferenceTargetOptions } from '../../certify/reference-target.ts';
 
 export interface StagingOutcome {
@@ -18,6 +18,8 @@ export interface StagingOutcome {
   failing: Record<string, string>;
   /** Requirements listed as not certified, with the reason. */
   notCertified: Record<string, string>;
+  /** Requirements that passed with warnings, with their warnings. */
+  warned: Record<string, string[]>;
   retry: RetryStats;
   /** The upstream inventory after the run equals the one before. */
   restored: boolean;
@@ -41,14 +43,23 @@ export interface StagingRunOptions {
 interface ConformanceJson {
   verdict?: string;
   notCertified?: Array<{ id: string; reason: string }>;
-  requirements?: Array<{ id: string; status: string; reason?: string; evidence?: Array<{ errors?: string[] }> }>;
+  requirements?: Array<{ id: string; status: string; reason?: string; evidence?: Array<{ errors?: string[]; warnings?: string[] }> }>;
 }
 
 /** Runs certify under `conditions` and reports. */
 export async function runStaging(conditions: StagingConditions, options: StagingRunOptions = {}): Promise<StagingOutcome> {
+  const target = await startStagingTarget(conditions, options.reference);
+  try {
+    return await certifyStaging(target, options);
+  } finally {
+    await target.close();
+  }
+}
+
+/** Runs certify against a started `target` (which the caller closes) and reports. */
+export async function certifyStaging(target: StagingTarget, options: StagingRunOptions = {}): Promise<StagingOutcome> {
   const started = Date.now();
   const reportsDir = fs.mkdtempSync(path.join(os.tmpdir(), 'staging-reports-'));
-  const target = await startStagingTarget(conditions, options.reference);
   try {
     const before = await target.inventory();
     const env: Record<string, string | undefined> = {
@@ -66,6 +77,7 @@ export async function runStaging(conditions: StagingConditions, options: Staging
       exitCode: code,
       failing: {},
       notCertified: {},
+      warned: {},
       retry: target.stats(),
       restored: before === after,
       before,
@@ -78,6 +90,7 @@ export async function runStaging(conditions: StagingConditions, options: Staging
       const report = JSON.parse(fs.readFileSync(file, 'utf8')) as ConformanceJson;
       outcome.verdict = report.verdict === 'pass' ? 'pass' : 'fail';
       for (const r of report.requirements ?? []) {
+        if (r.status === 'warn') outcome.warned[r.id] = (r.evidence ?? []).flatMap((e) => e.warnings ?? []);
         if (r.status !== 'fail') continue;
         const error = r.evidence?.find((e) => e.errors?.length)?.errors?.[0];
         outcome.failing[r.id] = [r.reason, error].filter(Boolean).join(' — ').replace(/\s+/g, ' ').slice(0, 600);
@@ -86,7 +99,6 @@ export async function runStaging(conditions: StagingConditions, options: Staging
     }
     return outcome;
   } finally {
-    await target.close();
     fs.rmSync(reportsDir, { recursive: true, force: true });
   }
 }

@@ -15,8 +15,8 @@ import { mutates, phasePlan } from './phase-plan.ts';
 import { unrestoredAnnotation } from '../lib/unrestored.ts';
 import { runOperation, type OperationRun } from './run-cases.ts';
 import { decodeToken } from './replay.ts';
-import { abandonedLine, coverageSummary, leftOutLine, ruleFailures, ruleFindings, summary } from './report.ts';
-import { findingAnnotation } from '../../core/finding.ts';
+import { abandonedLine, coverageSummary, leftOutLine, ruleFailures, ruleFindings, ruleWarnings, summary } from './report.ts';
+import { findingAnnotation, formatFinding } from '../../core/finding.ts';
 import { RULES } from './judge.ts';
 import { ANNOTATION } from '../../core/results.ts';
 
@@ -104,6 +104,7 @@ for (const op of petFreeFirst(OPERATIONS)) {
           if (rule.id === 'GEN-06') for (const w of run.warnings) warn(w);
           const failures = ruleFailures(run, rule.id, api.env);
           for (const f of ruleFindings(run, rule.id)) testInfo.annotations.push(findingAnnotation(f));
+          for (const f of ruleWarnings(run, rule.id)) warn(formatFinding(f));
           if (failures.length)
             throw new Error(
               `${rule.id} ${op.id}: expected no deviation; observed ${failures.length} shrunk case${failures.length === 1 ? '' : 's'}:\n${failures.join('\n')}`,

@@ -9,12 +9,18 @@
  * - GEN-05 a positive request gets a documented 2xx with a schema-valid body, or a refusal the
  *   document lists for the operation (not 401 or 429 with a valid key, not 404 for a listed id);
  * - GEN-08 an odd request's 4xx is an Error body too.
+ *
+ * A request outside the API (`scope.ts`) is judged as HTTP: a 4xx to it that is not the API's
+ * Error object may be a front door's (RFC 9110 §3.7), and what it breaks of GEN-03, GEN-04,
+ * GEN-05 and GEN-08 is a warning naming who answered.
  */
-import { errorBodyProblems, abbreviate, type ErrorResponseLike } from '../lib/error-body.ts';
+import { errorBodyProblems, errorFieldProblems, abbreviate, type ErrorResponseLike } from '../lib/error-body.ts';
 import { finding, type Finding } from '../../core/finding.ts';
 import { schemaNames, validate, type SchemaName } from '../../schemas/index.ts';
 import type { Operation } from './document.ts';
 import type { GeneratedRequest } from './classes.ts';
+import { generatedScope } from './scope.ts';
+import { answeredBy, type Scope } from '../lib/front-door.ts';
 
 /** What came back for one generated request: a response, or why none did. */
 export type Outcome = { kind: 'response'; response: JudgedResponse } | { kind: 'no-response'; error: string };
@@ -190,9 +196,24 @@ export function judge(op: Operation, req: GeneratedRequest, outcome: Outcome, li
       }),
     );
   }
-  if (serverError) return out;
-  if (req.expect === 'negative') out.push(...negativeFindings(what, res));
-  else if (req.expect === 'positive') out.push(...positiveFindings(op, what, res, listedIds));
-  else out.push(...oddFindings(what, res));
-  return out;
+  if (!serverError) {
+    if (req.expect === 'negative') out.push(...negativeFindings(what, res));
+    else if (req.expect === 'positive') out.push(...positiveFindings(op, what, res, listedIds));
+    else out.push(...oddFindings(what, res));
+  }
+  const scope = generatedScope(op, req);
+  return scope.kind === 'outside' ? out.map((f) => asHttp(f, res, scope)) : out;
+}
+
+/** Rules of the spec's operations that HTTP does not make of every answer (the headers; an Error body on a 4xx). */
+const SPEC_ONLY = [RULES.rateLimitHeaders, RULES.negative, RULES.positive, RULES.oddErrorBody] as string[];
+
+/**
+ * A finding on a request outside the API, judged as HTTP: on a 4xx that is not an Error object (not
+ * the API's own answer: a front door's), the spec's own rules warn, naming who answered.
+ */
+function asHttp(f: Finding, res: JudgedResponse, scope: Extract<Scope, { kind: 'outside' }>): Finding {
+  const frontDoors = res.status >= 400 && res.status < 500 && errorFieldProblems(res).length > 0;
+  if (f.level !== 'fail' || !SPEC_ONLY.includes(f.id) || !frontDoors) return f;
+  return { ...f, level: 'warn', message: `${f.message}, answered by ${answeredBy(res)}: outside the API, ${scope.why}` };
 }

@@ -32,7 +32,13 @@ export function ruleFindings(run: OperationRun, id: string): Finding[] {
       out.push({ ...x, message: `${c.name}: ${x.message}`, curl: c.failure!.curl });
   }
   out.push(...run.findings.filter((x: Finding) => x.id === id));
+  out.push(...ruleWarnings(run, id));
   return out;
+}
+
+/** The warnings of rule `id` in a run (requests outside the API, a front door's answer), each with its curl line. */
+export function ruleWarnings(run: OperationRun, id: string): Finding[] {
+  return [...(run.coverage.warnings ?? []), ...run.classes.flatMap((c) => c.warnings ?? [])].filter((f) => f.id === id);
 }
 
 /** One failure block for a rule: every class whose shrunk case broke it. */

@@ -41,6 +41,8 @@ export interface ClassRun {
   /** Cases not sent because the share was used up. */
   unsent: number;
   failure?: ClassFailure;
+  /** Warnings of requests outside the API (a front door's own answer), one per rule and status, each with its curl line. */
+  warnings?: Finding[];
 }
 
 export interface OperationRun {
@@ -141,6 +143,7 @@ async function runClass(
   let unsent = 0;
   let last: { findings: Finding[]; options: SendOptions; req: GeneratedRequest } | undefined;
   let cut = false;
+  const warned = new Map<string, Finding>();
   const property = fc.asyncProperty(cls.arbitrary, async (req) => {
     if (!budget.take()) {
       if (last) cut = true;
@@ -149,7 +152,18 @@ async function runClass(
     }
     sent++;
     const { outcome, options } = await sendGenerated(api, op, req, values);
-    const findings = judge(op, req, outcome, listed).filter((f) => f.level === 'fail');
+    const judged = judge(op, req, outcome, listed);
+    for (const w of judged.filter((f) => f.level === 'warn')) {
+      const seen = `${w.id} ${outcome.kind === 'response' ? outcome.response.status : ''}`;
+      if (warned.has(seen)) continue;
+      warned.set(seen, {
+        ...w,
+        message: api.redact(`${cls.name}: ${w.message}`),
+        observed: api.redact(w.observed),
+        curl: curlOf(api, op, options, req),
+      });
+    }
+    const findings = judged.filter((f) => f.level === 'fail');
     if (findings.length) last = { findings, options, req };
     return findings.length === 0;
   });
@@ -159,7 +173,7 @@ async function runClass(
     numRuns: replay ? 1 : runs,
     ...(replay?.path ? { path: replay.path } : {}),
   });
-  const run: ClassRun = { name: cls.name, sent, unsent };
+  const run: ClassRun = { name: cls.name, sent, unsent, ...(warned.size ? { warnings: [...warned.values()] } : {}) };
   if (details.failed && last) {
     const token: ReplayToken = {
       check: 'cases',

@@ -32,6 +32,8 @@ export interface CoverageRun {
   /** Cases of the operation the budget left out, by name. */
   leftOut: string[];
   failures: CaseFailure[];
+  /** Warnings of cases outside the API (a front door's own answer), each with its curl line; at most `MAX_WARNINGS`. */
+  warnings: Finding[];
   /** Some case got a 2xx to a state-changing request (the item may need restoring). */
   changed: boolean;
   /** Cases not sent because the target stopped answering this operation (`MAX_UNANSWERED` requests got no response). */
@@ -41,9 +43,20 @@ export interface CoverageRun {
 /** Requests of one operation that may go unanswered before its remaining cases are no longer sent (each costs REQUEST_TIMEOUT_MS). */
 export const MAX_UNANSWERED = 3;
 
+/** Warnings kept per operation: enough to name every front door's answer, not one per case of a server that warns on all. */
+export const MAX_WARNINGS = 24;
+
 /** A run that sent nothing. */
 export function emptyCoverageRun(): CoverageRun {
-  return { planned: countByLocation([]), sent: countByLocation([]), leftOut: [], failures: [], changed: false, abandoned: [] };
+  return {
+    planned: countByLocation([]),
+    sent: countByLocation([]),
+    leftOut: [],
+    failures: [],
+    warnings: [],
+    changed: false,
+    abandoned: [],
+  };
 }
 
 /** Runs `cases` in order while `budget` lasts; `leftOut` are the names the plan did not fit. */
@@ -61,6 +74,7 @@ export async function runCoverage(
     sent: countByLocation([]),
     leftOut: [...leftOut],
     failures: [],
+    warnings: [],
     changed: false,
     abandoned: [],
   };
@@ -83,7 +97,12 @@ export async function runCoverage(
       !['GET', 'HEAD', 'OPTIONS', 'TRACE', 'PROPFIND', 'SEARCH'].includes(c.request.method)
     )
       run.changed = true;
-    const findings = judge(op, c.request, outcome, listed).filter((f) => f.level === 'fail');
+    const judged = judge(op, c.request, outcome, listed);
+    for (const w of judged.filter((f) => f.level === 'warn').slice(0, MAX_WARNINGS - run.warnings.length)) {
+      const message = api.redact(`coverage ${op.id} ${c.name}: ${w.message}`);
+      run.warnings.push({ ...w, message, observed: api.redact(w.observed), curl: curlOf(api, op, options, c.request) });
+    }
+    const findings = judged.filter((f) => f.level === 'fail');
     if (!findings.length) continue;
     run.failures.push({
       location: c.location,
