@@ -9,7 +9,7 @@
  */
 import { sectionGroups, sectionOf } from '../markdown.ts';
 import { quoteSentence, rowCells } from './quotes.ts';
-import { failureLine, failureTexts, type FailureText } from '../failure-text.ts';
+import { failureTexts, type FailureText } from '../failure-text.ts';
 import { esc, latencyChart, windowsChart } from './charts.ts';
 import { comparedWithHtml, leftChangedHtml, repairedHtml } from './gate-html.ts';
 import { footprintHtml, isOutOfScope, outOfScopeHtml } from './rest-html.ts';
