@@ -157,6 +157,11 @@ export function lineFilter(redact: (s: string) => string, write: (s: string) => 
   };
 }
 
+/** A phase's reporters: the redaction first, then the console (`list` when verbose, else ours), the blob and the JSON report. */
+export function phaseReporters(o: Pick<PhaseOptions, 'verbose' | 'blobFile' | 'jsonFile'>): string[] {
+  return [REDACT_REPORTER, o.verbose ? 'list' : CONSOLE_REPORTER, ...(o.blobFile ? ['blob'] : []), ...(o.jsonFile ? ['json'] : [])];
+}
+
 function playwrightArgs(o: PhaseOptions): string[] {
   const args = [
     PLAYWRIGHT_CLI,
@@ -164,7 +169,7 @@ function playwrightArgs(o: PhaseOptions): string[] {
     '--config',
     o.configFile,
     `--project=${o.phase}`,
-    `--reporter=${[REDACT_REPORTER, o.verbose ? 'list' : CONSOLE_REPORTER, ...(o.blobFile ? ['blob'] : []), ...(o.jsonFile ? ['json'] : [])].join(',')}`,
+    `--reporter=${phaseReporters(o).join(',')}`,
     `--output=${o.outputDir}`,
     '--trace=off',
     '--pass-with-no-tests',
