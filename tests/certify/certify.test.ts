@@ -141,7 +141,7 @@ test('certify against the bundled reference server passes, writes every report w
     // The console a person reads: at most 25 lines as `npm run certify` prints them (npm adds 4 of
     // its own), beside the lines --baseline adds; no check's title, no load progress.
     const lines = run.stderr.trimEnd().split('\n');
-    const baselineLines = lines.filter((l) => /^(baseline |  fixed: |  not judged: )/.test(l)).length + 1;
+    const baselineLines = lines.filter((l) => /^(baseline | {2}fixed: | {2}not judged: )/.test(l)).length + 1;
     expect(lines.length - baselineLines + NPM_BANNER_LINES, run.stderr).toBeLessThanOrEqual(25);
     expect(run.stderr).not.toMatch(/ ✓ |\[load\]|\[rate-limit\]|Running \d+ tests/);
     expect(run.stderr).toContain('fixed: INV-01 now pass: remove it from the baseline');
@@ -227,10 +227,10 @@ test('a failing certification prints at most 25 lines and 10 per failed requirem
     // Each failed requirement: its line, then what was expected and observed, and a curl.
     const block = output.slice(output.indexOf('Failed requirements ('));
     for (const id of failed) {
-      const own = block.slice(block.indexOf(`  ✗ ${id} `)).split(/\n  ✗ /)[0]!;
+      const own = block.slice(block.indexOf(`  ✗ ${id} `)).split(/\n {2}✗ /)[0]!;
       expect(own, `${id} is in the failures block`).toContain(id);
       expect(own).toMatch(/expected .*observed /);
-      expect(own).toMatch(/\n      reproduce: curl /);
+      expect(own).toMatch(/\n {6}reproduce: curl /);
     }
     expect(output).toMatch(/^gate: FAIL/m);
   } finally {
