@@ -114,7 +114,8 @@ function verify(file: string): Promise<{ code: number | null; stdout: string }> 
 // baseline is another, through its proxy): the command as a user runs it, its reports, its
 // certificate, and the command line's options (--json, --baseline, --write-baseline), together.
 test('certify against the bundled reference server passes, writes every report with no key in any file, prints plain progress, and writes a certificate that verify accepts and that fails once a result is changed', async ({}, testInfo) => {
-  test.setTimeout(300_000);
+  // A deadline against a hang, not a speed bound (a busy runner has taken more than 280 s).
+  test.setTimeout(480_000);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'certify-e2e-'));
   const reports = path.join(dir, 'reports');
   const baseline = path.join(dir, 'baseline.yaml');
@@ -126,7 +127,7 @@ test('certify against the bundled reference server passes, writes every report w
     const run = await certifyApart(
       ['--json', '--baseline', baseline, '--write-baseline', path.join(dir, 'written-baseline.yaml')],
       { REPORTS_DIR: reports, LOAD_DURATION_S: '2', LOAD_P99_MS: '5000' },
-      280_000,
+      450_000,
     );
     await testInfo.attach('certify output', { body: run.stderr, contentType: 'text/plain' });
     expect(run.code, `exit status of npm run certify; output:\n${run.stderr.split('\n').slice(-60).join('\n')}`).toBe(EXIT.pass);
@@ -206,15 +207,23 @@ test('certify against the bundled reference server passes, writes every report w
 /** The lines `npm run certify` (not `--silent`) prints before certify's own: a blank line, two of the script, a blank line. */
 const NPM_BANNER_LINES = 4;
 
-// The one failing full run of this file: a target whose 404 Error bodies lack `code` (a fault of the matrix).
+// The one failing run of this file: a target that answers an unknown key with 403 (a fault of the
+// matrix), in the readonly profile (a third of a full run's time, and it adds what it does not
+// certify, grouped by reason, to the console: the bound holds with it).
 test('a failing certification prints at most 25 lines and 10 per failed requirement, each with its expected, observed and curl', async () => {
-  test.setTimeout(300_000);
-  const fault = matrixCases(true).find((c) => c.id === 'fault:error-missing-code')!;
+  // A deadline against a hang, not a speed bound: inside `npm test` this run shares two cores with the fault matrix.
+  test.setTimeout(420_000);
+  const fault = matrixCases(true).find((c) => c.id === 'fault:auth-401-as-403')!;
   const target = await startCaseTarget(fault);
   const reports = fs.mkdtempSync(path.join(os.tmpdir(), 'certify-console-'));
   try {
-    const env = { ...throughProxy(target.target.env, target.proxy.url), ...MATRIX_ENV, REPORTS_DIR: reports };
-    const { code, output } = await certify(env as Record<string, string>, 280_000);
+    const env = {
+      ...throughProxy(target.target.env, target.proxy.url),
+      ...MATRIX_ENV,
+      CONFORMANCE_PROFILE: 'readonly',
+      REPORTS_DIR: reports,
+    };
+    const { code, output } = await certify(env as Record<string, string>, 400_000);
     expect(code, output.split('\n').slice(-40).join('\n')).toBe(EXIT.fail);
     const report = JSON.parse(fs.readFileSync(path.join(reports, 'conformance.json'), 'utf8')) as {
       requirements: { id: string; status: string }[];
