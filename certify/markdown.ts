@@ -1,11 +1,15 @@
 /**
- * `conformance.md`: the human-readable verdict. Order: verdict and target; what was not
- * certified (at the top, plainly); run problems; failures with their evidence; warnings; then the
- * table of every requirement by spec section; excluded requirements last. Pure.
+ * `conformance.md`: the human-readable verdict, in the order a reader acts on it: the verdict and
+ * the gate's reasons; the failures, each with expected, observed and curl; the pets left changed
+ * and the run problems; what was not certified and why; warnings; then the rest (the run's
+ * figures, load, pacing, what it left on the target, counted, every requirement by spec section,
+ * the requirements out of scope behind one click). Long lists are counted; `conformance.json`
+ * holds them whole. Pure.
  */
 import type { ConformanceReport, EvidenceEntry, RequirementResult, RequirementStatus } from './verdict.ts';
 import { quoteSentence } from './certificate/quotes.ts';
 import { failureTexts } from './failure-text.ts';
+import { messageAddresses, messagesCountedText } from './footprint.ts';
 import { otherRunsLines } from './steps/turns.ts';
 
 /** Top-level sections in the spec's order; other sections (RFCs, rules) follow in ledger order. */
@@ -41,7 +45,25 @@ export function sectionOf(section: string): [string, string] {
   return [top!.trim(), rest.join(' > ') || '—'];
 }
 
-const ICON: Record<RequirementStatus, string> = { pass: '✅ pass', fail: '❌ fail', warn: '⚠️ warn', skipped: '⏭️ skipped' };
+const ICON: Record<RequirementStatus, string> = { pass: '✅ pass', fail: '❌ fail', warn: '⚠️ warn', skipped: '⏭️ not certified' };
+
+/** A requirement the ledger excludes: out of scope (its reason starts `excluded:`). */
+export function outOfScope(r: Pick<RequirementResult, 'status' | 'reason'>): boolean {
+  return r.status === 'skipped' && !!r.reason?.startsWith('excluded');
+}
+
+/** A requirement's status in words: a skipped one is out of scope (the ledger's exclusion) or not certified. */
+function statusText(r: RequirementResult): string {
+  return outOfScope(r) ? '⏭️ out of scope' : ICON[r.status];
+}
+
+/** `56 pass, 1 warn, 0 fail, 20 out of scope` (and `N not certified` when some skipped requirement is). */
+export function countsLine(report: Pick<ConformanceReport, 'summary' | 'requirements'>): string {
+  const s = report.summary;
+  const out = report.requirements.filter(outOfScope).length;
+  const other = s.skipped - out;
+  return `${s.pass} pass, ${s.warn} warn, ${s.fail} fail${other ? `, ${other} not certified` : ''}, ${out} out of scope`;
+}
 
 function cell(text: string): string {
   return text.replace(/\|/g, '\\|').replace(/\r?\n/g, ' ');
@@ -134,7 +156,7 @@ export function gateMarkdown(report: ConformanceReport): string[] {
   return lines;
 }
 
-/** The run-level "target left changed" section: each pet, its original and its current count. */
+/** The pets the run left changed (they fail the gate): each pet, its original and its current count, what to do. */
 export function leftChangedMarkdown(report: ConformanceReport): string[] {
   const lines: string[] = [];
   const left = report.problems.filter((p) => p.kind === 'target-left-changed');
@@ -152,14 +174,25 @@ export function leftChangedMarkdown(report: ConformanceReport): string[] {
   }
   // Named without a reading of each pet (a run stopped before it put back what it changed).
   for (const p of left.filter((x) => !x.pets?.length)) lines.push(`- ${cell(p.reason)}`, '');
+  return lines;
+}
+
+/** What the run left on the target by design (the messages it posted, counted by check) and what it repaired first. */
+function footprintMarkdown(report: ConformanceReport): string[] {
+  const lines: string[] = [];
   const j = report.journal;
   const messages = j ? [...j.repair.messages, ...j.end.messages] : [];
-  if (messages.length) {
+  const counted = messagesCountedText(messages, 12);
+  if (counted || j?.repair.restored.length || j?.repair.otherTargets.length) lines.push('## What the run left on the target', '');
+  if (counted)
     lines.push(
-      `Messages posted (${messages.length}; the API cannot take a message back, delete them by hand if the service allows; this does not fail the gate): ${messages.map((m) => `${cell(m.address)}/messages at ${cell(m.at)} (${cell(m.by)})`).join('; ')}`,
+      `${counted} (to ${messageAddresses(messages)
+        .map((a) => `\`${cell(a)}\``)
+        .join(
+          ', ',
+        )}). The API cannot take a message back: delete them by hand if the service allows; this does not fail the gate. Each message, with its time, is in \`conformance.json\` (\`journal\`).`,
       '',
     );
-  }
   if (j?.repair.restored.length) {
     lines.push(
       `Repaired first: an earlier run did not finish; before this run sent anything else it put back and verified ${j.repair.restored.map((p) => `pet ${cell(p.petId)} (${p.how})`).join(', ')}.`,
@@ -184,13 +217,20 @@ export function leftChangedMarkdown(report: ConformanceReport): string[] {
   return lines;
 }
 
-/** The report's head: the gate, the target, profile, requests, phases, when, the requirement counts, and any pet left changed. */
+/** The report's head: the gate and its reasons, the target, profile, the requirement counts. */
 function headMarkdown(report: ConformanceReport): string[] {
   const lines: string[] = [];
   lines.push('# Inventory Service conformance report', '');
   lines.push(...gateMarkdown(report));
   lines.push(`- Target: ${targetLine(report.target)}`);
   lines.push(`- Profile: \`${report.profile}\``);
+  lines.push(`- Requirements: ${countsLine(report)}`, '');
+  return lines;
+}
+
+/** The run's figures: requests by phase, the phases and their times, when. */
+function runMarkdown(report: ConformanceReport): string[] {
+  const lines: string[] = ['## The run', ''];
   const byPhase = Object.entries(report.requestsByPhase ?? {})
     .map(([p, n]) => `${p} ${n}`)
     .join(', ');
@@ -199,10 +239,7 @@ function headMarkdown(report: ConformanceReport): string[] {
     .map((p) => (p.ran ? `${p.name} ${p.seconds} s${p.exit === 0 ? '' : ` (exit ${p.exit})`}` : `${p.name} not run (${p.reason})`))
     .join(' → ');
   if (phases) lines.push(`- Phases: ${phases}`);
-  lines.push(`- Generated: ${report.generatedAt}`);
-  const s = report.summary;
-  lines.push(`- Requirements: ${s.pass} pass, ${s.warn} warn, ${s.fail} fail, ${s.skipped} skipped`, '');
-  lines.push(...leftChangedMarkdown(report));
+  lines.push(`- Generated: ${report.generatedAt}`, '');
   return lines;
 }
 
@@ -352,28 +389,27 @@ function requirementsMarkdown(report: ConformanceReport): string[] {
     for (const r of list) {
       const [, clause] = sectionOf(r.section);
       const tests = r.evidence.length ? `${r.evidence.filter((e) => e.outcome === 'passed').length}/${r.evidence.length} passed` : '—';
-      const note = r.status !== 'skipped' ? '' : r.reason?.startsWith('excluded') ? ' _(excluded, see below)_' : ' _(not certified)_';
-      lines.push(`| ${name(r)} | ${cell(clause)} | ${r.level} | ${ICON[r.status]} | ${cell(quoteSentence(r.title))}${note} | ${tests} |`);
+      lines.push(`| ${name(r)} | ${cell(clause)} | ${r.level} | ${statusText(r)} | ${cell(quoteSentence(r.title))} | ${tests} |`);
     }
     lines.push('');
   }
   return lines;
 }
 
-/** The requirements the ledger excludes from certification, with its reason. */
+/** The requirements the ledger excludes (out of scope), each with its reason, behind one click. */
 function excludedMarkdown(report: ConformanceReport): string[] {
   const lines: string[] = [];
-  const excluded = report.requirements.filter((r) => r.status === 'skipped' && r.reason?.startsWith('excluded'));
+  const excluded = report.requirements.filter(outOfScope);
   if (excluded.length) {
     lines.push(
-      '## Excluded from certification',
+      `## Out of scope (${excluded.length})`,
       '',
-      'The ledger excludes these: they cannot be observed from outside, or the spec does not show them.',
+      '<details><summary>The ledger excludes these from certification: they cannot be observed from outside, or the spec does not show them. Each with its reason.</summary>',
       '',
     );
     for (const r of excluded)
       lines.push(`- **${r.id}** (${r.level}) ${quoteSentence(r.title)} — ${r.reason!.replace(/^excluded:\s*/, '').replace(/\n/g, ' ')}`);
-    lines.push('');
+    lines.push('', '</details>', '');
   }
   return lines;
 }
@@ -406,12 +442,15 @@ function footerMarkdown(): string[] {
 export function renderMarkdown(report: ConformanceReport): string {
   return [
     ...headMarkdown(report),
-    ...notCertifiedMarkdown(report),
-    ...pacingMarkdown(report),
-    ...problemsMarkdown(report),
     ...failuresMarkdown(report),
+    ...leftChangedMarkdown(report),
+    ...problemsMarkdown(report),
+    ...notCertifiedMarkdown(report),
     ...warningsMarkdown(report),
+    ...runMarkdown(report),
     ...loadMarkdown(report),
+    ...pacingMarkdown(report),
+    ...footprintMarkdown(report),
     ...experimentalMarkdown(report),
     ...requirementsMarkdown(report),
     ...excludedMarkdown(report),

@@ -20,6 +20,7 @@ const require = createRequire(import.meta.url);
 export const PLAYWRIGHT_CLI = require.resolve('@playwright/test/cli');
 export { REPO_ROOT };
 export const REDACT_REPORTER = codeFile('certify/redact-reporter');
+export const CONSOLE_REPORTER = codeFile('certify/console-reporter');
 export const MERGE_CONFIG = codeFile('certify/merge.config');
 
 export interface PhaseOptions {
@@ -40,7 +41,12 @@ export interface PhaseOptions {
   timeoutS: number;
   /** Already-redacting sink for console lines. */
   write: (text: string) => void;
-  /** Seconds of silence before a "still running" line (default 15). */
+  /**
+   * Every check as it ends and the checks' own output (Playwright's `list` reporter), and a "still
+   * running" line after `heartbeatS` of silence; otherwise only the phase's own errors (`console-reporter.ts`).
+   */
+  verbose?: boolean;
+  /** Seconds of silence before a "still running" line of a verbose console (default 15). */
   heartbeatS?: number;
   cwd?: string;
   /** Aborting stops the phase. */
@@ -61,6 +67,28 @@ export interface PhaseResult {
   tail: string[];
   /** Seconds its checks spent waiting for rate-limit windows (Retry-After, Reset), from their records. */
   waitedS?: number;
+  /** Its checks by outcome, from its JSON report (none when it wrote none). */
+  counts?: PhaseCounts;
+}
+
+/** A phase's checks by outcome (Playwright's JSON report's `stats`). */
+export interface PhaseCounts {
+  passed: number;
+  failed: number;
+  flaky: number;
+  skipped: number;
+}
+
+/** The counts of a phase's JSON report, or undefined when it has none that reads. */
+export function phaseCountsOf(jsonFile: string | undefined): PhaseCounts | undefined {
+  if (!jsonFile) return undefined;
+  try {
+    const stats = (JSON.parse(fs.readFileSync(jsonFile, 'utf8')) as { stats?: Record<string, unknown> }).stats;
+    const n = (k: string) => (typeof stats?.[k] === 'number' ? (stats[k] as number) : 0);
+    return stats ? { passed: n('expected'), failed: n('unexpected'), flaky: n('flaky'), skipped: n('skipped') } : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -129,6 +157,11 @@ export function lineFilter(redact: (s: string) => string, write: (s: string) => 
   };
 }
 
+/** A phase's reporters: the redaction first, then the console (`list` when verbose, else ours), the blob and the JSON report. */
+export function phaseReporters(o: Pick<PhaseOptions, 'verbose' | 'blobFile' | 'jsonFile'>): string[] {
+  return [REDACT_REPORTER, o.verbose ? 'list' : CONSOLE_REPORTER, ...(o.blobFile ? ['blob'] : []), ...(o.jsonFile ? ['json'] : [])];
+}
+
 function playwrightArgs(o: PhaseOptions): string[] {
   const args = [
     PLAYWRIGHT_CLI,
@@ -136,7 +169,7 @@ function playwrightArgs(o: PhaseOptions): string[] {
     '--config',
     o.configFile,
     `--project=${o.phase}`,
-    `--reporter=${[REDACT_REPORTER, 'list', ...(o.blobFile ? ['blob'] : []), ...(o.jsonFile ? ['json'] : [])].join(',')}`,
+    `--reporter=${phaseReporters(o).join(',')}`,
     `--output=${o.outputDir}`,
     '--trace=off',
     '--pass-with-no-tests',
@@ -175,7 +208,7 @@ export function runPhase(o: PhaseOptions, redact: (s: string) => string): Promis
     child.stderr.on('data', (c: Buffer) => err.push(c));
     const heartbeatMs = (o.heartbeatS ?? 15) * 1000;
     const heartbeat = setInterval(() => {
-      if (Date.now() - lastOutput >= heartbeatMs) {
+      if (o.verbose && Date.now() - lastOutput >= heartbeatMs) {
         const s = Math.round((Date.now() - started) / 1000);
         sink(`  … phase ${o.phase} still running (${s} s, ${Math.max(0, o.timeoutS - s)} s left of PHASE_TIMEOUT_S)\n`);
       }
@@ -227,6 +260,10 @@ export function runPhase(o: PhaseOptions, redact: (s: string) => string): Promis
         ...(() => {
           const waitedS = windowWaitsOf(o.env.REPORTS_DIR, o.phase);
           return waitedS === undefined ? {} : { waitedS };
+        })(),
+        ...(() => {
+          const counts = phaseCountsOf(o.jsonFile);
+          return counts ? { counts } : {};
         })(),
       });
     });

@@ -35,8 +35,14 @@ export const TOP_FIELDS: Record<string, string> = {
   signingKeyFile: 'CONFORMANCE_SIGNING_KEY_FILE',
   validDays: 'CONFORMANCE_VALID_DAYS',
 };
-/** Settings the file does not hold: the file itself, the target chosen in it, a replay token, the certificate a run is compared with (one per release). */
-export const NOT_IN_FILE = ['CONFORMANCE_CONFIG', 'CONFORMANCE_TARGET', 'CONFORMANCE_REPLAY', 'CONFORMANCE_NO_REGRESSION_FROM'] as const;
+/** Settings the file does not hold: the file itself, the target chosen in it, a replay token, the certificate a run is compared with (one per release), how verbose the console is (the reader's choice). */
+export const NOT_IN_FILE = [
+  'CONFORMANCE_CONFIG',
+  'CONFORMANCE_TARGET',
+  'CONFORMANCE_REPLAY',
+  'CONFORMANCE_NO_REGRESSION_FROM',
+  'CONFORMANCE_VERBOSE',
+] as const;
 /** Fields holding a file path, resolved against the config file's folder. */
 const PATH_VARIABLES = new Set(['CONFORMANCE_BASELINE', 'REPORTS_DIR', 'CONFORMANCE_SIGNING_KEY_FILE']);
 

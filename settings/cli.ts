@@ -1,10 +1,10 @@
 /**
- * Settings of the command line's gate, config file and certificate (`inventory-conformance`,
+ * Settings of the command line's gate, config file, certificate and console (`inventory-conformance`,
  * cli/). Like every setting, each is a variable and a flag; the flag wins.
  */
 import { defineGroup, setting } from './define.ts';
 
-export const CLI_SETTINGS = defineGroup('cli', 'Gate, config file and certificate', [
+export const CLI_SETTINGS = defineGroup('cli', 'Gate, config file, certificate and console', [
   setting({
     name: 'CONFORMANCE_CONFIG',
     kind: 'path',
@@ -23,6 +23,13 @@ export const CLI_SETTINGS = defineGroup('cli', 'Gate, config file and certificat
     default: false,
     flag: '--strict',
     help: 'Strict gate: anything not certified (a missing key, the profile) fails the gate with exit code 4.',
+  }),
+  setting({
+    name: 'CONFORMANCE_VERBOSE',
+    kind: 'boolean',
+    default: false,
+    flag: '--verbose',
+    help: "Console: every check as it ends, the load checks' progress and each key's pacing; default: a header, one line as each phase starts and ends, then the failures, what was not certified and the gate.",
   }),
   setting({
     name: 'CONFORMANCE_BASELINE',

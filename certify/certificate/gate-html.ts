@@ -10,14 +10,12 @@ function esc(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 }
 
-/** "Target left changed": each pet the run could not restore (its original and current count, what to do), and the messages it posted. */
+/** "Target left changed": each pet the run could not restore (its original and current count, what to do); this fails the gate. The messages it posted by design: `footprintHtml`. */
 export function leftChangedHtml(cert: Certificate): string {
   const left = cert.results.problems.filter((p) => p.kind === 'target-left-changed');
   const pets = left.flatMap((p) => p.pets ?? []);
   // Named without a reading of each pet (a run stopped before it put back what it changed).
   const named = left.filter((p) => !p.pets?.length);
-  const j = cert.results.journal;
-  const messages = j ? [...j.repair.messages, ...j.end.messages] : [];
   const out: string[] = [];
   if (pets.length) {
     const rows = pets
@@ -32,14 +30,8 @@ export function leftChangedHtml(cert: Certificate): string {
     );
   }
   if (named.length) out.push(`<ul class="tight">${named.map((p) => `<li>${esc(p.reason)}</li>`).join('')}</ul>`);
-  if (messages.length) {
-    const items = messages.map((m) => `<li>${esc(`${m.address}/messages at ${m.at} (${m.by})`)}</li>`).join('');
-    out.push(
-      `<p>Messages posted (${messages.length}): the API cannot take a message back; delete them by hand if the service allows. This does not fail the gate.</p><ul class="tight">${items}</ul>`,
-    );
-  }
   if (!out.length) return '';
-  return `<section id="left-changed"><h2>Target left changed (${pets.length + named.length + messages.length})</h2>${out.join('')}</section>`;
+  return `<section id="left-changed"><h2>Target left changed (${pets.length + named.length})</h2>${out.join('')}</section>`;
 }
 
 /** "Repaired first": what an earlier run left open in the journal and this run put back before it sent anything else, and journals of other targets left alone. */

@@ -1,17 +1,26 @@
 /**
  * `certificate.html`: the certificate a person reads. Self-contained (inline CSS and SVG, no script,
- * nothing fetched). The verdict and the failing requirements come first, above the fold; then what
- * was not certified and why, the baseline, warnings, load charts, the requirement matrix by spec
- * section (each with its quote, source, decision and evidence), and the digests. Pure.
+ * nothing fetched). In the order a reader acts on it: the verdict and the gate's reasons, the
+ * failing requirements (expected, observed, curl), the pets left changed and run problems, what
+ * was not certified and why, the baseline and the comparison, warnings; then the rest: what an
+ * earlier run left and this one repaired, load charts, what the run left on the target (counted,
+ * the list behind a click), the requirement matrix by spec section, what is out of scope (behind a
+ * click), and the digests. Pure.
  */
 import { sectionGroups, sectionOf } from '../markdown.ts';
 import { quoteSentence, rowCells } from './quotes.ts';
-import { failureLine, failureTexts, type FailureText } from '../failure-text.ts';
+import { failureTexts, type FailureText } from '../failure-text.ts';
 import { esc, latencyChart, windowsChart } from './charts.ts';
 import { comparedWithHtml, leftChangedHtml, repairedHtml } from './gate-html.ts';
+import { footprintHtml, isOutOfScope, outOfScopeHtml } from './rest-html.ts';
 import type { Certificate, CertifiedRequirement } from './types.ts';
 
-const STATUS_LABEL: Record<string, string> = { pass: 'pass', fail: 'FAIL', warn: 'warn', skipped: 'skipped' };
+const STATUS_LABEL: Record<string, string> = { pass: 'pass', fail: 'FAIL', warn: 'warn', skipped: 'not certified' };
+
+/** A requirement's status in words: a skipped one is out of scope (the ledger's exclusion) or not certified. */
+function statusLabel(r: CertifiedRequirement): string {
+  return isOutOfScope(r) ? 'out of scope' : (STATUS_LABEL[r.status] ?? r.status);
+}
 
 /** Where a requirement comes from, in words. */
 const SOURCE_LABEL: Record<string, string> = {
@@ -188,11 +197,12 @@ function headerHtml(cert: Certificate, h: ReturnType<typeof headline>): string {
 function summaryHtml(res: Certificate['results']): string {
   const out: string[] = [];
   const s = res.summary;
+  const outOfScope = res.requirements.filter(isOutOfScope).length;
   out.push('<section class="summary" id="summary">');
+  out.push(`<span><b>${s.pass}</b> pass</span><span><b>${s.warn}</b> warn</span><span class="s-fail"><b>${s.fail}</b> fail</span>`);
   out.push(
-    `<span><b>${s.pass}</b> pass</span><span><b>${s.warn}</b> warn</span><span class="s-fail"><b>${s.fail}</b> fail</span><span><b>${s.skipped}</b> skipped</span>`,
+    `<span><b>${res.notCertified.length}</b> not certified</span><span><a href="#out-of-scope"><b>${outOfScope}</b> out of scope</a></span><span><b>${res.requests}</b> requests sent</span>`,
   );
-  out.push(`<span><b>${res.notCertified.length}</b> not certified</span><span><b>${res.requests}</b> requests sent</span>`);
   if (res.gate.reasons.length) out.push(`<ul class="tight">${res.gate.reasons.map((r) => `<li>${esc(r)}</li>`).join('')}</ul>`);
   out.push('</section>');
   return out.join('');
@@ -205,7 +215,7 @@ function failingHtml(failing: readonly CertifiedRequirement[]): string {
     out.push(`<section class="failing" id="failing"><h2>Failing requirements (${failing.length})</h2><ul class="tight">`);
     for (const r of failing)
       out.push(
-        `<li data-testid="failing-requirement"><a href="#req-${esc(r.id)}" class="id">${esc(r.id)}</a> (${esc(r.level)}) ${esc(quoteLine(r, 160))}<br><span class="muted">${esc(firstFailure(r) ? failureLine(firstFailure(r)!) : (r.reason ?? ''))}</span>${firstFailure(r)?.curl ? `<pre class="curl">${esc(firstFailure(r)!.curl!)}</pre>` : ''}</li>`,
+        `<li data-testid="failing-requirement"><a href="#req-${esc(r.id)}" class="id">${esc(r.id)}</a> (${esc(r.level)}) ${esc(quoteLine(r, 160))}${firstFailure(r) ? failureHtml(firstFailure(r)!) : `<br><span class="muted">${esc(r.reason ?? '')}</span>`}</li>`,
       );
     out.push('</ul></section>');
   }
@@ -302,7 +312,7 @@ function matrixHtml(res: Certificate['results']): string {
         `<tr id="req-${esc(r.id)}"><td><b>${esc(r.id)}</b><br><span class="muted">${esc(clause)}</span></td><td>${esc(r.level)}</td>`,
       );
       out.push(
-        `<td class="status s-${r.status}">${esc(STATUS_LABEL[r.status] ?? r.status)}${r.knownFailure ? '<br><span class="known">known</span>' : ''}</td>`,
+        `<td class="status s-${r.status}">${esc(statusLabel(r))}${r.knownFailure ? '<br><span class="known">known</span>' : ''}</td>`,
       );
       out.push(
         `<td><details${r.status === 'fail' ? ' open' : ''}><summary>${inline(quoteLine(r, 160))} <span class="muted">(${r.evidence.length ? `${passed}/${r.evidence.length} tests passed` : 'no test'})</span></summary>${requirementDetails(r)}</details></td></tr>`,
@@ -343,13 +353,14 @@ export function renderCertificateHtml(cert: Certificate): string {
   out.push(
     `<title>Conformance certificate — ${esc(h.badge)} — ${esc(targetText(cert.target))}</title><style>${CSS}</style></head><body><main>`,
   );
-  out.push(headerHtml(cert, h), summaryHtml(res), failingHtml(failing));
-  if (res.problems.length) {
+  out.push(headerHtml(cert, h), summaryHtml(res), failingHtml(failing), leftChangedHtml(cert));
+  const problems = res.problems.filter((p) => p.kind !== 'target-left-changed');
+  if (problems.length) {
     out.push(
-      `<section id="problems"><h2>Run problems (${res.problems.length})</h2><ul class="tight">${res.problems.map((p) => `<li>${esc(p.reason)}</li>`).join('')}</ul></section>`,
+      `<section id="problems"><h2>Run problems (${problems.length})</h2><ul class="tight">${problems.map((p) => `<li>${esc(p.reason)}</li>`).join('')}</ul></section>`,
     );
   }
-  out.push(leftChangedHtml(cert), repairedHtml(cert), comparedWithHtml(cert));
-  out.push(notCertifiedHtml(res), baselineHtml(res, known), warningsHtml(warned), loadHtml(res), matrixHtml(res), footerHtml(cert));
+  out.push(notCertifiedHtml(res), baselineHtml(res, known), comparedWithHtml(cert), warningsHtml(warned));
+  out.push(repairedHtml(cert), loadHtml(res), footprintHtml(cert), matrixHtml(res), outOfScopeHtml(cert), footerHtml(cert));
   return out.join('');
 }

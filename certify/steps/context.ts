@@ -62,11 +62,17 @@ export interface RunOptions {
   verdictOnly?: boolean;
 }
 
-/** How the run speaks: every line goes through `say`, which redacts the run's keys. */
+/**
+ * How the run speaks: every line goes through `say`, which redacts the run's keys. `detail` says
+ * what only a verbose console shows (CONFORMANCE_VERBOSE, `--verbose`): every check, the load
+ * checks' progress, each key's pacing, what the journal settled.
+ */
 export interface RunVoice {
   secrets: ReturnType<typeof secretsFromEnv>;
   redact: (text: string) => string;
   say: (text: string) => void;
+  verbose: boolean;
+  detail: (text: string) => void;
 }
 
 /** Why a run ended before a verdict: the exit code (core/exit-codes.ts) and its reasons, already redacted. */

@@ -160,6 +160,8 @@ export async function mergeRun(
   redact: (s: string) => string,
   say: (text: string) => void,
   standby?: MergeStandby,
+  /** What only a verbose console shows (the merge's time). */
+  detail: (text: string) => void = say,
 ): Promise<MergedRun> {
   const { blobDir, reportsDir } = run;
   const mergeStart = Date.now();
@@ -170,7 +172,7 @@ export async function mergeRun(
     redact,
   );
   standby?.cancel();
-  if (merged.tests.length && run.mergeReports) say(`certify: merged reports in ${((Date.now() - mergeStart) / 1000).toFixed(1)} s\n`);
+  if (merged.tests.length && run.mergeReports) detail(`certify: merged reports in ${((Date.now() - mergeStart) / 1000).toFixed(1)} s\n`);
   const generatedAt = new Date().toISOString();
   const load = mergeLoadReports(reportsDir, generatedAt);
   if (load) fs.writeFileSync(path.join(reportsDir, 'load.json'), `${redact(JSON.stringify(load.document, null, 2))}\n`);

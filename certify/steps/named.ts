@@ -45,11 +45,12 @@ export function prepare(ctx: RunContext): void {
   ctx.stop = { exitCode: EXIT.usage, reasons };
 }
 
-/** The run's voice: the target's keys, the redaction of all of them, and a `say` that redacts. */
-export function voiceOf(targetEnv: Record<string, string | undefined>, write: (text: string) => void): RunVoice {
+/** The run's voice: the target's keys, the redaction of all of them, a `say` that redacts, and a `detail` only a verbose console shows. */
+export function voiceOf(targetEnv: Record<string, string | undefined>, write: (text: string) => void, verbose = false): RunVoice {
   const secrets = secretsFromEnv(targetEnv);
   const redact = redactorFor(secrets);
-  return { secrets, redact, say: (text) => write(redact(text)) };
+  const say = (text: string) => write(redact(text));
+  return { secrets, redact, say, verbose, detail: verbose ? say : () => undefined };
 }
 
 /** Step "resolve the target": `BASE_URL`, or the bundled reference server; one that does not start is harness trouble (exit 5). Names the target. */
@@ -64,7 +65,7 @@ export async function resolveTarget(ctx: RunContext): Promise<void> {
     return;
   }
   const target = ctx.target;
-  ctx.voice = voiceOf(target.env, ctx.options.write);
+  ctx.voice = voiceOf(target.env, ctx.options.write, run.settings.CONFORMANCE_VERBOSE);
   const ref = target.reference;
   ctx.voice.say(
     `certify: target ${target.env.BASE_URL}${target.env.API_URL ? ` (messages: ${target.env.API_URL})` : ''}` +
@@ -78,7 +79,7 @@ export async function resolveTarget(ctx: RunContext): Promise<void> {
 export async function preflight(ctx: RunContext): Promise<void> {
   const run = need(ctx.run, 'the prepared run');
   const target = need(ctx.target, 'the target');
-  const { say, redact } = need(ctx.voice, "the run's voice");
+  const { say, detail, redact } = need(ctx.voice, "the run's voice");
   const { signal } = ctx.options;
   const pre = await preflightTarget(
     { baseUrl: target.env.BASE_URL!, ...(target.env.API_URL ? { apiUrl: target.env.API_URL } : {}) },
@@ -90,7 +91,7 @@ export async function preflight(ctx: RunContext): Promise<void> {
     ctx.stop = { exitCode: pre.interrupted ? interruptedExit(signal) : PREFLIGHT_EXIT, reasons: [redact(reason)] };
     return;
   }
-  for (const line of pre.lines) say(`certify: ${line}\n`);
+  for (const line of pre.lines) detail(`certify: ${line}\n`);
   say(
     `certify: profile ${run.config.profile}; phases ${run.phases.join(' → ')}; keys given: ` +
       `${SECRET_VARIABLES.filter((n) => target.env[n]).join(', ') || 'none'}; reports in ${run.reportsDir}\n`,
@@ -208,11 +209,12 @@ export async function runPhases(ctx: RunContext): Promise<void> {
 /** Step "settle the journal": what a check left open is tried once more (skipped after a signal: the next run repairs first). */
 export async function settleJournal(ctx: RunContext): Promise<void> {
   const run = need(ctx.run, 'the prepared run');
+  // What the journal settled at the end is in the summary (a pet left changed) and the reports: the console says it only when verbose.
   const settled = await settleOwn(
     run.reportsDir,
     ctx.journalFile,
     need(ctx.childEnv, "the children's environment"),
-    need(ctx.voice, "the run's voice").say,
+    need(ctx.voice, "the run's voice").detail,
   );
   ctx.journal = { ...ctx.journal, end: settled.outcome, requests: ctx.journal.requests + settled.requests };
 }
@@ -235,16 +237,16 @@ export function nameOpenAfterStop(ctx: RunContext): void {
 /** Step "merge": the phases' blobs into the HTML report, junit.xml and results.json; load.json. */
 export async function merge(ctx: RunContext): Promise<void> {
   const voice = need(ctx.voice, "the run's voice");
-  ctx.merged = await mergeRun(need(ctx.run, 'the prepared run'), ctx.options.env, voice.redact, voice.say, ctx.mergeStandby);
+  ctx.merged = await mergeRun(need(ctx.run, 'the prepared run'), ctx.options.env, voice.redact, voice.say, ctx.mergeStandby, voice.detail);
 }
 
 /** Step "scan secrets": every file of the reports folder for every form of every key; with the keys the redacting reporter caught, an input of the verdict. */
 export function scanSecrets(ctx: RunContext): void {
   const run = need(ctx.run, 'the prepared run');
-  const { secrets, say } = need(ctx.voice, "the run's voice");
+  const { secrets, say, detail } = need(ctx.voice, "the run's voice");
   ctx.scannedAt = Date.now();
   const scan = scanFolder([run.reportsDir], secrets, process.cwd(), run.folder.owns);
-  say(
+  (scan.findings.length ? say : detail)(
     `certify: secret scan of ${scan.filesScanned} files: ${scan.findings.length ? `${scan.findings.length} finding(s)` : 'no key found'}\n`,
   );
   for (const x of scan.findings) say(`  ✗ ${x}\n`);
@@ -382,7 +384,9 @@ export function print(ctx: RunContext): void {
     'evidence.har',
     ...(need(ctx.merged, 'the merge').loadWritten ? ['load.json'] : []),
   ];
-  printSummary(need(ctx.report, 'the verdict'), need(ctx.voice, "the run's voice").say, {
+  const voice = need(ctx.voice, "the run's voice");
+  printSummary(need(ctx.report, 'the verdict'), voice.say, {
+    detail: voice.detail,
     reportsFile: path.join(run.reportsDir, 'conformance.md'),
     otherReports,
     seconds: (Date.now() - ctx.started) / 1000,

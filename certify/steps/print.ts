@@ -1,20 +1,21 @@
 /**
- * Step "print": the console summary of a run — failed requirements with their first message, known
- * failures apart, the pets the run left changed, run problems, warnings, what was not certified and why, where the reports are, the verdict line and
- * the requests sent (per phase and, from the run-wide pacer, per key).
+ * Step "print": the console summary of a run, in the order a reader acts on it — failed requirements
+ * (expected, observed, curl), known failures apart, the pets the run left changed, run problems,
+ * what was not certified and why, warnings, the messages it posted, where the reports are, the
+ * verdict line and the requests sent (per phase and per key only when verbose).
  */
 import type { RunProblem } from '../../core/results.ts';
 import type { JournalReport } from './repair.ts';
 import type { ConformanceReport } from '../verdict.ts';
 import { quoteSentence } from '../certificate/quotes.ts';
 import { failureLine, failureTexts } from '../failure-text.ts';
+import { messageAddresses, messagesCountedText } from '../footprint.ts';
 import { otherRunsLines } from './turns.ts';
 
-/** The run-level "target left changed" lines: each pet, its original and its current count, what to do; the messages the run posted. */
-export function leftChangedLines(problems: readonly RunProblem[], journal?: JournalReport): string[] {
+/** The run-level "target left changed" lines: each pet, its original and its current count, what to do (the messages posted: `messagesCounted`). */
+export function leftChangedLines(problems: readonly RunProblem[]): string[] {
   const pets = problems.filter((p) => p.kind === 'target-left-changed').flatMap((p) => p.pets ?? []);
   const other = problems.filter((p) => p.kind === 'target-left-changed' && !p.pets?.length);
-  const messages = journal ? [...journal.repair.messages, ...journal.end.messages] : [];
   const lines: string[] = [];
   if (pets.length || other.length) {
     lines.push(
@@ -27,12 +28,6 @@ export function leftChangedLines(problems: readonly RunProblem[], journal?: Jour
           : `  ✗ pet ${p.petId}: original quantity ${p.original}, now ${p.current ?? 'missing from the list'}`,
       ),
       ...other.map((p) => `  ✗ ${p.reason.split('\n')[0]}`),
-    );
-  }
-  if (messages.length) {
-    const where = [...new Set(messages.map((m) => `${m.address}/messages`))].join(', ');
-    lines.push(
-      `Target left changed, by design: ${messages.length} message(s) posted to ${where}; the API cannot take a message back: delete them by hand if your service allows (this does not fail the gate).`,
     );
   }
   return lines;
@@ -67,55 +62,90 @@ export function repairedLines(journal?: JournalReport): string[] {
   ];
 }
 
-/** Prints the summary of `report` through `say` (which redacts). */
+/** One console line: a text's line breaks as spaces. */
+function oneLine(text: string): string {
+  return text.replace(/\s*\n\s*/g, ' ');
+}
+
+/** The failed requirements not accepted by the gate, each with up to three failures (expected, observed) and their curl: at most 9 lines each. */
+export function failedLines(report: ConformanceReport): string[] {
+  const known = new Set(report.gate.knownFailures.map((k) => k.id));
+  const failed = report.requirements.filter((r) => r.status === 'fail' && !known.has(r.id));
+  if (!failed.length) return [];
+  const lines = [`Failed requirements (${failed.length}):`];
+  for (const r of failed) {
+    lines.push(`  ✗ ${r.id} (${r.level}) ${oneLine(quoteSentence(r.title))}`);
+    const texts = failureTexts(r.evidence);
+    if (!texts.length) lines.push(`      ${oneLine(r.reason ?? '')}`);
+    for (const t of texts.slice(0, 3)) {
+      lines.push(`      ${oneLine(failureLine(t))}`);
+      if (t.curl) lines.push(`      reproduce: ${oneLine(t.curl)}`);
+    }
+    if (texts.length > 3) lines.push(`      … ${texts.length - 3} more in conformance.md`);
+  }
+  return lines;
+}
+
+/** `56 pass, 1 warn, 0 fail, 20 out of scope`: "skipped" told apart as what it is, the ledger's exclusions or not certified. */
+export function countsText(report: ConformanceReport): string {
+  const s = report.summary;
+  const outOfScope = report.requirements.filter((r) => r.status === 'skipped' && r.reason?.startsWith('excluded')).length;
+  const skippedOther = s.skipped - outOfScope;
+  return `${s.pass} pass, ${s.warn} warn, ${s.fail} fail${skippedOther ? `, ${skippedOther} not certified` : ''}, ${outOfScope} out of scope`;
+}
+
+/**
+ * Prints the summary of `report`: the failures, run problems, what was not certified, warnings,
+ * what the run left on the target, where the reports are, the verdict. `say` redacts; `o.detail`
+ * is what only a verbose console shows (each key's pacing, the requests by phase; default `say`).
+ */
 export function printSummary(
   report: ConformanceReport,
   say: (text: string) => void,
-  o: { reportsFile: string; otherReports: string[]; seconds: number },
+  o: { reportsFile: string; otherReports: string[]; seconds: number; detail?: (text: string) => void },
 ): void {
-  const s = report.summary;
-  const known = new Set(report.gate.knownFailures.map((k) => k.id));
-  const failed = report.requirements.filter((r) => r.status === 'fail' && !known.has(r.id));
-  if (known.size)
+  const detail = o.detail ?? say;
+  say('\n');
+  if (report.gate.knownFailures.length)
     say(
-      `\nKnown failures (${known.size}; they do not fail the gate): ${report.gate.knownFailures.map((k) => `${k.id}${k.reason ? ` (${k.reason.split('\n')[0]})` : ''}`).join(', ')}\n`,
+      `Known failures (${report.gate.knownFailures.length}; they do not fail the gate): ${report.gate.knownFailures.map((k) => `${k.id}${k.reason ? ` (${k.reason.split('\n')[0]})` : ''}`).join(', ')}\n`,
     );
-  if (failed.length) {
-    say(`\nFailed requirements (${failed.length}):\n`);
-    for (const r of failed) {
-      say(`  ✗ ${r.id} (${r.level}) ${quoteSentence(r.title)}\n`);
-      const texts = failureTexts(r.evidence);
-      if (!texts.length) say(`      ${(r.reason ?? '').replace(/\n/g, ' ')}\n`);
-      for (const t of texts.slice(0, 3)) say(`      ${failureLine(t)}\n${t.curl ? `      reproduce: ${t.curl}\n` : ''}`);
-      if (texts.length > 3) say(`      … ${texts.length - 3} more in conformance.md\n`);
-    }
-  }
-  const left = [...repairedLines(report.journal), ...leftChangedLines(report.problems, report.journal)];
-  if (left.length) say(`\n${left.join('\n')}\n`);
+  const failed = failedLines(report);
+  if (failed.length) say(`${failed.join('\n')}\n\n`);
+  const left = [...repairedLines(report.journal), ...leftChangedLines(report.problems)];
+  if (left.length) say(`${left.join('\n')}\n`);
   const problems = report.problems.filter((p) => p.kind !== 'target-left-changed');
   if (problems.length) {
-    say(`\nRun problems (${problems.length}):\n`);
+    say(`Run problems (${problems.length}):\n`);
     for (const p of problems) say(`  ✗ ${p.reason.split('\n')[0]}\n`);
   }
-  const warned = report.requirements.filter((r) => r.status === 'warn');
-  if (warned.length) say(`\nWarnings (${warned.length}, see conformance.md): ${warned.map((r) => r.id).join(', ')}\n`);
   if (report.notCertified.length) {
-    say(`\nNot certified (${report.notCertified.length}; a limit of this run, not the server's failure):\n`);
+    say(`Not certified (${report.notCertified.length}; a limit of this run, not the server's failure):\n`);
     const byReason = new Map<string, string[]>();
     for (const n of report.notCertified) byReason.set(n.reason, [...(byReason.get(n.reason) ?? []), n.id]);
     for (const [reason, ids] of byReason) say(`  ◦ ${ids.join(', ')}: ${reason.split('\n')[0]}\n`);
   }
-  for (const k of report.pacing ?? []) {
+  const warned = report.requirements.filter((r) => r.status === 'warn');
+  if (warned.length) say(`Warnings (${warned.length}, see conformance.md): ${warned.map((r) => r.id).join(', ')}\n`);
+  const posted = report.journal ? [...report.journal.repair.messages, ...report.journal.end.messages] : [];
+  const messages = messagesCountedText(posted, 4);
+  if (messages)
     say(
+      `Left on the target, by design: ${messages} (to ${messageAddresses(posted).join(', ')}); the API cannot take a message back (not a failure)\n`,
+    );
+  for (const k of report.pacing ?? []) {
+    // Each key's pacing only when verbose, unless it tells of a problem (a 429 sent early, a ban, another client).
+    const speak = k.earlyRequests || k.suspectedBan || k.anotherClient ? say : detail;
+    speak(
       `pacing ${k.key}: ${k.requests} request(s), ${k.waits !== undefined ? `${k.waits} wait(s), ` : ''}longest wait ${k.longestWaitS} s, ` +
         `${k.refused} 429(s), ${k.earlyRequests} early request(s)` +
         `${k.suspectedBan ? ', ban suspected' : ''}\n`,
     );
-    for (const note of k.notes ?? []) say(`  ◦ ${note}\n`);
+    for (const note of k.notes ?? []) detail(`  ◦ ${note}\n`);
     if (k.anotherClient) say(`  ◦ another client: ${k.anotherClient}\n`);
   }
   for (const line of otherRunsLines(report.otherRuns)) say(`other runs: ${line}\n`);
-  say(`\nreports: ${o.reportsFile} (also ${o.otherReports.join(', ')})\n`);
+  say(`reports: ${o.reportsFile} (also ${o.otherReports.join(', ')})\n`);
   const g = report.gate;
   const label = g.result === 'harness' ? 'HARNESS TROUBLE' : g.result.toUpperCase();
   const knownNote = g.knownFailures.length ? ` (${g.knownFailures.length} known failure(s) accepted)` : '';
@@ -123,12 +153,13 @@ export function printSummary(
   const timing = ran
     .map((p) => `${p.name} ${p.seconds!.toFixed(1)} s${p.waitedS ? `, ${p.waitedS.toFixed(1)} s waiting on windows` : ''}`)
     .join('; ');
-  say(`certify: verdict ${label}${knownNote}, exit ${g.exitCode} — ${s.pass} pass, ${s.warn} warn, ${s.fail} fail, ${s.skipped} skipped (${o.seconds.toFixed(1)} s${timing ? `: ${timing}` : ''})
-`);
+  say(`certify: verdict ${label}${knownNote}, exit ${g.exitCode} — ${countsText(report)} (${o.seconds.toFixed(1)} s)\n`);
+  if (timing) detail(`phases: ${timing}\n`);
   const byPhase = Object.entries(report.requestsByPhase)
     .map(([p, n]) => `${p} ${n}`)
     .join(', ');
-  if (byPhase) say(`requests by phase: ${byPhase}\n`);
+  if (byPhase) detail(`requests by phase: ${byPhase}\n`);
   say(`requests sent: ${report.requests}\n`);
-  if (report.journal?.requests) say(`requests sent by the journal's repairs (before and after the phases): ${report.journal.requests}\n`);
+  if (report.journal?.requests)
+    detail(`requests sent by the journal's repairs (before and after the phases): ${report.journal.requests}\n`);
 }

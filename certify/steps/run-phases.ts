@@ -15,10 +15,15 @@ export interface PhasesOutcome {
   runErrors: string[];
 }
 
-/** How a finished phase ended, in words. */
+/** How a finished phase ended, in words: its checks by outcome when its report counts them (`121 passed, 2 failed`). */
 export function phaseEnding(r: PhaseResult): string {
   if (r.timedOut) return 'stopped after PHASE_TIMEOUT_S';
   if (r.signal) return `killed by ${r.signal}`;
+  const c = r.counts;
+  if (c && c.passed + c.failed + c.flaky + c.skipped > 0) {
+    const parts = [`${c.passed} passed`, ...(c.failed ? [`${c.failed} failed`] : []), ...(c.flaky ? [`${c.flaky} flaky`] : [])];
+    return `${parts.join(', ')}${c.skipped ? ` (${c.skipped} not run)` : ''}${r.exitCode === 0 || c.failed ? '' : `, exit ${r.exitCode}`}`;
+  }
   return r.exitCode === 0 ? 'all checks passed' : 'some checks failed';
 }
 
@@ -127,7 +132,7 @@ export function runAllPhases(
   run: Pick<PreparedRun, 'config' | 'phases' | 'configFile' | 'reportsDir' | 'blobDir' | 'redactionsDir' | 'resultsDir' | 'mergeReports'> &
     Partial<Pick<PreparedRun, 'testFilters' | 'grep' | 'maxFailures'>>,
   childEnv: Record<string, string | undefined>,
-  { redact, say }: RunVoice,
+  { redact, say, verbose }: Pick<RunVoice, 'redact' | 'say'> & Partial<RunVoice>,
   progress: () => { requests: number; refused: number; waits: number },
   signal?: AbortSignal,
   lastPhasesRunning?: () => void,
@@ -161,6 +166,7 @@ export function runAllPhases(
           ...(config.workers ? { workers: config.workers } : {}),
           ...(extraArgs.length ? { extraArgs } : {}),
           timeoutS: config.phaseTimeoutS,
+          ...(verbose ? { verbose } : {}),
           write: say,
           ...(signal ? { signal } : {}),
         },

@@ -490,9 +490,23 @@ test('print: failures, problems, what was not certified and why, pacing per key,
     "Not certified (1; a limit of this run, not the server's failure):\n  ◦ RL-05: Retry-After 600 s is more than MAX_RETRY_AFTER_S=120\n",
   );
   expect(out).toContain('pacing <RATE_LIMIT_KEY>: 61 request(s), 1 wait(s), longest wait 3.2 s, 1 429(s), 0 early request(s)\n');
-  expect(out).toContain('certify: verdict FAIL, exit 1 — 0 pass, 0 warn, 1 fail, 1 skipped (12.3 s)\n');
+  // "Skipped" told apart: not certified (a limit of the run) or out of scope (the ledger's exclusions).
+  expect(out).toContain('certify: verdict FAIL, exit 1 — 0 pass, 0 warn, 1 fail, 1 not certified, 0 out of scope (12.3 s)\n');
   expect(out).toContain('requests by phase: functional 3, rate-limit 2\n');
   expect(out.endsWith('requests sent: 5\n')).toBe(true);
+  // Without --verbose: the pacing of a key that met no trouble and the requests by phase are details, not said.
+  let quiet = '';
+  printSummary(report, (t) => (quiet += t), {
+    reportsFile: 'r/conformance.md',
+    otherReports: ['conformance.json'],
+    seconds: 12.34,
+    detail: () => undefined,
+  });
+  expect(quiet).toContain('Failed requirements (1):');
+  expect(quiet).toContain('Not certified (1;');
+  expect(quiet).not.toContain('pacing <RATE_LIMIT_KEY>');
+  expect(quiet).not.toContain('requests by phase');
+  expect(quiet.endsWith('requests sent: 5\n')).toBe(true);
 });
 
 test("pacer: one coordinator per run, started with the run's limits; its URL goes to every phase; its report per key on close", async () => {
