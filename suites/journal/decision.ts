@@ -7,7 +7,7 @@
  * - anything else (another count, the pet missing): somebody else wrote since; it is left alone
  *   and named with the three counts, never written over.
  * An entry of an older journal, which recorded no count the run wrote, cannot tell the run's own
- * write from somebody else's: it is left alone unless the original is found (docs/journal.md).
+ * write from somebody else's: it is left alone unless the original is found (docs/journal.md says why).
  */
 import { sameCount } from '../lib/unrestored.ts';
 

@@ -7,6 +7,7 @@ import { test, expect } from '../certificate/scratch.ts';
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import os from 'node:os';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { prepareReportsDir } from '../../certify/steps/reports-dir.ts';
@@ -23,6 +24,7 @@ import {
   readJournals,
   recordOf,
   targetIdentity,
+  writesOf,
   type ChangeRecord,
   type MessageRecord,
 } from '../../core/journal.ts';
@@ -211,4 +213,60 @@ test('JOURNAL a writer keeps one open entry per pet (the oldest count stands) an
     openEntries(records).map((r) => (r as ChangeRecord).petId),
     'the pet listed with a count was not created: both closed',
   ).toEqual(['7']);
+});
+
+test("JOURNAL pendingHolds: the latest 429 per key of this target still pending, with its reason; a passed one, another target's, are not; one beyond MAX_RETRY_AFTER_S is named banned with when the key may be used again", async () => {
+  const { pendingHolds } = await import('../../certify/steps/holds.ts');
+  const now = Date.parse('2026-12-01T00:00:00Z');
+  const limit = (label: string, untilMs: number, target = 'http://127.0.0.1:8080/v1', extra = {}) => ({
+    v: 1 as const,
+    kind: 'limit' as const,
+    entry: newEntryId(),
+    at: new Date(untilMs - 10_000).toISOString(),
+    by: 'pacer (certify)',
+    target,
+    label,
+    retryAfter: '10',
+    date: new Date(untilMs - 10_000).toUTCString(),
+    untilMs,
+    ...extra,
+  });
+  const records = [
+    limit('<RATE_LIMIT_KEY>', now + 4000),
+    limit('<API_KEY>', now - 1),
+    limit('<LOAD_KEY>', now + 595_000, 'http://127.0.0.1:8080/v1', { banned: true }),
+    limit('<API_KEY>', now + 9000, 'https://other.example.com/v1'),
+  ];
+  for (const r of records) expect(recordOf(JSON.parse(encodeRecord(r))), 'a limit record reads back').toEqual(r);
+  const holds = pendingHolds([{ file: 'j', records, open: [], limits: records, unreadable: 0 }], 'http://127.0.0.1:8080/v1', now, 120);
+  expect(holds.map((h) => [h.label, h.waitS, h.overMax, h.banned ?? false])).toEqual([
+    ['<RATE_LIMIT_KEY>', 4, false, false],
+    ['<LOAD_KEY>', 595, true, true],
+  ]);
+  expect(holds[0]!.reason).toMatch(/Retry-After: 10.*this run waits 4 s/);
+  expect(holds[1]!.reason).toMatch(
+    /<LOAD_KEY> looks banned: it may be used again at 2026-12-01T00:09:55.000Z.*longer than MAX_RETRY_AFTER_S=120 s/,
+  );
+});
+
+test('JOURNAL writer: each count written is journaled once before it is sent, never the original; an entry from an older journal (no `writes`) reads back without them', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'journal-writes-'));
+  try {
+    const file = path.join(dir, 'j.jsonl');
+    const journal = createRunJournal({ file, baseUrl: 'http://127.0.0.1:8080/v1', keys: {} });
+    const entry = journal.change('7', '5', 'UPD-02', ['6']);
+    journal.writing('7', '6', 'UPD-02');
+    journal.writing('7', '8', 'UPD-02');
+    journal.writing('7', '8', 'UPD-02');
+    journal.writing('7', '5', 'UPD-02');
+    const { records } = decodeJournal(fs.readFileSync(file, 'utf8'));
+    expect(records.map((r) => r.kind)).toEqual(['change', 'write']);
+    const change = records[0] as ChangeRecord;
+    expect(change.entry).toBe(entry);
+    expect(writesOf(records, change)).toEqual(['6', '8']);
+    const { writes: _, ...older } = change;
+    expect(writesOf(records, recordOf(older) as ChangeRecord), 'an older journal recorded no counts written').toBeUndefined();
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 });

@@ -382,3 +382,43 @@ test("a 429 the key's Remaining predicted holds that key alone", async () => {
   expect(Date.now() - t0).toBeLessThan(1500);
   expect(c.report().holds).toEqual([]);
 });
+
+test('initial holds (a 429 an earlier run journaled): nothing is granted on that key before it passes, other keys go at once; one beyond the longest wait closes the key, not certified', async () => {
+  const c = await coordinator({
+    maxWaitMs: 5000,
+    initialHolds: [
+      { label: '<RATE_LIMIT_KEY>', untilMs: Date.now() + 1500, reason: 'a 429 an earlier run met on <RATE_LIMIT_KEY>' },
+      { label: '<LOAD_KEY>', untilMs: Date.now() + 600_000, reason: 'a 429 an earlier run met on <LOAD_KEY> (Retry-After: 600)' },
+    ],
+  });
+  const p = pacingClient(c.url);
+  const t0 = Date.now();
+  await (await p.acquire('<API_KEY>')).release();
+  expect(Date.now() - t0, 'another key is not held').toBeLessThan(1000);
+  await (await p.acquire('<RATE_LIMIT_KEY>')).release();
+  expect(Date.now() - t0).toBeGreaterThanOrEqual(1400);
+  const refused = await p.acquire('<LOAD_KEY>').then(
+    () => undefined,
+    (e: Error) => e,
+  );
+  expect(refused?.message).toMatch(/Retry-After: 600/);
+  expect(c.report().keys.find((k) => k.label === '<RATE_LIMIT_KEY>')).toMatchObject({ earlyGrants: 0 });
+});
+
+test('onRefusal is told of every 429 before its sender is answered: the label (never a key), Retry-After, Date and until when; a 429 on the first request after the wait is flagged (a ban)', async () => {
+  const seen: Parameters<NonNullable<Parameters<typeof startPacerCoordinator>[0]>['onRefusal'] & {}>[0][] = [];
+  const c = await coordinator({ onRefusal: (r) => seen.push(r) });
+  const p = pacingClient(c.url);
+  const at = Date.now();
+  const lease = await p.acquire('<RATE_LIMIT_KEY>', { mode: 'exhaust' });
+  await lease.observe({ status: 429, headers: { 'Retry-After': '1', ...usable(0) }, receivedAtMs: at });
+  expect(seen).toHaveLength(1);
+  expect(seen[0]).toMatchObject({ label: '<RATE_LIMIT_KEY>', retryAfter: '1', afterWait: false });
+  // Remaining was not known before it, so it did not predict it: the 429 holds every key, and says so.
+  expect(seen[0]!.all).toBe(true);
+  expect(seen[0]!.date).not.toBeNull();
+  expect(seen[0]!.untilMs).toBeGreaterThanOrEqual(at + 1000);
+  const again = await p.acquire('<RATE_LIMIT_KEY>', { mode: 'exhaust' });
+  await again.observe({ status: 429, headers: { 'Retry-After': '1', ...usable(0) }, receivedAtMs: Date.now() });
+  expect(seen[1]).toMatchObject({ label: '<RATE_LIMIT_KEY>', afterWait: true });
+});
