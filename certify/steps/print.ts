@@ -153,8 +153,9 @@ export function printSummary(
   const timing = ran
     .map((p) => `${p.name} ${p.seconds!.toFixed(1)} s${p.waitedS ? `, ${p.waitedS.toFixed(1)} s waiting on windows` : ''}`)
     .join('; ');
-  say(`certify: verdict ${label}${knownNote}, exit ${g.exitCode} — ${countsText(report)} (${o.seconds.toFixed(1)} s)\n`);
-  if (timing) detail(`phases: ${timing}\n`);
+  say(
+    `certify: verdict ${label}${knownNote}, exit ${g.exitCode} — ${countsText(report)} (${o.seconds.toFixed(1)} s${timing ? `: ${timing}` : ''})\n`,
+  );
   const byPhase = Object.entries(report.requestsByPhase)
     .map(([p, n]) => `${p} ${n}`)
     .join(', ');
