@@ -3,6 +3,7 @@
  * certified (at the top, plainly); run problems; failures with their evidence; warnings; then the
  * table of every requirement by spec section; excluded requirements last. Pure.
  */
+import { footprintLine } from './footprint.ts';
 import type { ConformanceReport, EvidenceEntry, RequirementResult, RequirementStatus } from './verdict.ts';
 import { quoteSentence } from './certificate/quotes.ts';
 import { failureTexts } from './failure-text.ts';
@@ -160,6 +161,8 @@ export function leftChangedMarkdown(report: ConformanceReport): string[] {
       '',
     );
   }
+  const footprint = footprintLine(report.footprint?.messages);
+  if (footprint) lines.push(cell(footprint), '');
   if (j?.repair.restored.length) {
     lines.push(
       `Repaired first: an earlier run did not finish; before this run sent anything else it put back and verified ${j.repair.restored.map((p) => `pet ${cell(p.petId)} (${p.how})`).join(', ')}.`,

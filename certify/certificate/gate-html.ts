@@ -3,6 +3,7 @@
  * run left changed, and, when the run was gated on a previous certificate, what changed since.
  * Pure; every value is escaped.
  */
+import { footprintLine } from '../footprint.ts';
 import type { RequirementChange } from './diff.ts';
 import type { Certificate } from './types.ts';
 
@@ -38,6 +39,8 @@ export function leftChangedHtml(cert: Certificate): string {
       `<p>Messages posted (${messages.length}): the API cannot take a message back; delete them by hand if the service allows. This does not fail the gate.</p><ul class="tight">${items}</ul>`,
     );
   }
+  const footprint = footprintLine(cert.results.footprint?.messages);
+  if (footprint) out.push(`<p>${esc(footprint)}</p>`);
   if (!out.length) return '';
   return `<section id="left-changed"><h2>Target left changed (${pets.length + named.length + messages.length})</h2>${out.join('')}</section>`;
 }

@@ -139,7 +139,11 @@ export async function takeTargetTurn(ctx: RunContext): Promise<void> {
 export async function startPacer(ctx: RunContext): Promise<void> {
   const run = need(ctx.run, 'the prepared run');
   const target = need(ctx.target, 'the target');
-  ctx.pacer = await startRunPacer({ maxRetryAfterS: run.settings.MAX_RETRY_AFTER_S, workers: run.settings.WORKERS });
+  ctx.pacer = await startRunPacer({
+    maxRetryAfterS: run.settings.MAX_RETRY_AFTER_S,
+    workers: run.settings.WORKERS,
+    maxMessages: run.settings.MAX_MESSAGES,
+  });
   ctx.childEnv = {
     ...target.env,
     ...ctx.pacer.env,
@@ -281,7 +285,12 @@ export function judge(ctx: RunContext): void {
     ctx.otherRuns || across
       ? { ...(ctx.otherRuns ?? { waitedFor: [], waitedS: 0, waitedForThis: [] }), ...(across ? { acrossMachines: across } : {}) }
       : undefined;
-  const extra = { ...(ctx.pacing ? { pacing: ctx.pacing } : {}), journal: ctx.journal, ...(otherRuns ? { otherRuns } : {}) };
+  const extra = {
+    ...(ctx.pacing ? { pacing: ctx.pacing } : {}),
+    journal: ctx.journal,
+    ...(otherRuns ? { otherRuns } : {}),
+    ...(ctx.messages ? { footprint: { messages: ctx.messages } } : {}),
+  };
   // The report as conformance.json states it (redacted): the CLI prints it, the certificate is written from it.
   ctx.report = redactReport(judgeReport(verdictInputOf(ctx), extra), need(ctx.voice, "the run's voice").redact);
 }

@@ -3,6 +3,7 @@
  * failures apart, the pets the run left changed, run problems, warnings, what was not certified and why, where the reports are, the verdict line and
  * the requests sent (per phase and, from the run-wide pacer, per key).
  */
+import { footprintLine } from '../footprint.ts';
 import type { RunProblem } from '../../core/results.ts';
 import type { JournalReport } from './repair.ts';
 import type { ConformanceReport } from '../verdict.ts';
@@ -77,7 +78,8 @@ export function printSummary(
       if (texts.length > 3) say(`      … ${texts.length - 3} more in conformance.md\n`);
     }
   }
-  const left = [...repairedLines(report.journal), ...leftChangedLines(report.problems, report.journal)];
+  const footprint = footprintLine(report.footprint?.messages);
+  const left = [...repairedLines(report.journal), ...leftChangedLines(report.problems, report.journal), ...(footprint ? [footprint] : [])];
   if (left.length) say(`\n${left.join('\n')}\n`);
   const problems = report.problems.filter((p) => p.kind !== 'target-left-changed');
   if (problems.length) {

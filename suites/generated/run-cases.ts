@@ -14,6 +14,7 @@ import { judge } from './judge.ts';
 import { Budget, runsPerClass } from './budget.ts';
 import { encodeToken, type ReplayToken } from './replay.ts';
 import { curlOf, describeRequest, sendGenerated } from './send.ts';
+import { MessageBudgetSpent } from '../fixtures/message-place.ts';
 import { validValue } from './keywords.ts';
 import { writeJson } from './json-text.ts';
 import { countText, describeUnrestored, restorable, sameCount, type Unrestored } from '../lib/unrestored.ts';
@@ -147,8 +148,16 @@ async function runClass(
       else unsent++;
       return true;
     }
+    let result: Awaited<ReturnType<typeof sendGenerated>>;
+    try {
+      result = await sendGenerated(api, op, req, values);
+    } catch (e) {
+      if (!(e instanceof MessageBudgetSpent)) throw e;
+      unsent++;
+      return true;
+    }
     sent++;
-    const { outcome, options } = await sendGenerated(api, op, req, values);
+    const { outcome, options } = result;
     const findings = judge(op, req, outcome, listed).filter((f) => f.level === 'fail');
     if (findings.length) last = { findings, options, req };
     return findings.length === 0;

@@ -35,6 +35,8 @@ export async function sendGenerated(
     contentType: contentType ?? null,
     headers,
     evidence: false,
+    // A message the run's budget (MAX_MESSAGES) has no place for is left out, by name, and the run goes on.
+    throwWhenMessagesSpent: true,
   };
   try {
     const res = await api.send(options);

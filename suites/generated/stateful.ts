@@ -11,6 +11,7 @@ import type { ApiClient } from '../fixtures.ts';
 import { finding, type Finding } from '../../core/finding.ts';
 import { abbreviate } from '../lib/error-body.ts';
 import { Budget } from './budget.ts';
+import { MessageBudgetSpent } from '../fixtures/message-place.ts';
 import { isUnsafeInteger } from './run-cases.ts';
 import { encodeToken, type ReplayToken } from './replay.ts';
 import { anotherWriterReason, countOrigin } from '../lib/count-origin.ts';
@@ -31,6 +32,8 @@ interface Real {
   original: Map<string, number>;
   /** Every quantity the sequence sent to each pet. */
   sent: Map<string, number[]>;
+  /** Message steps left out because the run's messages (MAX_MESSAGES) were spent. */
+  messagesSpent?: number;
 }
 
 /**
@@ -120,7 +123,15 @@ class MessageCommand implements fc.AsyncCommand<Model, Real> {
   check = () => true;
   async run(_model: Model, real: Real) {
     if (!real.budget.take()) return;
-    const res = await real.api.sendMessage({ message: this.text }, { evidence: false });
+    let res: Awaited<ReturnType<Real['api']['sendMessage']>>;
+    try {
+      res = await real.api.sendMessage({ message: this.text }, { evidence: false, throwWhenMessagesSpent: true });
+    } catch (e) {
+      // The run's messages (MAX_MESSAGES) were spent: the step is left out, named in the run's notes.
+      if (!(e instanceof MessageBudgetSpent)) throw e;
+      real.messagesSpent = (real.messagesSpent ?? 0) + 1;
+      return;
+    }
     if (res.status < 200 || res.status >= 300)
       throw deviation(
         'message',

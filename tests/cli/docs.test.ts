@@ -90,7 +90,15 @@ function anchorsOf(text: string): Set<string> {
   ]);
 }
 
-for (const doc of [...DOCS, 'README.md', 'docs/settings.md', 'docs/run-costs.md', 'docs/ci.md', 'docs/submission.md', 'docs/development.md']) {
+for (const doc of [
+  ...DOCS,
+  'README.md',
+  'docs/settings.md',
+  'docs/run-costs.md',
+  'docs/ci.md',
+  'docs/submission.md',
+  'docs/development.md',
+]) {
   test(`docs: ${doc} links only to files of this repository, and they and their anchors exist`, () => {
     const text = fs.readFileSync(path.join(ROOT, doc), 'utf8');
     const links = [...text.matchAll(/\]\(([^)]+)\)/g)].map((m) => m[1]!);
