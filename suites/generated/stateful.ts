@@ -32,8 +32,8 @@ interface Real {
   original: Map<string, number>;
   /** Every quantity the sequence sent to each pet. */
   sent: Map<string, number[]>;
-  /** Message steps left out because the run's messages (MAX_MESSAGES) were spent. */
-  messagesSpent?: number;
+  /** Message steps sent, and left out because the run's messages (MAX_MESSAGES) were spent. */
+  messages: { sent: number; leftOut: number };
 }
 
 /**
@@ -129,9 +129,10 @@ class MessageCommand implements fc.AsyncCommand<Model, Real> {
     } catch (e) {
       // The run's messages (MAX_MESSAGES) were spent: the step is left out, named in the run's notes.
       if (!(e instanceof MessageBudgetSpent)) throw e;
-      real.messagesSpent = (real.messagesSpent ?? 0) + 1;
+      real.messages.leftOut++;
       return;
     }
+    real.messages.sent++;
     if (res.status < 200 || res.status >= 300)
       throw deviation(
         'message',
@@ -150,6 +151,8 @@ export interface StatefulRun {
   failure?: { sequence: string; token: string; shrinks: number; shrinkCut: boolean };
   /** Set when another client's count showed: the sequences ended there, not certified. */
   notCertified?: string;
+  /** Message steps sent, and left out because the run's messages (MAX_MESSAGES) were spent. */
+  messages: { sent: number; leftOut: number };
 }
 
 /**
@@ -206,6 +209,7 @@ export async function runStateful(api: ApiClient, share: number, seed: number, r
   let last: Finding | undefined;
   let cut = false;
   let foreign: string | undefined;
+  const messages = { sent: 0, leftOut: 0 };
   const sawAnotherWriter = (reason: string) => {
     foreign ??= reason;
   };
@@ -228,6 +232,7 @@ export async function runStateful(api: ApiClient, share: number, seed: number, r
         journaled: new Map(),
         original: new Map(pets.map((p) => [p.id, p.quantity])),
         sent: new Map(),
+        messages,
       };
       const model: Model = { quantities: new Map(pets.map((p) => [p.id, p.quantity])) };
       try {
@@ -249,7 +254,7 @@ export async function runStateful(api: ApiClient, share: number, seed: number, r
   );
   const runSeed = replay?.seed ?? seed;
   const details = await fc.check(property, { seed: runSeed, numRuns: 1, ...(replay?.path ? { path: replay.path } : {}) });
-  const run: StatefulRun = { sequences, requests: api.requests - start, findings, ...(foreign ? { notCertified: foreign } : {}) };
+  const run: StatefulRun = { sequences, requests: api.requests - start, findings, messages, ...(foreign ? { notCertified: foreign } : {}) };
   if (details.failed && last) {
     const generated = String(details.counterexample?.[1] ?? '');
     const text = [

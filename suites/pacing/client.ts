@@ -72,9 +72,10 @@ export interface PacingClient {
   /**
    * A place in the run's message budget (`MAX_MESSAGES`, suites/pacing/message-budget.ts) for one
    * POST /messages by `by`; `queues`: false for a request the spec says the server refuses. Not
-   * granted: the budget is spent, nothing may be sent. `settle` says what became of it.
+   * granted: the budget is spent, nothing may be sent (`leave`: or it keeps no more than that many
+   * places for later checks). `settle` says what became of it.
    */
-  takeMessage?(by: string, queues: boolean): Promise<MessagePlace>;
+  takeMessage?(by: string, queues: boolean, leave?: number): Promise<MessagePlace>;
 }
 
 /** A place in the message budget: `settle(queued)` once the answer (or its absence) is known. */
@@ -145,8 +146,8 @@ export function guardedPacing(client: PacingClient, unreachable: (what: string, 
     once: (name, compute, ttlMs) => guard(`the run's record "${name}"`, () => client.once(name, compute, ttlMs)),
     ...(client.takeMessage
       ? {
-          async takeMessage(by: string, queues: boolean) {
-            const place = await guard('a place in the message budget', () => client.takeMessage!(by, queues));
+          async takeMessage(by: string, queues: boolean, leave?: number) {
+            const place = await guard('a place in the message budget', () => client.takeMessage!(by, queues, leave));
             return { ...place, settle: (queued: boolean) => quietly(() => place.settle(queued)) };
           },
         }
@@ -276,8 +277,8 @@ export function pacingClient(url: string | undefined = process.env.CONFORMANCE_P
       // Every caller gets the same plain-JSON copy.
       return JSON.parse(JSON.stringify(value ?? null)) as T;
     },
-    async takeMessage(by, queues) {
-      const answer = await post<{ granted?: boolean; reserved?: boolean; limit?: number }>(url, '/messages/take', { by, queues });
+    async takeMessage(by, queues, leave = 0) {
+      const answer = await post<{ granted?: boolean; reserved?: boolean; limit?: number }>(url, '/messages/take', { by, queues, leave });
       let settled = false;
       return {
         granted: answer.granted === true,

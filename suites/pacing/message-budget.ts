@@ -6,7 +6,7 @@
  * spec says the server refuses (no key, a bad body) is sent while every such request so far was
  * refused, and counts once the server queued it. Counts and check names only.
  *
- * Routes: `/messages/take {by, queues}` → `{granted, reserved?, limit}`;
+ * Routes: `/messages/take {by, queues, leave}` (`leave`: places kept for later checks) → `{granted, reserved?, limit}`;
  * `/messages/settle {by, queues, reserved, queued}` → `{}`.
  */
 import type { Service } from './service.ts';
@@ -30,7 +30,7 @@ export function messageBudget(o: { limit: number }): Service<MessageReport> {
   let unexpectedlyQueued = 0;
   const byCheck: Record<string, number> = {};
   const refusedByBudget: Record<string, number> = {};
-  const room = () => queued + reserved < o.limit;
+  const room = (leave = 0) => queued + reserved + leave < o.limit;
   return {
     routes: {
       '/messages/take': (b, answer) => {
@@ -38,7 +38,7 @@ export function messageBudget(o: { limit: number }): Service<MessageReport> {
         const queues = b.queues !== false;
         // A request the server should refuse needs no place while the server refuses every such request.
         if (!queues && unexpectedlyQueued === 0) return answer({ granted: true, reserved: false, limit: o.limit });
-        if (!room()) {
+        if (!room(Math.max(0, Number(b.leave) || 0))) {
           refusedByBudget[by] = (refusedByBudget[by] ?? 0) + 1;
           return answer({ granted: false, limit: o.limit });
         }
