@@ -73,6 +73,7 @@ async function worker() {
     );
     if (c.kind !== 'fault')
       for (const [id, why] of Object.entries(out.notCertified)) console.log(`        ${id} not certified: ${why.slice(0, 300)}`);
+    for (const seen of out.otherClients) console.log(`        pacing saw another client: ${seen.slice(0, 300)}`);
     if (!ok) {
       for (const id of out.failing) console.log(`        ${id}: ${out.reasons[id]}`);
       // A fault missed: what the run could not tell says why its requirement did not fail.

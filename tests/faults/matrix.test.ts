@@ -226,6 +226,8 @@ test.describe('fault matrix', () => {
             `${c.id}: requests sent on a key while its 429's Retry-After was pending, and bans, per key (the run must earn none)`,
           ).toEqual({ early: {}, bans: {} });
         }
+        // A run alone on its target sees only its own traffic: it names no other client of a key.
+        if (c.kind === 'variant') expect(outcome.otherClients, `${c.id}: a run alone on its target names no other client`).toEqual([]);
         if (pair) expectPairHolds(pair);
       } finally {
         for (const o of pair?.runs ?? [outcome]) cleanup(o);
