@@ -93,7 +93,7 @@ export class RetryWatch {
     return s;
   }
 
-  private bump(kind: keyof RetryStats, token: string): void {
+  private bump(kind: Exclude<keyof RetryStats, 'messagesQueued'>, token: string): void {
     const l = this.label(token);
     this.stats[kind][l] = (this.stats[kind][l] ?? 0) + 1;
   }
