@@ -9,7 +9,7 @@
 import type { ConformanceReport, EvidenceEntry, RequirementResult, RequirementStatus } from './verdict.ts';
 import { quoteSentence } from './certificate/quotes.ts';
 import { failureTexts } from './failure-text.ts';
-import { messageAddresses, messagesCountedText } from './footprint.ts';
+import { footprintLine, messageAddresses, messagesCountedText } from './footprint.ts';
 import { otherRunsLines } from './steps/turns.ts';
 
 /** Top-level sections in the spec's order; other sections (RFCs, rules) follow in ledger order. */
@@ -183,7 +183,9 @@ function footprintMarkdown(report: ConformanceReport): string[] {
   const j = report.journal;
   const messages = j ? [...j.repair.messages, ...j.end.messages] : [];
   const counted = messagesCountedText(messages, 12);
-  if (counted || j?.repair.restored.length || j?.repair.otherTargets.length) lines.push('## What the run left on the target', '');
+  const footprint = footprintLine(report.footprint?.messages);
+  if (footprint || counted || j?.repair.restored.length || j?.repair.otherTargets.length)
+    lines.push('## What the run left on the target', '');
   if (counted)
     lines.push(
       `${counted} (to ${messageAddresses(messages)
@@ -193,6 +195,7 @@ function footprintMarkdown(report: ConformanceReport): string[] {
         )}). The API cannot take a message back: delete them by hand if the service allows; this does not fail the gate. Each message, with its time, is in \`conformance.json\` (\`journal\`).`,
       '',
     );
+  if (footprint) lines.push(cell(footprint), '');
   if (j?.repair.restored.length) {
     lines.push(
       `Repaired first: an earlier run did not finish; before this run sent anything else it put back and verified ${j.repair.restored.map((p) => `pet ${cell(p.petId)} (${p.how})`).join(', ')}.`,

@@ -37,6 +37,7 @@ import { applyBaseline, type Baseline, type BaselineOutcome } from './baseline.t
 import { decideGate, type GateResult, type PreviousRun } from './gate.ts';
 import type { JournalReport } from './steps/repair.ts';
 import type { OtherRunsReport } from './steps/turns.ts';
+import type { MessageReport } from '../suites/pacing/message-budget.ts';
 
 export type { Annotation, Level, LedgerRequirement, Outcome, RequirementStatus, RunProblem, Source, TestRecord };
 export interface EvidenceEntry {
@@ -176,6 +177,8 @@ export interface ConformanceReport {
   journal?: JournalReport;
   /** Other certifications of the target on this machine (runs take turns), and what another client seen by the pacer means for the restored counts (certify/steps/turns.ts). */
   otherRuns?: OtherRunsReport;
+  /** What the run left on the target that the API cannot undo: the messages it queued, by check, within MAX_MESSAGES. */
+  footprint?: { messages: MessageReport };
 }
 
 function descriptions(test: TestRecord, type: string): string[] {

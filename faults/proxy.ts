@@ -240,6 +240,7 @@ async function proxyOne(p: ProxyParts, inc: http.IncomingMessage, res: http.Serv
   /** Every answer passes here: the watcher sees each 429 as it leaves. */
   const answer = (r: ProxyResponse, method = 'GET') => {
     watch.response(arrived.headers, r.status, r.headers, r.body);
+    watch.answered(arrived.method, arrived.path, r.status);
     writeBuffered(res, r, closing, method);
   };
   try {
@@ -273,6 +274,7 @@ async function proxyOne(p: ProxyParts, inc: http.IncomingMessage, res: http.Serv
       const buffered: ProxyResponse = { status, headers: pairs(upRes.rawHeaders), body: await readBody(upRes) };
       return answer(hooks.response ? await hooks.response(buffered, req, ctx) : buffered, req.method);
     }
+    watch.answered(arrived.method, arrived.path, status);
     res.sendDate = false;
     res.writeHead(status, flat([...pairs(upRes.rawHeaders).filter(([k]) => !HOP_BY_HOP.has(k.toLowerCase())), ...closing]));
     upRes.pipe(res);

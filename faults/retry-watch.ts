@@ -48,6 +48,8 @@ export interface RetryStats {
   refusals: Record<string, number>;
   /** Requests that reached the proxy, per key. */
   requests: Record<string, number>;
+  /** POST …/messages answered 2xx: the messages the run queued on the target (spec, Endpoints 3). */
+  messagesQueued?: number;
 }
 
 interface KeyState {
@@ -94,7 +96,7 @@ export class RetryWatch {
     return s;
   }
 
-  private bump(kind: keyof RetryStats, token: string): void {
+  private bump(kind: Exclude<keyof RetryStats, 'messagesQueued'>, token: string): void {
     const l = this.label(token);
     this.stats[kind][l] = (this.stats[kind][l] ?? 0) + 1;
   }
@@ -149,6 +151,12 @@ export class RetryWatch {
       if (s.bannedUntil <= now) this.bump('bans', token);
       s.bannedUntil = Math.max(s.bannedUntil, now + (wait ?? 0));
     }
+  }
+
+  /** An answer leaves: a 2xx to POST …/messages is a message queued. */
+  answered(method: string, path: string, status: number): void {
+    if (method.toUpperCase() === 'POST' && /\/messages$/.test(path.split('?')[0]!) && status >= 200 && status <= 299)
+      this.stats.messagesQueued = (this.stats.messagesQueued ?? 0) + 1;
   }
 
   /** Counts so far (a copy), by key label. */

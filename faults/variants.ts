@@ -2,6 +2,7 @@ import { headers, type FaultHooks, type HeaderList, type ProxyRequest, type Prox
 import { dateSeconds, isError, isJson, isList, isMessages, isPatch, jsonBody, mapJson, petIdOf, readJson } from './lib.ts';
 import { slidingWindowStore } from './stores.ts';
 import { startDeploymentTarget } from './deployment.ts';
+import { startReferenceTarget } from '../certify/reference-target.ts';
 import { zooVariants } from './zoo-variants.ts';
 import type { Variant } from './variant.ts';
 
@@ -326,6 +327,16 @@ export const variants: Variant[] = [
     ],
     proxy: () => frontDoorPages(),
     phases: ['generated'],
+  },
+  {
+    name: 'limits-every-form-of-the-key',
+    description:
+      'A gateway that limits by any key it finds: a request refused with 401 that carries a known key in another form (bare, `bearer` in another case, `Basic`) ' +
+      "still counts against that key's limit, so the run's own refused requests lower its X-RateLimit-Remaining. A run alone on it names no other client.",
+    choices: [
+      'requests refused with 401 count against the limit of the key they carry, whatever its form (the spec does not say what a refused request costs)',
+    ],
+    upstream: () => startReferenceTarget({ server: { countRefusedKeys: true } }),
   },
   ...zooVariants,
 ];

@@ -16,7 +16,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { authenticate } from './auth/bearer.ts';
+import { authenticate, keyCarried } from './auth/bearer.ts';
 import { KeyRing, type ApiKeyRecord } from './auth/keys.ts';
 import { resolveConfig, type ConfigInput, type ResolvedConfig } from './config.ts';
 import { ApiError, ErrorCode } from './errors/api-error.ts';
@@ -235,8 +235,9 @@ export function createReferenceApp(config: ResolvedConfig, store: RateLimitStore
     }
     if (forced !== undefined) targetError = forced;
     const auth = authenticate(req.rawHeaders, keyRing, req.socket);
-    const policy = auth instanceof ApiError ? anonymousPolicy : auth.policy;
-    const identity = auth instanceof ApiError ? addressIdentity(req.socket) : auth.identity;
+    const counted = auth instanceof ApiError ? (config.countRefusedKeys ? keyCarried(req.rawHeaders, keyRing) : undefined) : auth;
+    const policy = counted ? counted.policy : anonymousPolicy;
+    const identity = counted ? counted.identity : addressIdentity(req.socket);
     let decision: RateDecision | Promise<RateDecision>;
     try {
       decision = store.hit(identity, policy, now);

@@ -27,6 +27,8 @@ export interface ResolvedConfig {
   instances: number;
   /** Also send the IETF `RateLimit` / `RateLimit-Policy` fields. */
   rateLimitFields: boolean;
+  /** A request refused with 401 that carries a known key in another form counts against that key's limit. */
+  countRefusedKeys: boolean;
 }
 
 /** One setting: its environment variable (the flag is derived), default and meaning. README lists these. */
@@ -78,6 +80,12 @@ export const SETTINGS: readonly Setting[] = [
   { env: 'REDIS_PREFIX', default: 'inventory-service:', description: 'prefix of every Redis key' },
   { env: 'INSTANCES', default: '1', description: 'server processes behind one address (npm start; more than 1 needs REDIS_URL)' },
   { env: 'RATELIMIT_FIELDS', default: 'off', description: 'on: also send the IETF RateLimit and RateLimit-Policy fields' },
+  {
+    env: 'COUNT_REFUSED_KEYS',
+    default: 'off',
+    description:
+      "on: a request refused with 401 that carries a known key in another form (bare, another scheme, Basic) counts against that key's limit",
+  },
 ];
 
 /** `PORT` → `--port`. */
@@ -100,6 +108,7 @@ export interface ConfigInput {
   redisPrefix?: string;
   instances?: number;
   rateLimitFields?: boolean;
+  countRefusedKeys?: boolean;
 }
 
 function onOff(name: string, value: unknown): boolean {
@@ -156,5 +165,6 @@ export function resolveConfig(options: ConfigInput = {}, env: NodeJS.ProcessEnv 
     redisPrefix: String(options.redisPrefix ?? env.REDIS_PREFIX ?? 'inventory-service:'),
     instances: int('instances (INSTANCES)', pick(options.instances, 'INSTANCES'), 1),
     rateLimitFields: onOff('rateLimitFields (RATELIMIT_FIELDS)', pick(options.rateLimitFields, 'RATELIMIT_FIELDS')),
+    countRefusedKeys: onOff('countRefusedKeys (COUNT_REFUSED_KEYS)', pick(options.countRefusedKeys, 'COUNT_REFUSED_KEYS')),
   };
 }

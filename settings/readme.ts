@@ -1,6 +1,6 @@
 /**
- * Rewrites the settings tables of the READMEs from `settings/` (`npx tsx settings/readme.ts`).
- * A README opts in with `<!-- settings:<group>[,<group>…] -->` … `<!-- /settings -->`.
+ * Rewrites the settings tables of the READMEs and docs/settings.md from `settings/` (`npx tsx settings/readme.ts`).
+ * A page opts in with `<!-- settings:<group>[,<group>…] -->` … `<!-- /settings -->`.
  * `tests/certify/settings.test.ts` fails when a README differs from what this writes.
  */
 import fs from 'node:fs';
@@ -10,8 +10,8 @@ import { fillReadme } from './index.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
-/** The READMEs that carry generated settings tables. */
-export const READMES = ['README.md', 'certify/README.md'].map((f) => path.join(ROOT, f));
+/** The pages that carry generated settings tables. */
+export const READMES = ['docs/settings.md', 'certify/README.md'].map((f) => path.join(ROOT, f));
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   for (const file of READMES) {

@@ -74,6 +74,13 @@ export const RUN_SETTINGS = defineGroup('run', 'Target, keys and run', [
     help: 'Most requests the 429 checks send to drive a key to its limit; more needed: not certified.',
   }),
   setting({
+    name: 'MAX_MESSAGES',
+    kind: 'integer',
+    min: 0,
+    default: 20,
+    help: 'Most messages a run may queue on POST ${API_URL}/messages, all phases together (each is a real message on the target; the API cannot take one back); a check that would post one more is not certified, naming this variable. 0: none.',
+  }),
+  setting({
     name: 'REQUEST_TIMEOUT_MS',
     kind: 'integer',
     min: 1,

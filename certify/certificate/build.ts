@@ -197,6 +197,7 @@ export function buildResults(
     phases: report.phases,
     unmapped: report.unmapped,
     ...(report.journal ? { journal: report.journal } : {}),
+    ...(report.footprint ? { footprint: report.footprint } : {}),
   };
 }
 

@@ -4,7 +4,7 @@
  * behind one click) and the requirements the ledger excludes (out of scope, each with its reason,
  * behind one click). Pure; every value is escaped.
  */
-import { countByRequirement, messageAddresses, messagesCountedText } from '../footprint.ts';
+import { countByRequirement, footprintLine, messageAddresses, messagesCountedText } from '../footprint.ts';
 import { quoteSentence } from './quotes.ts';
 import type { Certificate, CertifiedRequirement } from './types.ts';
 
@@ -26,7 +26,9 @@ export function footprintHtml(cert: Certificate): string {
   const j = cert.results.journal;
   const messages = j ? [...j.repair.messages, ...j.end.messages] : [];
   const counted = messagesCountedText(messages, 8);
-  if (!counted) return '';
+  const footprint = footprintLine(cert.results.footprint?.messages);
+  if (!counted && !footprint) return '';
+  if (!counted) return `<section id="left-on-target"><h2>Left on the target, by design</h2><p>${esc(footprint!)}</p></section>`;
   const byCheck = countByRequirement(messages)
     .map(([id, n]) => `${esc(id)} ${n}`)
     .join(', ');
@@ -36,6 +38,7 @@ export function footprintHtml(cert: Certificate): string {
     `<p>${esc(counted)} (to ${messageAddresses(messages)
       .map((a) => `<code>${esc(a)}</code>`)
       .join(', ')}). The API cannot take a message back: delete them by hand if the service allows. This does not fail the gate.</p>` +
+    (footprint ? `<p>${esc(footprint)}</p>` : '') +
     `<details><summary>Every message (${messages.length}), by check: ${byCheck}</summary><pre>${esc(each)}</pre></details></section>`
   );
 }

@@ -66,6 +66,8 @@ export interface CertificateResults {
   unmapped: ConformanceReport['unmapped'];
   /** The journal of changes: what an earlier run left open and this run repaired first, what this run left changed. */
   journal?: ConformanceReport['journal'];
+  /** The messages the run queued, by check, within MAX_MESSAGES. */
+  footprint?: ConformanceReport['footprint'];
 }
 
 export interface Certificate {

@@ -15,6 +15,7 @@ import type { PhaseResult } from '../phases.ts';
 import type { ConformanceReport, PacingSummary, TestRecord } from '../verdict.ts';
 import type { MergedRun } from './merge.ts';
 import type { RunPacer } from './pacer.ts';
+import type { MessageReport } from '../../suites/pacing/message-budget.ts';
 import { abandonRun, type PreparedRun } from './prepare.ts';
 import type { JournalReport } from './repair.ts';
 import type { ResolvedTarget } from './resolve-target.ts';
@@ -115,6 +116,8 @@ export interface RunContext {
   openAfterStop?: RunProblem;
   /** closeTarget: the pacer's report per key. */
   pacing?: PacingSummary[];
+  /** The messages the run queued, by check, and those MAX_MESSAGES kept back (the pacer's report). */
+  messages?: MessageReport;
   /** merge: the tests read back, the merge's problems, the redaction log. */
   merged?: MergedRun;
   /** scanSecrets: every key found in memory or in a file, described without the key (an input of the verdict). */
@@ -170,6 +173,7 @@ export async function closeTarget(ctx: RunContext): Promise<void> {
   try {
     if (pacer) {
       ctx.pacing = await pacer.close();
+      ctx.messages = pacer.messages?.();
       pendingUntilMs = pacer.pendingUntilMs();
     }
   } finally {

@@ -150,6 +150,7 @@ export async function startPacer(ctx: RunContext): Promise<void> {
   ctx.pacer = await startRunPacer({
     maxRetryAfterS: run.settings.MAX_RETRY_AFTER_S,
     workers: run.settings.WORKERS,
+    maxMessages: run.settings.MAX_MESSAGES,
     initialHolds: initialHoldsOf(holds),
     onRefusal: journalRefusals(path.join(run.reportsDir, ctx.journalFile), baseUrl, 'pacer (certify)'),
   });
@@ -295,7 +296,12 @@ export function judge(ctx: RunContext): void {
     ctx.otherRuns || across
       ? { ...(ctx.otherRuns ?? { waitedFor: [], waitedS: 0, waitedForThis: [] }), ...(across ? { acrossMachines: across } : {}) }
       : undefined;
-  const extra = { ...(ctx.pacing ? { pacing: ctx.pacing } : {}), journal: ctx.journal, ...(otherRuns ? { otherRuns } : {}) };
+  const extra = {
+    ...(ctx.pacing ? { pacing: ctx.pacing } : {}),
+    journal: ctx.journal,
+    ...(otherRuns ? { otherRuns } : {}),
+    ...(ctx.messages ? { footprint: { messages: ctx.messages } } : {}),
+  };
   // The report as conformance.json states it (redacted): the CLI prints it, the certificate is written from it.
   ctx.report = redactReport(judgeReport(verdictInputOf(ctx), extra), need(ctx.voice, "the run's voice").redact);
 }

@@ -8,7 +8,13 @@
  * holding the keys whose 429 an earlier run journaled is still pending, and journals every 429 it
  * sees (steps/holds.ts).
  */
-import { startPacerCoordinator, type CoordinatorOptions, type PacerCoordinator, type RunHold } from '../../suites/pacing/coordinator.ts';
+import {
+  startPacerCoordinator,
+  type CoordinatorOptions,
+  type MessageReport,
+  type PacerCoordinator,
+  type RunHold,
+} from '../../suites/pacing/coordinator.ts';
 import type { PacingSummary } from '../verdict.ts';
 
 export interface RunPacer {
@@ -18,6 +24,8 @@ export interface RunPacer {
   close(): Promise<PacingSummary[]>;
   /** After `close`: until when (local clock, ms) a 429 or a hold the run met asks that nothing be sent on some key (0: none pending). */
   pendingUntilMs(): number;
+  /** After `close`: the messages the run queued, by check, and those the budget (MAX_MESSAGES) kept back. */
+  messages?(): MessageReport | undefined;
   /** Requests granted, 429s seen and waits so far, all keys together (the progress lines). */
   progress(): { requests: number; refused: number; waits: number };
 }
@@ -59,7 +67,7 @@ export function pacingSummary(
  * `WORKERS` + 1: the reserve of paced requests); `start` is injectable for tests.
  */
 export async function startRunPacer(
-  settings: { maxRetryAfterS: number; workers: number } & Pick<CoordinatorOptions, 'initialHolds' | 'onRefusal'>,
+  settings: { maxRetryAfterS: number; workers: number; maxMessages?: number } & Pick<CoordinatorOptions, 'initialHolds' | 'onRefusal'>,
   start: (o: CoordinatorOptions) => Promise<PacerCoordinator> = startPacerCoordinator,
 ): Promise<RunPacer> {
   const coordinator = await start({
@@ -67,12 +75,15 @@ export async function startRunPacer(
     reserve: settings.workers + 1,
     ...(settings.initialHolds?.length ? { initialHolds: settings.initialHolds } : {}),
     ...(settings.onRefusal ? { onRefusal: settings.onRefusal } : {}),
+    ...(settings.maxMessages !== undefined ? { maxMessages: settings.maxMessages } : {}),
   });
   let closed: PacingSummary[] | undefined;
+  let messages: MessageReport | undefined;
   let pendingUntilMs = 0;
   return {
     env: { CONFORMANCE_PACER_URL: coordinator.url },
     pendingUntilMs: () => pendingUntilMs,
+    messages: () => messages,
     progress: () =>
       coordinator.report().keys.reduce(
         (t, k) => ({
@@ -85,6 +96,7 @@ export async function startRunPacer(
     async close() {
       if (closed) return closed;
       const report = coordinator.report();
+      messages = report.messages;
       pendingUntilMs = Math.max(0, ...report.keys.map((k) => k.blockedUntilMs ?? 0));
       await coordinator.close();
       closed = report.keys.map((k) => pacingSummary(k as Parameters<typeof pacingSummary>[0], report.holds ?? []));

@@ -9,7 +9,7 @@ import type { JournalReport } from './repair.ts';
 import type { ConformanceReport } from '../verdict.ts';
 import { quoteSentence } from '../certificate/quotes.ts';
 import { failureLine, failureTexts } from '../failure-text.ts';
-import { messageAddresses, messagesCountedText } from '../footprint.ts';
+import { footprintLine, messageAddresses, messagesCountedText } from '../footprint.ts';
 import { otherRunsLines } from './turns.ts';
 
 /** The run-level "target left changed" lines: each pet, its original and its current count, what to do (the messages posted: `messagesCounted`). */
@@ -129,7 +129,9 @@ export function printSummary(
   if (warned.length) say(`Warnings (${warned.length}, see conformance.md): ${warned.map((r) => r.id).join(', ')}\n`);
   const posted = report.journal ? [...report.journal.repair.messages, ...report.journal.end.messages] : [];
   const messages = messagesCountedText(posted, 4);
-  if (messages)
+  const footprint = footprintLine(report.footprint?.messages);
+  if (footprint) say(`${footprint}\n`);
+  else if (messages)
     say(
       `Left on the target, by design: ${messages} (to ${messageAddresses(posted).join(', ')}); the API cannot take a message back (not a failure)\n`,
     );

@@ -86,3 +86,21 @@ export function sameString(a: string, b: string): boolean {
   for (let i = 0; i < a.length; i++) difference |= a.charCodeAt(i) ^ b.charCodeAt(i);
   return difference === 0;
 }
+
+/**
+ * A known key carried in any form of the Authorization value (bare, after any scheme, either half
+ * of a Basic credential), for a limiter that counts every request of a key (COUNT_REFUSED_KEYS).
+ */
+export function keyCarried(rawHeaders: readonly string[], keys: KeyRing): ApiKeyRecord | undefined {
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    if (rawHeaders[i]!.toLowerCase() !== 'authorization') continue;
+    const parts = rawHeaders[i + 1]!.trim().split(/\s+/);
+    const basic =
+      parts.length === 2 && parts[0]!.toLowerCase() === 'basic' ? Buffer.from(parts[1]!, 'base64').toString('utf8').split(':') : [];
+    for (const token of [...parts, ...basic]) {
+      const record = token ? keys.lookup(token) : undefined;
+      if (record) return record;
+    }
+  }
+  return undefined;
+}

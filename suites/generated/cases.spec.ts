@@ -15,7 +15,16 @@ import { mutates, phasePlan } from './phase-plan.ts';
 import { unrestoredAnnotation } from '../lib/unrestored.ts';
 import { runOperation, type OperationRun } from './run-cases.ts';
 import { decodeToken } from './replay.ts';
-import { abandonedLine, coverageSummary, leftOutLine, ruleFailures, ruleFindings, ruleWarnings, summary } from './report.ts';
+import {
+  abandonedLine,
+  coverageSummary,
+  leftOutLine,
+  messagesSpentLine,
+  ruleFailures,
+  ruleFindings,
+  ruleWarnings,
+  summary,
+} from './report.ts';
 import { findingAnnotation, formatFinding } from '../../core/finding.ts';
 import { RULES } from './judge.ts';
 import { ANNOTATION } from '../../core/results.ts';
@@ -71,10 +80,15 @@ for (const op of petFreeFirst(OPERATIONS)) {
           description: `budget ${SETTINGS.budget} requests (${SETTINGS.budgetBasis})`,
         });
         testInfo.annotations.push({ type: ANNOTATION.evidence, description: coverageSummary(run) });
-        if (run.coverage.leftOut.length || run.coverage.abandoned.length) {
+        const spent = run.coverage.messagesSpent?.length ?? 0;
+        if (run.coverage.leftOut.length || run.coverage.abandoned.length || spent) {
           markNotCertified(
             testInfo,
-            [run.coverage.leftOut.length ? leftOutLine(run) : '', run.coverage.abandoned.length ? abandonedLine(run) : '']
+            [
+              run.coverage.leftOut.length ? leftOutLine(run) : '',
+              run.coverage.abandoned.length ? abandonedLine(run) : '',
+              spent ? messagesSpentLine(run) : '',
+            ]
               .filter(Boolean)
               .join('; '),
           );

@@ -104,6 +104,12 @@ export function abandonedLine(run: OperationRun): string {
   return `${n} coverage case${n === 1 ? '' : 's'} of ${run.op} not sent: ${MAX_UNANSWERED} of its requests got no response within REQUEST_TIMEOUT_MS, and each further one would wait as long: ${run.coverage.abandoned.join('; ')}`;
 }
 
+/** The line of coverage cases not sent because the run's messages (MAX_MESSAGES) were spent. */
+export function messagesSpentLine(run: OperationRun): string {
+  const names = run.coverage.messagesSpent ?? [];
+  return `${names.length} coverage case${names.length === 1 ? '' : 's'} of ${run.op} not sent: each would queue a real message on the target, and the run's MAX_MESSAGES were spent (raise MAX_MESSAGES to send them): ${names.join('; ')}`;
+}
+
 /** The cases the budget left out, by name, with their number. */
 export function leftOutLine(run: OperationRun): string {
   const n = run.coverage.leftOut.length;

@@ -14,6 +14,7 @@ import { judge } from './judge.ts';
 import { Budget, runsPerClass } from './budget.ts';
 import { encodeToken, type ReplayToken } from './replay.ts';
 import { curlOf, describeRequest, sendGenerated } from './send.ts';
+import { MessageBudgetSpent } from '../fixtures/message-place.ts';
 import { validValue } from './keywords.ts';
 import { writeJson } from './json-text.ts';
 import { countText, describeUnrestored, restorable, sameCount, type Unrestored } from '../lib/unrestored.ts';
@@ -150,8 +151,16 @@ async function runClass(
       else unsent++;
       return true;
     }
+    let result: Awaited<ReturnType<typeof sendGenerated>>;
+    try {
+      result = await sendGenerated(api, op, req, values);
+    } catch (e) {
+      if (!(e instanceof MessageBudgetSpent)) throw e;
+      unsent++;
+      return true;
+    }
     sent++;
-    const { outcome, options } = await sendGenerated(api, op, req, values);
+    const { outcome, options } = result;
     const judged = judge(op, req, outcome, listed);
     for (const w of judged.filter((f) => f.level === 'warn')) {
       const seen = `${w.id} ${outcome.kind === 'response' ? outcome.response.status : ''}`;

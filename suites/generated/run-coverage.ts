@@ -12,6 +12,7 @@ import { countByLocation, type CoverageCase, type Location } from './coverage.ts
 import { encodeToken } from './replay.ts';
 import { curlOf, describeRequest, sendGenerated } from './send.ts';
 import type { Budget } from './budget.ts';
+import { MessageBudgetSpent } from '../fixtures/message-place.ts';
 
 /** A failing coverage case, ready to print. */
 export interface CaseFailure {
@@ -38,6 +39,8 @@ export interface CoverageRun {
   changed: boolean;
   /** Cases not sent because the target stopped answering this operation (`MAX_UNANSWERED` requests got no response). */
   abandoned: string[];
+  /** Cases not sent because the run's messages were spent (`MAX_MESSAGES`), by name. */
+  messagesSpent?: string[];
 }
 
 /** Requests of one operation that may go unanswered before its remaining cases are no longer sent (each costs REQUEST_TIMEOUT_MS). */
@@ -88,8 +91,16 @@ export async function runCoverage(
       run.leftOut.push(c.name);
       continue;
     }
+    let sent: Awaited<ReturnType<typeof sendGenerated>>;
+    try {
+      sent = await sendGenerated(api, op, c.request, values);
+    } catch (e) {
+      if (!(e instanceof MessageBudgetSpent)) throw e;
+      (run.messagesSpent ??= []).push(c.name);
+      continue;
+    }
     run.sent[c.location]++;
-    const { outcome, options } = await sendGenerated(api, op, c.request, values);
+    const { outcome, options } = sent;
     if (outcome.kind === 'no-response') unanswered++;
     if (
       outcome.kind === 'response' &&

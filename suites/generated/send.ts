@@ -35,6 +35,10 @@ export async function sendGenerated(
     contentType: contentType ?? null,
     headers,
     evidence: false,
+    // A message the run's budget (MAX_MESSAGES) has no place for is left out, by name, and the run goes on.
+    throwWhenMessagesSpent: true,
+    // One place is kept for the stateful sequences' message (GEN-06), which run after the cases.
+    leaveMessages: 1,
   };
   try {
     const res = await api.send(options);

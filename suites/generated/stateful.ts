@@ -11,6 +11,7 @@ import type { ApiClient } from '../fixtures.ts';
 import { finding, type Finding } from '../../core/finding.ts';
 import { abbreviate } from '../lib/error-body.ts';
 import { Budget } from './budget.ts';
+import { MessageBudgetSpent } from '../fixtures/message-place.ts';
 import { isUnsafeInteger } from './run-cases.ts';
 import { encodeToken, type ReplayToken } from './replay.ts';
 import { anotherWriterReason, countOrigin } from '../lib/count-origin.ts';
@@ -31,6 +32,8 @@ interface Real {
   original: Map<string, number>;
   /** Every quantity the sequence sent to each pet. */
   sent: Map<string, number[]>;
+  /** Message steps sent, and left out because the run's messages (MAX_MESSAGES) were spent. */
+  messages: { sent: number; leftOut: number };
 }
 
 /**
@@ -129,7 +132,16 @@ class MessageCommand implements fc.AsyncCommand<Model, Real> {
   check = () => true;
   async run(_model: Model, real: Real) {
     if (!real.budget.take()) return;
-    const res = await real.api.sendMessage({ message: this.text }, { evidence: false });
+    let res: Awaited<ReturnType<Real['api']['sendMessage']>>;
+    try {
+      res = await real.api.sendMessage({ message: this.text }, { evidence: false, throwWhenMessagesSpent: true });
+    } catch (e) {
+      // The run's messages (MAX_MESSAGES) were spent: the step is left out, named in the run's notes.
+      if (!(e instanceof MessageBudgetSpent)) throw e;
+      real.messages.leftOut++;
+      return;
+    }
+    real.messages.sent++;
     if (res.status < 200 || res.status >= 300)
       throw deviation(
         'message',
@@ -148,6 +160,8 @@ export interface StatefulRun {
   failure?: { sequence: string; token: string; shrinks: number; shrinkCut: boolean };
   /** Set when another client's count showed: the sequences ended there, not certified. */
   notCertified?: string;
+  /** Message steps sent, and left out because the run's messages (MAX_MESSAGES) were spent. */
+  messages: { sent: number; leftOut: number };
 }
 
 /**
@@ -204,6 +218,7 @@ export async function runStateful(api: ApiClient, share: number, seed: number, r
   let last: Finding | undefined;
   let cut = false;
   let foreign: string | undefined;
+  const messages = { sent: 0, leftOut: 0 };
   const sawAnotherWriter = (reason: string) => {
     foreign ??= reason;
   };
@@ -226,6 +241,7 @@ export async function runStateful(api: ApiClient, share: number, seed: number, r
         journaled: new Map(),
         original: new Map(pets.map((p) => [p.id, p.quantity])),
         sent: new Map(),
+        messages,
       };
       const model: Model = { quantities: new Map(pets.map((p) => [p.id, p.quantity])) };
       try {
@@ -247,7 +263,7 @@ export async function runStateful(api: ApiClient, share: number, seed: number, r
   );
   const runSeed = replay?.seed ?? seed;
   const details = await fc.check(property, { seed: runSeed, numRuns: 1, ...(replay?.path ? { path: replay.path } : {}) });
-  const run: StatefulRun = { sequences, requests: api.requests - start, findings, ...(foreign ? { notCertified: foreign } : {}) };
+  const run: StatefulRun = { sequences, requests: api.requests - start, findings, messages, ...(foreign ? { notCertified: foreign } : {}) };
   if (details.failed && last) {
     const generated = String(details.counterexample?.[1] ?? '');
     const text = [

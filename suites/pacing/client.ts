@@ -69,6 +69,20 @@ export interface PacingClient {
    * A failed `compute` lets the next caller try.
    */
   once<T>(name: string, compute: () => Promise<T>, ttlMs?: number): Promise<T>;
+  /**
+   * A place in the run's message budget (`MAX_MESSAGES`, suites/pacing/message-budget.ts) for one
+   * POST /messages by `by`; `queues`: false for a request the spec says the server refuses. Not
+   * granted: the budget is spent, nothing may be sent (`leave`: or it keeps no more than that many
+   * places for later checks). `settle` says what became of it.
+   */
+  takeMessage?(by: string, queues: boolean, leave?: number): Promise<MessagePlace>;
+}
+
+/** A place in the message budget: `settle(queued)` once the answer (or its absence) is known. */
+export interface MessagePlace {
+  granted: boolean;
+  limit: number;
+  settle(queued: boolean): Promise<void>;
 }
 
 /** The wait would exceed `MAX_RETRY_AFTER_S`: the requirement is not certified (never a failure of the server). */
@@ -132,6 +146,14 @@ export function guardedPacing(client: PacingClient, unreachable: (what: string, 
       return { id: lease.id, freedAtMs: lease.freedAtMs, release: (retire) => quietly(() => lease.release(retire)) };
     },
     once: (name, compute, ttlMs) => guard(`the run's record "${name}"`, () => client.once(name, compute, ttlMs)),
+    ...(client.takeMessage
+      ? {
+          async takeMessage(by: string, queues: boolean, leave?: number) {
+            const place = await guard('a place in the message budget', () => client.takeMessage!(by, queues, leave));
+            return { ...place, settle: (queued: boolean) => quietly(() => place.settle(queued)) };
+          },
+        }
+      : {}),
   };
 }
 
@@ -256,6 +278,19 @@ export function pacingClient(url: string | undefined = process.env.CONFORMANCE_P
       await post(url, '/once/put', { name, token: claim.compute, value });
       // Every caller gets the same plain-JSON copy.
       return JSON.parse(JSON.stringify(value ?? null)) as T;
+    },
+    async takeMessage(by, queues, leave = 0) {
+      const answer = await post<{ granted?: boolean; reserved?: boolean; limit?: number }>(url, '/messages/take', { by, queues, leave });
+      let settled = false;
+      return {
+        granted: answer.granted === true,
+        limit: answer.limit ?? 0,
+        async settle(queued) {
+          if (settled || answer.granted !== true) return;
+          settled = true;
+          await post(url, '/messages/settle', { by, queues, reserved: answer.reserved === true, queued });
+        },
+      };
     },
     async acquirePet(ids, holder, ttlMs, signal) {
       const answer = await post<{ id?: string; freedAtMs?: number; error?: string }>(url, '/pets/acquire', { ids, holder, ttlMs }, signal);

@@ -4,9 +4,9 @@
  * a key, and tells about every response. certify starts one per run; `playwright.config.ts`'s
  * global setup starts one when `CONFORMANCE_PACER_URL` is unset.
  *
- * It serves three services, each with its own state and tests: pacing (`pacing-service.ts`: key
- * grants, leases, run-wide holds), pet leases (`pet-leases.ts`) and once-per-run values
- * (`once-per-run.ts`). Only key labels (`<API_KEY>`, `<RATE_LIMIT_KEY>`, `<LOAD_KEY>`,
+ * It serves four services, each with its own state and tests: pacing (`pacing-service.ts`: key
+ * grants, leases, run-wide holds), pet leases (`pet-leases.ts`), once-per-run values
+ * (`once-per-run.ts`) and the message budget (`message-budget.ts`). Only key labels (`<API_KEY>`, `<RATE_LIMIT_KEY>`, `<LOAD_KEY>`,
  * `<anonymous>`) and the rate-limit headers of responses cross it, never a key. Protocol: JSON
  * over POST on each service's routes; `GET /report` → `PacingReport`.
  */
@@ -17,10 +17,12 @@ import type { KeyReport, PacerOptions } from './pacer.ts';
 import { pacingService, type InitialHold, type RunHold } from './pacing-service.ts';
 import { petLeases, type PetReport } from './pet-leases.ts';
 import { oncePerRun } from './once-per-run.ts';
+import { messageBudget, type MessageReport } from './message-budget.ts';
 import type { Route, Service } from './service.ts';
 
 export type { PetReport } from './pet-leases.ts';
 export type { InitialHold, RunHold } from './pacing-service.ts';
+export type { MessageReport } from './message-budget.ts';
 
 export interface CoordinatorOptions {
   /** Longest wait before a grant is answered not-certified (default the setting `MAX_RETRY_AFTER_S`). */
@@ -31,6 +33,8 @@ export interface CoordinatorOptions {
   leaseTtlMs?: number;
   /** Further pacer options (margins, fallback rate). */
   pacer?: Omit<PacerOptions, 'label' | 'maxWaitMs' | 'reserve'>;
+  /** Most messages the run may queue (default the setting `MAX_MESSAGES`). */
+  maxMessages?: number;
   /** The clock (tests). */
   now?: () => number;
   /** Holds the run starts with: 429s an earlier run met whose Retry-After has not passed (certify's journal). */
@@ -58,6 +62,8 @@ export interface PacingReport {
   pets: PetReport;
   /** Every hold of all the run's keys, with the 429 that caused it and why (empty when none). */
   holds?: RunHold[];
+  /** The messages the run queued, by check, and those the budget kept from being sent. */
+  messages?: MessageReport;
 }
 
 export interface PacerCoordinator {
@@ -122,12 +128,13 @@ export async function startPacerCoordinator(options: CoordinatorOptions = {}): P
   if (options.onRefusal) pacing.routes = tellingRefusals(pacing.routes, options.onRefusal, now);
   const pets = petLeases({ leaseTtlMs, now });
   const once = oncePerRun({ leaseTtlMs, now });
-  const services: Service<unknown>[] = [pacing, pets, once];
+  const messages = messageBudget({ limit: options.maxMessages ?? settings.MAX_MESSAGES });
+  const services: Service<unknown>[] = [pacing, pets, once, messages];
 
   // Leases, pets and once-claims of a process that died end by themselves.
   const sweeper = setInterval(() => services.forEach((s) => s.sweep()), 1000);
   sweeper.unref();
-  const report = (): PacingReport => ({ ...pacing.report(), pets: pets.report() });
+  const report = (): PacingReport => ({ ...pacing.report(), pets: pets.report(), messages: messages.report() });
   const server = serve(Object.assign({}, ...services.map((s) => s.routes)), report);
   server.keepAliveTimeout = 60_000;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

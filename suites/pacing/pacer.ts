@@ -198,6 +198,8 @@ export class KeyPacer {
   private readonly quiet = new Map<string, QuietMoment>();
   /** The lowest Remaining read since the last quiet moment, by service: a lower bound of the state when nothing is in flight again. */
   private readonly batchLowest = new Map<string, { remaining: number; limit: number | undefined }>();
+  /** The run's requests (any label) answered when the batch since the last quiet moment began. */
+  private batchStartSent?: number;
   /** The largest fall of Remaining beyond what the run sent since a quiet moment. */
   private largestForeignFall = 0;
   private stats: KeyReport;
@@ -335,6 +337,7 @@ export class KeyPacer {
   /** `count` requests were handed out at `nowMs`. */
   granted(nowMs: number, count: number): void {
     if (this.blockedUntilMs > nowMs) this.stats.earlyGrants += count;
+    this.batchStartSent ??= this.traffic.granted - this.traffic.inflight;
     this.inflight += count;
     this.traffic.granted += count;
     this.traffic.inflight += count;
@@ -473,10 +476,10 @@ export class KeyPacer {
 
   /**
    * Another consumer of the key's limit, from one answer's Remaining (its request already counted
-   * out of `inflight`). Against the last quiet moment (nothing in flight on this key, Remaining at
-   * least R): every request on this key answered since was granted after it, so the server counted
-   * at most the run's requests granted since on any label, and those then in flight on other labels
-   * (a limit may be shared by several keys), after that moment. No limiter lowers
+   * out of `inflight`). Against the last quiet moment (nothing in flight on this key; R, the lowest
+   * Remaining its batch read): the server counted after R at most the run's requests granted since
+   * that batch began, on any label and either service, and those then in flight on other labels
+   * (a limit may be shared by several keys, or by the inventory and the quickstart). No limiter lowers
    * Remaining otherwise: a fixed window only resets up, a sliding log, a weighted counter, a token
    * bucket and GCRA only refill with time, whatever the order answers are read in. A Remaining below
    * R minus those requests was spent by someone else: another client on the key, or a limit shared
@@ -505,9 +508,11 @@ export class KeyPacer {
     const sameLimit = lowest !== undefined && lowest.limit === limit;
     this.batchLowest.set(service, { remaining: sameLimit ? Math.min(lowest.remaining, remaining) : remaining, limit });
     if (this.inflight === 0) {
-      const sentBefore = this.traffic.granted - this.traffic.inflight;
+      // Any request granted since the batch began, but the one read, may be counted after its lowest reading.
+      const sentBefore = this.batchStartSent !== undefined ? this.batchStartSent + 1 : this.traffic.granted - this.traffic.inflight;
       for (const [s, b] of this.batchLowest) this.quiet.set(s, { remaining: b.remaining, sentBefore, limit: b.limit });
       this.batchLowest.clear();
+      this.batchStartSent = undefined;
     }
   }
 

@@ -31,9 +31,14 @@ test('docs: the README lists every exit code with its meaning, as the CLI define
     )
     .find((c) => c.includes('npm ci && npm run certify'));
   expect(clone).toEqual(['npm ci && npm run certify', 'npm test']);
+  // The first screen: the two commands and the one-command staging certification, then the contents.
+  const first = text.split('\n').slice(0, 40).join('\n');
+  for (const needed of ['npm ci && npm run certify', 'npm test', 'npx inventory-conformance certify', 'BASE_URL=', './reports'])
+    expect(first, `README.md's first 40 lines hold ${needed}`).toContain(needed);
   const headings = [...text.matchAll(/^## (.+)$/gm)].map((m) => m[1]!);
-  expect(headings.slice(0, 4)).toEqual(['Install', 'Certify staging', 'Read the certificate', 'Gate in CI']);
-  expect(headings.indexOf('Working on the harness')).toBeGreaterThan(3);
+  expect(headings.slice(0, 3)).toEqual(['Start', 'Certify staging', 'Contents']);
+  for (const page of ['docs/settings.md', 'docs/run-costs.md', 'docs/ci.md', 'docs/submission.md', 'docs/development.md'])
+    expect(text, `the README's contents link ${page}`).toContain(`](${page})`);
 });
 
 /** Every user-facing document: the README, docs/, and each folder's README. */
@@ -70,16 +75,42 @@ test('docs: no user-facing document (README, docs/, folder READMEs, --help) poin
   expect(outside.test('see ../shared/spec/inventory-service.md')).toBe(true);
 });
 
-for (const doc of DOCS) {
-  test(`docs: ${doc} links only to files of this repository, and they exist`, () => {
+/** The anchors of a Markdown page: its headings as GitHub writes their ids, and `<a id="…">`. */
+function anchorsOf(text: string): Set<string> {
+  const slug = (h: string) =>
+    h
+      .trim()
+      .toLowerCase()
+      .replace(/[`*_]/g, '')
+      .replace(/[^\p{L}\p{N} -]/gu, '')
+      .replace(/ /g, '-');
+  return new Set([
+    ...[...text.matchAll(/^#{1,6} (.+)$/gm)].map((m) => slug(m[1]!)),
+    ...[...text.matchAll(/<a id="([^"]+)">/g)].map((m) => m[1]!),
+  ]);
+}
+
+for (const doc of [
+  ...DOCS,
+  'README.md',
+  'docs/settings.md',
+  'docs/run-costs.md',
+  'docs/ci.md',
+  'docs/submission.md',
+  'docs/development.md',
+]) {
+  test(`docs: ${doc} links only to files of this repository, and they and their anchors exist`, () => {
     const text = fs.readFileSync(path.join(ROOT, doc), 'utf8');
     const links = [...text.matchAll(/\]\(([^)]+)\)/g)].map((m) => m[1]!);
-    expect(links.length).toBeGreaterThan(0);
+    if (DOCS.includes(doc)) expect(links.length).toBeGreaterThan(0);
     for (const link of links) {
       expect(link, `${doc}: ${link} points outside the repository`).not.toMatch(/^[a-z]+:/i);
-      const target = path.resolve(path.dirname(path.join(ROOT, doc)), link.split('#')[0]!);
+      const [file, anchor] = link.split('#');
+      const target = file ? path.resolve(path.dirname(path.join(ROOT, doc)), file) : path.join(ROOT, doc);
       expect(target.startsWith(ROOT + path.sep), `${doc}: ${link} leaves the repository`).toBe(true);
       expect(fs.existsSync(target), `${doc}: ${link} does not exist`).toBe(true);
+      if (anchor && target.endsWith('.md'))
+        expect(anchorsOf(fs.readFileSync(target, 'utf8')).has(anchor), `${doc}: ${link}: no such anchor`).toBe(true);
     }
     expect(text).not.toMatch(/\.\.\/shared|\/work\//);
   });

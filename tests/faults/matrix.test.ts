@@ -226,6 +226,11 @@ test.describe('fault matrix', () => {
             `${c.id}: requests sent on a key while its 429's Retry-After was pending, and bans, per key (the run must earn none)`,
           ).toEqual({ early: {}, bans: {} });
         }
+        // A run alone on its target sees only its own traffic: it names no other client of a key.
+        if (c.kind === 'variant') expect(outcome.otherClients, `${c.id}: a run alone on its target names no other client`).toEqual([]);
+        // The messages it queued, counted at the target's door: at most MAX_MESSAGES (default 20).
+        if (c.kind === 'variant')
+          expect(outcome.retry.messagesQueued ?? 0, `${c.id}: messages queued (POST /messages answered 2xx)`).toBeLessThanOrEqual(20);
         if (pair) expectPairHolds(pair);
       } finally {
         for (const o of pair?.runs ?? [outcome]) cleanup(o);

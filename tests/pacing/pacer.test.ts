@@ -165,6 +165,23 @@ test('another consumer: the inventory and the quickstart may count a key in limi
   expect(p.report().anotherClient).toContain('fell from 186 to 150 while this run sent 1 request(s)');
 });
 
+test("another consumer: the inventory and the quickstart counting the key in one limiter, their answers overlapped, are the run's own requests", () => {
+  const p = pacer(0);
+  // Remaining 275 from the list; a list and a message overlap, the server counts the list (274), then the message (273).
+  answer(p, 200, h(275, reset(30)));
+  p.granted(T0, 2);
+  p.observe({ status: 200, headers: h(274, reset(30)), receivedAtMs: T0, service: 'http://inventory.test' });
+  p.observe({ status: 200, headers: h(273, reset(30)), receivedAtMs: T0, service: 'http://quickstart.test' });
+  // The next list reads 272: one request after the message, and the message was counted after the list's 274.
+  p.granted(T0, 1);
+  p.observe({ status: 200, headers: h(272, reset(30)), receivedAtMs: T0, service: 'http://inventory.test' });
+  expect(p.report().anotherClient).toBeUndefined();
+  // A fall beyond every request granted since the batch began is still named.
+  p.granted(T0, 1);
+  p.observe({ status: 200, headers: h(250, reset(30)), receivedAtMs: T0, service: 'http://inventory.test' });
+  expect(p.report().anotherClient).toContain('fell from 272 to 250 while this run sent 1 request(s)');
+});
+
 test('a 401 to a request that carried the key in a refused form says nothing of the key: its headers (the limit kept for unauthenticated callers) neither move Remaining nor name another client', () => {
   const p = pacer(0);
   answer(p, 200, h(104, reset(30)));
