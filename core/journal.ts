@@ -2,8 +2,11 @@
  * The journal of changes a run makes to its target: a write-ahead log, one JSON record a line, in
  * `<REPORTS_DIR>/journal/`. Before a state-changing request leaves, what it may change is appended
  * (the target's identity, the pet and its count as first read, when, by which phase and check) and
- * flushed to disk (fsync); a restore that was verified appends a `done` record for it. Nothing is
- * ever rewritten: an entry is open from its record until a `done` record names it.
+ * flushed to disk (fsync); so is each count the run is about to write on the pet (`write`), so a
+ * repair can tell its own write from somebody else's; a restore that was verified appends a
+ * `done` record for it. Every 429 the run meets is journaled too (`limit`: the key's label, never
+ * the key): the next run waits it out. Nothing is ever rewritten: an entry is open from its
+ * record until a `done` record names it (docs/journal.md).
  *
  * A run that dies (SIGKILL: no handler runs) leaves open entries; the next run against the same
  * target, or `inventory-conformance restore`, puts each back and verifies it before it sends

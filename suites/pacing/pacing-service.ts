@@ -33,8 +33,15 @@ export interface InitialHold {
 }
 
 /** Applies the run's initial holds to a key's pacer when the key is first asked for (a hold beyond maxWaitMs closes it then). */
-function seedHolds(pacer: KeyPacer, label: string, holds: readonly InitialHold[] | undefined): void {
+function seedHolds(pacer: KeyPacer, label: string, holds: readonly InitialHold[] | undefined): KeyPacer {
   for (const h of holds ?? []) if (h.label === label || h.label === '*') pacer.hold(h.untilMs, h.reason);
+  return pacer;
+}
+
+/** A key's state when it is first asked for: its pacer, with the run's initial holds on it. */
+function newKeyState(o: PacingServiceOptions, label: string, traffic: RunTraffic): KeyState {
+  const pacer = new KeyPacer({ ...o.pacer, label, maxWaitMs: o.maxWaitMs, reserve: o.reserve }, traffic);
+  return { pacer: seedHolds(pacer, label, o.initialHolds), queue: [] };
 }
 
 /** A hold of every key of the run, after a 429 that its key's Remaining did not predict. */
@@ -150,9 +157,8 @@ export function pacingService(o: PacingServiceOptions): Service<PacingServiceRep
   const keyOf = (label: string): KeyState => {
     let k = keys.get(label);
     if (!k) {
-      k = { pacer: new KeyPacer({ ...o.pacer, label, maxWaitMs: o.maxWaitMs, reserve: o.reserve }, traffic), queue: [] };
+      k = newKeyState(o, label, traffic);
       if (runHold) k.pacer.hold(runHold.untilMs, runHold.reason);
-      seedHolds(k.pacer, label, o.initialHolds);
       keys.set(label, k);
     }
     return k;

@@ -163,7 +163,7 @@ test('restore: a journaled 429 still pending beyond MAX_RETRY_AFTER_S: the key i
       /<API_KEY> looks banned: it may be used again at \d{4}-\d\d-\d\dT.*longer than MAX_RETRY_AFTER_S=5 s: nothing is sent on it/,
     );
     expect(out).toMatch(/restore: stopped: /);
-    expect(target.counts().requests['API_KEY'] ?? 0, 'nothing sent on API_KEY').toBe(0);
+    expect(target.counts().requests.API_KEY ?? 0, 'nothing sent on API_KEY').toBe(0);
     expect(readJournals(reports).flatMap((j) => j.open)).toHaveLength(1);
   } finally {
     await target.close();
