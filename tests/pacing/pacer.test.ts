@@ -76,6 +76,8 @@ test('exhaust: with nothing in flight a grant asked beyond Remaining is Remainin
   answer(p, 200, h(5, reset(30)));
   expect(p.decide(T0, { mode: 'exhaust', count: 50 })).toEqual({ kind: 'grant', count: 6 });
   expect(p.decide(T0, { mode: 'exhaust', count: 50, withinRemaining: true })).toEqual({ kind: 'grant', count: 5 });
+  p.granted(T0, 4); // the burst of five: four of them end unanswered, the fifth says Remaining 0
+  p.release(4);
   answer(p, 200, h(0, reset(30)));
   expect(p.decide(T0, { mode: 'exhaust', count: 50, withinRemaining: true })).toEqual({ kind: 'grant', count: 1 });
   expect(p.decide(T0, { mode: 'paced' }).kind).toBe('wait');
