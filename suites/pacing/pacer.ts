@@ -354,8 +354,7 @@ export class KeyPacer {
     if (wasAfterBlock) this.stats.suspectedBans++;
     const untilReset =
       info.reset !== undefined && info.dateMs !== undefined && resetOk ? info.reset - Math.floor(info.dateMs / 1000) : undefined;
-    // Delta-seconds are seconds whatever their size, even when judged to look like milliseconds;
-    // no usable Retry-After: until the reported reset, else a conservative minute (one rule: holdAfter429).
+    // Retry-After (delta-seconds whatever their size), else the reset, else a fixed hold: one rule, holdAfter429.
     const hold = holdAfter429({
       retryAfter: getHeader(obs.headers, 'retry-after'),
       date: getHeader(obs.headers, 'date'),
@@ -392,9 +391,11 @@ export class KeyPacer {
     // Only a Remaining that said there was room is contradicted; an unknown one predicts nothing.
     if (known !== undefined)
       this.unpredictedSince ??= `a 429 on ${label} came while its X-RateLimit-Remaining said ${known} with ${this.inflight + 1} in flight`;
-    const reason =
-      `a 429 on ${label} that its own X-RateLimit-Remaining (${known ?? 'unknown'}) did not predict: the limit may be ` +
-      `shared by several keys, so every key of the run waits its Retry-After`;
+    const reason = hold.fixed
+      ? `a 429 on ${label} without Retry-After nor a usable X-RateLimit-Reset (a front door's own gate, or the server's): it says neither ` +
+        `how long nor whose limit, so every key of the run waits a fixed ${Math.round(blockedForMs / 1000)} s`
+      : `a 429 on ${label} that its own X-RateLimit-Remaining (${known ?? 'unknown'}) did not predict: the limit may be ` +
+        `shared by several keys, so every key of the run waits its Retry-After`;
     return { blockedForMs, retryAfterProblem, holdAll: { untilMs: until, reason } };
   }
 
