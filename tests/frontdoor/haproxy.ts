@@ -105,9 +105,9 @@ export async function startGateway(): Promise<Gateway> {
   }
 }
 
-/** Until HAProxy accepts connections on `port` (10 s at most), or it exited. */
+/** Until HAProxy accepts connections on `port` (30 s at most: a busy runner), or it exited. */
 async function waitForListener(port: number, child: ChildProcess, stderr: () => string): Promise<void> {
-  const deadline = Date.now() + 10_000;
+  const deadline = Date.now() + 30_000;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`haproxy exited (${child.exitCode}): ${stderr()}`);
     const up = await new Promise<boolean>((resolve) => {
@@ -120,5 +120,5 @@ async function waitForListener(port: number, child: ChildProcess, stderr: () => 
     if (up) return;
     await new Promise((r) => setTimeout(r, 100));
   }
-  throw new Error(`haproxy did not listen on 127.0.0.1:${port} within 10 s: ${stderr()}`);
+  throw new Error(`haproxy did not listen on 127.0.0.1:${port} within 30 s: ${stderr()}`);
 }
