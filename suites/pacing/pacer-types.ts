@@ -23,7 +23,7 @@ export interface PacerOptions {
   retryAfterMarginMs?: number;
   /** Requests per minute assumed when the headers give no usable figure (default 60, the smallest plan). */
   nominalPerMinute?: number;
-  /** Wait without a usable Retry-After nor Reset after a 429 (default 60 s). */
+  /** The fixed wait after a 429 without a usable Retry-After nor Reset (default 10 s, at most `maxWaitMs`): stated in the hold's reason. */
   fallbackHoldMs?: number;
   /** Variable that raises `maxWaitMs`, for messages. */
   maxWaitVariable?: string;

@@ -4,7 +4,7 @@
  * (`coordinator.ts`) owns one `KeyPacer` per key label and is the only place this state lives.
  *
  * - Nothing is granted while a 429 on the key is pending (its Retry-After, or the reported reset,
- *   or a conservative minute when neither is usable).
+ *   or a fixed, stated hold when neither is usable, at most `maxWaitMs`).
  * - With usable headers (integer Remaining, Reset in epoch seconds) grants are bounded by
  *   Remaining minus what is in flight: `paced` keeps a reserve, `exhaust` spends it. With nothing
  *   in flight, an `exhaust` grant may add the single request past the limit: a caller asking
@@ -107,7 +107,7 @@ export class KeyPacer {
       resetMarginMs: 1000,
       retryAfterMarginMs: 20,
       nominalPerMinute: 60,
-      fallbackHoldMs: 60_000,
+      fallbackHoldMs: 10_000,
       maxWaitVariable: 'MAX_RETRY_AFTER_S',
       ...options,
     };
@@ -362,7 +362,7 @@ export class KeyPacer {
       secondsUntilReset: untilReset,
       retryAfterMarginMs: this.options.retryAfterMarginMs,
       resetMarginMs: this.options.resetMarginMs,
-      fallbackMs: this.options.fallbackHoldMs,
+      fallbackMs: Math.min(this.options.fallbackHoldMs, this.options.maxWaitMs),
     });
     const retryAfterProblem = hold.parsed.ok ? undefined : hold.parsed.reason;
     const blockedForMs = hold.holdMs;
