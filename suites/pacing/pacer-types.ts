@@ -128,4 +128,6 @@ export interface RunTraffic {
    * bucket, sent on one request at a time, and a 429 on any key holds every key (`KeyPacer`).
    */
   untrusted?: string;
+  /** 429s of the run that said neither how long nor until when: each doubles the next fixed hold. */
+  fixedHolds?: number;
 }

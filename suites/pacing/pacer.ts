@@ -30,15 +30,11 @@
 import { getHeader } from '../lib/headers.ts';
 import { parseRateLimitHeaders, type RateLimitInfo } from '../lib/rate-limit.ts';
 import { holdAfter429 } from '../lib/retry-after.ts';
+import { fixedHoldMs, resetUsable } from './holds.ts';
 import type { Decision, GrantRequest, KeyReport, Observation, ObserveResult, PaceMode, PacerOptions, RunTraffic } from './pacer-types.ts';
 
 export type { Decision, GrantRequest, KeyReport, Observation, ObserveResult, PaceMode, PacerOptions, RunTraffic } from './pacer-types.ts';
 const clampInt = (n: number) => Math.max(0, Math.floor(n));
-
-/** An X-RateLimit-Reset in epoch seconds (not a delta, not milliseconds): only then can it be placed in time. */
-function resetUsable(info: RateLimitInfo): boolean {
-  return info.reset !== undefined && info.reset >= 1e9 && info.reset <= 1e12;
-}
 
 /** The label of requests that carry no key (spec, Authentication: the server limits them by address). */
 const ANONYMOUS = '<anonymous>';
@@ -362,8 +358,9 @@ export class KeyPacer {
       secondsUntilReset: untilReset,
       retryAfterMarginMs: this.options.retryAfterMarginMs,
       resetMarginMs: this.options.resetMarginMs,
-      fallbackMs: Math.min(this.options.fallbackHoldMs, this.options.maxWaitMs),
+      fallbackMs: fixedHoldMs(this.options, this.traffic),
     });
+    if (hold.fixed) this.traffic.fixedHolds = (this.traffic.fixedHolds ?? 0) + 1;
     const retryAfterProblem = hold.parsed.ok ? undefined : hold.parsed.reason;
     const blockedForMs = hold.holdMs;
     const label = this.options.label;
