@@ -12,6 +12,9 @@ export function resetUsable(info: RateLimitInfo): boolean {
  * hold, at most `maxWaitMs` the first time, doubled at each such 429 of the run (spec, Limits rule
  * 4: exponential backoff); one past `maxWaitMs` closes the keys: waiting gives no more evidence.
  */
-export function fixedHoldMs(o: { fallbackHoldMs: number; maxWaitMs: number }, traffic: RunTraffic): number {
-  return Math.min(o.fallbackHoldMs, o.maxWaitMs) * 2 ** Math.min(20, traffic.fixedHolds ?? 0);
+export function fixedHoldMs(o: { fallbackHoldMs: number; maxWaitMs: number }, traffic: RunTraffic, atMs: number): number {
+  // The 429s of one burst, met while the last fixed hold still holds, are that hold's, not new ones.
+  const held = traffic.fixedHoldUntilMs !== undefined && atMs < traffic.fixedHoldUntilMs;
+  const n = Math.max(0, (traffic.fixedHolds ?? 0) - (held ? 1 : 0));
+  return Math.min(o.fallbackHoldMs, o.maxWaitMs) * 2 ** Math.min(20, n);
 }

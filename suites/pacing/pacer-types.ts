@@ -130,4 +130,6 @@ export interface RunTraffic {
   untrusted?: string;
   /** 429s of the run that said neither how long nor until when: each doubles the next fixed hold. */
   fixedHolds?: number;
+  /** Until when (local clock) the last fixed hold holds. */
+  fixedHoldUntilMs?: number;
 }

@@ -358,9 +358,12 @@ export class KeyPacer {
       secondsUntilReset: untilReset,
       retryAfterMarginMs: this.options.retryAfterMarginMs,
       resetMarginMs: this.options.resetMarginMs,
-      fallbackMs: fixedHoldMs(this.options, this.traffic),
+      fallbackMs: fixedHoldMs(this.options, this.traffic, obs.receivedAtMs),
     });
-    if (hold.fixed) this.traffic.fixedHolds = (this.traffic.fixedHolds ?? 0) + 1;
+    if (hold.fixed && !(obs.receivedAtMs < (this.traffic.fixedHoldUntilMs ?? 0))) {
+      this.traffic.fixedHolds = (this.traffic.fixedHolds ?? 0) + 1;
+      this.traffic.fixedHoldUntilMs = obs.receivedAtMs + hold.holdMs;
+    }
     const retryAfterProblem = hold.parsed.ok ? undefined : hold.parsed.reason;
     const blockedForMs = hold.holdMs;
     const label = this.options.label;

@@ -11,6 +11,7 @@
  * The ban is never probed (AUTH-10, RL-13).
  */
 import { test as base, expectFact, expectNoDeviation } from '../fixtures.ts';
+import { metFindingAnnotation, refusalFindings } from '../fixtures/unplanned-429.ts';
 import { rateLimitOf, type ExhaustRecord, type Snapshot } from './exhaust.ts';
 import { sequenceOfRun, type Sequence } from './sequence.ts';
 import { ANNOTATION } from '../../core/results.ts';
@@ -101,6 +102,10 @@ test.describe('429 and Retry-After', () => {
     const r = report(sequence, 'RL-09', (a) => testInfo.annotations.push(a), warn, notCertified);
     const refused = refusedOf(r);
     const info = rateLimitOf(refused);
+    // Headers missing on the 429 break "every response carries" them too (RL-01).
+    const header = (n: string) => refused.headers[n.toLowerCase()];
+    for (const f of refusalFindings({ label: refused.label, curl: '', header }).filter((x) => x.id === 'RL-01'))
+      testInfo.annotations.push(metFindingAnnotation(f));
     expectNoDeviation(
       info.missing.map((h) => `${h} missing`),
       'X-RateLimit-Limit, -Remaining and -Reset on the 429',
