@@ -30,7 +30,9 @@ test("behind HAProxy's per-source gate (429, HTML, no Retry-After, no X-RateLimi
     const g = gateway;
     const before = await g.inventory();
     const c = { id: 'frontdoor:haproxy-gate', upstream: async () => g.target } as MatrixCase;
-    const out = await runCase(c, { env: MATRIX_ENV, timeoutMs: RUN_LIMIT_MS });
+    // The matrix's short settings, without the user's own gate (LOAD_P99_MS, LOAD_MAX_ERROR_RATE): the spec sets no threshold.
+    const { LOAD_P99_MS: _p99, LOAD_MAX_ERROR_RATE: _rate, ...env } = MATRIX_ENV;
+    const out = await runCase(c, { env, timeoutMs: RUN_LIMIT_MS });
     try {
       const report = JSON.parse(fs.readFileSync(path.join(out.reportsDir, 'conformance.json'), 'utf8')) as {
         pacing?: { key: string; suspectedBan?: boolean }[];
