@@ -31,7 +31,7 @@ import {
   type Unrestored,
 } from '../core/results.ts';
 import type { Level, LedgerRequirement, Source } from '../core/ledger.ts';
-import { parseFinding, type Finding } from '../core/finding.ts';
+import { formatFinding, parseFinding, type Finding } from '../core/finding.ts';
 import { curlOf, parseExchange } from '../core/exchange.ts';
 import { applyBaseline, type Baseline, type BaselineOutcome } from './baseline.ts';
 import { decideGate, type GateResult, type PreviousRun } from './gate.ts';
@@ -382,15 +382,13 @@ function judgeRequirements(
 ): { requirements: RequirementResult[]; notCertified: NotCertified[] } {
   const requirements: RequirementResult[] = [];
   const notCertified: NotCertified[] = [];
+  const met = metFindings(input.tests);
   for (const req of input.ledger) {
-    const tests = byId.get(req.id) ?? [];
-    const {
-      status,
-      reason,
-      notCertified: nc,
-    } = input.interrupted && tests.length === 0 && !req.excluded
-      ? stoppedBeforeJudged(req, input.interrupted.signal)
-      : requirementStatus(req, tests);
+    const judged =
+      input.interrupted && (byId.get(req.id) ?? []).length === 0 && !req.excluded
+        ? stoppedBeforeJudged(req, input.interrupted.signal)
+        : requirementStatus(req, byId.get(req.id) ?? []);
+    const { tests, status, reason, notCertified: nc } = withMet(req, byId.get(req.id) ?? [], judged, met.get(req.id));
     const result: RequirementResult = {
       id: req.id,
       title: req.title,
@@ -406,6 +404,34 @@ function judgeRequirements(
     if (nc) notCertified.push(nc);
   }
   return { requirements, notCertified };
+}
+
+/** The `met-finding`s of the run by requirement: a finding of another requirement than its test's, met on the test's way. */
+function metFindings(tests: readonly TestRecord[]): Map<string, { test: TestRecord; finding: Finding }[]> {
+  const byId = new Map<string, { test: TestRecord; finding: Finding }[]>();
+  for (const test of tests)
+    for (const a of test.annotations) {
+      const f = a.type === ANNOTATION.metFinding ? parseFinding(a.description) : undefined;
+      if (f?.level === 'fail') byId.set(f.id, [...(byId.get(f.id) ?? []), { test, finding: f }]);
+    }
+  return byId;
+}
+
+/**
+ * A requirement with a failing finding met by another check (a 429 it did not plan, judged at once)
+ * fails on it, whatever its own tests said: the response is evidence no conformant server produces.
+ */
+function withMet(
+  req: LedgerRequirement,
+  own: TestRecord[],
+  judged: ReturnType<typeof requirementStatus>,
+  met: { test: TestRecord; finding: Finding }[] | undefined,
+): ReturnType<typeof requirementStatus> & { tests: TestRecord[] } {
+  if (!met?.length || req.excluded || (judged.status === 'fail' && own.length > 0)) return { ...judged, tests: own };
+  const tests = [...own, ...new Set(met.map((m) => m.test).filter((t) => !own.includes(t)))];
+  const first = met[0]!;
+  const reason = `${req.level}-level requirement broken on a response met by ${first.test.title}: ${formatFinding(first.finding)}${first.finding.curl ? `\n  reproduce: ${first.finding.curl}` : ''}`;
+  return { ...judged, status: req.level === 'must' ? 'fail' : 'warn', reason, tests };
 }
 
 /** The gate of the judged run (gate.ts), with the baseline applied when one is given; `interrupted` when a signal stopped the run. */

@@ -14,6 +14,7 @@ export type Outcome = 'passed' | 'failed' | 'flaky' | 'skipped' | 'interrupted';
  * - `warning`: a should-level deviation, or a choice the spec leaves open, seen;
  * - `evidence`: one redacted exchange line;
  * - `finding`: one typed `Finding` as JSON;
+ * - `met-finding`: one typed `Finding` of another requirement than the test's, met on its way (a 429 it did not plan); it counts for that requirement;
  * - `unrestored`: one `Unrestored` as JSON: a pet the test changed and could not put back;
  * - `requests`: how many requests the test sent;
  * - `exchange`: one `RecordedExchange` as JSON (written by core/transport.ts's recording hook), for reports/evidence.har.
@@ -24,6 +25,7 @@ export const ANNOTATION = {
   warning: 'warning',
   evidence: 'evidence',
   finding: 'finding',
+  metFinding: 'met-finding',
   unrestored: 'unrestored',
   requests: 'requests',
   exchange: 'exchange',

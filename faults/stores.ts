@@ -222,3 +222,13 @@ function refillBucket(b: { tokens: number; at: number }, capacity: number, perMs
   b.tokens = Math.min(capacity, b.tokens + ticks * tickMs * perMs);
   b.at += ticks * tickMs;
 }
+
+/**
+ * One bucket for every key (a gateway that counts per account, per address or per route, not per
+ * key): every identity's requests count in one state, so a key's Remaining falls with other keys'
+ * traffic and a 429 can come on a key whose own Remaining said there was room.
+ */
+export function sharedBucketStore(): RateLimitStore {
+  let state: RateState | undefined;
+  return { hit: (_identity, policy, now) => decide((state ??= newRateState(policy)), policy, now) };
+}

@@ -42,12 +42,14 @@ export function pacingSummary(
     suspectedBans: number;
     closed?: string;
     anotherClient?: string;
+    untrusted?: string;
   },
   holds: readonly RunHold[] = [],
 ): PacingSummary {
   const notes = [
     ...holds.filter((h) => h.label === k.label).map((h) => `${h.reason} (${Math.ceil(h.heldForMs / 1000)} s)`),
     ...(k.closed ? [k.closed] : []),
+    ...(k.untrusted ? [`sent one request at a time: ${k.untrusted}`] : []),
   ];
   return {
     key: k.label,

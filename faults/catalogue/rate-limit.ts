@@ -195,4 +195,15 @@ export const faults: FaultDefinition[] = [
       };
     },
   },
+  {
+    name: 'ratelimit-remaining-static',
+    description:
+      '`X-RateLimit-Remaining` never falls: a cached header shows the full Limit on every admitted response, while the limiter behind it refuses at the limit.',
+    expect: ['RL-10'],
+    proxy: () =>
+      respond(
+        (res) => res.status !== 429,
+        (res) => mapHeader(res, 'x-ratelimit-remaining', (v) => headers.get(res.headers, 'x-ratelimit-limit') ?? v),
+      ),
+  },
 ];

@@ -105,10 +105,12 @@ export interface HoldInput {
  * plus a margin; without a usable one, until the reported reset plus a margin; else the fallback.
  * `parsed` is the value as judged (`parseRetryAfter`), for the checks that report it.
  */
-export function holdAfter429(o: HoldInput): { holdMs: number; parsed: RetryAfterResult } {
+export function holdAfter429(o: HoldInput): { holdMs: number; parsed: RetryAfterResult; fixed?: true } {
   const parsed = parseRetryAfter(o.retryAfter, o.date, { secondsUntilReset: o.secondsUntilReset, nowMs: o.receivedAtMs });
   const waitS = retryAfterWaitSeconds(o.retryAfter, o.date, o.receivedAtMs);
   if (waitS !== undefined) return { holdMs: waitS * 1000 + o.retryAfterMarginMs, parsed };
   const reset = o.secondsUntilReset;
-  return { holdMs: reset !== undefined && reset > 0 ? reset * 1000 + o.resetMarginMs : o.fallbackMs, parsed };
+  if (reset !== undefined && reset > 0) return { holdMs: reset * 1000 + o.resetMarginMs, parsed };
+  // Neither says how long: a fixed hold (`fixed`), stated by the caller.
+  return { holdMs: o.fallbackMs, parsed, fixed: true };
 }

@@ -4,7 +4,7 @@
  * (`coordinator.ts`) owns one `KeyPacer` per key label and is the only place this state lives.
  *
  * - Nothing is granted while a 429 on the key is pending (its Retry-After, or the reported reset,
- *   or a conservative minute when neither is usable).
+ *   or a fixed, stated hold when neither is usable, at most `maxWaitMs`).
  * - With usable headers (integer Remaining, Reset in epoch seconds) grants are bounded by
  *   Remaining minus what is in flight: `paced` keeps a reserve, `exhaust` spends it. With nothing
  *   in flight, an `exhaust` grant may add the single request past the limit: a caller asking
@@ -22,135 +22,19 @@
  * - A 429 that the key's own X-RateLimit-Remaining did not predict (Remaining unknown, or more
  *   than the requests in flight) says the key may not be the unit of the limit: `observe` answers
  *   `holdAll`, and the coordinator holds every key of the run (`hold`) until its Retry-After.
+ * - A count the run cannot read as the key's own (`untrusted`: Remaining fell with the run's other
+ *   keys' requests, or a counted 2xx showed Remaining at Limit twice in a row) makes the run's keys
+ *   one bucket: one request at a time on every key, and every 429 on any key holds them all. A
+ *   fall beyond everything the run sent (another client on the key) does so for that key alone.
  */
-import { getHeader, type HeaderSource } from '../lib/headers.ts';
+import { getHeader } from '../lib/headers.ts';
 import { parseRateLimitHeaders, type RateLimitInfo } from '../lib/rate-limit.ts';
 import { holdAfter429 } from '../lib/retry-after.ts';
+import { fixedHoldMs, resetUsable } from './holds.ts';
+import type { Decision, GrantRequest, KeyReport, Observation, ObserveResult, PaceMode, PacerOptions, RunTraffic } from './pacer-types.ts';
 
-/** `paced` keeps the reserve; `exhaust` (the 429 checks) spends it, but still honours Retry-After. */
-export type PaceMode = 'paced' | 'exhaust';
-
-export interface PacerOptions {
-  /** How the key is named in messages, e.g. `<API_KEY>`; never the key. */
-  label: string;
-  /** Requests kept in hand by `paced` grants (default 3). */
-  reserve?: number;
-  /** Longest wait accepted before the answer is `not-certified` (default 120 s). */
-  maxWaitMs?: number;
-  /** Added to a wait for `X-RateLimit-Reset` (Reset and `Date` have one-second resolution). Default 1000 ms. */
-  resetMarginMs?: number;
-  /**
-   * Added to a wait for `Retry-After` (default 20 ms). The wait counts from the 429's arrival,
-   * after the server wrote it, so a small margin keeps a rounded-down Retry-After detectable (RL-08).
-   */
-  retryAfterMarginMs?: number;
-  /** Requests per minute assumed when the headers give no usable figure (default 60, the smallest plan). */
-  nominalPerMinute?: number;
-  /** Wait without a usable Retry-After nor Reset after a 429 (default 60 s). */
-  fallbackHoldMs?: number;
-  /** Variable that raises `maxWaitMs`, for messages. */
-  maxWaitVariable?: string;
-}
-
-export interface GrantRequest {
-  mode: PaceMode;
-  /** Requests wanted at once (default 1); the grant may be smaller, never 0. */
-  count?: number;
-  /** The plan's nominal rate of this key, used only when the headers give none. */
-  nominalPerMinute?: number;
-  /**
-   * `exhaust` only: never grant past what Remaining allows, not even with nothing in flight; the
-   * request past the limit is then granted alone once Remaining is 0 (the 429 sequence).
-   */
-  withinRemaining?: boolean;
-}
-
-export type Decision =
-  /** `limitedBy`: why fewer than asked were granted, when the reason is not simply Remaining. */
-  | { kind: 'grant'; count: number; limitedBy?: string }
-  /** `waitMs` undefined: wait for a response or a release on this key. */
-  | { kind: 'wait'; waitMs?: number; reason: string }
-  | { kind: 'not-certified'; reason: string };
-
-export interface Observation {
-  status: number;
-  headers: HeaderSource;
-  /** Local clock when the response arrived. */
-  receivedAtMs: number;
-  /** The mode the request was granted in. */
-  mode?: PaceMode;
-  /** The service that answered (its origin): Remaining is compared only with answers of the same service. */
-  service?: string;
-}
-
-export interface ObserveResult {
-  /** Present for a 429: how long every request on this key is now held. */
-  blockedForMs?: number;
-  /** Present for a 429 whose Retry-After is missing or invalid. */
-  retryAfterProblem?: string;
-  /**
-   * Present for a 429 that this key's own X-RateLimit-Remaining did not predict: the limit may be
-   * shared by several keys, so every key of the run is held until `untilMs` (local clock).
-   */
-  holdAll?: { untilMs: number; reason: string };
-  /**
-   * Set by the coordinator when, after this response, nothing may be sent on the key before this
-   * time (local clock): its own 429, or a run-wide hold of the origin after a 429 another key's
-   * Remaining did not predict. A sender holding a grant of many requests (a load run) stops on it.
-   */
-  heldUntilMs?: number;
-}
-
-/** What the run did on one key: counts only, never a key. */
-export interface KeyReport {
-  label: string;
-  granted: number;
-  observed: number;
-  released: number;
-  /** 429 responses seen. */
-  refused: number;
-  /** 429 responses to `paced` requests (the reserve was not enough: another client, or a wrong Remaining). */
-  unplanned429: number;
-  /** Requests still in flight when a 429 on this key arrived (0 when the limit is approached by count). */
-  inFlightAt429: number;
-  /** A 429 to the first request after a 429's wait: the key may be banned. */
-  suspectedBans: number;
-  /** Requests granted while a 429 was pending: 0 by construction, reported as evidence. */
-  earlyGrants: number;
-  longestWaitMs: number;
-  /** Responses whose headers could not be used (missing Remaining, Reset not epoch seconds). */
-  fallbackResponses: number;
-  /** 429s that this key's own X-RateLimit-Remaining did not predict (each held every key of the run). */
-  unpredicted429?: number;
-  /** Why nothing more was sent on this key for the rest of the run (a wait beyond the maximum), if so. */
-  closed?: string;
-  /**
-   * Another consumer of this key's limit: its X-RateLimit-Remaining fell by more than the requests
-   * this run sent on it (another client on the key, or a limit shared with other keys or callers).
-   * The largest such fall, in words; absent when none was seen.
-   */
-  anotherClient?: string;
-  notCertified: string[];
-  /** Until when (local clock, ms) nothing may be sent on the key: a 429's Retry-After or a run-wide hold; 0 when none was met. */
-  blockedUntilMs?: number;
-}
-
+export type { Decision, GrantRequest, KeyReport, Observation, ObserveResult, PaceMode, PacerOptions, RunTraffic } from './pacer-types.ts';
 const clampInt = (n: number) => Math.max(0, Math.floor(n));
-
-/**
- * What the whole run has granted and has in flight, on every key label together: a limit may be
- * shared by several keys (or count requests without a key), so the run's own requests on any label
- * may explain a fall of one key's Remaining. One per run, shared by the run's `KeyPacer`s.
- */
-export interface RunTraffic {
-  granted: number;
-  inflight: number;
-}
-
-/** An X-RateLimit-Reset in epoch seconds (not a delta, not milliseconds): only then can it be placed in time. */
-function resetUsable(info: RateLimitInfo): boolean {
-  return info.reset !== undefined && info.reset >= 1e9 && info.reset <= 1e12;
-}
 
 /** The label of requests that carry no key (spec, Authentication: the server limits them by address). */
 const ANONYMOUS = '<anonymous>';
@@ -159,6 +43,8 @@ const ANONYMOUS = '<anonymous>';
 interface QuietMoment {
   remaining: number;
   sentBefore: number;
+  /** Requests granted on this key alone by then (none in flight). */
+  ownSentBefore: number;
   limit: number | undefined;
 }
 
@@ -200,8 +86,14 @@ export class KeyPacer {
   private readonly batchLowest = new Map<string, { remaining: number; limit: number | undefined }>();
   /** The run's requests (any label) answered when the batch since the last quiet moment began. */
   private batchStartSent?: number;
+  /** This key's answered requests when that batch began. */
+  private batchStartOwn?: number;
   /** The largest fall of Remaining beyond what the run sent since a quiet moment. */
   private largestForeignFall = 0;
+  /** A counted 2xx showed Remaining at Limit: one request at a time until the next one says whether it falls. */
+  private staticSuspect = false;
+  /** This key's count is not its own (another client on it): one request at a time on it, its 429s hold every key. */
+  private untrustedReason?: string;
   private stats: KeyReport;
   /** The run's requests on every label (default: this key's alone). */
   private readonly traffic: RunTraffic;
@@ -213,7 +105,7 @@ export class KeyPacer {
       resetMarginMs: 1000,
       retryAfterMarginMs: 20,
       nominalPerMinute: 60,
-      fallbackHoldMs: 60_000,
+      fallbackHoldMs: 10_000,
       maxWaitVariable: 'MAX_RETRY_AFTER_S',
       ...options,
     };
@@ -249,6 +141,26 @@ export class KeyPacer {
       }
       return d;
     }
+    const single = this.oneAtATime();
+    if (single && (single.runWide ? this.traffic.inflight : this.inflight) > 0)
+      return { kind: 'wait', reason: `${label}: one request at a time on ${single.runWide ? 'every key' : label}, ${single.reason}` };
+    const d = this.decideCounted(nowMs, req, count);
+    if (!single || d.kind !== 'grant') return d;
+    return { kind: 'grant', count: 1, ...(count > 1 ? { limitedBy: `one request at a time: ${single.reason}` } : {}) };
+  }
+
+  /** Whether requests go one at a time (a count the run cannot trust is not spent in bursts), and why. */
+  private oneAtATime(): { runWide: boolean; reason: string } | undefined {
+    if (this.traffic.untrusted) return { runWide: true, reason: this.traffic.untrusted };
+    if (this.untrustedReason) return { runWide: false, reason: this.untrustedReason };
+    if (this.staticSuspect)
+      return { runWide: false, reason: `a counted response on ${this.options.label} showed X-RateLimit-Remaining at X-RateLimit-Limit` };
+    return undefined;
+  }
+
+  /** `decide` once neither a block nor a closed key stops it: what Remaining (or the fallback rate) allows. */
+  private decideCounted(nowMs: number, req: GrantRequest, count: number): Decision {
+    const label = this.options.label;
     if (this.inflight > 0 && this.headersUsable !== true) {
       // Nothing known yet, or headers unusable: one request at a time.
       return { kind: 'wait', reason: `pacing ${label} one request at a time (no usable X-RateLimit-Remaining/Reset)` };
@@ -338,6 +250,7 @@ export class KeyPacer {
   granted(nowMs: number, count: number): void {
     if (this.blockedUntilMs > nowMs) this.stats.earlyGrants += count;
     this.batchStartSent ??= this.traffic.granted - this.traffic.inflight;
+    this.batchStartOwn ??= this.stats.granted - this.inflight;
     this.inflight += count;
     this.traffic.granted += count;
     this.traffic.inflight += count;
@@ -405,6 +318,7 @@ export class KeyPacer {
     const resetOk = resetUsable(info);
     if (info.remaining !== undefined && resetOk) {
       this.otherConsumer(info.remaining, info.limit, obs.service ?? '');
+      if (obs.status >= 200 && obs.status < 300) this.staticRemaining(info.remaining, info.limit);
       this.headersUsable = true;
       const resetMs = info.reset! * 1000;
       // The highest Reset is the newest state: a new fixed window, or a sliding window or token
@@ -440,8 +354,7 @@ export class KeyPacer {
     if (wasAfterBlock) this.stats.suspectedBans++;
     const untilReset =
       info.reset !== undefined && info.dateMs !== undefined && resetOk ? info.reset - Math.floor(info.dateMs / 1000) : undefined;
-    // Delta-seconds are seconds whatever their size, even when judged to look like milliseconds;
-    // no usable Retry-After: until the reported reset, else a conservative minute (one rule: holdAfter429).
+    // Retry-After (delta-seconds whatever their size), else the reset, else a fixed hold: one rule, holdAfter429.
     const hold = holdAfter429({
       retryAfter: getHeader(obs.headers, 'retry-after'),
       date: getHeader(obs.headers, 'date'),
@@ -449,8 +362,12 @@ export class KeyPacer {
       secondsUntilReset: untilReset,
       retryAfterMarginMs: this.options.retryAfterMarginMs,
       resetMarginMs: this.options.resetMarginMs,
-      fallbackMs: this.options.fallbackHoldMs,
+      fallbackMs: fixedHoldMs(this.options, this.traffic, obs.receivedAtMs),
     });
+    if (hold.fixed && !(obs.receivedAtMs < (this.traffic.fixedHoldUntilMs ?? 0))) {
+      this.traffic.fixedHolds = (this.traffic.fixedHolds ?? 0) + 1;
+      this.traffic.fixedHoldUntilMs = obs.receivedAtMs + hold.holdMs;
+    }
     const retryAfterProblem = hold.parsed.ok ? undefined : hold.parsed.reason;
     const blockedForMs = hold.holdMs;
     const label = this.options.label;
@@ -463,14 +380,26 @@ export class KeyPacer {
     // After a 429 the window's count is what the server says next; forget Remaining.
     this.remaining = undefined;
     this.resetServerMs = undefined;
+    const untrusted = this.traffic.untrusted ?? this.untrustedReason;
+    if (predicted && untrusted)
+      return {
+        blockedForMs,
+        retryAfterProblem,
+        holdAll: {
+          untilMs: until,
+          reason: `a 429 on ${label}, whose count the run cannot read as its own (${untrusted}): every key of the run waits its Retry-After`,
+        },
+      };
     if (predicted) return { blockedForMs, retryAfterProblem };
     this.stats.unpredicted429 = (this.stats.unpredicted429 ?? 0) + 1;
     // Only a Remaining that said there was room is contradicted; an unknown one predicts nothing.
     if (known !== undefined)
       this.unpredictedSince ??= `a 429 on ${label} came while its X-RateLimit-Remaining said ${known} with ${this.inflight + 1} in flight`;
-    const reason =
-      `a 429 on ${label} that its own X-RateLimit-Remaining (${known ?? 'unknown'}) did not predict: the limit may be ` +
-      `shared by several keys, so every key of the run waits its Retry-After`;
+    const reason = hold.fixed
+      ? `a 429 on ${label} without Retry-After nor a usable X-RateLimit-Reset (a front door's own gate, or the server's): it says neither ` +
+        `how long nor whose limit, so every key of the run waits a fixed ${Math.round(blockedForMs / 1000)} s`
+      : `a 429 on ${label} that its own X-RateLimit-Remaining (${known ?? 'unknown'}) did not predict: the limit may be ` +
+        `shared by several keys, so every key of the run waits its Retry-After`;
     return { blockedForMs, retryAfterProblem, holdAll: { untilMs: until, reason } };
   }
 
@@ -497,6 +426,7 @@ export class KeyPacer {
     } else if (quiet) {
       const sent = this.traffic.granted - quiet.sentBefore;
       const fall = quiet.remaining - remaining;
+      this.notOwnCount(fall, sent, this.stats.granted - quiet.ownSentBefore, quiet.remaining, remaining);
       if (fall - sent > this.largestForeignFall) {
         this.largestForeignFall = fall - sent;
         this.stats.anotherClient =
@@ -510,10 +440,50 @@ export class KeyPacer {
     if (this.inflight === 0) {
       // Any request granted since the batch began, but the one read, may be counted after its lowest reading.
       const sentBefore = this.batchStartSent !== undefined ? this.batchStartSent + 1 : this.traffic.granted - this.traffic.inflight;
-      for (const [s, b] of this.batchLowest) this.quiet.set(s, { remaining: b.remaining, sentBefore, limit: b.limit });
+      const ownSentBefore = this.batchStartOwn !== undefined ? this.batchStartOwn + 1 : this.stats.granted;
+      for (const [s, b] of this.batchLowest) this.quiet.set(s, { remaining: b.remaining, sentBefore, ownSentBefore, limit: b.limit });
       this.batchLowest.clear();
       this.batchStartSent = undefined;
+      this.batchStartOwn = undefined;
     }
+  }
+
+  /**
+   * A fall of Remaining by more than this key's own requests since a quiet moment: the count is not
+   * the key's own. Within what the run sent on every key, it moved with the run's other keys (one
+   * bucket, run-wide); beyond, another client spends it (this key alone). Requests without a key
+   * are limited by address (spec, Authentication), so theirs is never the key's count.
+   */
+  private notOwnCount(fall: number, runSent: number, ownSent: number, from: number, to: number): void {
+    const label = this.options.label;
+    if (label === ANONYMOUS || fall <= ownSent) return;
+    const why = `X-RateLimit-Remaining on ${label} fell from ${from} to ${to} while the run sent ${ownSent} request(s) on it`;
+    if (fall <= runSent) this.untrust(`${why} and ${runSent - ownSent} on its other keys: the limit is shared with other keys`, true);
+    else this.untrust(`${why}: another client spends its limit`, false);
+  }
+
+  /**
+   * Remaining at Limit on a 2xx: every limiter that counted the request shows at most Limit - 1
+   * after it. Once is suspect (a server may leave a request uncounted); twice in a row, the count
+   * does not fall as the run sends and is not trusted.
+   */
+  private staticRemaining(remaining: number, limit: number | undefined): void {
+    if (this.options.label === ANONYMOUS || limit === undefined || remaining < limit) {
+      this.staticSuspect = false;
+      return;
+    }
+    if (this.staticSuspect)
+      this.untrust(
+        `X-RateLimit-Remaining on ${this.options.label} stayed at X-RateLimit-Limit ${limit} on two counted responses in a row: it does not fall as the run sends`,
+        true,
+      );
+    this.staticSuspect = true;
+  }
+
+  private untrust(reason: string, runWide: boolean): void {
+    if (runWide) this.traffic.untrusted ??= reason;
+    else this.untrustedReason ??= reason;
+    this.stats.untrusted ??= reason;
   }
 
   /** Local time until which every request on this key is held (0 when not held). */

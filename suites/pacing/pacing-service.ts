@@ -177,12 +177,18 @@ export function pacingService(o: PacingServiceOptions): Service<PacingServiceRep
       o.maxWaitMs,
     );
 
+  /** After a request on `label` ended: that key's queue, and every key's while they are one bucket sent on one at a time. */
+  const pumpAfter = (label: string): void => {
+    pump(label);
+    if (traffic.untrusted) for (const other of keys.keys()) if (other !== label) pump(other);
+  };
+
   const endLease = (id: string) => {
     const lease = leases.get(id);
     if (!lease) return;
     leases.delete(id);
     if (lease.open > 0) keyOf(lease.label).pacer.release(lease.open);
-    pump(lease.label);
+    pumpAfter(lease.label);
   };
 
   /** Every key of the run waits until `untilMs` (a 429 that its key's Remaining did not predict). */
@@ -222,7 +228,7 @@ export function pacingService(o: PacingServiceOptions): Service<PacingServiceRep
       lease.open--;
       if (lease.open <= 0) leases.delete(String(b.lease));
       if (result.holdAll) holdAll(lease.label, result.holdAll);
-      pump(lease.label);
+      pumpAfter(lease.label);
       const heldUntilMs = keyOf(lease.label).pacer.blockedUntil;
       answer(heldUntilMs > o.now() ? { ...result, heldUntilMs } : result);
     },

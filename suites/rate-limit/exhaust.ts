@@ -165,7 +165,7 @@ export class WindowCounter {
 const LAST_SECOND_MARGIN_MS = 250;
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-/** Bursts in a row that did not bring Remaining down before the sequence gives up (not certified). */
+/** Bursts of the largest size in a row that did not bring Remaining down before the sequence gives up (not certified), counted in requests. */
 const MAX_STALLS = 8;
 
 /** One run of the sequence: its options, its record, and where the count stands. */
@@ -177,7 +177,7 @@ interface Sequence {
   maxConcurrency: number;
   /** Sends a burst and counts its admissions (over-admission is recorded in `rec`). */
   burst: (count: number, evidence?: boolean) => Promise<Snapshot[]>;
-  /** Bursts in a row that did not bring Remaining down. */
+  /** Requests in a row whose bursts did not bring Remaining down. */
   stalls: number;
   /** The response the count goes by (the tightest of the last burst). */
   res: Snapshot;
@@ -263,7 +263,7 @@ async function countToZero(q: Sequence, start: number): Promise<'done' | 'stop'>
       rec.aborted = `${q.res.label}: X-RateLimit-Remaining missing mid-way`;
       return 'stop';
     }
-    if (!countOn(q, before, next)) return 'stop';
+    if (!countOn(q, before, next, batch.length)) return 'stop';
     remaining = next;
     const limit = rateLimitOf(q.res).limit;
     if (limit !== undefined && rec.sent > 2 * limit + q.maxConcurrency) {
@@ -295,8 +295,12 @@ export function fellMoreThanSent(batch: readonly Snapshot[], before: number): st
   return undefined;
 }
 
-/** Whether the count goes on after a burst took Remaining from `before` to `next`; false (recorded why) when it stalled too often. */
-function countOn(q: Sequence, before: number, next: number): boolean {
+/**
+ * Whether the count goes on after a burst of `sent` took Remaining from `before` to `next`; false
+ * (recorded why) when it stalled too long, counted in requests: a count the pacer sends one at a
+ * time stalls in bursts of one.
+ */
+function countOn(q: Sequence, before: number, next: number, sent: number): boolean {
   if (next < before) {
     q.stalls = 0;
     return true;
@@ -304,9 +308,10 @@ function countOn(q: Sequence, before: number, next: number): boolean {
   // A new window, or a sliding window / token bucket refilling: legitimate, count on. When
   // it refills as fast as the suite can send, the limit is out of the suite's reach: not certified.
   q.rec.restarts++;
-  if (++q.stalls > MAX_STALLS) {
+  q.stalls += sent;
+  if (q.stalls > MAX_STALLS * q.maxConcurrency) {
     q.rec.notCertified =
-      `X-RateLimit-Remaining on ${q.o.key} did not go down over ${q.stalls} bursts of up to ${q.maxConcurrency} (last ${before} → ${next}): ` +
+      `X-RateLimit-Remaining on ${q.o.key} did not go down over ${q.stalls} requests in bursts of up to ${q.maxConcurrency} (last ${before} → ${next}): ` +
       'the key refills (or a new window begins) as fast as the suite can send, so its limit was not reached';
     return false;
   }

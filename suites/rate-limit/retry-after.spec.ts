@@ -11,6 +11,7 @@
  * The ban is never probed (AUTH-10, RL-13).
  */
 import { test as base, expectFact, expectNoDeviation } from '../fixtures.ts';
+import { metFindingAnnotation, refusalFindings } from '../fixtures/unplanned-429.ts';
 import { rateLimitOf, type ExhaustRecord, type Snapshot } from './exhaust.ts';
 import { sequenceOfRun, type Sequence } from './sequence.ts';
 import { ANNOTATION } from '../../core/results.ts';
@@ -77,6 +78,11 @@ test.describe('429 and Retry-After', () => {
     const r = report(sequence, 'RL-10', (a) => testInfo.annotations.push(a), warn, notCertified);
     if (r.earlyRefusalUnconfirmed) notCertified(r.earlyRefusalUnconfirmed);
     if (r.admissionUnconfirmed && r.earlyRefusal === undefined) notCertified(r.admissionUnconfirmed);
+    // A 429 without X-RateLimit-Remaining cannot be read against the key's count (a front door's own gate answers so): RL-09 judges it.
+    if (r.earlyRefusal && r.refused && rateLimitOf(r.refused).remaining === undefined)
+      notCertified(
+        `${r.earlyRefusal}, but that 429 carries no X-RateLimit-Remaining: it says nothing of ${r.key}'s count (RL-09 judges it)`,
+      );
     const early = `${r.earlyRefusal ?? ''}${r.key === '<API_KEY>' ? ' (or another client used API_KEY)' : ''}`;
     expectFact(r.earlyRefusal === undefined, {
       what: `off by one on ${r.key}`,
@@ -96,6 +102,10 @@ test.describe('429 and Retry-After', () => {
     const r = report(sequence, 'RL-09', (a) => testInfo.annotations.push(a), warn, notCertified);
     const refused = refusedOf(r);
     const info = rateLimitOf(refused);
+    // Headers missing on the 429 break "every response carries" them too (RL-01).
+    const header = (n: string) => refused.headers[n.toLowerCase()];
+    for (const f of refusalFindings({ label: refused.label, curl: '', header }).filter((x) => x.id === 'RL-01'))
+      testInfo.annotations.push(metFindingAnnotation(f));
     expectNoDeviation(
       info.missing.map((h) => `${h} missing`),
       'X-RateLimit-Limit, -Remaining and -Reset on the 429',
@@ -115,7 +125,7 @@ test.describe('429 and Retry-After', () => {
     const r = report(sequence, 'RL-07', (a) => testInfo.annotations.push(a), warn, notCertified);
     const refused = refusedOf(r);
     const value = refused.headers['retry-after'];
-    expectFact(value !== undefined, { expected: 'a Retry-After to judge', observed: 'none (see RL-06)', res: refused });
+    if (value === undefined) notCertified(`${refused.label} carries no Retry-After to judge (RL-06 fails on it)`);
     const ra = r.retryAfter!;
     expectFact(ra.ok, {
       expected: 'Retry-After as delta-seconds or an HTTP-date (RFC 9110 §10.2.3)',
@@ -130,6 +140,7 @@ test.describe('429 and Retry-After', () => {
     const r = report(sequence, 'RL-08', (a) => testInfo.annotations.push(a), warn, notCertified);
     const refused = refusedOf(r);
     if (r.retryNotCertified) notCertified(r.retryNotCertified);
+    if (refused.headers['retry-after'] === undefined) notCertified(`${refused.label} carries no Retry-After to wait (RL-06 fails on it)`);
     expectFact(r.notRetried === undefined, {
       what: 'the request after the wait',
       expected: 'a request sent once Retry-After has passed',

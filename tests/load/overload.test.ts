@@ -10,7 +10,7 @@
 import { test, expect } from '../test.ts';
 import { startReferenceServer, type RateLimitStore } from '../../reference-server/app.ts';
 import { decide, newRateState, type RatePolicy, type RateState } from '../../reference-server/rate-limit/policy.ts';
-import { lateByOneStore, racyStore, slidingWindowStore, tokenBucketStore } from '../../faults/stores.ts';
+import { lateByOneStore, racyStore, sharedBucketStore, slidingWindowStore, tokenBucketStore } from '../../faults/stores.ts';
 import { zooStore } from '../../faults/limiters/index.ts';
 import { formatFinding, type Finding } from '../../core/finding.ts';
 import { runOverloadCheck, type OverloadConfig } from '../../suites/load/overload-check.ts';
@@ -395,12 +395,6 @@ test('an unusable RATE_LIMIT_KEY makes LOAD-02 not certified before any burst', 
     await server.close();
   }
 });
-
-/** Every identity counts in one state: a key's window fills with other keys' requests. */
-function sharedBucketStore(): RateLimitStore {
-  let state: RateState | undefined;
-  return { hit: (_identity: string, policy: RatePolicy, now: number) => decide((state ??= newRateState(policy)), policy, now) };
-}
 
 const BESIDE_ANOTHER_KEY = [
   { name: 'one bucket shared by every key is named as that, never taken for a fresh window', store: sharedBucketStore, shared: true },

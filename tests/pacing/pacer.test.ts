@@ -62,13 +62,16 @@ test('a 429 holds every mode until Retry-After (delta or HTTP-date) has passed',
   }
 });
 
-test('a 429 without a usable Retry-After holds until Reset, else a conservative minute', () => {
+test('a 429 without a usable Retry-After holds until Reset, else a fixed hold it states, at most the longest wait', () => {
   const p = pacer();
   expect(answer(p, 429, h(0, reset(20), T0, { 'Retry-After': '2.0' })).retryAfterProblem).toContain('not delta-seconds');
   expect(p.blockedUntil).toBeGreaterThanOrEqual(T0 + 20_000);
   const q = pacer();
-  answer(q, 429, {});
-  expect(q.blockedUntil).toBe(T0 + 60_000);
+  expect(answer(q, 429, {}).holdAll?.reason).toMatch(/without Retry-After nor a usable X-RateLimit-Reset .* waits a fixed 10 s$/);
+  expect(q.blockedUntil).toBe(T0 + 10_000);
+  const short = new KeyPacer({ label: '<API_KEY>', maxWaitMs: 4000, fallbackHoldMs: 60_000 });
+  answer(short, 429, {});
+  expect(short.blockedUntil).toBe(T0 + 4000);
 });
 
 test('exhaust: with nothing in flight a grant asked beyond Remaining is Remaining + 1; withinRemaining keeps the request past the limit alone', () => {
@@ -76,6 +79,8 @@ test('exhaust: with nothing in flight a grant asked beyond Remaining is Remainin
   answer(p, 200, h(5, reset(30)));
   expect(p.decide(T0, { mode: 'exhaust', count: 50 })).toEqual({ kind: 'grant', count: 6 });
   expect(p.decide(T0, { mode: 'exhaust', count: 50, withinRemaining: true })).toEqual({ kind: 'grant', count: 5 });
+  p.granted(T0, 4); // the burst of five: four of them end unanswered, the fifth says Remaining 0
+  p.release(4);
   answer(p, 200, h(0, reset(30)));
   expect(p.decide(T0, { mode: 'exhaust', count: 50, withinRemaining: true })).toEqual({ kind: 'grant', count: 1 });
   expect(p.decide(T0, { mode: 'paced' }).kind).toBe('wait');
