@@ -182,6 +182,8 @@ export interface LoadFigures {
    * how nearly "at once" it left; null when fewer than two were written).
    */
   sendSpreadMs: number | null;
+  /** Milliseconds from the first byte of the first request to the first complete answer (null without one). */
+  firstAnswerMs: number | null;
   /** `https` verified, `https` not verified (opt-in), or plain `http`. */
   tls: 'verified' | 'not verified' | 'none';
   stoppedBy: 'duration' | 'amount' | 'max-requests' | 'max-duration' | 'status' | 'tls' | 'held';
@@ -445,8 +447,9 @@ interface RunState {
   stepCursor: number;
   stoppedBy: LoadFigures['stoppedBy'];
   stopped: boolean;
-  /** `performance.now()` of the first and the last first byte written, and how many were. */
+  /** `performance.now()` of the first and the last first byte written, and how many were; of the first complete answer. */
   firstWrittenAt: number;
+  firstAnsweredAt: number;
   lastWrittenAt: number;
   written: number;
 }
@@ -483,6 +486,7 @@ function newRunState(): RunState {
     stoppedBy: 'amount',
     stopped: false,
     firstWrittenAt: Number.POSITIVE_INFINITY,
+    firstAnsweredAt: Number.POSITIVE_INFINITY,
     lastWrittenAt: Number.NEGATIVE_INFINITY,
     written: 0,
   };
@@ -588,6 +592,7 @@ function figuresOf(options: LoadRunOptions, state: RunState, connections: number
     latencyMs: latencyOf(state.latencies),
     latencyFloorMs: latencyOf(state.latencyFloors),
     sendSpreadMs: state.written >= 2 ? round(state.lastWrittenAt - state.firstWrittenAt, 3) : null,
+    firstAnswerMs: state.written >= 1 && state.firstAnsweredAt < Infinity ? round(state.firstAnsweredAt - state.firstWrittenAt, 3) : null,
     tls: new URL(options.url).protocol !== 'https:' ? 'none' : options.tls?.insecure ? 'not verified' : 'verified',
     stoppedBy: state.stoppedBy,
   };
@@ -689,6 +694,7 @@ function drive(options: LoadRunOptions, state: RunState, connections: number, st
       void sendPooled(pool, requests[at]!, timeoutS).then((r) => {
         state.inFlight--;
         noteWritten(state, r.writtenAt);
+        if (r.ok) state.firstAnsweredAt = Math.min(state.firstAnsweredAt, performance.now());
         recordResult(state, options, step, r, keep, stopOn);
         if (model.kind !== 'open') pump();
         settleIfDone();
@@ -737,7 +743,7 @@ export async function runLoad(options: LoadRunOptions): Promise<LoadResult> {
   print(
     `[load] done ${options.label}: ${state.answered} responses in ${figures.durationS} s (${figures.requestsPerSecond} req/s), ` +
       `p99 ${figures.latencyMs.p99} ms, 5xx ${figures.count5xx}, socket errors ${state.socketErrors}, timeouts ${state.timeouts}, unanswered ${unanswered}, ` +
-      `dropped ${state.dropped}${model.kind === 'burst' && figures.sendSpreadMs !== null ? `, sent within ${figures.sendSpreadMs} ms` : ''}, stopped by ${state.stoppedBy}${state.tlsError ? ` (certificate refused: ${state.tlsError})` : ''}`,
+      `dropped ${state.dropped}${model.kind === 'burst' && figures.sendSpreadMs !== null ? `, sent within ${figures.sendSpreadMs} ms (first answer after ${figures.firstAnswerMs ?? 'none'} ms)` : ''}, stopped by ${state.stoppedBy}${state.tlsError ? ` (certificate refused: ${state.tlsError})` : ''}`,
   );
   const { samples, responses, stoppers, tlsError } = state;
   return { figures, samples, responses, stoppers, ...(tlsError ? { tlsError } : {}) };
