@@ -45,8 +45,8 @@
  * profile under `<dir>/<scenario>-<target>/` when it stops; the bench prints how many requests
  * each target answered, so `npx tsx bench/profile.ts <profile> <requests>` gives µs per request).
  */
-import { execFileSync, } from 'node:child_process';
-import { readFileSync, } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { request as httpsRequest } from 'node:https';
@@ -71,9 +71,20 @@ const settings = {
   workers: num('BENCH_WORKERS', 0, 0),
 };
 
-const ALL_SCENARIOS = ['engine', 'engine-tls', 'ceiling', 'list', 'patch', 'patch-close', 'patch-tls', 'refused', 'redis', 'instances', 'store'] as const;
+const ALL_SCENARIOS = [
+  'engine',
+  'engine-tls',
+  'ceiling',
+  'list',
+  'patch',
+  'patch-close',
+  'patch-tls',
+  'refused',
+  'redis',
+  'instances',
+  'store',
+] as const;
 type ScenarioName = (typeof ALL_SCENARIOS)[number];
-
 
 // ---------------------------------------------------------------------------------------------
 // Load

@@ -29,7 +29,6 @@ export interface RequestSpec {
   status: number;
 }
 
-
 /** What one generator run measured. */
 export interface Generated {
   rps: number;
@@ -146,10 +145,15 @@ export function wrkRun(
   });
 }
 
-
 /** The harness's load engine in a process of its own (`suites/load/saturate.ts`): one closed-model run per call. */
 export interface EngineGenerator {
-  run(url: string, authorization: string | undefined, duration: number, connections: number, caFile?: string): Promise<Generated & { cpuUs: number }>;
+  run(
+    url: string,
+    authorization: string | undefined,
+    duration: number,
+    connections: number,
+    caFile?: string,
+  ): Promise<Generated & { cpuUs: number }>;
   stop(): void;
 }
 
@@ -172,7 +176,15 @@ export function startEngine(): EngineGenerator {
         p50: number;
         p99: number;
       };
-      return { rps: r.requests / r.durationS, p50: r.p50, p99: r.p99, total: r.requests, statuses: r.statusCodes, errors: r.errors, cpuUs: r.cpuUs };
+      return {
+        rps: r.requests / r.durationS,
+        p50: r.p50,
+        p99: r.p99,
+        total: r.requests,
+        statuses: r.statusCodes,
+        errors: r.errors,
+        cpuUs: r.cpuUs,
+      };
     },
     stop: () => child.stdin!.end(),
   };

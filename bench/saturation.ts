@@ -9,13 +9,26 @@
  * (bench/stats.ts), and what they show about the goal (≥ 0.9 by req/s, ≥ 1 by CPU).
  */
 import { fileURLToPath } from 'node:url';
-import { autocannonRun, type Generated, type GeneratorSettings, type RequestSpec, startEngine, WRK_INSTALLED, wrkRun } from './generators.ts';
+import {
+  autocannonRun,
+  type Generated,
+  type GeneratorSettings,
+  type RequestSpec,
+  startEngine,
+  WRK_INSTALLED,
+  wrkRun,
+} from './generators.ts';
 import { startTarget, stopTarget } from './processes.ts';
 import { median, medianInterval, readGoal } from './stats.ts';
 
 const CA_FILE = fileURLToPath(new URL('../tests/fixtures/tls/ca.pem', import.meta.url));
 const BODY = JSON.stringify({ items: [{ id: 1, name: 'widget', quantity: 5 }], total: 1 });
-const SAMPLE = { status: 200, headers: ['Content-Type', 'application/json', 'X-RateLimit-Limit', '1000'], body: Buffer.from(BODY).toString('base64'), readBody: false };
+const SAMPLE = {
+  status: 200,
+  headers: ['Content-Type', 'application/json', 'X-RateLimit-Limit', '1000'],
+  body: Buffer.from(BODY).toString('base64'),
+  readBody: false,
+};
 const LIST: RequestSpec = { method: 'GET', path: '/v1/inventory', status: 200 };
 const AUTHORIZATION = 'Bearer bench-saturation-not-a-key';
 
@@ -32,13 +45,18 @@ const withInterval = (values: number[]): string => {
 
 function valid(label: string, g: Generated): void {
   const bad = Object.keys(g.statuses).filter((c) => c !== '200' && c !== '2xx/3xx' && g.statuses[c] > 0);
-  if (g.errors > 0 || bad.length > 0) throw new Error(`${label}: expected only 200, observed ${JSON.stringify(g.statuses)} and ${g.errors} errors`);
+  if (g.errors > 0 || bad.length > 0)
+    throw new Error(`${label}: expected only 200, observed ${JSON.stringify(g.statuses)} and ${g.errors} errors`);
 }
 
 /** One scenario; returns its summary line. */
 export async function saturation(settings: SaturationSettings, tls: boolean): Promise<string> {
   const scenario = tls ? 'engine-tls' : 'engine';
-  const target = await startTarget('bare', { BENCH_TARGET: 'bare', BENCH_SAMPLE: JSON.stringify(SAMPLE), ...(tls ? { BENCH_TLS: '1' } : {}) });
+  const target = await startTarget('bare', {
+    BENCH_TARGET: 'bare',
+    BENCH_SAMPLE: JSON.stringify(SAMPLE),
+    ...(tls ? { BENCH_TLS: '1' } : {}),
+  });
   const engine = startEngine();
   try {
     const url = `${target.origin}${LIST.path}`;

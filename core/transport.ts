@@ -389,17 +389,56 @@ export function poolFor(url: string, tls: TlsOptions = {}, connections?: number)
   let opened = 0;
   pool.on('connect', () => opened++);
   pool.on('connectionError', () => undefined);
+  const deadlines = new Deadlines();
   return {
-    send: (request, options) => dispatchOne(pool, secure, request, options),
+    send: (request, options) => dispatchOne(pool, secure, deadlines, request, options),
     get connectionsOpened() {
       return opened;
     },
-    close: () => void pool.destroy().catch(() => undefined),
+    close: () => {
+      deadlines.stop();
+      void pool.destroy().catch(() => undefined);
+    },
   };
 }
 
+/** How often a pool looks for exchanges past their deadline: one timer for all, not one each. */
+const SWEEP_MS = 20;
+
+/**
+ * The deadlines of a pool's exchanges in flight, swept every SWEEP_MS (a timeout is judged at most
+ * that much after its deadline: never earlier). Each sweep first lets one turn of the event loop
+ * read what has arrived, as `send` does.
+ */
+class Deadlines {
+  private readonly due = new Map<() => void, number>();
+  private timer: NodeJS.Timeout | undefined;
+  add(atMs: number, expire: () => void): void {
+    this.due.set(expire, atMs);
+    this.timer ??= setInterval(() => setImmediate(() => this.sweep()), SWEEP_MS);
+  }
+  remove(expire: () => void): void {
+    this.due.delete(expire);
+  }
+  private sweep(): void {
+    const now = performance.now();
+    for (const [expire, at] of this.due) if (at <= now) expire();
+    if (this.due.size === 0) this.stop();
+  }
+  stop(): void {
+    clearInterval(this.timer);
+    this.timer = undefined;
+  }
+}
+
 /** One exchange on `pool`, under the wall-clock deadline and the body cap. */
-function dispatchOne(pool: Pool, secure: boolean, request: PooledRequest, options: PooledSendOptions): Promise<PooledResponse> {
+function dispatchOne(
+  pool: Pool,
+  secure: boolean,
+  deadlines: Deadlines,
+  request: PooledRequest,
+  options: PooledSendOptions,
+): Promise<PooledResponse> {
   const maxBodyBytes = options.maxBodyBytes ?? MAX_BODY_BYTES;
   const sentAt = Date.now();
   const started = performance.now();
@@ -417,7 +456,7 @@ function dispatchOne(pool: Pool, secure: boolean, request: PooledRequest, option
     const fail = (kind: FailureKind, message: string, code?: string) => {
       if (settled) return;
       settled = true;
-      clearTimeout(timer);
+      deadlines.remove(expire);
       const stalledMs = stalls?.longestSince(started) ?? 0;
       stalls?.end();
       abort?.();
@@ -425,11 +464,8 @@ function dispatchOne(pool: Pool, secure: boolean, request: PooledRequest, option
       error.writtenAt = writtenAt;
       reject(error);
     };
-    // As in `send`: one turn of the event loop first, so an answer already received is read before the deadline judges.
-    const timer = setTimeout(
-      () => setImmediate(() => fail('timeout', `no complete response within ${options.deadlineMs} ms`, 'ETIMEDOUT')),
-      options.deadlineMs,
-    );
+    const expire = () => fail('timeout', `no complete response within ${options.deadlineMs} ms`, 'ETIMEDOUT');
+    deadlines.add(started + options.deadlineMs, expire);
     const handler: Dispatcher.DispatchHandlers = {
       onConnect(abortRequest) {
         abort = abortRequest;
@@ -455,7 +491,7 @@ function dispatchOne(pool: Pool, secure: boolean, request: PooledRequest, option
       onComplete() {
         if (settled) return;
         settled = true;
-        clearTimeout(timer);
+        deadlines.remove(expire);
         const stalledMs = stalls?.longestSince(started);
         stalls?.end();
         resolve({
