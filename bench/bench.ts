@@ -48,10 +48,8 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
-import { request as httpsRequest } from 'node:https';
 import { autocannonRun, type RequestSpec, WRK_INSTALLED, wrkRun } from './generators.ts';
-import { cpuMicros, PROFILE_DIR, startTarget, stopTarget, type Target } from './processes.ts';
+import { cpuMicros, PROFILE_DIR, sampleOf, startTarget, stopTarget, type Target } from './processes.ts';
 import { saturation } from './saturation.ts';
 import { median, medianInterval, readGoal } from './stats.ts';
 
@@ -224,43 +222,6 @@ async function compare(pair: Pair): Promise<{ a: RunResult[]; b: RunResult[] }> 
 
 // ---------------------------------------------------------------------------------------------
 // Samples for the bare targets
-
-const SAMPLE_HEADERS = ['Content-Type', 'Content-Length', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Retry-After'];
-
-/** The reference's response to `request` as a bare target's environment (over https with the test CA for an https target). */
-async function sampleOf(
-  target: Target,
-  request: RequestSpec,
-  readBody: boolean,
-  extraEnv: Record<string, string> = {},
-): Promise<Record<string, string>> {
-  const url = new URL(`${target.origin}${request.path}`);
-  const headers: Record<string, string> = {
-    ...(request.key ? { authorization: `Bearer ${target.keys[request.key]}` } : {}),
-    ...(request.body ? { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(request.body)) } : {}),
-  };
-  const ca = url.protocol === 'https:' ? readFileSync(new URL('../tests/fixtures/tls/ca.pem', import.meta.url)) : undefined;
-  const response = await new Promise<{ status: number; headers: IncomingHttpHeaders; body: Buffer }>((resolve, reject) => {
-    const req = (url.protocol === 'https:' ? httpsRequest : httpRequest)(url, { method: request.method, headers, ca }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.setTimeout(10_000, () => req.destroy(new Error('no answer to the sample request within 10 s')));
-    req.end(request.body);
-  });
-  if (response.status !== request.status)
-    throw new Error(`${target.label} answered ${response.status} to the sample request, expected ${request.status}`);
-  const sampleHeaders: string[] = [];
-  for (const name of SAMPLE_HEADERS) {
-    const value = response.headers[name.toLowerCase()];
-    if (typeof value === 'string') sampleHeaders.push(name, value);
-  }
-  const sample = { status: response.status, headers: sampleHeaders, body: response.body.toString('base64'), readBody };
-  return { BENCH_TARGET: 'bare', BENCH_SAMPLE: JSON.stringify(sample), ...extraEnv };
-}
 
 // ---------------------------------------------------------------------------------------------
 // Scenarios

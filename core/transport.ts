@@ -33,6 +33,7 @@ import { createSecureContext, rootCertificates, type SecureContext } from 'node:
 import { Pool, type Dispatcher } from 'undici';
 import { MAX_RECORDED_BODY, type RecordedExchange, type RecordedHeader } from './results.ts';
 import { redactorOf, type Secret } from './secrets.ts';
+import { Deadlines } from './deadlines.ts';
 import { watchStalls } from './stall.ts';
 import { FREE_SOCKET_IDLE_MS, type FailureKind, headersOf, isTlsFailure, MAX_BODY_BYTES, TransportError } from './transport-errors.ts';
 
@@ -400,35 +401,6 @@ export function poolFor(url: string, tls: TlsOptions = {}, connections?: number)
       void pool.destroy().catch(() => undefined);
     },
   };
-}
-
-/** How often a pool looks for exchanges past their deadline: one timer for all, not one each. */
-const SWEEP_MS = 20;
-
-/**
- * The deadlines of a pool's exchanges in flight, swept every SWEEP_MS (a timeout is judged at most
- * that much after its deadline: never earlier). Each sweep first lets one turn of the event loop
- * read what has arrived, as `send` does.
- */
-class Deadlines {
-  private readonly due = new Map<() => void, number>();
-  private timer: NodeJS.Timeout | undefined;
-  add(atMs: number, expire: () => void): void {
-    this.due.set(expire, atMs);
-    this.timer ??= setInterval(() => setImmediate(() => this.sweep()), SWEEP_MS);
-  }
-  remove(expire: () => void): void {
-    this.due.delete(expire);
-  }
-  private sweep(): void {
-    const now = performance.now();
-    for (const [expire, at] of this.due) if (at <= now) expire();
-    if (this.due.size === 0) this.stop();
-  }
-  stop(): void {
-    clearInterval(this.timer);
-    this.timer = undefined;
-  }
 }
 
 /** One exchange on `pool`, under the wall-clock deadline and the body cap. */
