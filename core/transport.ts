@@ -478,7 +478,10 @@ function dispatchOne(
         });
       },
       onError(error: NodeJS.ErrnoException) {
-        fail(secure && isTlsFailure(error) ? 'tls' : 'socket', error.message, error.code);
+        if (secure && isTlsFailure(error)) return fail('tls', error.message, error.code);
+        // undici's name for the peer closing mid-exchange is node:http's ECONNRESET, "socket hang up".
+        if (error.code === 'UND_ERR_SOCKET') return fail('socket', `socket hang up (${error.message})`, 'ECONNRESET');
+        fail('socket', error.message, error.code);
       },
     };
     pool.dispatch(

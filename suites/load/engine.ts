@@ -178,8 +178,8 @@ export interface LoadFigures {
    */
   latencyFloorMs: LatencyFigures;
   /**
-   * Milliseconds from the first byte of the first request to the first byte of the last (a burst:
-   * how nearly "at once" it left; null when fewer than two were written).
+   * Milliseconds from the first byte of the first request to the first byte of the last of the
+   * first `connections` (a burst: how nearly "at once" it left; null when fewer than two were written).
    */
   sendSpreadMs: number | null;
   /** Milliseconds from the first byte of the first request to the first complete answer (null without one). */
@@ -689,11 +689,13 @@ function drive(options: LoadRunOptions, state: RunState, connections: number, st
       }
       const at = state.stepCursor++ % options.steps.length;
       const step = options.steps[at]!;
+      // The spread is the first wave's (a burst larger than `connections` leaves in waves by design).
+      const firstWave = state.sent < connections;
       state.sent++;
       state.inFlight++;
       void sendPooled(pool, requests[at]!, timeoutS).then((r) => {
         state.inFlight--;
-        noteWritten(state, r.writtenAt);
+        if (firstWave) noteWritten(state, r.writtenAt);
         if (r.ok) state.firstAnsweredAt = Math.min(state.firstAnsweredAt, performance.now());
         recordResult(state, options, step, r, keep, stopOn);
         if (model.kind !== 'open') pump();
