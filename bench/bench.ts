@@ -8,6 +8,8 @@
  * interval is at or above it, `not met` when it is below, else `cannot tell`. Scenarios
  * (`BENCH_SCENARIOS`, comma-separated; default all):
  *
+ * - `engine`, `engine-tls`: the harness's load engine against autocannon and `wrk` at saturation
+ *   (bench/saturation.ts), the ratio and its interval, by req/s and by the generator's CPU per request;
  * - `list`: `GET /v1/inventory` (in memory, `load` key) against a bare `node:http` server that
  *   returns the same bytes (goal ≥ 0.98);
  * - `patch`: `PATCH /v1/inventory/1` against a bare server that reads the body and answers the
