@@ -8,6 +8,8 @@
  * interval is at or above it, `not met` when it is below, else `cannot tell`. Scenarios
  * (`BENCH_SCENARIOS`, comma-separated; default all):
  *
+ * - `engine`, `engine-tls`: the harness's load engine against autocannon and `wrk` at saturation
+ *   (bench/saturation.ts), the ratio and its interval, by req/s and by the generator's CPU per request;
  * - `list`: `GET /v1/inventory` (in memory, `load` key) against a bare `node:http` server that
  *   returns the same bytes (goal ≥ 0.98);
  * - `patch`: `PATCH /v1/inventory/1` against a bare server that reads the body and answers the
@@ -45,15 +47,12 @@
  * profile under `<dir>/<scenario>-<target>/` when it stops; the bench prints how many requests
  * each target answered, so `npx tsx bench/profile.ts <profile> <requests>` gives µs per request).
  */
-import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
-import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
-import { request as httpsRequest } from 'node:https';
-import autocannon from 'autocannon';
+import { autocannonRun, type RequestSpec, WRK_INSTALLED, wrkRun } from './generators.ts';
+import { cpuMicros, PROFILE_DIR, sampleOf, startTarget, stopTarget, type Target } from './processes.ts';
+import { saturation } from './saturation.ts';
 import { median, medianInterval, readGoal } from './stats.ts';
 
 const num = (name: string, fallback: number, min = 1): number => {
@@ -72,92 +71,23 @@ const settings = {
   workers: num('BENCH_WORKERS', 0, 0),
 };
 
-const ALL_SCENARIOS = ['ceiling', 'list', 'patch', 'patch-close', 'patch-tls', 'refused', 'redis', 'instances', 'store'] as const;
+const ALL_SCENARIOS = [
+  'engine',
+  'engine-tls',
+  'ceiling',
+  'list',
+  'patch',
+  'patch-close',
+  'patch-tls',
+  'refused',
+  'redis',
+  'instances',
+  'store',
+] as const;
 type ScenarioName = (typeof ALL_SCENARIOS)[number];
-
-const TARGET_SCRIPT = fileURLToPath(new URL('./target.ts', import.meta.url));
-/** `BENCH_PROFILE`: where the targets write their CPU profiles (none when unset). */
-const PROFILE_DIR = process.env.BENCH_PROFILE || undefined;
-const TSX_LOADER = import.meta.resolve('tsx');
-const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK']).stdout?.toString().trim()) || 100;
-
-// ---------------------------------------------------------------------------------------------
-// Targets
-
-interface Target {
-  label: string;
-  origin: string;
-  keys: Record<string, string>;
-  /** Processes whose CPU counts for this target. */
-  pids: number[];
-  child: ChildProcess;
-  /** Requests the generator completed on this target, warm-up included (for `BENCH_PROFILE`). */
-  served: number;
-}
-
-/** Starts `bench/target.ts` with `env` and reads its `{origin, keys, pids}` line. */
-function startTarget(label: string, env: Record<string, string>, profileAs?: string): Promise<Target> {
-  const profile =
-    PROFILE_DIR !== undefined && profileAs !== undefined ? ['--cpu-prof', '--cpu-prof-dir', join(PROFILE_DIR, profileAs)] : [];
-  const child = spawn(process.execPath, [...profile, '--import', TSX_LOADER, TARGET_SCRIPT], {
-    stdio: ['pipe', 'pipe', 'inherit'],
-    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', REDIS_URL: '', INSTANCES: '1', RATELIMIT_FIELDS: 'off', ...env },
-  });
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${label}: no address within 60 s`)), 60_000);
-    child.once('exit', (code) => reject(new Error(`${label} exited with ${code}`)));
-    const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
-    void lines.next().then(({ value }) => {
-      clearTimeout(timer);
-      const info = JSON.parse(value as string) as Omit<Target, 'label' | 'child' | 'served'>;
-      if (!/^https?:\/\/127\.0\.0\.1:/.test(info.origin)) reject(new Error(`${label}: not a loopback address`));
-      resolve({ label, child, served: 0, ...info });
-    });
-  });
-}
-
-function stopTarget(target: Target): Promise<void> {
-  return new Promise((resolve) => {
-    if (target.child.exitCode !== null) return resolve();
-    const timer = setTimeout(() => target.child.kill('SIGKILL'), 10_000);
-    target.child.once('exit', () => {
-      clearTimeout(timer);
-      resolve();
-    });
-    target.child.stdin!.end();
-    target.child.kill('SIGTERM');
-  });
-}
-
-/** User + system CPU time of `pids` so far, in µs (from `/proc/<pid>/stat`). */
-function cpuMicros(pids: readonly number[]): number {
-  let ticks = 0;
-  for (const pid of pids) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      ticks += Number(fields[11]) + Number(fields[12]);
-    } catch {
-      /* gone */
-    }
-  }
-  return (ticks * 1e6) / CLOCK_TICKS;
-}
 
 // ---------------------------------------------------------------------------------------------
 // Load
-
-interface RequestSpec {
-  method: 'GET' | 'PATCH';
-  path: string;
-  /** Key name (`load`, `enterprise`) sent as a bearer token, if any. */
-  key?: string;
-  body?: string;
-  /** Send `Connection: close` (a new connection per request). */
-  close?: boolean;
-  /** The status every response must have for the run to count. */
-  status: number;
-}
 
 interface RunResult {
   rps: number;
@@ -169,120 +99,6 @@ interface RunResult {
   requests: number;
   statuses: Record<string, number>;
   errors: number;
-}
-
-/** What one generator run measured. */
-interface Generated {
-  rps: number;
-  p50: number;
-  p99: number;
-  total: number;
-  statuses: Record<string, number>;
-  errors: number;
-}
-
-/** autocannon in this process (or `workers` threads). */
-async function autocannonRun(
-  url: string,
-  request: RequestSpec,
-  authorization: string | undefined,
-  duration: number,
-  workers: number,
-): Promise<Generated> {
-  const headers: Record<string, string> = {};
-  if (authorization) headers.authorization = authorization;
-  if (request.body) headers['content-type'] = 'application/json';
-  if (request.close) headers.connection = 'close';
-  const result = await autocannon({
-    url,
-    method: request.method,
-    body: request.body,
-    headers,
-    connections: settings.connections,
-    pipelining: settings.pipelining,
-    duration,
-    ...(workers > 0 ? { workers } : {}),
-  });
-  const statuses: Record<string, number> = {};
-  for (const [code, stat] of Object.entries(
-    (result as unknown as { statusCodeStats?: Record<string, { count: number }> }).statusCodeStats ?? {},
-  )) {
-    statuses[code] = stat.count;
-  }
-  return {
-    rps: result.requests.average,
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    total: result.requests.total,
-    statuses,
-    errors: result.errors + result.timeouts,
-  };
-}
-
-/** A wrk script that takes method, body and Authorization from the environment (so no key is ever written to a file). */
-const WRK_SCRIPT = (() => {
-  const dir = mkdtempSync(join(tmpdir(), 'bench-wrk-'));
-  const file = join(dir, 'request.lua');
-  writeFileSync(
-    file,
-    [
-      'wrk.method = os.getenv("BENCH_METHOD") or "GET"',
-      'local body = os.getenv("BENCH_BODY")',
-      'if body and body ~= "" then wrk.body = body; wrk.headers["Content-Type"] = "application/json" end',
-      'local auth = os.getenv("BENCH_AUTH")',
-      'if auth and auth ~= "" then wrk.headers["Authorization"] = auth end',
-      'if os.getenv("BENCH_CLOSE") == "1" then wrk.headers["Connection"] = "close" end',
-    ].join('\n'),
-  );
-  process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
-  return file;
-})();
-
-const WRK_INSTALLED = spawnSync('wrk', ['--version']).error === undefined;
-
-/** `wrk -t<threads>` (C, event loop per thread); statuses are `2xx/3xx` and `other` (wrk counts no more). */
-function wrkRun(
-  url: string,
-  request: RequestSpec,
-  authorization: string | undefined,
-  duration: number,
-  threads: number,
-): Promise<Generated> {
-  const args = [`-t${threads}`, `-c${settings.connections}`, `-d${duration}s`, '--latency', '-s', WRK_SCRIPT, url];
-  const env = {
-    ...process.env,
-    BENCH_METHOD: request.method,
-    BENCH_BODY: request.body ?? '',
-    BENCH_AUTH: authorization ?? '',
-    BENCH_CLOSE: request.close ? '1' : '',
-  };
-  return new Promise((resolve, reject) => {
-    const child = spawn('wrk', args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (out += c.toString()));
-    child.once('error', reject);
-    child.once('close', (code) => {
-      if (code !== 0) return reject(new Error(`wrk exited with ${code}: ${out.trim()}`));
-      const ms = (label: string): number => {
-        const m = new RegExp(`^\\s*${label}%\\s+([\\d.]+)(us|ms|s)`, 'm').exec(out);
-        if (!m) return NaN;
-        return Number(m[1]) * (m[2] === 'us' ? 0.001 : m[2] === 's' ? 1000 : 1);
-      };
-      const total = Number(/(\d+) requests in/.exec(out)?.[1] ?? NaN);
-      const non2xx = Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0);
-      const socket = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out);
-      resolve({
-        rps: Number(/Requests\/sec:\s*([\d.]+)/.exec(out)?.[1] ?? NaN),
-        p50: Math.round(ms('50') * 10) / 10,
-        p99: Math.round(ms('99') * 10) / 10,
-        total,
-        statuses: { '2xx/3xx': total - non2xx, other: non2xx },
-        // A read error is wrk seeing a connection closed by the server, as after a 413; none is expected here.
-        errors: socket ? Number(socket[1]) + Number(socket[2]) + Number(socket[3]) + Number(socket[4]) : 0,
-      });
-    });
-  });
 }
 
 type Generator = 'wrk' | 'autocannon';
@@ -313,8 +129,8 @@ async function load(
   const extraBefore = cpuMicros(extraPids);
   const result =
     generator === 'wrk'
-      ? await wrkRun(url, request, authorization, duration, Math.max(1, workers))
-      : await autocannonRun(url, request, authorization, duration, workers);
+      ? await wrkRun(url, request, authorization, duration, Math.max(1, workers), settings)
+      : await autocannonRun(url, request, authorization, duration, workers, settings);
   const cpu = cpuMicros(pids) - cpuBefore;
   const extraCpu = cpuMicros(extraPids) - extraBefore;
   target.served += result.total;
@@ -408,43 +224,6 @@ async function compare(pair: Pair): Promise<{ a: RunResult[]; b: RunResult[] }> 
 
 // ---------------------------------------------------------------------------------------------
 // Samples for the bare targets
-
-const SAMPLE_HEADERS = ['Content-Type', 'Content-Length', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Retry-After'];
-
-/** The reference's response to `request` as a bare target's environment (over https with the test CA for an https target). */
-async function sampleOf(
-  target: Target,
-  request: RequestSpec,
-  readBody: boolean,
-  extraEnv: Record<string, string> = {},
-): Promise<Record<string, string>> {
-  const url = new URL(`${target.origin}${request.path}`);
-  const headers: Record<string, string> = {
-    ...(request.key ? { authorization: `Bearer ${target.keys[request.key]}` } : {}),
-    ...(request.body ? { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(request.body)) } : {}),
-  };
-  const ca = url.protocol === 'https:' ? readFileSync(new URL('../tests/fixtures/tls/ca.pem', import.meta.url)) : undefined;
-  const response = await new Promise<{ status: number; headers: IncomingHttpHeaders; body: Buffer }>((resolve, reject) => {
-    const req = (url.protocol === 'https:' ? httpsRequest : httpRequest)(url, { method: request.method, headers, ca }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.setTimeout(10_000, () => req.destroy(new Error('no answer to the sample request within 10 s')));
-    req.end(request.body);
-  });
-  if (response.status !== request.status)
-    throw new Error(`${target.label} answered ${response.status} to the sample request, expected ${request.status}`);
-  const sampleHeaders: string[] = [];
-  for (const name of SAMPLE_HEADERS) {
-    const value = response.headers[name.toLowerCase()];
-    if (typeof value === 'string') sampleHeaders.push(name, value);
-  }
-  const sample = { status: response.status, headers: sampleHeaders, body: response.body.toString('base64'), readBody };
-  return { BENCH_TARGET: 'bare', BENCH_SAMPLE: JSON.stringify(sample), ...extraEnv };
-}
 
 // ---------------------------------------------------------------------------------------------
 // Scenarios
@@ -685,7 +464,14 @@ async function main(): Promise<void> {
       `${WRK_INSTALLED ? '' : ' (wrk not installed: apt-get install wrk)'}; ` +
       `load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`,
   );
+  const saturating = (tls: boolean) => async () => {
+    const line = await saturation(settings, tls);
+    console.log(line);
+    summary.push(line);
+  };
   const run: Record<ScenarioName, () => Promise<void>> = {
+    engine: saturating(false),
+    'engine-tls': saturating(true),
     ceiling,
     list: () => againstBare('list', LIST, 0.98),
     patch: () => againstBare('patch', PATCH, 0.85),

@@ -21,14 +21,33 @@
  *   redacted: every key of `record.secrets`, in every encoding, is its placeholder (`<API_KEY>`)
  *   before the hook sees it.
  * - Nothing is added to the request: headers and body go out exactly as given.
+ *
+ * Two ways out, under that one policy: `send` (node:http, one exchange with everything above) and
+ * `poolFor` (undici's `Pool`, for load: kept-alive connections at a fraction of node:http's CPU per
+ * request, the same TLS, deadline, body cap, no redirect, no decoding; it records nothing).
  */
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
-import { rootCertificates } from 'node:tls';
+import { createSecureContext, rootCertificates, type SecureContext } from 'node:tls';
+import { Pool, type Dispatcher } from 'undici';
 import { MAX_RECORDED_BODY, type RecordedExchange, type RecordedHeader } from './results.ts';
 import { redactorOf, type Secret } from './secrets.ts';
-import { stallVoidsDeadline, watchStalls } from './stall.ts';
+import { Deadlines } from './deadlines.ts';
+import { watchStalls } from './stall.ts';
+import { FREE_SOCKET_IDLE_MS, type FailureKind, headersOf, isTlsFailure, MAX_BODY_BYTES, TransportError } from './transport-errors.ts';
+
+export {
+  FREE_SOCKET_IDLE_MS,
+  type FailureKind,
+  headersOf,
+  isStaleConnection,
+  isTimeout,
+  isTlsFailure,
+  MAX_BODY_BYTES,
+  TransportError,
+  voidingStall,
+} from './transport-errors.ts';
 
 /** TLS of an https target. Verification is on unless `insecure` (the user's explicit opt-in). */
 export interface TlsOptions {
@@ -104,95 +123,6 @@ export interface OutboundResponse {
   stalledMs?: number;
 }
 
-/** Why a request got no complete answer. */
-export type FailureKind = 'timeout' | 'tls' | 'socket' | 'too-large' | 'aborted';
-
-/** A request without a complete answer; `code` is Node's or OpenSSL's error code when there is one. */
-export class TransportError extends Error {
-  readonly kind: FailureKind;
-  readonly code: string | undefined;
-  readonly sentAt: number;
-  readonly latencyMs: number;
-  /** The request went on a kept-alive connection that an earlier exchange had used. */
-  readonly reusedConnection: boolean;
-  /** Some of the answer (its status line) had arrived when the request failed. */
-  readonly answerStarted: boolean;
-  /** With `watchStalls`: the longest time this process was held from running while it waited. */
-  readonly stalledMs: number;
-
-  constructor(
-    kind: FailureKind,
-    message: string,
-    code: string | undefined,
-    sentAt: number,
-    latencyMs: number,
-    reusedConnection = false,
-    answerStarted = false,
-    stalledMs = 0,
-  ) {
-    super(message);
-    this.name = 'TransportError';
-    this.kind = kind;
-    this.code = code;
-    this.sentAt = sentAt;
-    this.latencyMs = latencyMs;
-    this.reusedConnection = reusedConnection;
-    this.answerStarted = answerStarted;
-    this.stalledMs = stalledMs;
-  }
-}
-
-/**
- * How long this process was held from running while a request that timed out waited, when that
- * leaves the timeout unjudgeable (`stallVoidsDeadline`): the run cannot tell a slow or silent server
- * from its own delay. Undefined for any other failure, and for a timeout the process kept.
- */
-export function voidingStall(error: unknown, deadlineMs: number): number | undefined {
-  return isTimeout(error) && stallVoidsDeadline(error.stalledMs, deadlineMs) ? error.stalledMs : undefined;
-}
-
-/** The request got no complete answer within its deadline: a hang, or a server too slow to tell from one. */
-export function isTimeout(error: unknown): error is TransportError {
-  return error instanceof TransportError && error.kind === 'timeout';
-}
-
-/**
- * True when `error` is a kept-alive connection that the peer closed as it was reused, before any
- * byte of an answer. A server closing an idle connection (its keep-alive timeout) may meet a
- * request already on its way: RFC 9112 §9.3.1 expects clients to recover from such a close, and
- * RFC 9110 §9.2.2 lets them send an idempotent request again. It says nothing of how the server
- * answers the request, so it is never evidence against the server.
- */
-export function isStaleConnection(error: unknown): boolean {
-  return (
-    error instanceof TransportError &&
-    error.kind === 'socket' &&
-    error.reusedConnection &&
-    !error.answerStarted &&
-    /^(ECONNRESET|EPIPE|ECONNABORTED)$/.test(error.code ?? '')
-  );
-}
-
-/** Bodies beyond this are refused: no answer of this API comes near it. */
-export const MAX_BODY_BYTES = 64 * 1024 * 1024;
-
-/** How long a kept-alive connection may sit idle before the client closes it. */
-export const FREE_SOCKET_IDLE_MS = 2000;
-
-/**
- * Error codes of a handshake that did not establish a verified peer: a certificate refused
- * (`CERT_*`, `UNABLE_TO_*`, self-signed, wrong name, untrusted) or the TLS protocol failing
- * (`ERR_SSL_*`, `ERR_TLS_*`, `EPROTO`).
- */
-const TLS_CODES =
-  /^(CERT_|UNABLE_TO_|DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|HOSTNAME_MISMATCH|ERR_TLS_|ERR_SSL_|EPROTO$)|CERT|SELF_SIGNED|UNTRUSTED|ALTNAME/;
-
-/** The one classification: true when `error` is a TLS handshake that did not establish a verified peer. */
-export function isTlsFailure(error: unknown): boolean {
-  const e = error as { code?: unknown; message?: unknown } | undefined;
-  return TLS_CODES.test(String(e?.code ?? '')) || /certificate/i.test(String(e?.message ?? ''));
-}
-
 /**
  * A `ca` option replaces Node's trusted roots: keep them beside it, with the file of
  * `NODE_EXTRA_CA_CERTS` (which Node adds to its defaults only).
@@ -210,9 +140,26 @@ function withDefaultRoots(ca: NonNullable<TlsOptions['ca']>): Array<string | Buf
   return [...rootCertificates, ...extra, ...(Array.isArray(ca) ? ca : [ca])];
 }
 
-/** The TLS options every https connection is made with: verification set explicitly. */
-function tlsOf(tls: TlsOptions = {}): { rejectUnauthorized: boolean; ca?: Array<string | Buffer> } {
-  return { rejectUnauthorized: tls.insecure !== true, ...(tls.ca !== undefined ? { ca: withDefaultRoots(tls.ca) } : {}) };
+/**
+ * One secure context per `ca` given: built from some 150 roots, a context made for each connection
+ * (what `ca` alone does) costs tens of milliseconds of CPU a handshake.
+ */
+const contexts = new Map<unknown, SecureContext>();
+function contextOf(ca: NonNullable<TlsOptions['ca']>): SecureContext {
+  let context = contexts.get(ca);
+  if (context === undefined) contexts.set(ca, (context = createSecureContext({ ca: withDefaultRoots(ca) })));
+  return context;
+}
+
+/**
+ * The TLS options every https connection is made with: verification set explicitly; a `ca` (kept
+ * for the agent's pooling key) with its context.
+ */
+function tlsOf(tls: TlsOptions = {}): { rejectUnauthorized: boolean; ca?: Array<string | Buffer>; secureContext?: SecureContext } {
+  return {
+    rejectUnauthorized: tls.insecure !== true,
+    ...(tls.ca !== undefined ? { ca: withDefaultRoots(tls.ca), secureContext: contextOf(tls.ca) } : {}),
+  };
 }
 
 /**
@@ -329,6 +276,7 @@ export function send(request: OutboundRequest, options: SendOptions): Promise<Ou
         // Set on every request (an http one ignores them): one object shape for Node's agent.
         rejectUnauthorized: options.tls?.insecure !== true,
         ca: secure && options.tls?.ca !== undefined ? withDefaultRoots(options.tls.ca) : undefined,
+        ...({ secureContext: secure && options.tls?.ca !== undefined ? contextOf(options.tls.ca) : undefined } as object),
       },
       (res) => {
         answerStarted = true;
@@ -360,5 +308,185 @@ export function send(request: OutboundRequest, options: SendOptions): Promise<Ou
     if (options.signal?.aborted) return onAbort();
     options.signal?.addEventListener('abort', onAbort, { once: true });
     req.end(request.body);
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Pools for load (undici)
+
+/** One request of a pool: a path on its origin; headers and body go out as given. */
+export interface PooledRequest {
+  method: string;
+  /** Path and query on the pool's origin, e.g. `/v1/inventory`. */
+  path: string;
+  headers: Record<string, string>;
+  body?: string;
+}
+
+export interface PooledSendOptions {
+  /** Wall-clock deadline of the whole exchange, to the last byte of the answer. */
+  deadlineMs: number;
+  /** Most body bytes read (default `MAX_BODY_BYTES`); beyond it the request fails (`too-large`). */
+  maxBodyBytes?: number;
+  /** Watch how long this process is held from running while the request waits (`core/stall.ts`). */
+  watchStalls?: boolean;
+}
+
+/** A complete answer from a pool. */
+export interface PooledResponse {
+  status: number;
+  /** Names lowercased; repeated fields joined as node:http joins them (`headersOf`). */
+  headers: Record<string, string>;
+  /** The body as sent (no content coding decoded), read as UTF-8. */
+  body: string;
+  /** `Date.now()` when the request was handed to the pool. */
+  sentAt: number;
+  /** `performance.now()` when the request's first byte was handed to its socket. */
+  writtenAt: number;
+  /** `Date.now()` when the answer was complete. */
+  receivedAt: number;
+  /** Milliseconds from handing the request to the pool to the last byte (monotonic clock). */
+  latencyMs: number;
+  /** With `watchStalls`: the longest time this process was held from running while it waited. */
+  stalledMs?: number;
+}
+
+/** A failure from a pool: a `TransportError` with the moment its first byte was written, if it was. */
+export class PooledError extends TransportError {
+  /** `performance.now()` when the request's first byte was handed to its socket (undefined: never written). */
+  writtenAt?: number;
+}
+
+/** Kept-alive connections to one origin; `close()` ends them all. */
+export interface ConnectionPool {
+  send(request: PooledRequest, options: PooledSendOptions): Promise<PooledResponse>;
+  /** Connections opened so far. */
+  readonly connectionsOpened: number;
+  close(): void;
+}
+
+/**
+ * A pool of kept-alive connections to the origin of `url` on undici, with the policy of `send`:
+ * TLS verified explicitly unless `tls.insecure`, extra CAs beside Node's roots (one secure context
+ * for the pool), no timeout of undici's own (the one deadline is `send`'s wall clock), idle
+ * connections closed after FREE_SOCKET_IDLE_MS, never retried.
+ */
+export function poolFor(url: string, tls: TlsOptions = {}, connections?: number): ConnectionPool {
+  const origin = new URL(url).origin;
+  const secure = origin.startsWith('https:');
+  const policy = tlsOf(tls);
+  const connect = secure
+    ? { rejectUnauthorized: policy.rejectUnauthorized, ...(policy.secureContext ? { secureContext: policy.secureContext } : {}) }
+    : {};
+  const pool = new Pool(origin, {
+    connections: connections ?? null,
+    pipelining: 1,
+    headersTimeout: 0,
+    bodyTimeout: 0,
+    keepAliveTimeout: FREE_SOCKET_IDLE_MS,
+    keepAliveMaxTimeout: FREE_SOCKET_IDLE_MS,
+    connect,
+  });
+  let opened = 0;
+  pool.on('connect', () => opened++);
+  pool.on('connectionError', () => undefined);
+  const deadlines = new Deadlines();
+  return {
+    send: (request, options) => dispatchOne(pool, secure, deadlines, request, options),
+    get connectionsOpened() {
+      return opened;
+    },
+    close: () => {
+      deadlines.stop();
+      void pool.destroy().catch(() => undefined);
+    },
+  };
+}
+
+/** One exchange on `pool`, under the wall-clock deadline and the body cap. */
+function dispatchOne(
+  pool: Pool,
+  secure: boolean,
+  deadlines: Deadlines,
+  request: PooledRequest,
+  options: PooledSendOptions,
+): Promise<PooledResponse> {
+  const maxBodyBytes = options.maxBodyBytes ?? MAX_BODY_BYTES;
+  const sentAt = Date.now();
+  const started = performance.now();
+  const stalls = options.watchStalls ? watchStalls() : undefined;
+  return new Promise((resolve, reject) => {
+    let settled = false;
+    let abort: ((error?: Error) => void) | undefined;
+    let writtenAt: number | undefined;
+    let answerStarted = false;
+    let status = 0;
+    let headers: Record<string, string> = {};
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const elapsed = () => Math.round((performance.now() - started) * 100) / 100;
+    const fail = (kind: FailureKind, message: string, code?: string) => {
+      if (settled) return;
+      settled = true;
+      deadlines.remove(expire);
+      const stalledMs = stalls?.longestSince(started) ?? 0;
+      stalls?.end();
+      abort?.();
+      const error = new PooledError(kind, message, code, sentAt, elapsed(), false, answerStarted, stalledMs);
+      error.writtenAt = writtenAt;
+      reject(error);
+    };
+    const expire = () => fail('timeout', `no complete response within ${options.deadlineMs} ms`, 'ETIMEDOUT');
+    deadlines.add(started + options.deadlineMs, expire);
+    const handler: Dispatcher.DispatchHandlers = {
+      onConnect(abortRequest) {
+        abort = abortRequest;
+        if (settled) return abortRequest();
+        writtenAt = performance.now();
+      },
+      onHeaders(statusCode, rawHeaders) {
+        answerStarted = true;
+        status = statusCode;
+        headers = headersOf(rawHeaders as unknown as Buffer[]);
+        return true;
+      },
+      onData(chunk) {
+        if (settled) return false;
+        size += chunk.length;
+        if (size > maxBodyBytes) {
+          fail('too-large', `response body larger than ${maxBodyBytes} bytes; reading stopped`, 'ERR_BODY_TOO_LARGE');
+          return false;
+        }
+        chunks.push(chunk);
+        return true;
+      },
+      onComplete() {
+        if (settled) return;
+        settled = true;
+        deadlines.remove(expire);
+        const stalledMs = stalls?.longestSince(started);
+        stalls?.end();
+        resolve({
+          status,
+          headers,
+          body: chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8'),
+          sentAt,
+          writtenAt: writtenAt ?? started,
+          receivedAt: Date.now(),
+          latencyMs: elapsed(),
+          ...(stalledMs !== undefined ? { stalledMs } : {}),
+        });
+      },
+      onError(error: NodeJS.ErrnoException) {
+        if (secure && isTlsFailure(error)) return fail('tls', error.message, error.code);
+        // undici's name for the peer closing mid-exchange is node:http's ECONNRESET, "socket hang up".
+        if (error.code === 'UND_ERR_SOCKET') return fail('socket', `socket hang up (${error.message})`, 'ECONNRESET');
+        fail('socket', error.message, error.code);
+      },
+    };
+    pool.dispatch(
+      { path: request.path, method: request.method as Dispatcher.HttpMethod, headers: request.headers, body: request.body },
+      handler,
+    );
   });
 }

@@ -22,7 +22,18 @@
  *   progress line or an error message.
  */
 import type { Agent, IncomingHttpHeaders } from 'node:http';
-import { agentFor, isTlsFailure, send, TransportError, voidingStall, type TlsOptions } from '../../core/transport.ts';
+import {
+  agentFor,
+  type ConnectionPool,
+  isTlsFailure,
+  PooledError,
+  type PooledRequest,
+  poolFor,
+  send,
+  TransportError,
+  voidingStall,
+  type TlsOptions,
+} from '../../core/transport.ts';
 
 export { agentFor, FREE_SOCKET_IDLE_MS, type TlsOptions } from '../../core/transport.ts';
 
@@ -166,6 +177,13 @@ export interface LoadFigures {
    * a lower bound of the server's own (`OutboundResponse.stalledMs`).
    */
   latencyFloorMs: LatencyFigures;
+  /**
+   * Milliseconds from the first byte of the first request to the first byte of the last of the
+   * first `connections` (a burst: how nearly "at once" it left; null when fewer than two were written).
+   */
+  sendSpreadMs: number | null;
+  /** Milliseconds from the first byte of the first request to the first complete answer (null without one). */
+  firstAnswerMs: number | null;
   /** `https` verified, `https` not verified (opt-in), or plain `http`. */
   tls: 'verified' | 'not verified' | 'none';
   stoppedBy: 'duration' | 'amount' | 'max-requests' | 'max-duration' | 'status' | 'tls' | 'held';
@@ -280,6 +298,8 @@ export type OneResult =
       newConnection: boolean;
       /** How long this process was held from running while the request waited. */
       heldMs: number;
+      /** `performance.now()` when its first byte was handed to the socket (a pooled request). */
+      writtenAt?: number;
     }
   | {
       ok: false;
@@ -289,6 +309,8 @@ export type OneResult =
       latencyMs: number;
       /** A timeout judged by a process held this long from running while it waited (`stallVoidsDeadline`). */
       heldMs?: number;
+      /** `performance.now()` when its first byte was handed to the socket, if it was (a pooled request). */
+      writtenAt?: number;
     };
 
 export interface OneRequest {
@@ -314,6 +336,7 @@ function failureOf(error: unknown, timeoutS: number): Extract<OneResult, { ok: f
   if (!(error instanceof TransportError))
     return { ok: false, kind: 'socket', error: describeError(error), sentAt: Date.now(), latencyMs: 0 };
   const { sentAt, latencyMs } = error;
+  const written = error instanceof PooledError && error.writtenAt !== undefined ? { writtenAt: error.writtenAt } : {};
   if (error.kind === 'timeout') {
     const heldMs = voidingStall(error, timeoutS * 1000);
     return {
@@ -323,9 +346,40 @@ function failureOf(error: unknown, timeoutS: number): Extract<OneResult, { ok: f
       sentAt,
       latencyMs,
       ...(heldMs !== undefined ? { heldMs } : {}),
+      ...written,
     };
   }
-  return { ok: false, kind: error.kind === 'tls' ? 'tls' : 'socket', error: describeError(error), sentAt, latencyMs };
+  return { ok: false, kind: error.kind === 'tls' ? 'tls' : 'socket', error: describeError(error), sentAt, latencyMs, ...written };
+}
+
+/** The request of `step` as a pool sends it: built once per step (the Authorization value only as a header). */
+function pooledRequestOf(step: LoadStep, authorization: string | undefined): PooledRequest {
+  const headers: Record<string, string> = { accept: 'application/json' };
+  if (authorization !== undefined) headers.authorization = authorization;
+  if (step.body !== undefined) {
+    headers['content-type'] = step.contentType ?? 'application/json';
+    headers['content-length'] = String(Buffer.byteLength(step.body));
+  }
+  return { method: step.method ?? 'GET', path: step.path, headers, ...(step.body !== undefined ? { body: step.body } : {}) };
+}
+
+/** One request on a run's pool. Never throws; never retried (a request the server dropped is lost). */
+function sendPooled(pool: ConnectionPool, request: PooledRequest, timeoutS: number): Promise<OneResult> {
+  return pool.send(request, { deadlineMs: timeoutS * 1000, watchStalls: true }).then(
+    (r): OneResult => ({
+      ok: true,
+      status: r.status,
+      headers: r.headers,
+      body: r.body,
+      sentAt: r.sentAt,
+      receivedAt: r.receivedAt,
+      latencyMs: r.latencyMs,
+      newConnection: false,
+      heldMs: r.stalledMs ?? 0,
+      writtenAt: r.writtenAt,
+    }),
+    (error: unknown) => failureOf(error, timeoutS),
+  );
 }
 
 /**
@@ -393,6 +447,19 @@ interface RunState {
   stepCursor: number;
   stoppedBy: LoadFigures['stoppedBy'];
   stopped: boolean;
+  /** `performance.now()` of the first and the last first byte written, and how many were; of the first complete answer. */
+  firstWrittenAt: number;
+  firstAnsweredAt: number;
+  lastWrittenAt: number;
+  written: number;
+}
+
+/** Notes when a request's first byte went out (undefined: it never did). */
+function noteWritten(state: RunState, writtenAt: number | undefined): void {
+  if (writtenAt === undefined) return;
+  state.written++;
+  state.firstWrittenAt = Math.min(state.firstWrittenAt, writtenAt);
+  state.lastWrittenAt = Math.max(state.lastWrittenAt, writtenAt);
 }
 
 function newRunState(): RunState {
@@ -418,6 +485,10 @@ function newRunState(): RunState {
     stepCursor: 0,
     stoppedBy: 'amount',
     stopped: false,
+    firstWrittenAt: Number.POSITIVE_INFINITY,
+    firstAnsweredAt: Number.POSITIVE_INFINITY,
+    lastWrittenAt: Number.NEGATIVE_INFINITY,
+    written: 0,
   };
 }
 
@@ -455,7 +526,6 @@ function recordResult(
     return;
   }
   state.answered++;
-  if (r.newConnection) state.connectionsOpened++;
   state.statusCodes[r.status] = (state.statusCodes[r.status] ?? 0) + 1;
   stepStats.statusCodes[r.status] = (stepStats.statusCodes[r.status] ?? 0) + 1;
   state.latencies.push(r.latencyMs);
@@ -521,6 +591,8 @@ function figuresOf(options: LoadRunOptions, state: RunState, connections: number
     errorRate: attempts === 0 ? 0 : round((answered - count2xx + socketErrors + timeouts - heldTimeouts + unanswered) / attempts, 6),
     latencyMs: latencyOf(state.latencies),
     latencyFloorMs: latencyOf(state.latencyFloors),
+    sendSpreadMs: state.written >= 2 ? round(state.lastWrittenAt - state.firstWrittenAt, 3) : null,
+    firstAnswerMs: state.written >= 1 && state.firstAnsweredAt < Infinity ? round(state.firstAnsweredAt - state.firstWrittenAt, 3) : null,
     tls: new URL(options.url).protocol !== 'https:' ? 'none' : options.tls?.insecure ? 'not verified' : 'verified',
     stoppedBy: state.stoppedBy,
   };
@@ -574,16 +646,22 @@ function startProgress(options: LoadRunOptions, state: RunState, startedAt: numb
  */
 function drive(options: LoadRunOptions, state: RunState, connections: number, startedAt: number): Promise<'drained' | 'hard'> {
   const model = options.model;
-  const origin = new URL(options.url).origin;
-  let agent = agentFor(options.url, options.tls);
+  let pool = poolFor(options.url, options.tls, connections);
+  let openedBefore = 0;
+  const requests = options.steps.map((step) => pooledRequestOf(step, options.authorization));
   const keep = sampler(options.sampleSize ?? 100);
   const stopOn = new Set(options.stopOnStatus ?? []);
   const timeoutS = options.timeoutS ?? 10;
   const timers: Array<() => void> = [];
+  const closePool = () => {
+    openedBefore += pool.connectionsOpened;
+    pool.close();
+  };
   return new Promise<'drained' | 'hard'>((resolve) => {
     const settle = (how: 'drained' | 'hard') => {
       for (const clear of timers) clear();
-      agent.destroy();
+      closePool();
+      state.connectionsOpened = openedBefore;
       resolve(how);
     };
     /** Whether the model still has requests to send (a burst its count, the others until stopped). */
@@ -597,8 +675,8 @@ function drive(options: LoadRunOptions, state: RunState, connections: number, st
         // connections of its own, as the first does: a reset it meets is the server's.
         if (state.inFlight > 0) return;
         if (state.sent > 0 && moreToSend()) {
-          agent.destroy();
-          agent = agentFor(options.url, options.tls);
+          closePool();
+          pool = poolFor(options.url, options.tls, connections);
         }
       }
       while (state.inFlight < connections && moreToSend()) fire();
@@ -609,20 +687,16 @@ function drive(options: LoadRunOptions, state: RunState, connections: number, st
         stopRun(state, 'held');
         return settleIfDone();
       }
-      const step = options.steps[state.stepCursor++ % options.steps.length]!;
+      const at = state.stepCursor++ % options.steps.length;
+      const step = options.steps[at]!;
+      // The spread is the first wave's (a burst larger than `connections` leaves in waves by design).
+      const firstWave = state.sent < connections;
       state.sent++;
       state.inFlight++;
-      void sendOne({
-        url: `${origin}${step.path}`,
-        method: step.method ?? 'GET',
-        authorization: options.authorization,
-        body: step.body,
-        contentType: step.contentType,
-        timeoutS,
-        agent,
-        tls: options.tls,
-      }).then((r) => {
+      void sendPooled(pool, requests[at]!, timeoutS).then((r) => {
         state.inFlight--;
+        if (firstWave) noteWritten(state, r.writtenAt);
+        if (r.ok) state.firstAnsweredAt = Math.min(state.firstAnsweredAt, performance.now());
         recordResult(state, options, step, r, keep, stopOn);
         if (model.kind !== 'open') pump();
         settleIfDone();
@@ -671,7 +745,7 @@ export async function runLoad(options: LoadRunOptions): Promise<LoadResult> {
   print(
     `[load] done ${options.label}: ${state.answered} responses in ${figures.durationS} s (${figures.requestsPerSecond} req/s), ` +
       `p99 ${figures.latencyMs.p99} ms, 5xx ${figures.count5xx}, socket errors ${state.socketErrors}, timeouts ${state.timeouts}, unanswered ${unanswered}, ` +
-      `dropped ${state.dropped}, stopped by ${state.stoppedBy}${state.tlsError ? ` (certificate refused: ${state.tlsError})` : ''}`,
+      `dropped ${state.dropped}${model.kind === 'burst' && figures.sendSpreadMs !== null ? `, sent within ${figures.sendSpreadMs} ms (first answer after ${figures.firstAnswerMs ?? 'none'} ms)` : ''}, stopped by ${state.stoppedBy}${state.tlsError ? ` (certificate refused: ${state.tlsError})` : ''}`,
   );
   const { samples, responses, stoppers, tlsError } = state;
   return { figures, samples, responses, stoppers, ...(tlsError ? { tlsError } : {}) };

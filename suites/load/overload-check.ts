@@ -31,6 +31,7 @@ import { runLoad, type LoadFigures, type RecordedResponse, type TlsOptions } fro
 import { parseRateLimitHeaders, secondsUntilReset, type RateLimitInfo } from '../lib/rate-limit.ts';
 import { holdAfter429 } from '../lib/retry-after.ts';
 import { PacingNotCertified } from '../pacing/client.ts';
+import { describeSpread, spreadFinding } from './burst-spread.ts';
 import { heldFinding, join, observing, probe, waitWithProgress, type Pacer, type ProbeFailure, type ProbeResponse } from './http.ts';
 
 /** Ledger ids and parts this check judges (suites/requirements.yaml). */
@@ -117,6 +118,10 @@ export interface BurstFigures {
   durationS: number;
   /** The `X-RateLimit-Reset` values the burst's 2xx responses carried: the window(s) it landed in. */
   resets: string[];
+  /** First byte of the first request to first byte of the last, ms (burst-spread.ts). */
+  sendSpreadMs: number | null;
+  /** First byte of the first request to the burst's first complete answer, ms. */
+  firstAnswerMs: number | null;
 }
 
 export interface OtherKeyFigures {
@@ -793,6 +798,8 @@ async function burst(ctx: Ctx, n: number, remaining: number): Promise<void> {
     lost: burstLost,
     durationS: f.durationS,
     resets,
+    sendSpreadMs: f.sendSpreadMs,
+    firstAnswerMs: f.firstAnswerMs,
   });
   ctx.evidence.push(
     `window ${n}: burst of Remaining + 1 = ${size} × GET ${ctx.listPath} on ${f.connections} connections in ${f.durationS} s: ` +
@@ -802,7 +809,7 @@ async function burst(ctx: Ctx, n: number, remaining: number): Promise<void> {
           .map(([c, k]) => `${k} × ${c}`)
           .join(', ') || 'no refusal'
       }` +
-      `${f.sent < size ? ` (${size - f.sent} not sent after the 429)` : ''}, lost ${burstLost}`,
+      `${f.sent < size ? ` (${size - f.sent} not sent after the 429)` : ''}, lost ${burstLost}; ${describeSpread(f)}`,
   );
 }
 
@@ -897,6 +904,9 @@ function summarize(ctx: Ctx, started: number): void {
     lostDetail: lostDetailOf(ctx.lostKinds),
   });
   findings.push(...judgement.findings);
+  const overAdmitted = judgement.findings.some((f) => f.part === OVERLOAD.admission && f.level === 'fail');
+  const spread = spreadFinding(figures.bursts, overAdmitted, OVERLOAD.id, OVERLOAD.admission);
+  if (spread) findings.push(spread);
   if (ctx.held.count > 0 && lost === 0) findings.push(heldFinding(OVERLOAD.id, OVERLOAD.refusals, ctx.held.count, ctx.held.longestMs));
   if (ctx.slow.count > 0 && lost === 0) findings.push(slowBurstFinding(ctx.slow.count, ctx.slow.slowestMs, ctx.config.timeoutS));
   Object.assign(figures, {

@@ -60,6 +60,23 @@ test('an untrusted certificate is refused: the load stops at once and no request
   }
 });
 
+test('NODE_TLS_REJECT_UNAUTHORIZED=0 changes nothing: the engine still refuses an untrusted certificate before the key leaves', async () => {
+  const api = await fakeApi(inventoryHandler(), TLS.untrusted());
+  const before = process.env.NODE_TLS_REJECT_UNAUTHORIZED;
+  process.env.NODE_TLS_REJECT_UNAUTHORIZED = '0';
+  try {
+    const r = await runLoad(burst(api.baseUrl));
+    expect(r.figures.stoppedBy).toBe('tls');
+    expect(r.figures.requests).toBe(0);
+    expect(api.authorizations).toEqual([]);
+    expect(api.counts).toEqual({});
+  } finally {
+    if (before === undefined) delete process.env.NODE_TLS_REJECT_UNAUTHORIZED;
+    else process.env.NODE_TLS_REJECT_UNAUTHORIZED = before;
+    await api.close();
+  }
+});
+
 test('both load checks fail against an untrusted certificate before any key leaves the machine', async () => {
   const api = await fakeApi(inventoryHandler(), TLS.untrusted());
   try {

@@ -1,0 +1,110 @@
+/**
+ * Scenarios `engine` and `engine-tls`: the harness's load engine (`suites/load/saturate.ts`, its
+ * closed model) against autocannon (in this thread) and `wrk -t1` when installed, at saturation
+ * on the same bare target, in alternated rounds. Over https the engine verifies the target's
+ * certificate (the test CA of `tests/fixtures/tls/`); autocannon cannot (it forces
+ * `rejectUnauthorized: false`), nor can wrk. Prints per round req/s and the generator's CPU per
+ * request (autocannon: this process; the engine: its own), then the medians of engine/autocannon
+ * and engine/wrk by req/s and autocannon/engine by CPU per request, with their intervals
+ * (bench/stats.ts), and what they show about the goal (≥ 0.9 by req/s, ≥ 1 by CPU).
+ */
+import { fileURLToPath } from 'node:url';
+import {
+  autocannonRun,
+  type Generated,
+  type GeneratorSettings,
+  type RequestSpec,
+  startEngine,
+  WRK_INSTALLED,
+  wrkRun,
+} from './generators.ts';
+import { startTarget, stopTarget } from './processes.ts';
+import { median, medianInterval, readGoal } from './stats.ts';
+
+const CA_FILE = fileURLToPath(new URL('../tests/fixtures/tls/ca.pem', import.meta.url));
+const BODY = JSON.stringify({ items: [{ id: 1, name: 'widget', quantity: 5 }], total: 1 });
+const SAMPLE = {
+  status: 200,
+  headers: ['Content-Type', 'application/json', 'X-RateLimit-Limit', '1000'],
+  body: Buffer.from(BODY).toString('base64'),
+  readBody: false,
+};
+const LIST: RequestSpec = { method: 'GET', path: '/v1/inventory', status: 200 };
+const AUTHORIZATION = 'Bearer bench-saturation-not-a-key';
+
+export interface SaturationSettings extends GeneratorSettings {
+  duration: number;
+  rounds: number;
+  warmup: number;
+}
+
+const withInterval = (values: number[]): string => {
+  const i = medianInterval(values);
+  return `${median(values).toFixed(3)}${i ? ` [${i.low.toFixed(2)}–${i.high.toFixed(2)}]` : ''}`;
+};
+
+function valid(label: string, g: Generated): void {
+  const bad = Object.keys(g.statuses).filter((c) => c !== '200' && c !== '2xx/3xx' && g.statuses[c] > 0);
+  if (g.errors > 0 || bad.length > 0)
+    throw new Error(`${label}: expected only 200, observed ${JSON.stringify(g.statuses)} and ${g.errors} errors`);
+}
+
+/** One scenario; returns its summary line. */
+export async function saturation(settings: SaturationSettings, tls: boolean): Promise<string> {
+  const scenario = tls ? 'engine-tls' : 'engine';
+  const target = await startTarget('bare', {
+    BENCH_TARGET: 'bare',
+    BENCH_SAMPLE: JSON.stringify(SAMPLE),
+    ...(tls ? { BENCH_TLS: '1' } : {}),
+  });
+  const engine = startEngine();
+  try {
+    const url = `${target.origin}${LIST.path}`;
+    const ca = tls ? CA_FILE : undefined;
+    const ours = () => engine.run(url, AUTHORIZATION, settings.duration, settings.connections, ca);
+    const cannon = async () => {
+      const before = process.cpuUsage();
+      const g = await autocannonRun(url, LIST, AUTHORIZATION, settings.duration, 0, settings);
+      const cpu = process.cpuUsage(before);
+      return { ...g, cpuUs: cpu.user + cpu.system };
+    };
+    const wrk = async () => ({ ...(await wrkRun(url, LIST, AUTHORIZATION, settings.duration, 1, settings)), cpuUs: Number.NaN });
+    const sides: [string, () => Promise<Generated & { cpuUs: number }>][] = [
+      ['engine', ours],
+      ['autocannon', cannon],
+      ...(WRK_INSTALLED ? [['wrk -t1', wrk] as [string, typeof wrk]] : []),
+    ];
+    await engine.run(url, AUTHORIZATION, settings.warmup, settings.connections, ca);
+    await autocannonRun(url, LIST, AUTHORIZATION, settings.warmup, 0, settings);
+    const byCannon: number[] = [];
+    const byWrk: number[] = [];
+    const cpuRatios: number[] = [];
+    for (let round = 1; round <= settings.rounds; round++) {
+      const order = round % 2 ? sides : [...sides].reverse();
+      const got: Record<string, Generated & { cpuUs: number }> = {};
+      for (const [name, run] of order) {
+        got[name] = await run();
+        valid(`${scenario} ${name}`, got[name]);
+      }
+      const cpu = (g: Generated & { cpuUs: number }) => g.cpuUs / Math.max(1, g.total);
+      byCannon.push(got.engine.rps / got.autocannon.rps);
+      cpuRatios.push(cpu(got.autocannon) / cpu(got.engine));
+      if (got['wrk -t1']) byWrk.push(got.engine.rps / got['wrk -t1'].rps);
+      console.log(
+        `  round ${String(round).padStart(2)}  ${Object.entries(got)
+          .map(([n, g]) => `${n} ${g.rps.toFixed(0)} req/s${Number.isNaN(g.cpuUs) ? '' : ` ${cpu(g).toFixed(1)} µs/req`}`)
+          .join(', ')}`,
+      );
+    }
+    const goal = (values: number[], level: number) => readGoal(medianInterval(values), level);
+    return (
+      `${scenario.padEnd(10)} ${settings.connections} connections${tls ? ', https (engine verified, autocannon and wrk not)' : ''}: ` +
+      `engine/autocannon ${withInterval(byCannon)} by req/s (goal >= 0.9: ${goal(byCannon, 0.9)}), ` +
+      `autocannon/engine ${withInterval(cpuRatios)} by CPU per request (goal >= 1: ${goal(cpuRatios, 1)})` +
+      (WRK_INSTALLED ? `, engine/wrk -t1 ${withInterval(byWrk)} by req/s` : '; wrk not installed (apt-get install wrk)')
+    );
+  } finally {
+    engine.stop();
+    await stopTarget(target);
+  }
+}
