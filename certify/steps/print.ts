@@ -129,12 +129,14 @@ export function printSummary(
   if (warned.length) say(`Warnings (${warned.length}, see conformance.md): ${warned.map((r) => r.id).join(', ')}\n`);
   const posted = report.journal ? [...report.journal.repair.messages, ...report.journal.end.messages] : [];
   const messages = messagesCountedText(posted, 4);
-  const footprint = footprintLine(report.footprint?.messages);
-  if (footprint) say(`${footprint}\n`);
-  else if (messages)
+  if (messages)
     say(
       `Left on the target, by design: ${messages} (to ${messageAddresses(posted).join(', ')}); the API cannot take a message back (not a failure)\n`,
     );
+  // The budget's own line when it adds to that: what it kept back, or messages posted nowhere in the journal.
+  const budget = report.footprint?.messages;
+  const footprint = footprintLine(budget);
+  if (footprint && (!messages || budget?.unexpectedlyQueued || Object.keys(budget?.refusedByBudget ?? {}).length)) say(`${footprint}\n`);
   for (const k of report.pacing ?? []) {
     // Each key's pacing only when verbose, unless it tells of a problem (a 429 sent early, a ban, another client).
     const speak = k.earlyRequests || k.suspectedBan || k.anotherClient ? say : detail;

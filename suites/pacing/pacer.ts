@@ -153,8 +153,7 @@ export class KeyPacer {
   private oneAtATime(): { runWide: boolean; reason: string } | undefined {
     if (this.traffic.untrusted) return { runWide: true, reason: this.traffic.untrusted };
     if (this.untrustedReason) return { runWide: false, reason: this.untrustedReason };
-    if (this.staticSuspect)
-      return { runWide: false, reason: `a counted response on ${this.options.label} showed X-RateLimit-Remaining at X-RateLimit-Limit` };
+    // Once at Limit is only suspect: a burst of Remaining + 1 still goes at once (an off-by-one limiter shows it; http-rules.md).
     return undefined;
   }
 

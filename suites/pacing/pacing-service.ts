@@ -144,6 +144,20 @@ function pumpKey(
   }
 }
 
+/** An `/observe` body as the pacer reads it: the status, the headers as pairs, when it was received, which service answered. */
+function observationOf(b: Record<string, unknown>, mode: Lease['mode'], nowMs: number) {
+  const headers = Array.isArray(b.headers)
+    ? (b.headers as unknown[][]).map(([name, value]) => ({ name: String(name), value: String(value) }))
+    : [];
+  return {
+    status: Number(b.status),
+    headers,
+    receivedAtMs: Number(b.receivedAtMs) || nowMs,
+    mode,
+    ...(typeof b.service === 'string' ? { service: b.service.slice(0, 200) } : {}),
+  };
+}
+
 export function pacingService(o: PacingServiceOptions): Service<PacingServiceReport> {
   const keys = new Map<string, KeyState>();
   const leases = new Map<string, Lease>();
@@ -215,16 +229,7 @@ export function pacingService(o: PacingServiceOptions): Service<PacingServiceRep
     '/observe': (b, answer) => {
       const lease = leases.get(String(b.lease));
       if (!lease) return answer({ error: 'unknown or ended lease' });
-      const headers = Array.isArray(b.headers)
-        ? (b.headers as unknown[][]).map(([name, value]) => ({ name: String(name), value: String(value) }))
-        : [];
-      const result = keyOf(lease.label).pacer.observe({
-        status: Number(b.status),
-        headers,
-        receivedAtMs: Number(b.receivedAtMs) || o.now(),
-        mode: lease.mode,
-        ...(typeof b.service === 'string' ? { service: b.service.slice(0, 200) } : {}),
-      });
+      const result = keyOf(lease.label).pacer.observe(observationOf(b, lease.mode, o.now()));
       lease.open--;
       if (lease.open <= 0) leases.delete(String(b.lease));
       if (result.holdAll) holdAll(lease.label, result.holdAll);

@@ -121,12 +121,13 @@ test('certify against the bundled reference server passes, writes every report w
   const baseline = path.join(dir, 'baseline.yaml');
   fs.writeFileSync(baseline, 'knownFailures:\n  - { id: INV-01, reason: listed to see it reported fixed }\n');
   try {
-    // Defaults everywhere except the load phase's length and latency threshold: inside `npm test`
+    // Defaults everywhere except the load phase's length and latency threshold (and the message bound): inside `npm test`
     // this run shares 2 cores with other certify runs (the fault matrix), and a saturated machine's
     // p99 says nothing about the pipeline under test. The load engineer's tests cover the defaults.
     const run = await certifyApart(
       ['--json', '--baseline', baseline, '--write-baseline', path.join(dir, 'written-baseline.yaml')],
-      { REPORTS_DIR: reports, LOAD_DURATION_S: '2', LOAD_P99_MS: '5000' },
+      // MAX_MESSAGES: the bundled server's messages cost nothing; every generated message case is sent (GEN-01 whole).
+      { REPORTS_DIR: reports, LOAD_DURATION_S: '2', LOAD_P99_MS: '5000', MAX_MESSAGES: '1000' },
       450_000,
     );
     await testInfo.attach('certify output', { body: run.stderr, contentType: 'text/plain' });

@@ -21,13 +21,18 @@ test.beforeAll(runInBackground);
 const RUN_TIMEOUT_MS = 900_000;
 /** Two hops more than the staging tests (nginx, TLS), at a lower priority beside a busy runner's other work: a request's deadlines are longer, no verdict rule changes. */
 const SLOW_RUNNER = { LOAD_TIMEOUT_S: '30', REQUEST_TIMEOUT_MS: '30000' };
+/** Every generated message case is sent (a test server's messages cost nothing): the generated requirements are certified whole. */
+const EVERY_MESSAGE = { MAX_MESSAGES: '1000' };
 
 /** certify through nginx before `target`; nginx is stopped whatever happens. */
 async function certifyThroughNginx(target: StagingTarget): Promise<StagingOutcome> {
   const nginx = await startNginx(target.env.BASE_URL!.replace(/\/v1\/?$/, ''));
   try {
     const env = { ...(throughProxy(target.env, nginx.url) as Record<string, string>), NODE_EXTRA_CA_CERTS: nginx.caFile };
-    return await certifyStaging({ ...target, env }, { env: { ...STAGING_ENV, ...SLOW_RUNNER }, timeoutMs: RUN_TIMEOUT_MS });
+    return await certifyStaging(
+      { ...target, env },
+      { env: { ...STAGING_ENV, ...SLOW_RUNNER, ...EVERY_MESSAGE }, timeoutMs: RUN_TIMEOUT_MS },
+    );
   } finally {
     await nginx.close();
   }

@@ -119,7 +119,10 @@ test('headers missing: no X-RateLimit-*, no Date, no Content-Type is reported, n
   expect((await api.listInventory()).status).toBe(200);
 });
 
-test('a 429 without Retry-After is an unplanned-429 failure that names what is missing', async ({ api }) => {
+test('a 429 without Retry-After leaves the check it interrupted not certified and fails RL-06 itself, naming what is missing', async ({
+  conformance,
+  pacing,
+}) => {
   nock(ORIGIN)
     .get('/v1/inventory')
     .reply(429, '', {
@@ -127,12 +130,19 @@ test('a 429 without Retry-After is an unplanned-429 failure that names what is m
       'X-RateLimit-Remaining': '0',
       'X-RateLimit-Reset': String(Math.floor(Date.now() / 1000) + 2),
     });
-  const err = await api.listInventory().then(
+  const annotations: { type: string; description: string }[] = [];
+  const client = createApi({ env: conformance, pacing, annotate: (a) => annotations.push(a) });
+  const err = await client.listInventory().then(
     () => undefined,
     (e: Error) => e,
   );
-  expect(err?.message).toMatch(/unplanned 429 on <API_KEY>.*Retry-After: missing/);
+  client.finish();
+  expect(err).toBeInstanceOf(NotCertified);
+  expect(err?.message).toMatch(/a 429 the check did not plan, on <API_KEY>.*Retry-After: missing.*the 429 itself fails RL-06/);
   expect(err?.message).not.toContain(KEY);
+  const met = annotations.filter((a) => a.type === 'met-finding').map((a) => JSON.parse(a.description));
+  expect(met.map((f) => f.id)).toContain('RL-06');
+  expect(JSON.stringify(annotations)).not.toContain(KEY);
 });
 
 test('a Retry-After beyond MAX_RETRY_AFTER_S makes the next request not certified instead of waiting', async ({ conformance, pacing }) => {
