@@ -36,7 +36,6 @@ export const LONG = [
   'certificate/replay.e2e.test.ts',
   'generated/replay.test.ts',
   'staging/token-bucket.test.ts',
-  'frontdoor/nginx.test.ts',
 ];
 
 /**

@@ -403,19 +403,9 @@ export class KeyPacer {
   }
 
   /**
-   * Another consumer of the key's limit, from one answer's Remaining (its request already counted
-   * out of `inflight`). Against the last quiet moment (nothing in flight on this key; R, the lowest
-   * Remaining its batch read): the server counted after R at most the run's requests granted since
-   * that batch began, on any label and either service, and those then in flight on other labels
-   * (a limit may be shared by several keys, or by the inventory and the quickstart). No limiter lowers
-   * Remaining otherwise: a fixed window only resets up, a sliding log, a weighted counter, a token
-   * bucket and GCRA only refill with time, whatever the order answers are read in. A Remaining below
-   * R minus those requests was spent by someone else: another client on the key, or a limit shared
-   * with other keys or callers (limiters.md: "A fall in Remaining beyond what it sent"). Only
-   * answers of one X-RateLimit-Limit and of one service are compared: a server may describe its
-   * minute window in one answer and its day window in the next (which window the headers describe
-   * is not stated), and the inventory and the quickstart, each at an address of its own, may count
-   * the key in limiters of their own.
+   * Another consumer of the key's limit: a Remaining below the last quiet moment's lowest reading
+   * minus every request the run sent since (any label, either service; no limiter lowers Remaining
+   * otherwise: limiters.md, "A fall in Remaining beyond what it sent"). docs/pacing.md says why.
    */
   private otherConsumer(remaining: number, limit: number | undefined, service: string): void {
     const quiet = this.quiet.get(service);
