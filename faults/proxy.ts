@@ -225,6 +225,18 @@ interface ProxyParts {
 }
 
 /**
+ * Once the answer is sent, the rest of a body nobody read is read and dropped, as node's server
+ * does for a body its handler never read: an upstream may refuse a body unread (413 on its declared
+ * length) and close, which ends the pipe into it; left paused, the rest stalls the client's
+ * kept-alive connection until the idle timeout resets it (nginx then answers its own 502).
+ */
+function drainRest(inc: http.IncomingMessage): void {
+  if (inc.readableEnded || inc.destroyed) return;
+  inc.unpipe();
+  inc.resume();
+}
+
+/**
  * Proxies one request through the fault's hooks: a banned key is answered at once; a request hook
  * may swallow, answer or rewrite; a response hook (or a 429, for the watcher) buffers the answer;
  * anything else streams. A failure before the answer started is a 502 Error body.
@@ -252,6 +264,7 @@ async function proxyOne(p: ProxyParts, inc: http.IncomingMessage, res: http.Serv
     let req: ProxyRequest = arrived;
     // A request without a body is not streamed, so that it can be sent again (see `upstreamOf`).
     const bodiless = !inc.headers['content-length'] && !inc.headers['transfer-encoding'];
+    if (!bodiless) res.once('finish', () => drainRest(inc));
     let stream: NodeJS.ReadableStream | undefined = bodiless ? undefined : inc;
     if (bodiless && !hooks.request) inc.resume();
     if (hooks.request) {

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import path from 'node:path';
 import { test, expect } from '../test.ts';
 import { startFaultProxy, headers, throughProxy, type FaultHooks } from '../../faults/proxy.ts';
@@ -339,6 +339,74 @@ test('a kept-alive upstream socket closed as it is reused is retried once, not a
       posted.push(r.status);
     }
     expect(posted, 'requests with a body, each after a kept-alive socket went back to the pool').toEqual([200, 200, 200]);
+  } finally {
+    await proxy.close();
+    await up.close();
+  }
+});
+
+/** An upstream that, like the reference server, refuses a declared body over 64 KiB at once with 413 and `Connection: close`, unread. */
+async function refusingUpstream() {
+  const server = http.createServer((req, res) => {
+    if (Number(req.headers['content-length'] ?? 0) > 65_536) {
+      res.writeHead(413, { 'Content-Type': 'application/json', Connection: 'close' });
+      return res.end('{"code":"payload_too_large"}');
+    }
+    req.resume();
+    req.on('end', () => res.end('{"ok":true}'));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () =>
+      new Promise<void>((r) => {
+        server.close(() => r());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+/**
+ * Writes `pieces` on one kept-alive connection to `origin`, 20 ms apart (as a proxy sends a body in
+ * buffers), and collects the status lines of the `expected` answers that come back within `ms`, and how it ended.
+ */
+function onOneConnection(origin: string, pieces: string[], expected: number, ms: number): Promise<{ statuses: string[]; ended: string }> {
+  const { hostname, port } = new URL(origin);
+  return new Promise((resolve) => {
+    let received = '';
+    const socket = net.connect(Number(port), hostname, async () => {
+      for (const piece of pieces) {
+        if (socket.destroyed) return;
+        socket.write(piece);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    });
+    const done = (ended: string) => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve({ statuses: received.match(/^HTTP\/1\.1 \d{3}/gm) ?? [], ended });
+    };
+    const timer = setTimeout(() => done('still open'), ms);
+    socket.on('data', (c: Buffer) => {
+      received += c.toString('latin1');
+      if ((received.match(/^HTTP\/1\.1 \d{3}/gm) ?? []).length === expected) done('answered');
+    });
+    socket.on('error', (e: NodeJS.ErrnoException) => done(e.code ?? e.message));
+    socket.on('close', () => done('closed'));
+  });
+}
+
+test("a body the upstream refused unread (413, Connection: close) is drained: the client's next request on its kept-alive connection is answered, never reset", async () => {
+  // nginx sends a whole body before it reads the answer and keeps its upstream connections alive:
+  // an unread rest of a refused body stalled the connection until its idle timeout reset it.
+  const up = await refusingUpstream();
+  const proxy = await startFaultProxy({ upstream: up.url });
+  try {
+    const head = 'POST /quickstart/messages HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n';
+    const body = Array.from({ length: 10 }, () => 'a'.repeat(10_000));
+    const small = 'PATCH /v1/inventory/1 HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}';
+    const seen = await onOneConnection(proxy.url, [head, ...body, small], 2, 3_000);
+    expect(seen).toEqual({ statuses: ['HTTP/1.1 413', 'HTTP/1.1 200'], ended: 'answered' });
   } finally {
     await proxy.close();
     await up.close();
