@@ -25,6 +25,7 @@ import { send } from './http/response.ts';
 import { loadInventorySeed, loadKeys } from './fixtures.ts';
 import { answerClientError } from './http/client-error.ts';
 import { BodyReader } from './http/body.ts';
+import { lingerOnClose } from './http/linger.ts';
 import type { AppState, Exchange } from './http/exchange.ts';
 import { Router, type RouteDef, type RouteMatch } from './http/router.ts';
 import { listInventory, updateInventory } from './inventory/routes.ts';
@@ -307,6 +308,7 @@ export async function startReferenceServer(options: ReferenceServerOptions = {})
     },
     (req, res) => app.onRequest(req, res),
   );
+  server.on('connection', lingerOnClose);
   server.on('clientError', app.onClientError);
   server.on('checkExpectation', app.onExpectation);
   await new Promise<void>((resolve, reject) => {

@@ -41,7 +41,7 @@ async function certifyThroughNginx(target: StagingTarget): Promise<{ outcome: St
 function describe(o: StagingOutcome, trouble: string[]): string {
   const lines = (r: Record<string, unknown>) =>
     Object.entries(r)
-      .map(([id, v]) => `    ${id}: ${String(v).slice(0, 400)}`)
+      .map(([id, v]) => `    ${id}: ${String(v).slice(0, 900)}`)
       .join('\n') || '    (none)';
   const log = trouble.length
     ? `\n  nginx's error log on its upstream:\n${trouble
