@@ -363,10 +363,11 @@ function pooledRequestOf(step: LoadStep, authorization: string | undefined): Poo
   return { method: step.method ?? 'GET', path: step.path, headers, ...(step.body !== undefined ? { body: step.body } : {}) };
 }
 
-/** One request on a run's pool. Never throws; never retried (a request the server dropped is lost). */
-function sendPooled(pool: ConnectionPool, request: PooledRequest, timeoutS: number): Promise<OneResult> {
-  return pool.send(request, { deadlineMs: timeoutS * 1000, watchStalls: true }).then(
-    (r): OneResult => ({
+/** One request on a run's pool; `done` hears its result. Never throws; never retried (a request the server dropped is lost). */
+function sendPooled(pool: ConnectionPool, request: PooledRequest, timeoutS: number, done: (r: OneResult) => void): void {
+  pool.send(request, { deadlineMs: timeoutS * 1000, watchStalls: true }, (error, r) => {
+    if (r === undefined) return done(failureOf(error, timeoutS));
+    done({
       ok: true,
       status: r.status,
       headers: r.headers,
@@ -377,9 +378,8 @@ function sendPooled(pool: ConnectionPool, request: PooledRequest, timeoutS: numb
       newConnection: false,
       heldMs: r.stalledMs ?? 0,
       writtenAt: r.writtenAt,
-    }),
-    (error: unknown) => failureOf(error, timeoutS),
-  );
+    });
+  });
 }
 
 /**
@@ -693,7 +693,7 @@ function drive(options: LoadRunOptions, state: RunState, connections: number, st
       const firstWave = state.sent < connections;
       state.sent++;
       state.inFlight++;
-      void sendPooled(pool, requests[at]!, timeoutS).then((r) => {
+      sendPooled(pool, requests[at]!, timeoutS, (r) => {
         state.inFlight--;
         if (firstWave) noteWritten(state, r.writtenAt);
         if (r.ok) state.firstAnsweredAt = Math.min(state.firstAnsweredAt, performance.now());
