@@ -8,9 +8,9 @@ import type { RecordedResponse } from './engine.ts';
 import { parseRateLimitHeaders, secondsUntilReset, type RateLimitInfo } from '../lib/rate-limit.ts';
 import { holdAfter429 } from '../lib/retry-after.ts';
 import type { ProbeFailure, ProbeResponse } from './http.ts';
-import type { Ctx } from './overload-recording.ts';
 import {
   KEY,
+  type LostKinds,
   OTHER,
   OVERLOAD,
   RESET_MARGIN_MS,
@@ -284,7 +284,7 @@ export function slowProbeFinding(error: string, other: ProbeResponse | ProbeFail
 }
 
 /** What the requests without an answer were, in words (the finding's observed value). */
-export function lostDetailOf(k: Ctx['lostKinds']): string {
+export function lostDetailOf(k: LostKinds): string {
   const parts = [
     `timeouts ${k.timeouts}`,
     `connection errors ${k.connectionErrors}`,

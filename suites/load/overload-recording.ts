@@ -8,7 +8,7 @@ import { parseRateLimitHeaders, secondsUntilReset } from '../lib/rate-limit.ts';
 import { spreadFinding } from './burst-spread.ts';
 import { heldFinding, join } from './http.ts';
 import { judgeWindows, lostDetailOf, slowBurstFinding } from './overload-judges.ts';
-import { KEY, OTHER, OVERLOAD, type OtherKeyFigures, type OverloadConfig, type OverloadFigures } from './overload-types.ts';
+import { KEY, OTHER, type LostKinds, OVERLOAD, type OtherKeyFigures, type OverloadConfig, type OverloadFigures } from './overload-types.ts';
 
 /** One overload check as it goes. */
 export interface Ctx {
@@ -30,7 +30,7 @@ export interface Ctx {
    * Requests without an answer that are evidence against the server (`lostOf`), by kind, and the
    * slowest answer of the bursts that lost requests (for the finding).
    */
-  lostKinds: { timeouts: number; connectionErrors: number; abandoned: number; probes: number; slowestAnswerMs: number };
+  lostKinds: LostKinds;
   /** Requests without an answer in time whose timeout a process held from running judged (not evidence), and the longest hold. */
   held: { count: number; longestMs: number };
   /**

@@ -154,3 +154,12 @@ export class Stop extends Error {
     this.f = f;
   }
 }
+
+/** A burst's requests without an answer, by kind, and the slowest answer the bursts did get. */
+export interface LostKinds {
+  timeouts: number;
+  connectionErrors: number;
+  abandoned: number;
+  probes: number;
+  slowestAnswerMs: number;
+}

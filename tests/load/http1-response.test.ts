@@ -19,7 +19,8 @@ function parse(text: string, size = text.length, maxBodyBytes = 1024, bodyless =
 }
 
 const LENGTH = 'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 11\r\nX-A: 1\r\nx-a: 2\r\n\r\n{"ok":true}';
-const CHUNKED = 'HTTP/1.1 429 Too Many Requests\r\nTransfer-Encoding: chunked\r\nRetry-After: 3\r\n\r\n4;ext=1\r\n{"ok\r\n7\r\n":true}\r\n0\r\nX-Trailer: t\r\n\r\n';
+const CHUNKED =
+  'HTTP/1.1 429 Too Many Requests\r\nTransfer-Encoding: chunked\r\nRetry-After: 3\r\n\r\n4;ext=1\r\n{"ok\r\n7\r\n":true}\r\n0\r\nX-Trailer: t\r\n\r\n';
 
 for (const size of [1, 2, 7, 1000]) {
   test(`Content-Length and chunked bodies read whole, in pieces of ${size} byte(s)`, () => {
