@@ -159,8 +159,9 @@ export interface EngineGenerator {
 
 const SATURATE_SCRIPT = fileURLToPath(new URL('../suites/load/saturate.ts', import.meta.url));
 
-export function startEngine(): EngineGenerator {
-  const child = spawn(process.execPath, ['--import', import.meta.resolve('tsx'), SATURATE_SCRIPT], { stdio: ['pipe', 'pipe', 'inherit'] });
+/** Starts the engine of this checkout, or of `script` (another checkout's `suites/load/saturate.ts`, to compare). */
+export function startEngine(script = SATURATE_SCRIPT): EngineGenerator {
+  const child = spawn(process.execPath, ['--import', import.meta.resolve('tsx'), script], { stdio: ['pipe', 'pipe', 'inherit'] });
   const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
   return {
     async run(url, authorization, duration, connections, caFile) {

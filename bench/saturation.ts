@@ -7,6 +7,8 @@
  * request (autocannon: this process; the engine: its own), then the medians of engine/autocannon
  * and engine/wrk by req/s and autocannon/engine by CPU per request, with their intervals
  * (bench/stats.ts), and what they show about the goal (≥ 0.9 by req/s, ≥ 1 by CPU).
+ * `BENCH_BASELINE_ENGINE` (another checkout's `suites/load/saturate.ts`) adds that engine to the
+ * rounds, and the ratio engine/baseline: two candidates of the engine measured side by side.
  */
 import { fileURLToPath } from 'node:url';
 import {
@@ -58,6 +60,8 @@ export async function saturation(settings: SaturationSettings, tls: boolean): Pr
     ...(tls ? { BENCH_TLS: '1' } : {}),
   });
   const engine = startEngine();
+  const baselineScript = process.env.BENCH_BASELINE_ENGINE;
+  const baseline = baselineScript ? startEngine(baselineScript) : undefined;
   try {
     const url = `${target.origin}${LIST.path}`;
     const ca = tls ? CA_FILE : undefined;
@@ -73,11 +77,15 @@ export async function saturation(settings: SaturationSettings, tls: boolean): Pr
       ['engine', ours],
       ['autocannon', cannon],
       ...(WRK_INSTALLED ? [['wrk -t1', wrk] as [string, typeof wrk]] : []),
+      ...(baseline
+        ? [['baseline', () => baseline.run(url, AUTHORIZATION, settings.duration, settings.connections, ca)] as [string, typeof wrk]]
+        : []),
     ];
     await engine.run(url, AUTHORIZATION, settings.warmup, settings.connections, ca);
     await autocannonRun(url, LIST, AUTHORIZATION, settings.warmup, 0, settings);
     const byCannon: number[] = [];
     const byWrk: number[] = [];
+    const byBaseline: number[] = [];
     const cpuRatios: number[] = [];
     for (let round = 1; round <= settings.rounds; round++) {
       const order = round % 2 ? sides : [...sides].reverse();
@@ -90,6 +98,7 @@ export async function saturation(settings: SaturationSettings, tls: boolean): Pr
       byCannon.push(got.engine.rps / got.autocannon.rps);
       cpuRatios.push(cpu(got.autocannon) / cpu(got.engine));
       if (got['wrk -t1']) byWrk.push(got.engine.rps / got['wrk -t1'].rps);
+      if (got.baseline) byBaseline.push(got.engine.rps / got.baseline.rps);
       console.log(
         `  round ${String(round).padStart(2)}  ${Object.entries(got)
           .map(([n, g]) => `${n} ${g.rps.toFixed(0)} req/s${Number.isNaN(g.cpuUs) ? '' : ` ${cpu(g).toFixed(1)} µs/req`}`)
@@ -101,10 +110,12 @@ export async function saturation(settings: SaturationSettings, tls: boolean): Pr
       `${scenario.padEnd(10)} ${settings.connections} connections${tls ? ', https (engine verified, autocannon and wrk not)' : ''}: ` +
       `engine/autocannon ${withInterval(byCannon)} by req/s (goal >= 0.9: ${goal(byCannon, 0.9)}), ` +
       `autocannon/engine ${withInterval(cpuRatios)} by CPU per request (goal >= 1: ${goal(cpuRatios, 1)})` +
-      (WRK_INSTALLED ? `, engine/wrk -t1 ${withInterval(byWrk)} by req/s` : '; wrk not installed (apt-get install wrk)')
+      (WRK_INSTALLED ? `, engine/wrk -t1 ${withInterval(byWrk)} by req/s` : '; wrk not installed (apt-get install wrk)') +
+      (baseline ? `, engine/baseline ${withInterval(byBaseline)} by req/s` : '')
     );
   } finally {
     engine.stop();
+    baseline?.stop();
     await stopTarget(target);
   }
 }

@@ -23,19 +23,29 @@
  * - Nothing is added to the request: headers and body go out exactly as given.
  *
  * Two ways out, under that one policy: `send` (node:http, one exchange with everything above) and
- * `poolFor` (undici's `Pool`, for load: kept-alive connections at a fraction of node:http's CPU per
- * request, the same TLS, deadline, body cap, no redirect, no decoding; it records nothing).
+ * `poolFor` (for load: kept-alive sockets opened here, each exchange framed by core/http1-pool.ts at
+ * a fraction of node:http's CPU per request; the same TLS, deadline, body cap, no redirect, no
+ * decoding; it records nothing).
  */
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
-import { createSecureContext, rootCertificates, type SecureContext } from 'node:tls';
-import { Pool, type Dispatcher } from 'undici';
+import { connect as netConnect, isIP } from 'node:net';
+import { createSecureContext, rootCertificates, type SecureContext, connect as tlsConnect, type TLSSocket } from 'node:tls';
+import { type ConnectionPool, type Connector, FramedPool } from './http1-pool.ts';
 import { MAX_RECORDED_BODY, type RecordedExchange, type RecordedHeader } from './results.ts';
 import { redactorOf, type Secret } from './secrets.ts';
-import { Deadlines } from './deadlines.ts';
 import { watchStalls } from './stall.ts';
-import { FREE_SOCKET_IDLE_MS, type FailureKind, headersOf, isTlsFailure, MAX_BODY_BYTES, TransportError } from './transport-errors.ts';
+import { type FailureKind, FREE_SOCKET_IDLE_MS, isTlsFailure, MAX_BODY_BYTES, TransportError } from './transport-errors.ts';
+
+export {
+  type ConnectionPool,
+  type PooledCallback,
+  PooledError,
+  type PooledRequest,
+  type PooledResponse,
+  type PooledSendOptions,
+} from './http1-pool.ts';
 
 export {
   FREE_SOCKET_IDLE_MS,
@@ -312,181 +322,42 @@ export function send(request: OutboundRequest, options: SendOptions): Promise<Ou
 }
 
 // ---------------------------------------------------------------------------------------------
-// Pools for load (undici)
-
-/** One request of a pool: a path on its origin; headers and body go out as given. */
-export interface PooledRequest {
-  method: string;
-  /** Path and query on the pool's origin, e.g. `/v1/inventory`. */
-  path: string;
-  headers: Record<string, string>;
-  body?: string;
-}
-
-export interface PooledSendOptions {
-  /** Wall-clock deadline of the whole exchange, to the last byte of the answer. */
-  deadlineMs: number;
-  /** Most body bytes read (default `MAX_BODY_BYTES`); beyond it the request fails (`too-large`). */
-  maxBodyBytes?: number;
-  /** Watch how long this process is held from running while the request waits (`core/stall.ts`). */
-  watchStalls?: boolean;
-}
-
-/** A complete answer from a pool. */
-export interface PooledResponse {
-  status: number;
-  /** Names lowercased; repeated fields joined as node:http joins them (`headersOf`). */
-  headers: Record<string, string>;
-  /** The body as sent (no content coding decoded), read as UTF-8. */
-  body: string;
-  /** `Date.now()` when the request was handed to the pool. */
-  sentAt: number;
-  /** `performance.now()` when the request's first byte was handed to its socket. */
-  writtenAt: number;
-  /** `Date.now()` when the answer was complete. */
-  receivedAt: number;
-  /** Milliseconds from handing the request to the pool to the last byte (monotonic clock). */
-  latencyMs: number;
-  /** With `watchStalls`: the longest time this process was held from running while it waited. */
-  stalledMs?: number;
-}
-
-/** A failure from a pool: a `TransportError` with the moment its first byte was written, if it was. */
-export class PooledError extends TransportError {
-  /** `performance.now()` when the request's first byte was handed to its socket (undefined: never written). */
-  writtenAt?: number;
-}
-
-/** Kept-alive connections to one origin; `close()` ends them all. */
-export interface ConnectionPool {
-  send(request: PooledRequest, options: PooledSendOptions): Promise<PooledResponse>;
-  /** Connections opened so far. */
-  readonly connectionsOpened: number;
-  close(): void;
-}
+// Pools for load
 
 /**
- * A pool of kept-alive connections to the origin of `url` on undici, with the policy of `send`:
- * TLS verified explicitly unless `tls.insecure`, extra CAs beside Node's roots (one secure context
- * for the pool), no timeout of undici's own (the one deadline is `send`'s wall clock), idle
- * connections closed after FREE_SOCKET_IDLE_MS, never retried.
+ * A pool of kept-alive connections to the origin of `url` (core/http1-pool.ts frames the exchanges)
+ * with the policy of `send`: TLS verified explicitly unless `tls.insecure` (and a socket whose peer
+ * was not verified never carries a byte of a request), extra CAs beside Node's roots (one secure
+ * context per `ca`), one wall-clock deadline per exchange, a body cap, no redirect, no decoding,
+ * idle connections closed after FREE_SOCKET_IDLE_MS, never retried.
  */
 export function poolFor(url: string, tls: TlsOptions = {}, connections?: number): ConnectionPool {
-  const origin = new URL(url).origin;
-  const secure = origin.startsWith('https:');
+  const target = new URL(url);
+  const secure = target.protocol === 'https:';
+  const host = target.hostname.replace(/^\[|\]$/g, '');
+  const port = Number(target.port || (secure ? 443 : 80));
   const policy = tlsOf(tls);
-  const connect = secure
-    ? { rejectUnauthorized: policy.rejectUnauthorized, ...(policy.secureContext ? { secureContext: policy.secureContext } : {}) }
-    : {};
-  const pool = new Pool(origin, {
-    connections: connections ?? null,
-    pipelining: 1,
-    headersTimeout: 0,
-    bodyTimeout: 0,
-    keepAliveTimeout: FREE_SOCKET_IDLE_MS,
-    keepAliveMaxTimeout: FREE_SOCKET_IDLE_MS,
-    connect,
-  });
-  let opened = 0;
-  pool.on('connect', () => opened++);
-  pool.on('connectionError', () => undefined);
-  const deadlines = new Deadlines();
-  return {
-    send: (request, options) => dispatchOne(pool, secure, deadlines, request, options),
-    get connectionsOpened() {
-      return opened;
-    },
-    close: () => {
-      deadlines.stop();
-      void pool.destroy().catch(() => undefined);
-    },
-  };
-}
-
-/** One exchange on `pool`, under the wall-clock deadline and the body cap. */
-function dispatchOne(
-  pool: Pool,
-  secure: boolean,
-  deadlines: Deadlines,
-  request: PooledRequest,
-  options: PooledSendOptions,
-): Promise<PooledResponse> {
-  const maxBodyBytes = options.maxBodyBytes ?? MAX_BODY_BYTES;
-  const sentAt = Date.now();
-  const started = performance.now();
-  const stalls = options.watchStalls ? watchStalls() : undefined;
-  return new Promise((resolve, reject) => {
-    let settled = false;
-    let abort: ((error?: Error) => void) | undefined;
-    let writtenAt: number | undefined;
-    let answerStarted = false;
-    let status = 0;
-    let headers: Record<string, string> = {};
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const elapsed = () => Math.round((performance.now() - started) * 100) / 100;
-    const fail = (kind: FailureKind, message: string, code?: string) => {
-      if (settled) return;
-      settled = true;
-      deadlines.remove(expire);
-      const stalledMs = stalls?.longestSince(started) ?? 0;
-      stalls?.end();
-      abort?.();
-      const error = new PooledError(kind, message, code, sentAt, elapsed(), false, answerStarted, stalledMs);
-      error.writtenAt = writtenAt;
-      reject(error);
-    };
-    const expire = () => fail('timeout', `no complete response within ${options.deadlineMs} ms`, 'ETIMEDOUT');
-    deadlines.add(started + options.deadlineMs, expire);
-    const handler: Dispatcher.DispatchHandlers = {
-      onConnect(abortRequest) {
-        abort = abortRequest;
-        if (settled) return abortRequest();
-        writtenAt = performance.now();
-      },
-      onHeaders(statusCode, rawHeaders) {
-        answerStarted = true;
-        status = statusCode;
-        headers = headersOf(rawHeaders as unknown as Buffer[]);
-        return true;
-      },
-      onData(chunk) {
-        if (settled) return false;
-        size += chunk.length;
-        if (size > maxBodyBytes) {
-          fail('too-large', `response body larger than ${maxBodyBytes} bytes; reading stopped`, 'ERR_BODY_TOO_LARGE');
-          return false;
-        }
-        chunks.push(chunk);
-        return true;
-      },
-      onComplete() {
-        if (settled) return;
-        settled = true;
-        deadlines.remove(expire);
-        const stalledMs = stalls?.longestSince(started);
-        stalls?.end();
-        resolve({
-          status,
-          headers,
-          body: chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8'),
-          sentAt,
-          writtenAt: writtenAt ?? started,
-          receivedAt: Date.now(),
-          latencyMs: elapsed(),
-          ...(stalledMs !== undefined ? { stalledMs } : {}),
-        });
-      },
-      onError(error: NodeJS.ErrnoException) {
-        if (secure && isTlsFailure(error)) return fail('tls', error.message, error.code);
-        // undici's name for the peer closing mid-exchange is node:http's ECONNRESET, "socket hang up".
-        if (error.code === 'UND_ERR_SOCKET') return fail('socket', `socket hang up (${error.message})`, 'ECONNRESET');
-        fail('socket', error.message, error.code);
-      },
-    };
-    pool.dispatch(
-      { path: request.path, method: request.method as Dispatcher.HttpMethod, headers: request.headers, body: request.body },
-      handler,
-    );
-  });
+  const servername = isIP(host) ? undefined : host;
+  const connector: Connector = secure
+    ? {
+        secure,
+        readyEvent: 'secureConnect',
+        connect: () =>
+          tlsConnect({
+            host,
+            port,
+            servername,
+            ALPNProtocols: ['http/1.1'],
+            rejectUnauthorized: policy.rejectUnauthorized,
+            ...(policy.secureContext ? { secureContext: policy.secureContext } : {}),
+          }),
+        refuse: (socket) =>
+          policy.rejectUnauthorized && !(socket as TLSSocket).authorized
+            ? Object.assign(new Error(`certificate not verified: ${(socket as TLSSocket).authorizationError ?? 'unknown'}`), {
+                code: 'ERR_TLS_CERT_NOT_VERIFIED',
+              })
+            : undefined,
+      }
+    : { secure, readyEvent: 'connect', connect: () => netConnect({ host, port }), refuse: () => undefined };
+  return new FramedPool(target.host, connector, connections ?? Number.POSITIVE_INFINITY);
 }

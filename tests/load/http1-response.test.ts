@@ -1,0 +1,55 @@
+/**
+ * The load pools' response parser (core/http1-response.ts) frames a body as RFC 9112 §6.3 says,
+ * whatever the split of the bytes on the wire, and refuses what it cannot frame.
+ */
+import { test, expect } from '../test.ts';
+import { ResponseParser } from '../../core/http1-response.ts';
+
+/** Feeds `text` split into pieces of `size` bytes; the first complete response, if any. */
+function parse(text: string, size = text.length, maxBodyBytes = 1024, bodyless = false) {
+  const parser = new ResponseParser(maxBodyBytes);
+  parser.reset(bodyless);
+  const bytes = Buffer.from(text, 'latin1');
+  for (let at = 0; at < bytes.length; at += size) {
+    const done = parser.feed(bytes.subarray(at, at + size));
+    if (done) return { ...done, text: Buffer.concat(done.body).toString('utf8') };
+  }
+  const end = parser.end();
+  return end ? { ...end, text: Buffer.concat(end.body).toString('utf8'), atClose: true } : undefined;
+}
+
+const LENGTH = 'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 11\r\nX-A: 1\r\nx-a: 2\r\n\r\n{"ok":true}';
+const CHUNKED =
+  'HTTP/1.1 429 Too Many Requests\r\nTransfer-Encoding: chunked\r\nRetry-After: 3\r\n\r\n4;ext=1\r\n{"ok\r\n7\r\n":true}\r\n0\r\nX-Trailer: t\r\n\r\n';
+
+for (const size of [1, 2, 7, 1000]) {
+  test(`Content-Length and chunked bodies read whole, in pieces of ${size} byte(s)`, () => {
+    const a = parse(LENGTH, size);
+    expect(a).toMatchObject({ status: 200, text: '{"ok":true}', closes: false });
+    expect(a?.headers).toMatchObject({ 'content-type': 'application/json', 'x-a': '1, 2' });
+    const b = parse(CHUNKED, size);
+    expect(b).toMatchObject({ status: 429, text: '{"ok":true}', closes: false });
+    expect(b?.headers['retry-after']).toBe('3');
+  });
+}
+
+test('no body for 204, 304 and HEAD; an interim 100 is skipped; no length reads to the close', () => {
+  expect(parse('HTTP/1.1 204 No Content\r\nX: y\r\n\r\n')).toMatchObject({ status: 204, text: '' });
+  expect(parse('HTTP/1.1 304 Not Modified\r\nContent-Length: 40\r\n\r\n')).toMatchObject({ status: 304, text: '' });
+  expect(parse('HTTP/1.1 200 OK\r\nContent-Length: 40\r\n\r\n', 5, 1024, true)).toMatchObject({ status: 200, text: '' });
+  expect(parse(`HTTP/1.1 100 Continue\r\n\r\n${LENGTH}`, 3)).toMatchObject({ status: 200, text: '{"ok":true}' });
+  const toClose = parse('HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nuntil the end', 4);
+  expect(toClose).toMatchObject({ status: 200, text: 'until the end', closes: true, atClose: true });
+  expect(parse('HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nhi')).toMatchObject({ text: 'hi', closes: true });
+});
+
+test('what cannot be framed is refused: a bad status line, a bad or conflicting length, a body past the cap', () => {
+  expect(() => parse('HTTP/2 200\r\n\r\n')).toThrow(/status line/);
+  expect(() => parse('HTTP/1.1 200 OK\r\nContent-Length: 2, 3\r\n\r\nhi')).toThrow(/Content-Length/);
+  expect(() => parse('HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n')).toThrow(/Content-Length/);
+  expect(() => parse('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n')).toThrow(/chunk size/);
+  expect(() => parse('HTTP/1.1 200 OK\r\nContent-Length: 20\r\n\r\n', 100, 10)).toThrow(RangeError);
+  expect(() => parse('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n14\r\n01234567890123456789\r\n0\r\n\r\n', 3, 10)).toThrow(
+    RangeError,
+  );
+});
