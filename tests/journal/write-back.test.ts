@@ -115,7 +115,7 @@ test("JOURNAL stock: another writer sets the test's pet to 4243 after the test c
     await t.otherWriter(pet.id, 4243);
     const before = t.s.writes.length;
     await stock.end();
-    expect(t.s.get(BigInt(pet.id))?.quantity, "the other writer's count survives").toBe(4243);
+    expect((t.s.get(BigInt(pet.id)) as InventoryItem | undefined)?.quantity, "the other writer's count survives").toBe(4243);
     expect(t.s.writes.slice(before), 'nothing written over it').toEqual([]);
     expect(warnings.join('\n')).toMatch(
       new RegExp(`UPD-02: pet ${pet.id} left alone: somebody else wrote it .*original ${pet.quantity}, the run wrote 777, found 4243`),
@@ -138,7 +138,7 @@ test('JOURNAL stock: the count found is the test’s own: it is put back as befo
     const pet = await stock.claim();
     await t.api.updateInventory(pet.id, { quantity: 777 });
     await stock.end();
-    for (const id of [1n, 2n, 3n, 4n]) expect(t.s.get(id)?.quantity, `pet ${id}`).toBe(Number(id) * 10);
+    for (const id of [1n, 2n, 3n, 4n]) expect((t.s.get(id) as InventoryItem | undefined)?.quantity, `pet ${id}`).toBe(Number(id) * 10);
     expect(readJournals(dir).flatMap((j) => j.open)).toEqual([]);
     expect(doneHows(dir)).not.toContain('left-alone');
   } finally {
