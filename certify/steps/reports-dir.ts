@@ -155,11 +155,15 @@ function classify(dir: string, known: Set<string>): { ours: string[]; foreign: s
   return { ours: [...files.filter(isOurs), ...inner.ours], foreign: [...files.filter((f) => !isOurs(f)), ...inner.foreign] };
 }
 
-/** A journal file (`journal/*.jsonl`) with an entry still open: the next run's input, never deleted by the cleanup. */
-function isOpenJournal(dir: string, rel: string): boolean {
+/**
+ * A journal file (`journal/*.jsonl`) with an entry still open, or a 429 whose Retry-After has not
+ * passed (steps/holds.ts): the next run's input, never deleted by the cleanup.
+ */
+function isOpenJournal(dir: string, rel: string, nowMs = Date.now()): boolean {
   if (path.dirname(rel) !== JOURNAL_DIR) return false;
   try {
-    return readJournalFile(dir, rel).open.length > 0;
+    const j = readJournalFile(dir, rel);
+    return j.open.length > 0 || j.limits.some((l) => l.untilMs > nowMs);
   } catch {
     return false;
   }

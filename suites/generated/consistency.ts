@@ -12,6 +12,8 @@ import { finding, type Finding } from '../../core/finding.ts';
 import { checkRegister, type RegisterOp } from './linearizability.ts';
 import { isUnsafeInteger } from './run-cases.ts';
 import { anotherWriterReason, countOrigin } from '../lib/count-origin.ts';
+import { countText } from '../lib/unrestored.ts';
+import { writeBackLeftAlone } from '../journal/decision.ts';
 
 export interface ConsistencyRun {
   petId: string;
@@ -199,6 +201,13 @@ async function restorePet(
   writes: string[],
   journaled: string | undefined,
 ): Promise<{ findings: Finding[]; notCertified?: string }> {
+  // The journal's rule (suites/journal/decision.ts): somebody else's count is left alone and named, never written over.
+  const before = (await api.inventory(ID)).find((e) => e.id === petId);
+  const alone = writeBackLeftAlone(petId, String(initial), writes, before ? countText(before.quantity) : null);
+  if (alone) {
+    if (journaled) api.journal?.done([journaled], 'left-alone', `${ID} (restore)`);
+    return { findings: [], notCertified: `${ID}: ${alone}` };
+  }
   const restored = await api.updateInventory(petId, { quantity: initial }, { evidence: false });
   const check = (await api.inventory(ID)).find((e) => e.id === petId);
   if (restored.status === 200 && check?.quantity === initial && journaled) api.journal?.done([journaled], 'restored', `${ID} (restore)`);

@@ -19,6 +19,7 @@ import { validValue } from './keywords.ts';
 import { writeJson } from './json-text.ts';
 import { countText, describeUnrestored, restorable, sameCount, type Unrestored } from '../lib/unrestored.ts';
 import { anotherClientBetweenWriteBacks } from '../lib/count-origin.ts';
+import { writeBackLeftAlone } from '../journal/decision.ts';
 import { sendWriteBack, transient5xxWarning } from '../lib/write-back.ts';
 import { emptyCoverageRun, runCoverage, type CoverageRun } from './run-coverage.ts';
 import type { CoverageCase } from './coverage.ts';
@@ -231,7 +232,7 @@ async function restore(
   values: Record<string, string>,
   item: Record<string, unknown>,
   changed: boolean,
-): Promise<{ findings: Finding[]; unrestored: Unrestored[]; warnings: string[]; notCertified?: string }> {
+): Promise<{ findings: Finding[]; unrestored: Unrestored[]; warnings: string[]; notCertified?: string; leftAlone?: boolean }> {
   const name = op.pathParameters[0]!.name;
   const source = sourceOf(name, operations)!;
   const read = async () => {
@@ -266,8 +267,12 @@ async function restore(
       warnings.push(`${op.id}: ${transient5xxWarning(values[name]!, countText(item[field]), first5xx, res.status)}`);
     return res;
   };
-  let now = changed ? undefined : await read();
-  if (same(now)) return { findings: [], unrestored: [], warnings };
+  let now = await read();
+  if (!changed && same(now)) return { findings: [], unrestored: [], warnings };
+  // The journal's rule (suites/journal/decision.ts): somebody else's count is left alone and named, never written over.
+  const pet = values[name]!;
+  const alone = now ? writeBackLeftAlone(pet, countText(item[field]), api.journal?.writtenOn(pet), countText(now[field])) : undefined;
+  if (alone) return { findings: [], unrestored: [], warnings, notCertified: `${op.id}: ${alone}`, leftAlone: true };
   let written = await writeBack();
   now = await readUntilSame();
   if (same(now)) return { findings: [], unrestored: [], warnings };
@@ -349,7 +354,7 @@ export async function runOperation(api: ApiClient, op: Operation, operations: Op
       run.warnings.push(...restored.warnings);
       if (restored.notCertified) run.notCertified = restored.notCertified;
       if (journaled && !restored.unrestored.length)
-        api.journal?.done([journaled], changed ? 'restored' : 'unchanged', `${op.id} (restore)`);
+        api.journal?.done([journaled], restored.leftAlone ? 'left-alone' : changed ? 'restored' : 'unchanged', `${op.id} (restore)`);
     }
   }
   run.requests = api.requests - start;

@@ -15,6 +15,8 @@ import { MessageBudgetSpent } from '../fixtures/message-place.ts';
 import { isUnsafeInteger } from './run-cases.ts';
 import { encodeToken, type ReplayToken } from './replay.ts';
 import { anotherWriterReason, countOrigin } from '../lib/count-origin.ts';
+import { countText } from '../lib/unrestored.ts';
+import { writeBackLeftAlone } from '../journal/decision.ts';
 
 const ID = 'GEN-06';
 
@@ -170,6 +172,17 @@ export interface StatefulRun {
  */
 async function restore(real: Real, foreign: (reason: string) => void): Promise<Finding[]> {
   if (!real.changed.size) return [];
+  // The journal's rule (suites/journal/decision.ts): a pet showing somebody else's count is left alone and named, never written over.
+  const before = await real.api.inventory(`${ID} (restore)`);
+  for (const [id, q] of [...real.changed]) {
+    const now = before.find((i) => i.id === id);
+    const alone = writeBackLeftAlone(id, String(q), (real.sent.get(id) ?? []).map(String), now ? countText(now.quantity) : null);
+    if (!alone) continue;
+    foreign(`${ID}: ${alone}`);
+    if (real.journaled.get(id)) real.api.journal?.done([real.journaled.get(id)!], 'left-alone', `${ID} (restore)`);
+    real.changed.delete(id);
+    real.journaled.delete(id);
+  }
   for (const [id, q] of real.changed) await real.api.updateInventory(id, { quantity: q }, { evidence: false });
   const items = await real.api.inventory(`${ID} (restore)`);
   const out: Finding[] = [];

@@ -52,3 +52,33 @@ export function leftAloneReason(petId: string, o: DecisionInput, why: 'another-w
         : "its journal does not say which counts the run wrote, so the count found may be another writer's";
   return `pet ${petId} left alone: ${cause} (${counts}); nothing was written over it. Set it to ${o.original} by hand only if the count found is not wanted`;
 }
+
+/**
+ * Before a check writes a pet's original back (its own restore, after reading the list): the same
+ * rule. The reason to leave the pet alone when the count found is somebody else's (neither the
+ * original nor a count the run wrote), else undefined (write it back). A pet not listed is the
+ * check's to judge; an unknown `written` (no journal) leaves the check as it was.
+ */
+export function writeBackLeftAlone(
+  petId: string,
+  original: string,
+  written: readonly string[] | undefined,
+  found: string | null,
+): string | undefined {
+  if (found === null || written === undefined) return undefined;
+  const d = repairDecision({ original, written, found });
+  return d.kind === 'left-alone' && d.why === 'another-writer' ? leftAloneReason(petId, { original, written, found }, d.why) : undefined;
+}
+
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
+
+/**
+ * Whether `petId` can name a pet at all: the list writes petId as an int64 integer (spec,
+ * InventoryItem). An id that cannot (`abc`, `1.5`, 2^63) was never a pet and is nothing to restore.
+ */
+export function canBeAPet(petId: string): boolean {
+  if (!/^-?\d{1,20}$/.test(petId)) return false;
+  const n = BigInt(petId);
+  return n >= INT64_MIN && n <= INT64_MAX;
+}

@@ -22,7 +22,7 @@ import {
 } from '../../core/journal.ts';
 import { countText, restorable, sameCount } from '../lib/unrestored.ts';
 import type { ApiClient, InventoryEntry } from '../fixtures/api.ts';
-import { leftAloneReason, repairDecision, writtenText, type RepairDecision } from './decision.ts';
+import { canBeAPet, leftAloneReason, repairDecision, writtenText, type RepairDecision } from './decision.ts';
 
 export { repairDecision, type RepairDecision } from './decision.ts';
 
@@ -170,8 +170,10 @@ export async function repairJournals(o: RepairOptions): Promise<RepairOutcome> {
       if (!o.dryRun) close(j.file, m.entry, 'reported');
     }
   }
-  const pets = petsOf(o.journals, o.target);
-  if (!pets.length) return out;
+  const all = petsOf(o.journals, o.target);
+  // An id no pet can have, not listed before the request on it: nothing to restore, whatever the list says.
+  const pets = all.filter((p) => p.original !== null || canBeAPet(p.petId));
+  if (!all.length) return out;
   const leave = (p: PetEntries, current: string | null, created: boolean, reason: string) =>
     out.left.push({
       petId: p.petId,
@@ -198,8 +200,13 @@ export async function repairJournals(o: RepairOptions): Promise<RepairOutcome> {
       file: p.records[0]!.file,
     });
   };
+  for (const p of all.filter((x) => !pets.includes(x))) {
+    if (o.dryRun) (out.planned ??= []).push({ ...NEVER_A_PET(p), found: null });
+    else closeAll(p, 'absent');
+  }
+  if (!pets.length) return out;
   try {
-    if (o.dryRun) out.planned = planPets(pets, await listed(o.api, `${o.by} (list)`));
+    if (o.dryRun) out.planned = [...(out.planned ?? []), ...planPets(pets, await listed(o.api, `${o.by} (list)`))];
     else await restorePets(o, pets, { closeAll, leave, leaveAlone });
   } catch (e) {
     out.stopped = o.api.redact((e as Error).message.split('\n')[0]!);
@@ -240,6 +247,14 @@ function decide(p: PetEntries & { original: string }, now: InventoryEntry | unde
   const found = now ? countText(now.quantity) : null;
   return { found, decision: repairDecision({ original: p.original, written: p.written, found }) };
 }
+
+const NEVER_A_PET = (p: PetEntries): Omit<PlannedPet, 'found'> => ({
+  petId: p.petId,
+  original: null,
+  written: p.written ?? null,
+  action: 'close',
+  reason: `pet ${p.petId} cannot name a pet (the list writes petId as an int64 integer): the requests on it created nothing`,
+});
 
 const CREATED = (petId: string) =>
   `pet ${petId} was not listed before the run sent a state-changing request on it and is listed now: the request created it (an upsert). The API has no way to delete a pet: delete it by hand`;

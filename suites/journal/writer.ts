@@ -37,6 +37,8 @@ export interface RunJournal {
   writing(petId: string, count: string, by: string): void;
   /** This process's open entry for the pet, if any. */
   openFor(petId: string): string | undefined;
+  /** The counts journaled as written on the pet's open entry (declared ones included); undefined when none is open. */
+  writtenOn(petId: string): string[] | undefined;
   /** Before posting a message: the API cannot take it back. */
   message(by: string): string;
   /** Closes entries: the change was put back and verified (or never happened). */
@@ -105,6 +107,11 @@ export function createRunJournal(o: {
     },
     writing,
     openFor: (petId) => open.get(petId),
+    writtenOn(petId) {
+      const entry = open.get(petId);
+      const c = entry === undefined ? undefined : counts.get(entry);
+      return c ? [...c.written] : undefined;
+    },
     message(by) {
       const entry = newEntryId();
       const address = o.apiUrl ? targetIdentity(o.apiUrl) : target;

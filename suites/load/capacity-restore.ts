@@ -5,6 +5,7 @@ import { stringifyJson } from '../lib/json.ts';
 import { join, waitWithProgress } from './http.ts';
 import { quantityOf, send } from './capacity-plan.ts';
 import { CAPACITY, type Ctx, KEY, type LeasedPet } from './capacity-types.ts';
+import { writeBackLeftAlone } from '../journal/decision.ts';
 
 /**
  * Writes `pet`'s original back once (a 5xx once more, suites/lib/write-back.ts) and reads the list:
@@ -42,6 +43,32 @@ export function warnTransient(ctx: Ctx, pet: LeasedPet, back: Awaited<ReturnType
 }
 
 /**
+ * The journal's rule (suites/journal/decision.ts) before the write-back: a listed count that is
+ * neither the original nor one the mix wrote is somebody else's; it is left alone (not certified, named).
+ */
+async function leftAlone(ctx: Ctx, pet: LeasedPet): Promise<boolean> {
+  const check = await send(ctx, 'GET', ctx.listUrl);
+  const found = check.ok && check.status === 200 ? quantityOf(check.body, pet.petId) : undefined;
+  const written = ctx.config.journal?.writtenOn(pet.petId);
+  const reason = found === undefined ? undefined : writeBackLeftAlone(pet.petId, String(pet.original), written, String(found));
+  if (!reason) return false;
+  if (pet.journaled) ctx.config.journal?.done([pet.journaled], 'left-alone', `${CAPACITY.id} (capacity mix restore)`);
+  ctx.figures.pet = { petId: pet.petId, original: pet.original, restored: false };
+  ctx.evidence.push(reason);
+  ctx.findings.push(
+    finding({
+      id: CAPACITY.id,
+      part: CAPACITY.restored,
+      level: 'not-certified',
+      message: reason,
+      expected: `quantity ${pet.original}`,
+      observed: `quantity ${found}`,
+    }),
+  );
+  return true;
+}
+
+/**
  * Puts the pet the mix changed back to its quantity and verifies it through the list. A write-back
  * answered 200 that the list does not show is sent once more: the same quantity shown again is the
  * server's (a finding), another one is another client's (not certified).
@@ -64,6 +91,7 @@ export async function restorePet(ctx: Ctx, pet: LeasedPet, notBefore: number): P
     return false;
   }
   if (waitMs > 0) await waitWithProgress(waitMs, `Retry-After on ${KEY} before restoring the stock`, ctx.progress);
+  if (await leftAlone(ctx, pet)) return false;
   let { back, now, first5xx } = await writeBackOnce(ctx, pet);
   const shown = now;
   const answered = (b: typeof back) => b.ok && b.status === 200;

@@ -6,9 +6,11 @@
  * reporter, so the error crosses the real boundary (its class is lost: only its text is kept).
  * Read back (core/playwright-report.ts) and judged, each requirement is not certified with the
  * reason and the gate passes (exit 0; 4 with --strict); an `Error` whose text imitates a stop fails.
+ * A signal (SIGINT) that stops the same three checks mid-check leaves each not certified naming it,
+ * and the gate exits with the signal's code (130), never the failure code.
  */
 import { test, expect } from '../test.ts';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -103,6 +105,79 @@ export default defineConfig({ testDir: ${JSON.stringify(dir)}, outputDir: ${JSON
     const forged = judged(report, 'forged');
     expect(forged.summary.fail, 'an Error imitating a stop is a failure').toBe(IDS.length);
     expect(forged.gate.exitCode).toBe(1);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+/**
+ * One spec whose three checks each wait inside where the checks wait (RL-05 in a worker-scoped
+ * sequence's fixture, RL-10 in a test fixture, LOAD-02 in the body), one worker each, each
+ * writing `<dir>/started-<id>` once it waits: a signal then stops all three mid-check.
+ */
+function waitingSpecOf(dir: string): string {
+  const started = (id: string) => `writeFileSync(${JSON.stringify(path.join(dir, `started-${id}`))}, '')`;
+  return `import { test as base } from '@playwright/test';
+import { writeFileSync } from 'node:fs';
+const wait = () => new Promise((r) => setTimeout(r, 120_000));
+const test = base.extend<{ each: void }, { sequence: void }>({
+  sequence: [async ({}, use) => { ${started('RL-05')}; await wait(); await use(); }, { scope: 'worker' }],
+  each: async ({}, use) => { ${started('RL-10')}; await wait(); await use(); },
+});
+test.describe.configure({ mode: 'parallel' });
+test('RL-05 [signal] judged on the 429 sequence', async ({ sequence }) => {});
+test('RL-10 [signal] no request is refused early', async ({ each }) => {});
+base('LOAD-02 [signal] a burst at the start of a fresh window', async () => { ${started('LOAD-02')}; await wait(); });
+`;
+}
+
+test('a signal stops the rate-limit and load checks mid-check (SIGINT while RL-05 waits in its sequence fixture, RL-10 in a test fixture, LOAD-02 in its body): each not certified naming the signal, never failed; the gate is interrupted with exit 130, not the failure code', async () => {
+  test.setTimeout(300_000);
+  fs.mkdirSync(path.join(ROOT, 'test-results'), { recursive: true });
+  const dir = fs.mkdtempSync(path.join(ROOT, 'test-results', 'harness-signal-'));
+  try {
+    fs.writeFileSync(path.join(dir, 'signal.spec.ts'), waitingSpecOf(dir));
+    fs.writeFileSync(
+      path.join(dir, 'signal.config.ts'),
+      `import { defineConfig } from '@playwright/test';
+export default defineConfig({ testDir: ${JSON.stringify(dir)}, outputDir: ${JSON.stringify(path.join(dir, 'out'))}, workers: 3, timeout: 200_000,
+  reporter: [['json', { outputFile: ${JSON.stringify(path.join(dir, 'results.json'))} }]], projects: [{ name: 'rate-limit' }] });
+`,
+    );
+    const child = spawn(path.join(ROOT, 'node_modules', '.bin', 'playwright'), ['test', '-c', path.join(dir, 'signal.config.ts')], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+    child.stderr!.on('data', (c: Buffer) => (out += c.toString()));
+    const ended = new Promise<void>((r) => child.on('close', () => r()));
+    const deadline = Date.now() + 180_000;
+    while (!IDS.every((id) => fs.existsSync(path.join(dir, `started-${id}`))) && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 200));
+    expect(
+      IDS.filter((id) => fs.existsSync(path.join(dir, `started-${id}`))),
+      `every check waits mid-check:\n${out.slice(-2000)}`,
+    ).toEqual(IDS);
+    child.kill('SIGINT');
+    await ended;
+    const file = path.join(dir, 'results.json');
+    expect(fs.existsSync(file), out.slice(-3000)).toBe(true);
+    const report = JSON.parse(fs.readFileSync(file, 'utf8'));
+    const v = computeVerdict({
+      ledger,
+      tests: testsFromJsonReport(report).filter((t) => t.title.includes('[signal]')),
+      profile: 'full',
+      target: { baseUrl: 'http://127.0.0.1:1/v1' },
+      generatedAt: '2026-12-01T00:00:00Z',
+      interrupted: { signal: 'SIGINT', exitCode: 130 },
+    });
+    for (const id of IDS)
+      expect(v.requirements.find((r) => r.id === id)?.status, `${id}: ${JSON.stringify(v.requirements)}`).toBe('skipped');
+    expect(v.notCertified.map((n) => n.id).sort()).toEqual([...IDS].sort());
+    for (const n of v.notCertified) expect(n.reason).toMatch(/stopped by SIGINT/);
+    expect(v.summary.fail).toBe(0);
+    expect(v.gate.exitCode, 'the signal’s exit code, not the failure code').toBe(130);
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }

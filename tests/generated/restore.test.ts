@@ -15,6 +15,11 @@ import { openapiDocument } from '../../schemas/index.ts';
 import { operationsOf } from '../../suites/generated/document.ts';
 import { coverageCases } from '../../suites/generated/coverage.ts';
 import { runOperation } from '../../suites/generated/run-cases.ts';
+import { createRunJournal } from '../../suites/journal/writer.ts';
+import { readJournals } from '../../core/journal.ts';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 
 const KEY = 'restore-test-key-0123456789abcdef';
 const OPS = operationsOf(openapiDocument());
@@ -37,6 +42,8 @@ interface Broken {
   foreignAfterRestore?: number;
   /** Conformant: items carry `updatedAt`, the time of their last update (it changes with the restore too). */
   stamped?: boolean;
+  /** Another client writes 4243 right after this many updates (before the restore). */
+  foreignAfterUpdates?: number;
 }
 
 async function startStore(broken: Broken) {
@@ -79,6 +86,7 @@ async function startStore(broken: Broken) {
         quantity = broken.dropRestore && q === 11 ? 0 : q;
         if (q === 11 && foreign < (broken.foreignAfterRestore ?? 0)) quantity = 4242 + foreign++;
         updates++;
+        if (updates === broken.foreignAfterUpdates) setImmediate(() => (quantity = 4243));
         res.writeHead(200, headers).end(`{"petId":1,"quantity":${quantity},"status":"available"}`);
         return;
       }
@@ -89,6 +97,7 @@ async function startStore(broken: Broken) {
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
     quantity: () => quantity,
+    updates: () => updates,
     close: () =>
       new Promise<void>((r) => {
         server.closeAllConnections();
@@ -97,19 +106,20 @@ async function startStore(broken: Broken) {
   };
 }
 
-async function run(broken: Broken) {
+async function run(broken: Broken, journalFile?: string) {
   const store = await startStore(broken);
   const coordinator = await startPacerCoordinator();
   try {
     const env = readEnv({ BASE_URL: store.url, API_URL: store.url, API_KEY: KEY });
-    const api = createApi({ env, pacing: pacingClient(coordinator.url), annotate: () => undefined });
+    const journal = journalFile ? createRunJournal({ file: journalFile, baseUrl: store.url, keys: { apiKey: KEY } }) : undefined;
+    const api = createApi({ env, pacing: pacingClient(coordinator.url), annotate: () => undefined, ...(journal ? { journal } : {}) });
     const out = await runOperation(api, UPDATE, OPS, {
       seed: 1,
       share: 1 + CASES.length,
       safeMethodsOnly: false,
       coverage: { cases: CASES, leftOut: [] },
     });
-    return { out, quantity: store.quantity() };
+    return { out, quantity: store.quantity(), updates: store.updates() };
   } finally {
     await coordinator.close();
     await store.close();
@@ -182,4 +192,22 @@ test('GEN-06 another client writes the pet after each write-back, another count 
   expect(out.notCertified).toMatch(
     /^updateInventory: pet 1 showed quantity 4242 after one write-back and 4243 after the next \(original 11\): another client wrote it meanwhile$/,
   );
+});
+
+test("GEN-06 another client writes the pet after the cases, before the restore (the journal says which counts the run wrote): the restore leaves the other writer's count, names the three counts, not certified; the entry closed as left alone", async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gen-restore-'));
+  try {
+    const { out, quantity, updates } = await run({ foreignAfterUpdates: CASES.length }, path.join(dir, 'journal', 'run.jsonl'));
+    expect(quantity, "the other writer's count survives").toBe(4243);
+    expect(updates, 'no write-back was sent').toBe(CASES.length);
+    expect(out.findings).toEqual([]);
+    expect(out.notCertified).toMatch(
+      /^updateInventory: pet 1 left alone: somebody else wrote it since the run did \(original 11, the run wrote (0 or -1|-1 or 0), found 4243\)/,
+    );
+    const records = readJournals(dir).flatMap((j) => j.records);
+    expect(records.some((r) => r.kind === 'done' && r.how === 'left-alone')).toBe(true);
+    expect(readJournals(dir).flatMap((j) => j.open)).toEqual([]);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 });

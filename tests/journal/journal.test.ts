@@ -155,6 +155,35 @@ test("JOURNAL the reports folder keeps a journal with an open entry through the 
   expect(readJournals(reports).filter((j) => j.open.length)).toHaveLength(2);
 });
 
+test("JOURNAL the next run's cleanup keeps a journal holding only a 429 whose Retry-After has not passed (the next run's hold); one whose Retry-After has passed goes", ({
+  scratch,
+}) => {
+  const dir = folderIn(scratch);
+  const reports = path.join(dir, 'reports');
+  const first = prepareReportsDir(reports, { home: dir, repoRoot: path.join(dir, 'repo') });
+  expect(first.ok).toBe(true);
+  const limit = (untilMs: number) => ({
+    v: 1 as const,
+    kind: 'limit' as const,
+    entry: newEntryId(),
+    at: new Date().toISOString(),
+    by: 'pacer (certify)',
+    target: 'http://127.0.0.1:8080/v1',
+    label: '<RATE_LIMIT_KEY>',
+    retryAfter: '10',
+    date: new Date().toUTCString(),
+    untilMs,
+  });
+  const pending = newJournalName(new Date('2026-11-25T10:00:00Z'));
+  const passed = newJournalName(new Date('2026-11-25T11:00:00Z'));
+  appendRecord(path.join(reports, pending), limit(Date.now() + 60_000));
+  appendRecord(path.join(reports, passed), limit(Date.now() - 1_000));
+  if (first.ok) first.finish();
+  expect(prepareReportsDir(reports, { home: dir, repoRoot: path.join(dir, 'repo') }).ok).toBe(true);
+  expect(fs.existsSync(path.join(reports, pending)), 'the pending 429 survives').toBe(true);
+  expect(fs.existsSync(path.join(reports, passed)), 'a 429 that has passed is deleted').toBe(false);
+});
+
 test('JOURNAL a writer never writes a key in any encoding, even when a check name carries one; the target is written without userinfo or query', ({
   scratch,
 }) => {

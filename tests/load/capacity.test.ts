@@ -10,6 +10,11 @@ import { startReferenceServer } from '../../reference-server/app.ts';
 import { formatFinding } from '../../core/finding.ts';
 import { judgeThreshold, runCapacityCheck, type CapacityConfig } from '../../suites/load/capacity-check.ts';
 import { capacityConfig, fakeApi, inventoryHandler, pacerPerTest, RecordingStore } from './helpers.ts';
+import { createRunJournal } from '../../suites/journal/writer.ts';
+import { readJournals } from '../../core/journal.ts';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 
 const KEY = 'test-load-key-0123456789';
 const pacer = pacerPerTest();
@@ -243,5 +248,33 @@ test('a LOAD_KEY that meets its limit stops the load at the first 429 (not certi
     expect(store.early('key:free')).toBe(0);
   } finally {
     await server.close();
+  }
+});
+
+test("LOAD-01 with the run's journal: another client's count found before the mix's write-back is left alone (never written over), named with the three counts, not certified; the entry closed as left alone", async () => {
+  const api = await fakeApi(inventoryHandler({ anotherClientWrites: true }));
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'capacity-journal-'));
+  try {
+    const journal = createRunJournal({ file: path.join(dir, 'journal', 'run.jsonl'), baseUrl: api.baseUrl, keys: { loadKey: KEY } });
+    const outcome = await runCapacityCheck(config(api.baseUrl, { mode: 'mix', journal }));
+    expect(fails(outcome)).toEqual([]);
+    const alone = outcome.findings.find((f) => f.part === 'restored');
+    expect(alone).toMatchObject({ id: 'LOAD-01', level: 'not-certified', expected: 'quantity 12' });
+    expect(alone?.message).toMatch(
+      /^pet 1 left alone: somebody else wrote it since the run did \(original 12, the run wrote 13, found 42\d\d\)/,
+    );
+    expect(
+      outcome.evidence.some((l) => /restore PATCH/.test(l)),
+      'no write-back was sent',
+    ).toBe(false);
+    expect(
+      readJournals(dir)
+        .flatMap((j) => j.records)
+        .some((r) => r.kind === 'done' && r.how === 'left-alone'),
+    ).toBe(true);
+    expect(readJournals(dir).flatMap((j) => j.open)).toEqual([]);
+  } finally {
+    await api.close();
+    fs.rmSync(dir, { recursive: true, force: true });
   }
 });
