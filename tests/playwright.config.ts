@@ -36,6 +36,7 @@ export const LONG = [
   'certificate/replay.e2e.test.ts',
   'generated/replay.test.ts',
   'staging/token-bucket.test.ts',
+  'frontdoor/haproxy.test.ts',
 ];
 
 /**

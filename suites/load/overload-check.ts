@@ -32,6 +32,7 @@ import { parseRateLimitHeaders, secondsUntilReset, type RateLimitInfo } from '..
 import { holdAfter429 } from '../lib/retry-after.ts';
 import { PacingNotCertified } from '../pacing/client.ts';
 import { describeSpread, spreadFinding } from './burst-spread.ts';
+import { outsidePlan, outsidePlanFindings } from './outside-plan.ts';
 import { heldFinding, join, observing, probe, waitWithProgress, type Pacer, type ProbeFailure, type ProbeResponse } from './http.ts';
 
 /** Ledger ids and parts this check judges (suites/requirements.yaml). */
@@ -411,6 +412,8 @@ interface Ctx {
   resetAt: number;
   /** A burst's 429 is pending: the next probe after it judges the recovery. */
   refusedSinceProbe: boolean;
+  /** 429s outside the plan (no X-RateLimit-* at all: another limit than the key's, outside-plan.ts): never judged as the key's refusals. */
+  outside: RecordedResponse[];
   other: OtherKeyFigures | null;
 }
 
@@ -449,6 +452,7 @@ function newCtx(config: OverloadConfig): Ctx {
     notBefore: 0,
     resetAt: 0,
     refusedSinceProbe: false,
+    outside: [],
     other: config.otherKey
       ? { probes: 0, statuses: [], latenciesMs: [], maxLatencyMs: null, thresholdMs: config.otherKeyThresholdMs ?? null }
       : null,
@@ -458,6 +462,7 @@ function newCtx(config: OverloadConfig): Ctx {
 /** Takes one response on the key into account (`counted`: already among `earlier`): the run's own requests, a 429's hold, the window's reset. */
 function note(ctx: Ctx, r: RecordedResponse, counted = false): void {
   if (!counted) ctx.ownAt.push(r.receivedAt);
+  if (outsidePlan(r)) return void ctx.outside.push(r);
   const ok = r.status >= 200 && r.status < 300;
   if (!ok && r.status !== 429) return;
   ctx.seen.push(r);
@@ -557,6 +562,7 @@ async function probeKey(ctx: Ctx, what: string): Promise<ProbeResponse> {
   }
   // A probe answered otherwise (an unusable key, a 5xx) ends the check with its own finding.
   note(ctx, { step: 'probe', status: r.status, headers: r.headers, receivedAt: r.receivedAt });
+  if (ctx.outside.length) throw stopOutside(ctx, what);
   return r;
 }
 
@@ -811,6 +817,20 @@ async function burst(ctx: Ctx, n: number, remaining: number): Promise<void> {
       }` +
       `${f.sent < size ? ` (${size - f.sent} not sent after the 429)` : ''}, lost ${burstLost}; ${describeSpread(f)}`,
   );
+  if (ctx.outside.length) throw stopOutside(ctx, `burst ${n}`);
+}
+
+/** A 429 outside the plan met in `what`: what it breaks joins the findings, the check stops not certified. */
+function stopOutside(ctx: Ctx, what: string): Stop {
+  const [stop, ...broken] = outsidePlanFindings(ctx.outside, {
+    id: OVERLOAD.id,
+    what,
+    listUrl: ctx.listUrl,
+    listPath: ctx.listPath,
+    keyLabel: KEY,
+  });
+  ctx.findings.push(...broken);
+  return new Stop(stop!);
 }
 
 /**
