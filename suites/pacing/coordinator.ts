@@ -197,7 +197,7 @@ function tellingRefusals(routes: Record<string, Route>, onRefusal: (r: Refusal) 
           const r = a as { heldUntilMs?: number; blockedForMs?: number; holdAll?: { untilMs: number } };
           const untilMs = Math.max(r.heldUntilMs ?? 0, receivedAtMs + (r.blockedForMs ?? 0), r.holdAll?.untilMs ?? 0);
           // After a fixed hold of the run's own (no Retry-After) the server promised nothing: no ban is read into its next 429.
-          const afterWait = seen !== undefined && seen.stated && !seen.answered && receivedAtMs >= seen.untilMs;
+          const afterWait = seen?.stated === true && !seen.answered && receivedAtMs >= seen.untilMs;
           last.set(label, { untilMs, stated: header('retry-after') !== null, answered: false });
           try {
             onRefusal({
