@@ -141,7 +141,11 @@ test('JOURNAL repair: stopped before it could read the list, an id that was not 
   const out = await repairJournals({ api, reportsDir: dir, journals: readJournals(dir), target: TARGET, by: 'repair' });
   expect(out.stopped).toMatch(/unplanned 429/);
   expect(out.left.map((l) => l.petId)).toEqual(['1']);
-  expect(readJournals(dir)[0]!.open.map((e) => (e as ChangeRecord).petId).sort()).toEqual(['1', 'abc']);
+  expect(
+    readJournals(dir)[0]!
+      .open.map((e) => (e as ChangeRecord).petId)
+      .sort(),
+  ).toEqual(['1', 'abc']);
 });
 
 test("JOURNAL repair: another target's entries are left alone and named; a message is named (it cannot be undone) and closed as reported", async ({
