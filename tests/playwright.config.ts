@@ -37,6 +37,7 @@ export const LONG = [
   'generated/replay.test.ts',
   'staging/token-bucket.test.ts',
   'frontdoor/nginx.test.ts',
+  'frontdoor/haproxy.test.ts',
 ];
 
 /**

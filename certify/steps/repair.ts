@@ -52,6 +52,8 @@ export async function repairWith(o: RepairInput): Promise<{ outcome: RepairOutco
     pacing: pacingClient(o.env.CONFORMANCE_PACER_URL),
     annotate: () => undefined,
     requirementId: o.by,
+    // Restores go out on keys closed for the checks once their holds have passed (never while a 429 is pending).
+    restore: true,
     notCertified: (reason) => {
       throw new Error(reason);
     },
@@ -156,7 +158,9 @@ export function journalProblem(report: JournalReport | undefined): RunProblem | 
   }));
   const list = pets
     .map((p) =>
-      p.created ? `pet ${p.petId} (created by the run)` : `pet ${p.petId} (original ${p.original}, now ${p.current ?? 'missing'})`,
+      p.created
+        ? `pet ${p.petId} (created by the run)`
+        : `pet ${p.petId} (original ${p.original}, now ${p.current ?? (p.action.startsWith('not tried') ? 'not read' : 'missing')})`,
     )
     .join(', ');
   return {

@@ -211,7 +211,8 @@ export async function repairJournals(o: RepairOptions): Promise<RepairOutcome> {
   } catch (e) {
     out.stopped = o.api.redact((e as Error).message.split('\n')[0]!);
     const done = new Set([...out.restored, ...out.left, ...out.leftAlone!].map((r) => r.petId));
-    for (const p of pets.filter((x) => !done.has(x.petId)))
+    // An id that was not a pet before the request (not listed) has nothing to put back: it stays open for the next repair's list, never "left changed".
+    for (const p of pets.filter((x) => !done.has(x.petId) && x.original !== null))
       leave(p, null, false, `not tried: the repair stopped (${out.stopped}); run \`inventory-conformance restore\` later`);
   }
   return out;

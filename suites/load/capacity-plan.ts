@@ -64,10 +64,19 @@ export function paceFailure(ctx: Ctx, error: unknown): void {
 }
 
 /** One set-up or restore request under its own grant. */
-export async function send(ctx: Ctx, method: 'GET' | 'PATCH', url: string, body?: string): Promise<ProbeResponse | ProbeFailure> {
+export async function send(
+  ctx: Ctx,
+  method: 'GET' | 'PATCH',
+  url: string,
+  body?: string,
+  restore = false,
+): Promise<ProbeResponse | ProbeFailure> {
   let lease;
   try {
-    lease = observing(await ctx.config.pacer.acquire(KEY, { mode: 'paced', count: 1 }), ctx.config.baseUrl);
+    lease = observing(
+      await ctx.config.pacer.acquire(KEY, { mode: 'paced', count: 1, ...(restore ? { restore } : {}) }),
+      ctx.config.baseUrl,
+    );
   } catch (error) {
     paceFailure(ctx, error);
     return { ok: false, error: 'not sent: the pacer held the key', latencyMs: 0 };

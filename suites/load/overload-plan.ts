@@ -8,6 +8,7 @@ import { finding } from '../../core/finding.ts';
 import { runLoad } from './engine.ts';
 import { parseRateLimitHeaders, secondsUntilReset } from '../lib/rate-limit.ts';
 import { describeSpread } from './burst-spread.ts';
+import { outsidePlanFindings } from './outside-plan.ts';
 import { heldFinding, observing, probe, waitWithProgress, type ProbeFailure, type ProbeResponse } from './http.ts';
 import {
   accountingWindowS,
@@ -71,6 +72,7 @@ export async function probeKey(ctx: Ctx, what: string): Promise<ProbeResponse> {
   }
   // A probe answered otherwise (an unusable key, a 5xx) ends the check with its own finding.
   note(ctx, { step: 'probe', status: r.status, headers: r.headers, receivedAt: r.receivedAt });
+  if (ctx.outside.length) throw stopOutside(ctx, what);
   return r;
 }
 
@@ -291,6 +293,20 @@ export async function burst(ctx: Ctx, n: number, remaining: number): Promise<voi
       }` +
       `${f.sent < size ? ` (${size - f.sent} not sent after the 429)` : ''}, lost ${burstLost}; ${describeSpread(f)}`,
   );
+  if (ctx.outside.length) throw stopOutside(ctx, `burst ${n}`);
+}
+
+/** A 429 outside the plan met in `what`: what it breaks joins the findings, the check stops not certified. */
+function stopOutside(ctx: Ctx, what: string): Stop {
+  const [stop, ...broken] = outsidePlanFindings(ctx.outside, {
+    id: OVERLOAD.id,
+    what,
+    listUrl: ctx.listUrl,
+    listPath: ctx.listPath,
+    keyLabel: KEY,
+  });
+  ctx.findings.push(...broken);
+  return new Stop(stop!);
 }
 
 /** After the last burst, when no later probe judged it: its Retry-After waited out (nothing sent before), then one request. */

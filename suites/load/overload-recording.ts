@@ -6,6 +6,7 @@ import { finding, type Finding } from '../../core/finding.ts';
 import type { LoadFigures, RecordedResponse } from './engine.ts';
 import { parseRateLimitHeaders, secondsUntilReset } from '../lib/rate-limit.ts';
 import { spreadFinding } from './burst-spread.ts';
+import { outsidePlan } from './outside-plan.ts';
 import { heldFinding, join } from './http.ts';
 import { judgeWindows, lostDetailOf, slowBurstFinding } from './overload-judges.ts';
 import { KEY, OTHER, type LostKinds, OVERLOAD, type OtherKeyFigures, type OverloadConfig, type OverloadFigures } from './overload-types.ts';
@@ -44,6 +45,8 @@ export interface Ctx {
   resetAt: number;
   /** A burst's 429 is pending: the next probe after it judges the recovery. */
   refusedSinceProbe: boolean;
+  /** 429s outside the plan (no X-RateLimit-* at all: another limit than the key's, outside-plan.ts): never judged as the key's refusals. */
+  outside: RecordedResponse[];
   other: OtherKeyFigures | null;
 }
 
@@ -82,6 +85,7 @@ export function newCtx(config: OverloadConfig): Ctx {
     notBefore: 0,
     resetAt: 0,
     refusedSinceProbe: false,
+    outside: [],
     other: config.otherKey
       ? { probes: 0, statuses: [], latenciesMs: [], maxLatencyMs: null, thresholdMs: config.otherKeyThresholdMs ?? null }
       : null,
@@ -91,6 +95,7 @@ export function newCtx(config: OverloadConfig): Ctx {
 /** Takes one response on the key into account (`counted`: already among `earlier`): the run's own requests, a 429's hold, the window's reset. */
 export function note(ctx: Ctx, r: RecordedResponse, counted = false): void {
   if (!counted) ctx.ownAt.push(r.receivedAt);
+  if (outsidePlan(r)) return void ctx.outside.push(r);
   const ok = r.status >= 200 && r.status < 300;
   if (!ok && r.status !== 429) return;
   ctx.seen.push(r);

@@ -15,6 +15,7 @@ import type { PacingClient } from '../pacing/client.ts';
 import { sequenceOfRun, type Sequence } from '../rate-limit/sequence.ts';
 import type { RecordedResponse } from './engine.ts';
 import { minuteLimitOf } from '../../core/plans.ts';
+import { metFindingAnnotation } from '../fixtures/unplanned-429.ts';
 import { OVERLOAD, runOverloadCheck, type EarlierRequests, type OverloadFigures } from './overload-check.ts';
 import { annotateRecord, commonLoadConfig, judgeFindings, loadTarget, runOnce, type CheckRecord, type VerdictFixtures } from './step.ts';
 
@@ -121,6 +122,10 @@ test.describe('overload of one key', () => {
       const v = { warn, notCertified };
       const record = await overload(testInfo, v, oncePerRun, pacing, sequence);
       const id = part === OVERLOAD.fairness ? OVERLOAD.fairnessId : OVERLOAD.id;
+      // What a 429 outside the plan broke by itself (RL-06, RL-01, ...: outside-plan.ts), once for the run's verdict.
+      if (part === OVERLOAD.refusals)
+        for (const f of record.findings.filter((x) => x.id !== OVERLOAD.id && x.id !== OVERLOAD.fairnessId))
+          testInfo.annotations.push(metFindingAnnotation(f));
       const judged = part === OVERLOAD.recovery ? record.figures.recovered !== null : record.figures.bursts.length > 0;
       judgeFindings(record, testInfo, v, id, part, judged);
     });

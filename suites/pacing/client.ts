@@ -19,6 +19,8 @@ export interface AcquireOptions {
   nominalPerMinute?: number;
   /** `exhaust`: never past Remaining in one grant; the request past the limit comes alone (see `GrantRequest`). */
   withinRemaining?: boolean;
+  /** A restore of what the run changed: it may go on a key closed for the checks, once its holds have passed (`GrantRequest.restore`). */
+  restore?: boolean;
   /** The lease ends by itself after this long (default 120 s): a process that died does not hold the key. */
   leaseTtlMs?: number;
 }
@@ -236,6 +238,7 @@ export function pacingClient(url: string | undefined = process.env.CONFORMANCE_P
         count: options.count ?? 1,
         nominalPerMinute: options.nominalPerMinute,
         withinRemaining: options.withinRemaining,
+        ...(options.restore ? { restore: true } : {}),
         leaseTtlMs: options.leaseTtlMs,
       });
       if (answer.notCertified !== undefined) throw new PacingNotCertified(answer.notCertified);

@@ -158,8 +158,8 @@ export async function startPacerCoordinator(options: CoordinatorOptions = {}): P
  */
 function tellingRefusals(routes: Record<string, Route>, onRefusal: (r: Refusal) => void, now: () => number): Record<string, Route> {
   const labels = new Map<string, string>();
-  /** Per label: until when its last 429 held it, and whether an answer other than 429 came since. */
-  const last = new Map<string, { untilMs: number; answered: boolean }>();
+  /** Per label: until when its last 429 held it, whether it stated how long (Retry-After), and whether an answer other than 429 came since. */
+  const last = new Map<string, { untilMs: number; stated: boolean; answered: boolean }>();
   const acquire = routes['/acquire']!;
   const observe = routes['/observe']!;
   const release = routes['/release']!;
@@ -196,8 +196,9 @@ function tellingRefusals(routes: Record<string, Route>, onRefusal: (r: Refusal) 
         (a) => {
           const r = a as { heldUntilMs?: number; blockedForMs?: number; holdAll?: { untilMs: number } };
           const untilMs = Math.max(r.heldUntilMs ?? 0, receivedAtMs + (r.blockedForMs ?? 0), r.holdAll?.untilMs ?? 0);
-          const afterWait = seen !== undefined && !seen.answered && receivedAtMs >= seen.untilMs;
-          last.set(label, { untilMs, answered: false });
+          // After a fixed hold of the run's own (no Retry-After) the server promised nothing: no ban is read into its next 429.
+          const afterWait = seen?.stated === true && !seen.answered && receivedAtMs >= seen.untilMs;
+          last.set(label, { untilMs, stated: header('retry-after') !== null, answered: false });
           try {
             onRefusal({
               label,

@@ -40,6 +40,12 @@ export interface GrantRequest {
    * request past the limit is then granted alone once Remaining is 0 (the 429 sequence).
    */
   withinRemaining?: boolean;
+  /**
+   * A restore of what the run changed (the journal's repair, a check's write-back): it still goes
+   * on a key closed for the checks, once every pending hold has passed (at most `maxWaitMs` from
+   * the ask), alone on a closed key; never while a 429 is pending.
+   */
+  restore?: boolean;
 }
 
 export type Decision =
@@ -132,4 +138,6 @@ export interface RunTraffic {
   fixedHolds?: number;
   /** Until when (local clock) the last fixed hold holds. */
   fixedHoldUntilMs?: number;
+  /** Why the run sends nothing more but its restores (its backoff passed the longest wait): every key is closed. */
+  closed?: string;
 }

@@ -9,16 +9,12 @@
  *   Remaining minus what is in flight: `paced` keeps a reserve, `exhaust` spends it. With nothing
  *   in flight, an `exhaust` grant may add the single request past the limit: a caller asking
  *   `count > Remaining` gets the burst of `Remaining + 1` (sent together, nothing follows until
- *   the answers are in); a caller asking `count ≤ Remaining` drives the key to 0 and then gets
- *   the request past the limit alone. Once a 429 on the key came that its Remaining did not
- *   predict, the request past the limit is only ever granted alone: a burst past the announced
- *   limit on a server that refuses early would meet two refusals, and the second request could
- *   reach the server after the first 429 was sent.
- * - With missing or malformed headers it never stops pacing: one request at a time, spaced at
- *   the nominal rate (X-RateLimit-Limit, else the plan, else the smallest plan) per minute.
- * - A wait longer than `maxWaitMs` is answered `not-certified` with the reason. When that wait is
- *   a 429's (its Retry-After, delta-seconds whatever their size, RFC 9110 §10.2.3) or a run-wide
- *   hold, the key is closed: nothing more is granted on it for the rest of the run.
+ *   the answers are in); `count ≤ Remaining` drives the key to 0, then the request past the
+ *   limit alone. After a 429 its Remaining did not predict, the request past the limit goes only
+ *   alone (a second early refusal in a burst could reach the server after the first 429).
+ * - With missing or malformed headers: one request at a time, at the nominal rate per minute.
+ * - A wait longer than `maxWaitMs` is `not-certified`; a 429's (Retry-After, RFC 9110 §10.2.3) or
+ *   a run-wide hold's closes the key: only restores (`GrantRequest.restore`) go on it after that.
  * - A 429 that the key's own X-RateLimit-Remaining did not predict (Remaining unknown, or more
  *   than the requests in flight) says the key may not be the unit of the limit: `observe` answers
  *   `holdAll`, and the coordinator holds every key of the run (`hold`) until its Retry-After.
@@ -29,8 +25,7 @@
  */
 import { getHeader } from '../lib/headers.ts';
 import { parseRateLimitHeaders, type RateLimitInfo } from '../lib/rate-limit.ts';
-import { holdAfter429 } from '../lib/retry-after.ts';
-import { fixedHoldMs, resetUsable } from './holds.ts';
+import { refusalHold, resetUsable } from './holds.ts';
 import type { Decision, GrantRequest, KeyReport, Observation, ObserveResult, PaceMode, PacerOptions, RunTraffic } from './pacer-types.ts';
 
 export type { Decision, GrantRequest, KeyReport, Observation, ObserveResult, PaceMode, PacerOptions, RunTraffic } from './pacer-types.ts';
@@ -131,22 +126,31 @@ export class KeyPacer {
     const count = Math.max(1, clampInt(req.count ?? 1));
     if (req.nominalPerMinute && req.nominalPerMinute > 0) this.nominalHint = req.nominalPerMinute;
     const label = this.options.label;
-    if (this.closedReason !== undefined) return { kind: 'not-certified', reason: this.closedReason };
+    if (this.traffic.closed !== undefined) this.close(this.traffic.closed);
+    if (this.closedReason !== undefined && !req.restore) return { kind: 'not-certified', reason: this.closedReason };
     if (this.blockedUntilMs > nowMs) {
       const d = this.waitFor(this.blockedUntilMs - nowMs, this.blockReason || `a 429 on ${label} asked to wait (Retry-After)`);
       if (d.kind === 'not-certified') {
+        if (req.restore) return d;
         this.closedReason = `${d.reason}; nothing more is sent on ${label} for the rest of the run`;
         this.stats.closed = this.closedReason;
         return { kind: 'not-certified', reason: this.closedReason };
       }
       return d;
     }
+    if (this.closedReason !== undefined) return this.restoreOnClosed();
     const single = this.oneAtATime();
     if (single && (single.runWide ? this.traffic.inflight : this.inflight) > 0)
       return { kind: 'wait', reason: `${label}: one request at a time on ${single.runWide ? 'every key' : label}, ${single.reason}` };
     const d = this.decideCounted(nowMs, req, count);
     if (!single || d.kind !== 'grant') return d;
     return { kind: 'grant', count: 1, ...(count > 1 ? { limitedBy: `one request at a time: ${single.reason}` } : {}) };
+  }
+
+  /** A restore on a closed key, its holds passed: alone on the key (in the run, while the keys are one bucket). */
+  private restoreOnClosed(): Decision {
+    if ((this.traffic.untrusted ? this.traffic.inflight : this.inflight) === 0) return { kind: 'grant', count: 1 };
+    return { kind: 'wait', reason: `${this.options.label}: a restore goes alone once its holds have passed` };
   }
 
   /** Whether requests go one at a time (a count the run cannot trust is not spent in bursts), and why. */
@@ -346,27 +350,12 @@ export class KeyPacer {
     info: RateLimitInfo,
     { known, predicted, wasAfterBlock }: { known: number | undefined; predicted: boolean; wasAfterBlock: boolean },
   ): ObserveResult {
-    const resetOk = resetUsable(info);
     this.stats.refused++;
     if (obs.mode !== 'exhaust') this.stats.unplanned429++;
     this.stats.inFlightAt429 += this.inflight;
     if (wasAfterBlock) this.stats.suspectedBans++;
-    const untilReset =
-      info.reset !== undefined && info.dateMs !== undefined && resetOk ? info.reset - Math.floor(info.dateMs / 1000) : undefined;
-    // Retry-After (delta-seconds whatever their size), else the reset, else a fixed hold: one rule, holdAfter429.
-    const hold = holdAfter429({
-      retryAfter: getHeader(obs.headers, 'retry-after'),
-      date: getHeader(obs.headers, 'date'),
-      receivedAtMs: obs.receivedAtMs,
-      secondsUntilReset: untilReset,
-      retryAfterMarginMs: this.options.retryAfterMarginMs,
-      resetMarginMs: this.options.resetMarginMs,
-      fallbackMs: fixedHoldMs(this.options, this.traffic, obs.receivedAtMs),
-    });
-    if (hold.fixed && !(obs.receivedAtMs < (this.traffic.fixedHoldUntilMs ?? 0))) {
-      this.traffic.fixedHolds = (this.traffic.fixedHolds ?? 0) + 1;
-      this.traffic.fixedHoldUntilMs = obs.receivedAtMs + hold.holdMs;
-    }
+    const hold = refusalHold(this.options, this.traffic, obs, info);
+    if (hold.stop) this.traffic.closed ??= hold.stop;
     const retryAfterProblem = hold.parsed.ok ? undefined : hold.parsed.reason;
     const blockedForMs = hold.holdMs;
     const label = this.options.label;
@@ -375,7 +364,8 @@ export class KeyPacer {
       this.blockedUntilMs = until;
       this.blockReason = `a 429 on ${label} asked to wait (Retry-After: ${getHeader(obs.headers, 'retry-after') ?? 'missing'})`;
     }
-    this.afterBlock = true;
+    // A 429 right after a hold the server stated looks like a ban; after a fixed hold of the run's own, nothing was promised.
+    this.afterBlock = !hold.fixed;
     // After a 429 the window's count is what the server says next; forget Remaining.
     this.remaining = undefined;
     this.resetServerMs = undefined;

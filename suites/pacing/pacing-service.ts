@@ -5,7 +5,7 @@
  * every key of the run (`holds` in the report says which 429 and why), keys first asked for later
  * included.
  *
- * Routes: `/acquire {label, mode, count?, nominalPerMinute?, withinRemaining?, leaseTtlMs?}` →
+ * Routes: `/acquire {label, mode, count?, nominalPerMinute?, withinRemaining?, restore?, leaseTtlMs?}` →
  * held until granted → `{lease, granted}` or `{notCertified}`; `/observe {lease, status, headers:
  * [name, value][], receivedAtMs}` → `ObserveResult`; `/release {lease}`.
  */
@@ -63,6 +63,8 @@ interface Waiter {
   count: number;
   nominalPerMinute?: number;
   withinRemaining: boolean;
+  /** A restore (GrantRequest.restore): it may go on a closed key once its holds have passed. */
+  restore: boolean;
   leaseTtlMs: number;
   resolve: (answer: object) => void;
   gone: boolean;
@@ -96,6 +98,7 @@ function waiterOf(b: Record<string, unknown>, defaultTtl: number, resolve: (a: o
     count: Number(b.count) > 0 ? Math.floor(Number(b.count)) : 1,
     nominalPerMinute: Number(b.nominalPerMinute) > 0 ? Number(b.nominalPerMinute) : undefined,
     withinRemaining: b.withinRemaining === true,
+    restore: b.restore === true,
     leaseTtlMs: positive(b.leaseTtlMs, defaultTtl),
     resolve,
     gone: false,
@@ -124,9 +127,21 @@ function pumpKey(
       continue;
     }
     const t = now();
-    const d = k.pacer.decide(t, { mode: w.mode, count: w.count, nominalPerMinute: w.nominalPerMinute, withinRemaining: w.withinRemaining });
+    const d = k.pacer.decide(t, {
+      mode: w.mode,
+      count: w.count,
+      nominalPerMinute: w.nominalPerMinute,
+      withinRemaining: w.withinRemaining,
+      restore: w.restore,
+    });
     if (d.kind === 'wait') {
       const deadline = w.since + maxWaitMs - t;
+      if (deadline <= 0 && w.restore) {
+        // A restore is not sent past its deadline; the key stays as it was (it may be closed already).
+        k.queue.shift();
+        w.resolve({ notCertified: `${d.reason}: no grant within ${Math.round(maxWaitMs / 1000)} s (MAX_RETRY_AFTER_S)` });
+        continue;
+      }
       if (deadline <= 0) {
         k.pacer.close(`${d.reason}: no grant within ${Math.round(maxWaitMs / 1000)} s (MAX_RETRY_AFTER_S)`);
         continue;

@@ -133,6 +133,21 @@ for (const c of cases) {
   });
 }
 
+test('JOURNAL repair: stopped before it could read the list, an id that was not a pet before its request is never named left changed; its entry stays open', async ({
+  scratch,
+}) => {
+  const dir = folder(scratch, [change('1', '10'), change('abc', null)]);
+  const { api } = fakeApi(new Map([['1', 77]]), { fail: true });
+  const out = await repairJournals({ api, reportsDir: dir, journals: readJournals(dir), target: TARGET, by: 'repair' });
+  expect(out.stopped).toMatch(/unplanned 429/);
+  expect(out.left.map((l) => l.petId)).toEqual(['1']);
+  expect(
+    readJournals(dir)[0]!
+      .open.map((e) => (e as ChangeRecord).petId)
+      .sort(),
+  ).toEqual(['1', 'abc']);
+});
+
 test("JOURNAL repair: another target's entries are left alone and named; a message is named (it cannot be undone) and closed as reported", async ({
   scratch,
 }) => {
