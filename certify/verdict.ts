@@ -36,7 +36,7 @@ import { curlOf, parseExchange } from '../core/exchange.ts';
 import { applyBaseline, type Baseline, type BaselineOutcome } from './baseline.ts';
 import { decideGate, type GateResult, type PreviousRun } from './gate.ts';
 import type { JournalReport } from './steps/repair.ts';
-import type { OtherRunsReport } from './steps/turns.ts';
+import type { OtherRunsReport } from './steps/target-lock.ts';
 import type { MessageReport } from '../suites/pacing/message-budget.ts';
 
 export type { Annotation, Level, LedgerRequirement, Outcome, RequirementStatus, RunProblem, Source, TestRecord };
@@ -175,7 +175,7 @@ export interface ConformanceReport {
   pacing?: PacingSummary[];
   /** The journal of changes: what an earlier run left open and this one repaired first, and what this one left changed (certify/steps/repair.ts). */
   journal?: JournalReport;
-  /** Other certifications of the target on this machine (runs take turns), and what another client seen by the pacer means for the restored counts (certify/steps/turns.ts). */
+  /** Other certifications of the target on this machine (runs take turns), and what another client seen by the pacer means for the restored counts (certify/steps/target-lock.ts). */
   otherRuns?: OtherRunsReport;
   /** What the run left on the target that the API cannot undo: the messages it queued, by check, within MAX_MESSAGES. */
   footprint?: { messages: MessageReport };
