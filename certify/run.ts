@@ -88,7 +88,11 @@ export function outcomeOf(a: Artifacts): CertifyOutcome {
 }
 
 /** Step "print": the console summary and the verdict line. */
-export function printRun(e: Pick<Evidence, 'run' | 'merged'> & { opened: Pick<OpenedTarget, 'console'> }, a: Artifacts, started: number): void {
+export function printRun(
+  e: Pick<Evidence, 'run' | 'merged'> & { opened: Pick<OpenedTarget, 'console'> },
+  a: Artifacts,
+  started: number,
+): void {
   const { run, merged } = e;
   const otherReports = [
     'conformance.json',

@@ -75,7 +75,8 @@ export function verdictInputOf(e: Evidence, secretFindings: readonly string[]): 
   // The journal: pets left changed (a run-level problem), and pets its end-of-run repair put back.
   const problem = journalProblem(checks.journal);
   if (problem) input.problems = [...(input.problems ?? []), problem];
-  if (checks.openAfterStop) input.problems = [...(input.problems ?? []), { ...checks.openAfterStop, reason: redact(checks.openAfterStop.reason) }];
+  if (checks.openAfterStop)
+    input.problems = [...(input.problems ?? []), { ...checks.openAfterStop, reason: redact(checks.openAfterStop.reason) }];
   if (checks.journal.end.restored.length) input.restoredAfter = checks.journal.end.restored.map((p) => p.petId);
   return { ...input, secretFindings: [...secretFindings] };
 }

@@ -93,7 +93,9 @@ export async function resolveTarget(run: PreparedRun, options: Pick<RunOptions, 
   const ref = target.reference;
   console.say(
     `certify: target ${target.env.BASE_URL}${target.env.API_URL ? ` (messages: ${target.env.API_URL})` : ''}` +
-      (ref ? ` — bundled reference server, minute window ${ref.settings.minuteWindowMs / 1000} s, ban ${ref.settings.banMs / 1000} s\n` : '\n'),
+      (ref
+        ? ` — bundled reference server, minute window ${ref.settings.minuteWindowMs / 1000} s, ban ${ref.settings.banMs / 1000} s\n`
+        : '\n'),
   );
   return { session: new TargetSession(target), console };
 }

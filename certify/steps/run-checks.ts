@@ -80,7 +80,13 @@ export async function startPacer(run: PreparedRun, opened: OpenedTarget, journal
     REPORTS_DIR: run.reportsDir,
     CERTIFY_JOURNAL_FILE: path.join(run.reportsDir, journalFile),
   };
-  const journal: JournalReport = { file: journalFile, repair: emptyRepair(), end: emptyRepair(), requests: 0, ...(holds.length ? { holds } : {}) };
+  const journal: JournalReport = {
+    file: journalFile,
+    repair: emptyRepair(),
+    end: emptyRepair(),
+    requests: 0,
+    ...(holds.length ? { holds } : {}),
+  };
   return { pacer, childEnv, journal };
 }
 
@@ -91,8 +97,13 @@ export async function repairFirst(run: PreparedRun, started: PacerStarted, say: 
 }
 
 /** Step "list what is left out": each check of a phase the profile does not run becomes not certified. */
-export async function listLeftOut(run: PreparedRun, childEnv: Env, console: RunConsole): Promise<{ notRun: TestRecord[]; runErrors: string[] }> {
-  const list = (ps: readonly string[]) => listPhases([...ps], run.configFile, childEnv, console.redact, path.join(run.workDir, 'list.json'));
+export async function listLeftOut(
+  run: PreparedRun,
+  childEnv: Env,
+  console: RunConsole,
+): Promise<{ notRun: TestRecord[]; runErrors: string[] }> {
+  const list = (ps: readonly string[]) =>
+    listPhases([...ps], run.configFile, childEnv, console.redact, path.join(run.workDir, 'list.json'));
   const leftOut = await listLeftOutPhases(run.leftOutPhases, run.config.profile, list);
   for (const line of leftOut.lines) console.say(line);
   return { notRun: leftOut.notRun, runErrors: leftOut.runErrors };
@@ -122,7 +133,12 @@ export async function runPhases(input: PhasesInput): Promise<PhasesRan> {
 }
 
 /** Step "settle the journal": what a check left open is tried once more (the console says it only when verbose). */
-export async function settleJournal(run: PreparedRun, journal: JournalReport, childEnv: Env, detail: (text: string) => void): Promise<JournalReport> {
+export async function settleJournal(
+  run: PreparedRun,
+  journal: JournalReport,
+  childEnv: Env,
+  detail: (text: string) => void,
+): Promise<JournalReport> {
   const settled = await settleOwn(run.reportsDir, journal.file, childEnv, detail);
   return { ...journal, end: settled.outcome, requests: journal.requests + settled.requests };
 }
@@ -131,7 +147,12 @@ export async function settleJournal(run: PreparedRun, journal: JournalReport, ch
  * Step "name what the journal leaves open": after a signal the run sends nothing more; what its own
  * journal leaves open is said now and kept as a run problem, with the two ways to put it back.
  */
-export function nameOpenAfterStop(run: PreparedRun, journalFile: string, console: RunConsole, signal?: AbortSignal): RunProblem | undefined {
+export function nameOpenAfterStop(
+  run: PreparedRun,
+  journalFile: string,
+  console: RunConsole,
+  signal?: AbortSignal,
+): RunProblem | undefined {
   if (!signal?.aborted) return undefined;
   const problem = openAfterStopProblem(run.reportsDir, journalFile, String(signal.reason ?? 'a signal'));
   if (problem) console.say(`certify: ${problem.reason}\n`);
@@ -153,7 +174,14 @@ export async function runChecks(
   const started = await startPacer(run, opened, journalFile);
   const repaired = await repairFirst(run, started, console.say);
   const leftOut = await listLeftOut(run, started.childEnv, console);
-  const ran = await runPhases({ run, childEnv: started.childEnv, console, pacer: started.pacer, env: options.env, ...(signal ? { signal } : {}) });
+  const ran = await runPhases({
+    run,
+    childEnv: started.childEnv,
+    console,
+    pacer: started.pacer,
+    env: options.env,
+    ...(signal ? { signal } : {}),
+  });
   try {
     const journal = signal?.aborted ? repaired : await settleJournal(run, repaired, started.childEnv, console.detail);
     const openAfterStop = nameOpenAfterStop(run, journalFile, console, signal);

@@ -21,7 +21,11 @@ export interface Artifacts {
 }
 
 /** conformance.json and .md, evidence.har, junit.xml stating the gate, and (not for a replay) the certificate; each text redacted. */
-export function writeReports(e: Evidence, report: ConformanceReport, env: Record<string, string | undefined>): WrittenCertificate | undefined {
+export function writeReports(
+  e: Evidence,
+  report: ConformanceReport,
+  env: Record<string, string | undefined>,
+): WrittenCertificate | undefined {
   const { run } = e;
   const { say, redact } = e.opened.console;
   writeReportFiles(report, run.reportsDir, redact);

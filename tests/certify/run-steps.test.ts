@@ -193,7 +193,9 @@ test('scan what was written after the verdict: a key in a file written after the
     // A writer that forgot to redact, after the verdict.
     fs.writeFileSync(path.join(o.run.reportsDir, 'stray.md'), `observed Authorization: Bearer ${KEY}\n`);
     const again = writeArtifacts(e, scanned, first, {});
-    expect(o.out()).toMatch(/a key reached 1 file\(s\) written after the verdict; judged again with it\n {2}✗ [^\n]*stray\.md[^\n]*scrubbed in place/);
+    expect(o.out()).toMatch(
+      /a key reached 1 file\(s\) written after the verdict; judged again with it\n {2}✗ [^\n]*stray\.md[^\n]*scrubbed in place/,
+    );
     expect(again.report.problems.map((p) => p.kind)).toContain('secret-in-artifact');
     expect(again.report.gate.exitCode).not.toBe(EXIT.pass);
     expect(again.report.gate).not.toEqual(first.gate);
@@ -295,7 +297,9 @@ test("lock the target: a free lock is taken and released when the target is clos
     const refused = await lockTheTarget(late.run, late.opened, {});
     if (!isStop(refused)) throw new Error('expected a stop');
     expect(refused.exitCode).toBe(EXIT.harness);
-    expect(refused.reasons.join('\n')).toMatch(/another certification of this target on this machine \(pid \d+.*OTHER_RUN_WAIT_S.*nothing was sent/);
+    expect(refused.reasons.join('\n')).toMatch(
+      /another certification of this target on this machine \(pid \d+.*OTHER_RUN_WAIT_S.*nothing was sent/,
+    );
     expect(late.out(), 'the wait is said when it starts').toMatch(/holds its turn: waiting for it to end \(at most 1 s\)/);
     expect(late.out()).not.toContain(KEY);
 
