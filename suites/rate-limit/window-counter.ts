@@ -11,7 +11,6 @@ export interface Snapshot {
   curl?: string;
 }
 
-
 export const rateLimitOf = (s: Snapshot): RateLimitInfo => parseRateLimitHeaders(s.headers);
 export const ok = (s: Snapshot) => s.status >= 200 && s.status < 300;
 
@@ -68,4 +67,3 @@ export class WindowCounter {
     );
   }
 }
-
