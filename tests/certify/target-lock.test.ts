@@ -9,7 +9,15 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { acrossMachinesNote, isLocked, otherRunsLines, lockTarget, lockPaths, LOCK_FOLDER, type TargetLock } from '../../certify/steps/target-lock.ts';
+import {
+  acrossMachinesNote,
+  isLocked,
+  otherRunsLines,
+  lockTarget,
+  lockPaths,
+  LOCK_FOLDER,
+  type TargetLock,
+} from '../../certify/steps/target-lock.ts';
 
 const BASE = 'https://staging.example.com/v1';
 
