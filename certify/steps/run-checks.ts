@@ -110,7 +110,7 @@ export async function listLeftOut(
 }
 
 /** Step "run the phases" (certify/steps/run-phases.ts): one Playwright child per phase; a signal starts no further phase. */
-export async function runPhases(input: PhasesInput): Promise<PhasesRan> {
+export async function runPhasesStep(input: PhasesInput): Promise<PhasesRan> {
   const { run, console, pacer, signal } = input;
   let standby: MergeStandby | undefined;
   try {
@@ -174,7 +174,7 @@ export async function runChecks(
   const started = await startPacer(run, opened, journalFile);
   const repaired = await repairFirst(run, started, console.say);
   const leftOut = await listLeftOut(run, started.childEnv, console);
-  const ran = await runPhases({
+  const ran = await runPhasesStep({
     run,
     childEnv: started.childEnv,
     console,
