@@ -10,7 +10,7 @@ import type { ConformanceReport, EvidenceEntry, RequirementResult, RequirementSt
 import { quoteSentence } from './certificate/quotes.ts';
 import { failureTexts } from './failure-text.ts';
 import { footprintLine, messageAddresses, messagesCountedText } from './footprint.ts';
-import { otherRunsLines } from './steps/turns.ts';
+import { otherRunsLines } from './steps/target-lock.ts';
 
 /** Top-level sections in the spec's order; other sections (RFCs, rules) follow in ledger order. */
 const SPEC_ORDER = [

@@ -28,7 +28,7 @@ import { emptyRepair, repairLines, type RepairOutcome } from '../suites/journal/
 import { inputRedactor, TLS_ENV_REFUSAL } from './env.ts';
 import { interruptedExit, preflight, PREFLIGHT_EXIT } from './steps/preflight.ts';
 import { startRunPacer } from './steps/pacer.ts';
-import { isHeld, takeTurn } from './steps/turns.ts';
+import { isLocked, lockTarget } from './steps/target-lock.ts';
 import { reportsDirProblem } from './steps/reports-dir.ts';
 import { repairWith } from './steps/repair.ts';
 import { initialHoldsOf, journalRefusals, pendingHolds } from './steps/holds.ts';
@@ -96,9 +96,9 @@ export async function runRestore(o: RestoreOptions): Promise<number> {
     say(`restore: ${pre.interrupted ? '' : 'preflight failed: '}${pre.line}\n`);
     return pre.interrupted ? interruptedExit(o.signal) : PREFLIGHT_EXIT;
   }
-  // A certification of the target on this machine may hold counts it changed for a moment: wait for its turn (steps/turns.ts).
-  const turn = await takeTurn(v.BASE_URL!, { maxWaitMs: v.OTHER_RUN_WAIT_S * 1000, ...(o.signal ? { signal: o.signal } : {}) });
-  if (!isHeld(turn)) {
+  // A certification of the target on this machine may hold counts it changed for a moment: wait for its turn (steps/target-lock.ts).
+  const turn = await lockTarget(v.BASE_URL!, { maxWaitMs: v.OTHER_RUN_WAIT_S * 1000, ...(o.signal ? { signal: o.signal } : {}) });
+  if (!isLocked(turn)) {
     say(
       `restore: ${turn.kind === 'aborted' ? 'stopped while waiting for' : `gave up after OTHER_RUN_WAIT_S waiting for`} another certification of this target on this machine; nothing was sent with a key\n`,
     );

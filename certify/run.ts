@@ -1,81 +1,32 @@
 /**
- * `npm run certify` as an explicit list of named steps (`STEPS`) over one run context
- * (`steps/context.ts`), each step a function of `steps/named.ts` with its own test. One loop runs
- * them, stops the run where a step says so, and closes the pacer and the target whatever happens.
+ * `npm run certify` as typed steps: each takes what the step before returned, so the compiler keeps
+ * their order (docs/architecture.md, "From certify to the verdict"):
  *
- * `runCertify` returns the outcome: the exit code (core/exit-codes.ts: 0 pass, 1 fail, 4 not
- * certified (strict), 5 harness trouble; 2 usage error, 3 target unreachable, 130/143 stopped by
- * SIGINT/SIGTERM during the preflight), the report (judged once, after the secret scan) and the
- * certificate written, or why the run stopped before a verdict. The CLI prints from it.
+ *   prepare → resolve, lock, preflight (open-target.ts) → run the checks (run-checks.ts) →
+ *   close the target → merge, scan, judge (judge-run.ts) → write the artifacts (write-artifacts.ts) → print
  *
- * A replay (`CONFORMANCE_REPLAY`) writes into `<REPORTS_DIR>/replay/` and judges only the
- * requirements its one case evidences: the last run's reports and certificate stay as they are.
+ * Exit codes: core/exit-codes.ts. A replay (`CONFORMANCE_REPLAY`) writes into `<REPORTS_DIR>/replay/`.
  */
-import type { Phase } from './env.ts';
+import path from 'node:path';
+import { newJournalName } from '../core/journal.ts';
 import { LEDGER_FILE, ROOT_CONFIG } from '../core/paths.ts';
 import { EXIT } from '../core/exit-codes.ts';
 import type { WrittenCertificate } from './certificate/index.ts';
+import type { Phase } from './env.ts';
 import type { ConformanceReport } from './verdict.ts';
-import { closeTarget, newContext, runSteps, type RunContext, type RunOptions, type Step } from './steps/context.ts';
-import {
-  certificate,
-  judge,
-  rescanWritten,
-  listLeftOut,
-  merge,
-  nameOpenAfterStop,
-  prepare,
-  preflight,
-  print,
-  repairFirst,
-  resolveTarget,
-  runPhases,
-  scanSecrets,
-  settleJournal,
-  startPacer,
-  takeTargetTurn,
-  writeArtifacts,
-} from './steps/named.ts';
+import { judge, merge, scanSecrets, type Evidence } from './steps/judge-run.ts';
 import { mergeLoadReports } from './steps/merge.ts';
+import { lockTheTarget, preflight, resolveTarget, type OpenedTarget } from './steps/open-target.ts';
 import { interruptedExit } from './steps/preflight.ts';
+import { abandonRun, prepareOrStop, type PreparedRun } from './steps/prepare.ts';
+import { printSummary } from './steps/print.ts';
 import { REPLAY_DIR, REPORT_ENTRIES } from './steps/reports-dir.ts';
+import { runChecks, type ChecksRan } from './steps/run-checks.ts';
+import { isStop, type RunOptions, type RunStop } from './steps/run-options.ts';
+import { writeArtifacts, type Artifacts } from './steps/write-artifacts.ts';
 
-export { mergeLoadReports, REPORT_ENTRIES };
-
-export { LEDGER_FILE, ROOT_CONFIG };
-
-export { REPLAY_DIR };
-
-export { interruptedExit };
-
+export { interruptedExit, LEDGER_FILE, mergeLoadReports, REPLAY_DIR, REPORT_ENTRIES, ROOT_CONFIG };
 export type { Phase, RunOptions };
-
-/**
- * certify's steps, in order. After a SIGINT or SIGTERM the preflight stops the run (nothing was
- * sent with a key); once past it, the phases start no further phase, the journal is left to the
- * next run (which repairs first) and what it leaves open is named, and the reports of what ran are
- * written and judged.
- */
-export const STEPS: readonly Step[] = [
-  { name: 'prepare', run: prepare },
-  { name: 'resolve the target', run: resolveTarget },
-  { name: "take the target's turn", run: takeTargetTurn },
-  { name: 'preflight', run: preflight },
-  { name: 'start the pacer', run: startPacer },
-  { name: 'repair first', run: repairFirst },
-  { name: 'list what is left out', run: listLeftOut },
-  { name: 'run the phases', run: runPhases },
-  { name: 'settle the journal', run: settleJournal, whenStopped: 'skip' },
-  { name: 'name what the journal leaves open', run: nameOpenAfterStop },
-  { name: 'close the pacer and the target', run: closeTarget },
-  { name: 'merge', run: merge },
-  { name: 'scan secrets', run: scanSecrets },
-  { name: 'judge', run: judge },
-  { name: 'write the reports', run: writeArtifacts },
-  { name: 'certificate', run: certificate },
-  { name: 'scan what was written after the verdict', run: rescanWritten },
-  { name: 'print', run: print },
-];
 
 /** What a run ends with: its exit code, and the report and certificate, or why it stopped before a verdict. */
 export type CertifyOutcome =
@@ -90,24 +41,70 @@ export type CertifyOutcome =
   /** Stopped before a verdict (usage error, preflight, target not started, signal during the preflight): the reasons, redacted. */
   | { exitCode: number; report?: undefined; certificate?: undefined; lateFindings?: undefined; reasons: string[] };
 
-/**
- * Runs certify's steps over one context; returns the outcome (the CLI prints from it). A key found
- * in a file written after the verdict is judged like any key found, and the reports are written
- * again; a key found even in those voids the run: harness trouble (exit 5), the file scrubbed or removed.
- */
+/** Runs certify; returns the outcome (the CLI prints from it). The target, its lock and the pacer are closed whatever happens. */
 export async function runCertify(options: RunOptions): Promise<CertifyOutcome> {
-  return outcomeOf(await runSteps(STEPS, newContext(options)));
+  const started = Date.now();
+  const journalFile = newJournalName();
+  const run = prepareOrStop(options);
+  if (isStop(run)) return stoppedOutcome(run);
+  const resolved = await resolveTarget(run, options);
+  if (isStop(resolved)) return abandon(run, resolved);
+  let checks: ChecksRan | undefined;
+  try {
+    const locked = await lockTheTarget(run, resolved, options);
+    if (isStop(locked)) return abandon(run, locked);
+    const reached = await preflight(run, locked, options.signal);
+    if (isStop(reached)) return abandon(run, reached);
+    checks = await runChecks(run, reached, journalFile, options);
+    const closed = await reached.session.close();
+    const merged = await merge(run, options.env, reached.console, checks);
+    const evidence: Evidence = { run, opened: reached, checks, closed, merged, ...(options.signal ? { signal: options.signal } : {}) };
+    const scanned = scanSecrets(run, reached.console, merged);
+    const artifacts = writeArtifacts(evidence, scanned, judge(evidence, scanned.findings), options.env);
+    printRun(evidence, artifacts, started);
+    return outcomeOf(artifacts);
+  } finally {
+    checks?.standby?.cancel();
+    await resolved.session.close();
+  }
 }
 
-/** The outcome of a run's context once its steps have run. */
-export function outcomeOf(ctx: RunContext): CertifyOutcome {
-  if (ctx.stop) return { exitCode: ctx.stop.exitCode, reasons: ctx.stop.reasons };
-  if (!ctx.report) return { exitCode: EXIT.harness, reasons: ['the run ended without a verdict'] };
-  const exitCode = ctx.lateFindings?.length ? EXIT.harness : ctx.report.gate.exitCode;
+/** Gives up a prepared run stopped before a verdict (its scratch folder removed, its manifest kept). */
+function abandon(run: PreparedRun, stop: RunStop): CertifyOutcome {
+  abandonRun(run);
+  return stoppedOutcome(stop);
+}
+
+const stoppedOutcome = (stop: RunStop): CertifyOutcome => ({ exitCode: stop.exitCode, reasons: stop.reasons });
+
+/** The outcome of a judged run: the gate's exit code, or 5 when a key reached even the files written again. */
+export function outcomeOf(a: Artifacts): CertifyOutcome {
   return {
-    exitCode,
-    report: ctx.report,
-    ...(ctx.certificate ? { certificate: ctx.certificate } : {}),
-    ...(ctx.lateFindings?.length ? { lateFindings: ctx.lateFindings } : {}),
+    exitCode: a.lateFindings.length ? EXIT.harness : a.report.gate.exitCode,
+    report: a.report,
+    ...(a.certificate ? { certificate: a.certificate } : {}),
+    ...(a.lateFindings.length ? { lateFindings: a.lateFindings } : {}),
   };
+}
+
+/** Step "print": the console summary and the verdict line. */
+export function printRun(
+  e: Pick<Evidence, 'run' | 'merged'> & { opened: Pick<OpenedTarget, 'console'> },
+  a: Artifacts,
+  started: number,
+): void {
+  const { run, merged } = e;
+  const otherReports = [
+    'conformance.json',
+    // A verdictOnly run does not merge the phases' blobs into these.
+    ...(run.mergeReports ? ['html/index.html', 'junit.xml', 'results.json'] : []),
+    'evidence.har',
+    ...(merged.loadWritten ? ['load.json'] : []),
+  ];
+  printSummary(a.report, e.opened.console.say, {
+    detail: e.opened.console.detail,
+    reportsFile: path.join(run.reportsDir, 'conformance.md'),
+    otherReports,
+    seconds: (Date.now() - started) / 1000,
+  });
 }

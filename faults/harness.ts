@@ -187,14 +187,14 @@ export async function certifyCase(c: MatrixCase, t: CaseTarget, options: RunCase
   // The case's own folder of turns: a fault may leave a 429 pending for long after the run (a
   // Retry-After in milliseconds reads as half an hour), and a later server on the same free port
   // is another target. It goes with the case.
-  const turnsDir = c.phases ? fs.mkdtempSync(path.join(options.workDir ?? os.tmpdir(), 'matrix-turns-')) : undefined;
+  const lockDir = c.phases ? fs.mkdtempSync(path.join(options.workDir ?? os.tmpdir(), 'matrix-turns-')) : undefined;
   const timeoutMs = options.timeoutMs ?? 240_000;
   const tree = options.tree ?? SOURCE_TREE;
-  const { code, output } = await (turnsDir
-    ? certifyPhases(c, env, turnsDir, timeoutMs, tree, options.signal)
+  const { code, output } = await (lockDir
+    ? certifyPhases(c, env, lockDir, timeoutMs, tree, options.signal)
     : spawnCertify(tree.certifyCli, env, timeoutMs, options.signal)
   ).finally(() => {
-    if (turnsDir) fs.rmSync(turnsDir, { recursive: true, force: true });
+    if (lockDir) fs.rmSync(lockDir, { recursive: true, force: true });
   });
   const outcome: CaseOutcome = {
     id: c.id,
@@ -228,7 +228,7 @@ export async function certifyCase(c: MatrixCase, t: CaseTarget, options: RunCase
 async function certifyPhases(
   c: MatrixCase,
   env: Record<string, string | undefined>,
-  turnsDir: string,
+  lockDir: string,
   timeoutMs: number,
   tree: HarnessTree,
   signal?: AbortSignal,
@@ -266,7 +266,7 @@ async function certifyPhases(
       ...(c.tests?.length ? { onlyTests: tree.onlyTests(c.tests) } : {}),
       ...(c.tests?.length && c.titles?.length ? { onlyTitles: c.titles } : {}),
       ...(c.tests?.length && c.maxFailures ? { maxFailures: c.maxFailures } : {}),
-      turnsDir,
+      lockDir,
       verdictOnly: true,
     })
     .then(

@@ -32,7 +32,7 @@ async function stock(baseUrl: string, key: string): Promise<string> {
   return r.text();
 }
 
-/** Hard limit on each certify child of a pair: the run that waits for its turn runs after the other (certify/steps/turns.ts). */
+/** Hard limit on each certify child of a pair: the run that waits for its turn runs after the other (certify/steps/target-lock.ts). */
 export const PAIR_TIMEOUT_MS = 720_000;
 
 /**

@@ -9,9 +9,11 @@ import path from 'node:path';
 import { loadLedger } from '../../core/ledger.ts';
 import { LEDGER_FILE, phaseOutputDir, REPO_ROOT, ROOT_CONFIG } from '../../core/paths.ts';
 import { readSettings, type SettingValues } from '../../settings/index.ts';
-import { parseEnv, PHASES, type CertifyConfig, type Phase } from '../env.ts';
+import { EXIT } from '../../core/exit-codes.ts';
+import { inputRedactor, parseEnv, PHASES, type CertifyConfig, type Phase } from '../env.ts';
 import type { LedgerRequirement } from '../verdict.ts';
 import { readGateInputs, type GateInputs } from './judge.ts';
+import { runStop, type RunStop } from './run-options.ts';
 import { prepareReportsDir, reportsDirProblem, REPLAY_DIR, type PreparedReportsDir } from './reports-dir.ts';
 
 type Env = Record<string, string | undefined>;
@@ -181,4 +183,16 @@ function readLedger(ledgerFile: string): { ledger: LedgerRequirement[]; runError
 export function abandonRun(run: PreparedRun): void {
   fs.rmSync(run.workDir, { recursive: true, force: true });
   run.folder.finish();
+}
+
+/** Step "prepare" for `runCertify`: the prepared run, or a usage error (exit 2) printed with every key redacted from it. */
+export function prepareOrStop(options: PrepareOptions & { write: (text: string) => void }): PreparedRun | RunStop {
+  const prepared = prepareRun(options);
+  if (prepared.ok) return prepared.run;
+  const redact = inputRedactor(options.env);
+  const reasons = prepared.errors.map((e) => redact(e));
+  options.write('certify: usage error:\n');
+  for (const r of reasons) options.write(`  - ${r}\n`);
+  options.write('Run `npx inventory-conformance certify --help` for the variables (`npm run certify -- --help` in a clone).\n');
+  return runStop(EXIT.usage, reasons);
 }

@@ -10,7 +10,7 @@ import type { ConformanceReport } from '../verdict.ts';
 import { quoteSentence } from '../certificate/quotes.ts';
 import { failureLine, failureTexts } from '../failure-text.ts';
 import { footprintLine, messageAddresses, messagesCountedText } from '../footprint.ts';
-import { otherRunsLines } from './turns.ts';
+import { otherRunsLines } from './target-lock.ts';
 
 /** The run-level "target left changed" lines: each pet, its original and its current count, what to do (the messages posted: `messagesCounted`). */
 export function leftChangedLines(problems: readonly RunProblem[]): string[] {

@@ -7,7 +7,7 @@
 import { phasesBefore, START_FIRST_MAX_MS, yieldsAtStart } from '../phase-list.ts';
 import { SECRET_VARIABLES } from '../../core/secrets.ts';
 import { runPhase, type PhaseResult } from '../phases.ts';
-import type { RunVoice } from './context.ts';
+import type { RunConsole } from './console.ts';
 import { phaseFiles, type PreparedRun } from './prepare.ts';
 
 export interface PhasesOutcome {
@@ -132,7 +132,7 @@ export function runAllPhases(
   run: Pick<PreparedRun, 'config' | 'phases' | 'configFile' | 'reportsDir' | 'blobDir' | 'redactionsDir' | 'resultsDir' | 'mergeReports'> &
     Partial<Pick<PreparedRun, 'testFilters' | 'grep' | 'maxFailures'>>,
   childEnv: Record<string, string | undefined>,
-  { redact, say, verbose }: Pick<RunVoice, 'redact' | 'say'> & Partial<RunVoice>,
+  { redact, say, verbose }: Pick<RunConsole, 'redact' | 'say'> & Partial<RunConsole>,
   progress: () => { requests: number; refused: number; waits: number },
   signal?: AbortSignal,
   lastPhasesRunning?: () => void,

@@ -1,37 +1,14 @@
 /**
- * The 429 sequence (spec, Limits rules 3 and 5; Errors, 429): drive one key to its limit, take
- * the 429, wait its Retry-After, send one more. It never earns a ban:
- * - the limit is approached in bursts bounded by what X-RateLimit-Remaining still allows (and by
- *   `maxConcurrency`), so a 1,000-per-minute key is reached over a slow link, and nothing is in
- *   flight when the limit is reached;
- * - the request past the limit is sent alone; after the 429 the run-wide pacer holds the key until
- *   Retry-After has passed, so nothing is sent early, then exactly one request follows.
- * Fixed windows, sliding windows and token buckets are all legitimate: a Remaining that goes back
- * up is a refill or a new window, never a failure. Over-admission is counted over the whole window
- * from its first request, probes included: more 2xx with one X-RateLimit-Reset than its Limit,
- * not counting the last second before that Reset (by the server's Date), when a sliding log may
- * already have freed a slot under the same Reset. No conformant limiter shows that: a fixed
- * window's Reset names one window; a sliding log's names its oldest request, and every 2xx under
- * it before its last second was in the log at once; a bucket's or GCRA's moves on with each
- * admission. A 2xx past Remaining 0 alone is no evidence (a limiter refilling more than once a
- * second frees one within the second its Reset shows): it is probed again, at most Limit times.
- * It records what it saw; the checks of `retry-after.spec.ts` judge the record, one requirement
- * each. The sender is injected, so the logic is testable without a server.
+ * The 429 sequence (spec, Limits rules 3 and 5; Errors, 429): drive one key to its limit in bursts
+ * bounded by X-RateLimit-Remaining, take the 429, wait its Retry-After, send one more; never a ban.
+ * How it counts windows and why it cannot fail a conformant limiter: docs/rate-limit-sequence.md.
  */
 import { getHeader } from '../lib/headers.ts';
-import { parseRateLimitHeaders, secondsUntilReset, type RateLimitInfo } from '../lib/rate-limit.ts';
+import { secondsUntilReset } from '../lib/rate-limit.ts';
 import { parseRetryAfter, type RetryAfterResult } from '../lib/retry-after.ts';
+import { ok, rateLimitOf, tightest, WindowCounter, type Snapshot } from './window-counter.ts';
 
-/** The parts of a response the record keeps (serialisable; already redacted by the client). */
-export interface Snapshot {
-  label: string;
-  status: number;
-  headers: Record<string, string>;
-  text: string;
-  receivedAtMs: number;
-  /** A curl command reproducing the request (keys written as `$API_KEY`), for the failure that cites this answer. */
-  curl?: string;
-}
+export { rateLimitOf, tightest, WindowCounter, type Snapshot };
 
 export interface ExhaustRecord {
   /** `<RATE_LIMIT_KEY>` or `<API_KEY>`. */
@@ -102,63 +79,6 @@ export interface ExhaustOptions {
    * own requests, counted in their windows like the sequence's, probes included.
    */
   earlier?: readonly Snapshot[];
-}
-
-export const rateLimitOf = (s: Snapshot): RateLimitInfo => parseRateLimitHeaders(s.headers);
-const ok = (s: Snapshot) => s.status >= 200 && s.status < 300;
-
-/** The response that says least is left in the newest window among `batch` (by Reset, then Remaining). */
-export function tightest(batch: readonly Snapshot[]): Snapshot {
-  return [...batch].sort((a, b) => {
-    const ra = rateLimitOf(a);
-    const rb = rateLimitOf(b);
-    if ((rb.reset ?? 0) !== (ra.reset ?? 0)) return (rb.reset ?? 0) - (ra.reset ?? 0);
-    return (ra.remaining ?? Infinity) - (rb.remaining ?? Infinity);
-  })[0];
-}
-
-/**
- * Counts 2xx per window (same X-RateLimit-Reset, epoch seconds) from the sequence's first
- * request; returns the over-admission found, if any.
- */
-export class WindowCounter {
-  private admitted = new Map<number, { count: number; limit: number; uncounted: number }>();
-
-  add(s: Snapshot): string | undefined {
-    const info = rateLimitOf(s);
-    if (!ok(s)) return undefined;
-    if (info.reset === undefined || info.reset < 1e9 || info.reset > 1e12 || info.limit === undefined) return undefined;
-    const w = this.admitted.get(info.reset) ?? { count: 0, limit: info.limit, uncounted: 0 };
-    this.admitted.set(info.reset, w);
-    // In the last second before Reset (Date and Reset have one-second resolution) a sliding
-    // window may already have let its oldest request go while Reset still reads the same: not
-    // counted. Without the server's Date, Reset cannot be placed on its clock: not counted either.
-    if (info.dateMs === undefined || info.dateMs >= (info.reset - 1) * 1000) {
-      w.uncounted++;
-      return undefined;
-    }
-    w.count++;
-    w.limit = Math.max(w.limit, info.limit);
-    if (w.count > w.limit) {
-      return `${w.count} requests admitted in the window ending at X-RateLimit-Reset ${info.reset}, counted from this sequence's first request (probes included), more than X-RateLimit-Limit ${w.limit}`;
-    }
-    return undefined;
-  }
-
-  /**
-   * Why the window ending at `reset` may have admitted more than its Limit without the count
-   * showing it: within the Limit as counted, beyond it with the answers of its last second (or
-   * without a Date) that `add` leaves out. Undefined when the count settles it either way.
-   */
-  unconfirmed(reset: number | undefined): string | undefined {
-    const w = reset === undefined ? undefined : this.admitted.get(reset);
-    if (!w || w.count > w.limit || w.count + w.uncounted <= w.limit) return undefined;
-    return (
-      `${w.count} requests counted as admitted in the window ending at X-RateLimit-Reset ${reset} and ${w.uncounted} more answered in its last second ` +
-      `(or without a Date), when a sliding window may already have freed some: whether it admitted more than X-RateLimit-Limit ${w.limit} cannot be told ` +
-      '(the answers came late in the window: a busy runner or a slow link)'
-    );
-  }
 }
 
 /** Added to the wait for a Reset that is less than a second away (Date and Reset have one-second resolution). */

@@ -186,7 +186,7 @@ test('shellWord writes a key placeholder as its shell variable and quotes everyt
 /** The fields HAR 1.2 requires (http://www.softwareishard.com/blog/har-12-spec/), checked on every entry. */
 function harProblems(har: Har): string[] {
   const p: string[] = [];
-  const need = (o: unknown, keys: Record<string, string>, where: string) => {
+  const hasShape = (o: unknown, keys: Record<string, string>, where: string) => {
     for (const [k, type] of Object.entries(keys)) {
       const v = (o as Record<string, unknown>)?.[k];
       const ok =
@@ -198,15 +198,19 @@ function harProblems(har: Har): string[] {
       if (!ok) p.push(`${where}.${k} is not ${type}`);
     }
   };
-  need(har, { log: 'object' }, 'har');
-  need(har.log, { version: 'string', creator: 'object', entries: 'array' }, 'log');
-  need(har.log.creator, { name: 'string', version: 'string' }, 'log.creator');
+  hasShape(har, { log: 'object' }, 'har');
+  hasShape(har.log, { version: 'string', creator: 'object', entries: 'array' }, 'log');
+  hasShape(har.log.creator, { name: 'string', version: 'string' }, 'log.creator');
   if (har.log.version !== '1.2') p.push('log.version is not 1.2');
   har.log.entries.forEach((e, i) => {
     const w = `entries[${i}]`;
-    need(e, { startedDateTime: 'string', time: 'number', request: 'object', response: 'object', cache: 'object', timings: 'object' }, w);
+    hasShape(
+      e,
+      { startedDateTime: 'string', time: 'number', request: 'object', response: 'object', cache: 'object', timings: 'object' },
+      w,
+    );
     if (Number.isNaN(Date.parse(e.startedDateTime))) p.push(`${w}.startedDateTime is not ISO 8601`);
-    need(
+    hasShape(
       e.request,
       {
         method: 'string',
@@ -220,7 +224,7 @@ function harProblems(har: Har): string[] {
       },
       `${w}.request`,
     );
-    need(
+    hasShape(
       e.response,
       {
         status: 'number',
@@ -235,10 +239,10 @@ function harProblems(har: Har): string[] {
       },
       `${w}.response`,
     );
-    need(e.response.content, { size: 'number', mimeType: 'string' }, `${w}.response.content`);
-    need(e.timings, { send: 'number', wait: 'number', receive: 'number' }, `${w}.timings`);
-    if (e.request.postData) need(e.request.postData, { mimeType: 'string', text: 'string' }, `${w}.request.postData`);
-    for (const h of [...e.request.headers, ...e.response.headers]) need(h, { name: 'string', value: 'string' }, `${w} header`);
+    hasShape(e.response.content, { size: 'number', mimeType: 'string' }, `${w}.response.content`);
+    hasShape(e.timings, { send: 'number', wait: 'number', receive: 'number' }, `${w}.timings`);
+    if (e.request.postData) hasShape(e.request.postData, { mimeType: 'string', text: 'string' }, `${w}.request.postData`);
+    for (const h of [...e.request.headers, ...e.response.headers]) hasShape(h, { name: 'string', value: 'string' }, `${w} header`);
     if (!Array.isArray(e._requirements) || e._requirements.length === 0) p.push(`${w}._requirements names no requirement`);
   });
   return p;

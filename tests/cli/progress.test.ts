@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { phaseEnding, progressText, runPhases } from '../../certify/steps/run-phases.ts';
 import { CONSOLE_REPORTER, phaseCountsOf, phaseReporters, REDACT_REPORTER, type PhaseResult } from '../../certify/phases.ts';
-import { voiceOf } from '../../certify/steps/named.ts';
+import { consoleFor } from '../../certify/steps/console.ts';
 
 test('progress: one line per phase with its budget, then the requests and waits it spent and what is left', async () => {
   let counter = { requests: 0, refused: 0, waits: 0 };
@@ -46,12 +46,12 @@ test('console: each check, load progress and pacing only with --verbose; a phase
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
-  // The run's voice: `detail` says nothing unless verbose; both redact.
+  // The run's console: `detail` says nothing unless verbose; both redact.
   const said: string[] = [];
-  const quiet = voiceOf({ API_KEY: 'ik_live_0123456789abcdef' }, (t) => said.push(t));
+  const quiet = consoleFor({ API_KEY: 'ik_live_0123456789abcdef' }, (t) => said.push(t));
   quiet.detail('pacing ik_live_0123456789abcdef\n');
   quiet.say('key ik_live_0123456789abcdef\n');
-  const loud = voiceOf({ API_KEY: 'ik_live_0123456789abcdef' }, (t) => said.push(t), true);
+  const loud = consoleFor({ API_KEY: 'ik_live_0123456789abcdef' }, (t) => said.push(t), true);
   loud.detail('pacing ik_live_0123456789abcdef\n');
   expect(said).toEqual(['key <API_KEY>\n', 'pacing <API_KEY>\n']);
 });

@@ -103,7 +103,7 @@ test.beforeAll(runInBackground);
  * The baseline runs as two certifications with the same keys at once against one target (two
  * pipelines on one staging, faults/two-runs.ts): both must pass, neither may send on a key while a
  * 429 on it is pending nor earn a ban, the store must end as it started, and each run must name the
- * other (runs of one target on one machine take turns: certify/steps/turns.ts).
+ * other (runs of one target on one machine take turns: certify/steps/target-lock.ts).
  */
 
 /**

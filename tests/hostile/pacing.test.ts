@@ -86,7 +86,7 @@ for (const c of HUGE) {
         onlyPhases: ['rate-limit', 'generated'],
         // The 429 stays pending for decades: kept in this test's folder, so that a later test's
         // server on the same free port is not taken for this target.
-        turnsDir: ws.dir,
+        lockDir: ws.dir,
       });
       const counts = target.counts();
       expect(code, output.split('\n').slice(-40).join('\n')).toBe(1);

@@ -1,5 +1,5 @@
 /**
- * Certifications of one target on one machine take turns (certify/steps/turns.ts): a second run
+ * Certifications of one target on one machine take turns (certify/steps/target-lock.ts): a second run
  * waits for the first to end, then for a 429 the first met to stop pending; each names the other;
  * every wait has a deadline and stops on a signal; a dead holder's turn is taken over; the registry
  * holds no key and is removed when no run needs it.
@@ -9,7 +9,15 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { acrossMachinesNote, isHeld, otherRunsLines, takeTurn, turnPaths, TURNS_FOLDER, type HeldTurn } from '../../certify/steps/turns.ts';
+import {
+  acrossMachinesNote,
+  isLocked,
+  otherRunsLines,
+  lockTarget,
+  lockPaths,
+  LOCK_FOLDER,
+  type TargetLock,
+} from '../../certify/steps/target-lock.ts';
 
 const BASE = 'https://staging.example.com/v1';
 
@@ -17,9 +25,9 @@ function tempDir(): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), 'certify-turns-'));
 }
 
-async function held(baseUrl: string, o: Parameters<typeof takeTurn>[1]): Promise<HeldTurn> {
-  const t = await takeTurn(baseUrl, o);
-  if (!isHeld(t)) throw new Error(`expected the turn, got ${JSON.stringify(t)}`);
+async function held(baseUrl: string, o: Parameters<typeof lockTarget>[1]): Promise<TargetLock> {
+  const t = await lockTarget(baseUrl, o);
+  if (!isLocked(t)) throw new Error(`expected the turn, got ${JSON.stringify(t)}`);
   return t;
 }
 
@@ -28,13 +36,13 @@ test('turns: a second run of the target waits until the first gives the turn bac
   try {
     const first = await held(BASE, { maxWaitMs: 5_000, tmp });
     let secondGot = false;
-    const second = takeTurn(`${BASE}/`, { maxWaitMs: 10_000, tmp }).then((t) => ((secondGot = true), t));
+    const second = lockTarget(`${BASE}/`, { maxWaitMs: 10_000, tmp }).then((t) => ((secondGot = true), t));
     await new Promise((r) => setTimeout(r, 700));
     expect(secondGot, 'the second run still waits while the first holds the turn').toBe(false);
     const firstReport = first.release();
     const got = await second;
-    expect(isHeld(got)).toBe(true);
-    const secondReport = (got as HeldTurn).release();
+    expect(isLocked(got)).toBe(true);
+    const secondReport = (got as TargetLock).release();
     expect(
       firstReport.waitedForThis.map((r) => r.pid),
       'the first run names the run that waited for it',
@@ -45,7 +53,7 @@ test('turns: a second run of the target waits until the first gives the turn bac
     ).toEqual([process.pid]);
     expect(secondReport.waitedS).toBeGreaterThan(0.5);
     expect(otherRunsLines(secondReport).join('\n')).toContain('waited');
-    expect(fs.existsSync(path.join(tmp, TURNS_FOLDER)), 'nothing is left in the temp folder').toBe(false);
+    expect(fs.existsSync(path.join(tmp, LOCK_FOLDER)), 'nothing is left in the temp folder').toBe(false);
   } finally {
     fs.rmSync(tmp, { recursive: true, force: true });
   }
@@ -76,11 +84,11 @@ for (const r of refusals) {
       const ac = new AbortController();
       if (r.abortAfterMs) setTimeout(() => ac.abort('SIGINT'), r.abortAfterMs);
       const started = Date.now();
-      const t = await takeTurn(BASE, { maxWaitMs: r.abortAfterMs ? 60_000 : 600, tmp, signal: ac.signal });
+      const t = await lockTarget(BASE, { maxWaitMs: r.abortAfterMs ? 60_000 : 600, tmp, signal: ac.signal });
       expect(Date.now() - started).toBeLessThan(5_000);
-      expect(isHeld(t) ? 'held' : t.kind).toBe(r.expected);
-      if (!isHeld(t) && t.kind === 'deadline') expect(t.holder?.pid).toBe(process.pid);
-      const p = turnPaths(BASE, tmp);
+      expect(isLocked(t) ? 'held' : t.kind).toBe(r.expected);
+      if (!isLocked(t) && t.kind === 'deadline') expect(t.holder?.pid).toBe(process.pid);
+      const p = lockPaths(BASE, tmp);
       expect(
         fs.readdirSync(p.folder).filter((n) => n.startsWith(p.waitPrefix)),
         'it no longer counts as waiting',
@@ -100,7 +108,7 @@ test('turns: the turn of a process that is gone is taken over', async () => {
   const tmp = tempDir();
   try {
     const dead = spawnSync(process.execPath, ['-e', '0']).pid;
-    const p = turnPaths(BASE, tmp);
+    const p = lockPaths(BASE, tmp);
     fs.mkdirSync(p.folder, { recursive: true });
     fs.writeFileSync(p.turn, JSON.stringify({ v: 1, pid: dead, since: new Date().toISOString(), token: 'dead', target: BASE }));
     const t = await held(BASE, { maxWaitMs: 2_000, tmp });
@@ -120,11 +128,11 @@ test('turns: the next run waits until a 429 the previous run met stops pending; 
     expect(Date.now() - started, 'waited for the pending Retry-After').toBeGreaterThanOrEqual(700);
     expect(next.report.waitedForRetryAfterS).toBeGreaterThan(0.5);
     next.release(Date.now() + 60_000);
-    const refused = await takeTurn(BASE, { maxWaitMs: 1_000, tmp });
-    expect(isHeld(refused) ? 'held' : refused.kind).toBe('deadline');
-    expect(!isHeld(refused) && refused.kind === 'deadline' && refused.quietUntil).toBeTruthy();
+    const refused = await lockTarget(BASE, { maxWaitMs: 1_000, tmp });
+    expect(isLocked(refused) ? 'held' : refused.kind).toBe('deadline');
+    expect(!isLocked(refused) && refused.kind === 'deadline' && refused.quietUntil).toBeTruthy();
     // The record a user deletes when the server was restarted or replaced since (its 429 no longer holds).
-    const file = !isHeld(refused) && refused.kind === 'deadline' ? refused.quietFile : undefined;
+    const file = !isLocked(refused) && refused.kind === 'deadline' ? refused.quietFile : undefined;
     expect(file && path.dirname(path.dirname(file))).toBe(tmp);
     expect(fs.existsSync(file!)).toBe(true);
   } finally {
@@ -135,8 +143,8 @@ test('turns: the next run waits until a 429 the previous run met stops pending; 
 test('turns: a 429 that no longer pends is not kept: taking any turn removes such files, of any target, and keeps one still pending', async () => {
   const tmp = tempDir();
   try {
-    const other = turnPaths('https://other.example.com/v1', tmp);
-    const pending = turnPaths('https://third.example.com/v1', tmp);
+    const other = lockPaths('https://other.example.com/v1', tmp);
+    const pending = lockPaths('https://third.example.com/v1', tmp);
     fs.mkdirSync(other.folder, { recursive: true });
     fs.writeFileSync(other.quiet, JSON.stringify({ untilMs: Date.now() - 1_000 }));
     fs.writeFileSync(pending.quiet, JSON.stringify({ untilMs: Date.now() + 60_000 }));
@@ -156,11 +164,11 @@ test('turns: no key reaches the registry (the target is its origin and path), an
   try {
     const secret = 'ik_turns_secret_5d1e';
     const t = await held(`https://staging.example.com/v1?key=${secret}`, { maxWaitMs: 1_000, tmp });
-    const p = turnPaths(BASE, tmp);
+    const p = lockPaths(BASE, tmp);
     expect(fs.readFileSync(p.turn, 'utf8')).not.toContain(secret);
     t.release();
     const trap = tempDir();
-    fs.symlinkSync(trap, path.join(tmp, TURNS_FOLDER));
+    fs.symlinkSync(trap, path.join(tmp, LOCK_FOLDER));
     const unheld = await held(BASE, { maxWaitMs: 1_000, tmp });
     expect(unheld.report.notCoordinated).toContain('could not be kept');
     expect(fs.readdirSync(trap), 'nothing written through a symbolic link').toEqual([]);

@@ -1,24 +1,7 @@
 /**
- * Certifications of one target on one machine take turns. PATCH sets an absolute quantity and the
- * API has no conditional update (spec, Endpoints 2), so two runs changing one store at once can
- * each read the other's temporary count as "the original" and restore it; and each run's pacer
- * knows only its own 429s, so one run could send on a key while a 429 the other met is pending
- * (spec, Limits rule 5). Neither can be undone afterwards, so a run waits for its turn: before it
- * sends anything to the target, it takes the target's turn in a registry folder it creates under the
- * OS temp folder, and gives it back when it has restored what it changed.
- *
- * The registry holds, per target, one turn file (`<id>.turn`: the holder's pid, when it started,
- * the target's address), one file per waiting run (`<id>.wait-<pid>-<hex>`; `<id>.left-…` once it
- * gave up, until the holder has named it) and, after a run that met a 429 still pending when it
- * ended, until when (`<id>.quiet`); `<id>` is a digest
- * of the target's address (`targetIdentity`: origin and path, never userinfo or query). No key,
- * nor anything derived from one, is ever written there. The holder refreshes its turn file's
- * time; a turn whose process is gone, or that was not refreshed for `STALE_MS`, is taken over. Each
- * run names the runs it waited for and those that waited for it.
- *
- * Runs on other machines cannot be seen here: the pacer's evidence of another client on a key
- * (`pacing[].anotherClient`) is what a run has of them, and the report says what that means for
- * the counts it restored (`acrossMachinesNote`).
+ * One certification per target per machine: a lock file per target under the OS temp folder, taken
+ * before anything is sent and released after the restore (spec, Endpoints 2; Limits rule 5). Why and
+ * how: docs/target-lock.md.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
@@ -27,7 +10,7 @@ import path from 'node:path';
 import { targetIdentity } from '../../core/journal.ts';
 
 /** The registry folder's name under the OS temp folder. */
-export const TURNS_FOLDER = 'inventory-conformance-turns';
+export const LOCK_FOLDER = 'inventory-conformance-turns';
 
 /** A turn file not refreshed for this long is taken over (its holder hangs, or its pid was reused). */
 export const STALE_MS = 5 * 60_000;
@@ -59,7 +42,7 @@ export interface OtherRunsReport {
 }
 
 /** The registry's files for one target. */
-export interface TurnPaths {
+export interface LockPaths {
   folder: string;
   turn: string;
   /** Prefix of the waiting runs' files. */
@@ -71,8 +54,8 @@ export interface TurnPaths {
 }
 
 /** Where the turns of the target at `baseUrl` are kept, under `tmp` (default the OS temp folder). */
-export function turnPaths(baseUrl: string, tmp = os.tmpdir()): TurnPaths {
-  const folder = path.join(tmp, TURNS_FOLDER);
+export function lockPaths(baseUrl: string, tmp = os.tmpdir()): LockPaths {
+  const folder = path.join(tmp, LOCK_FOLDER);
   const id = createHash('sha256').update(targetIdentity(baseUrl)).digest('hex').slice(0, 16);
   return {
     folder,
@@ -131,7 +114,7 @@ export function isStale(file: string, now = Date.now(), isAlive = alive): boolea
 
 /** Tries to take the turn (an exclusive create). A stale turn is removed first, if it is still the one judged stale. */
 export function tryTake(
-  p: TurnPaths,
+  p: LockPaths,
   mine: TurnFile,
   isAlive = alive,
 ): { taken: true } | { taken: false; holder?: OtherRun & { token: string } } {
@@ -161,7 +144,7 @@ interface WaitFile extends OtherRun {
  * The runs that wait, or waited, for the holder `token`: the waiting runs' files, and the files of
  * runs that stopped waiting for it (read once: each is removed, as is one left for a holder gone).
  */
-export function waiting(p: TurnPaths, token: string): OtherRun[] {
+export function waiting(p: LockPaths, token: string): OtherRun[] {
   let names: string[];
   try {
     names = fs.readdirSync(p.folder).filter((n) => n.startsWith(p.waitPrefix) || n.startsWith(p.leftPrefix));
@@ -187,13 +170,13 @@ const addRun = (list: OtherRun[], r: OtherRun) => {
  * 429 the run met is still pending on some key, so the next holder sends nothing before) and returns
  * the runs that waited for it.
  */
-export interface HeldTurn {
+export interface TargetLock {
   readonly report: OtherRunsReport;
   release(pendingUntilMs?: number): OtherRunsReport;
 }
 
-/** Why `takeTurn` did not get the turn (`quietUntil`: the turn was free, but a 429 the last run met stays pending past the deadline). */
-export type TurnRefusal =
+/** Why `lockTarget` did not get the turn (`quietUntil`: the turn was free, but a 429 the last run met stays pending past the deadline). */
+export type LockRefused =
   | { kind: 'deadline'; holder?: OtherRun; quietUntil?: string; quietFile?: string; waitedS: number }
   | { kind: 'aborted' };
 
@@ -215,12 +198,12 @@ function pause(ms: number, signal?: AbortSignal): Promise<void> {
  * A registry folder that cannot be used does not stop the run: it runs without a turn and the
  * report says so.
  */
-export async function takeTurn(
+export async function lockTarget(
   baseUrl: string,
   o: { maxWaitMs: number; signal?: AbortSignal; tmp?: string; now?: () => number; say?: (line: string) => void },
-): Promise<HeldTurn | TurnRefusal> {
+): Promise<TargetLock | LockRefused> {
   const now = o.now ?? Date.now;
-  const p = turnPaths(baseUrl, o.tmp);
+  const p = lockPaths(baseUrl, o.tmp);
   const mine: TurnFile = {
     v: 1,
     pid: process.pid,
@@ -294,7 +277,7 @@ export async function takeTurn(
  * most until `deadlineMs`, then removes the file.
  */
 async function waitQuiet(
-  p: TurnPaths,
+  p: LockPaths,
   o: { deadlineMs: number; now: () => number; signal?: AbortSignal; say?: (line: string) => void },
 ): Promise<{ kind: 'quiet'; waitedMs: number } | { kind: 'deadline'; untilMs: number } | { kind: 'aborted' }> {
   const untilMs = Number(readJson<{ untilMs?: number }>(p.quiet)?.untilMs) || 0;
@@ -313,13 +296,13 @@ async function waitQuiet(
 }
 
 /** A run without a turn: it says why. */
-function unheld(report: OtherRunsReport, why: string): HeldTurn {
+function unheld(report: OtherRunsReport, why: string): TargetLock {
   report.notCoordinated = why;
   return { report, release: () => report };
 }
 
 /** The turn held: refreshed every `REFRESH_MS`, the waiting runs noted each time and at release. */
-function held(p: TurnPaths, mine: TurnFile, report: OtherRunsReport): HeldTurn {
+function held(p: LockPaths, mine: TurnFile, report: OtherRunsReport): TargetLock {
   const note = () => waiting(p, mine.token).forEach((w) => addRun(report.waitedForThis, w));
   const timer = setInterval(() => {
     try {
@@ -371,7 +354,7 @@ export function sweepQuiet(folder: string, nowMs: number): void {
 }
 
 /** Passes on, before the turn is given back, until when a 429 is pending (the later of the file's and `untilMs`). */
-function writeQuiet(p: TurnPaths, untilMs: number): void {
+function writeQuiet(p: LockPaths, untilMs: number): void {
   try {
     const before = Number(readJson<{ untilMs?: number }>(p.quiet)?.untilMs) || 0;
     fs.writeFileSync(p.quiet, JSON.stringify({ untilMs: Math.max(before, untilMs) }), { mode: 0o644 });
@@ -380,8 +363,8 @@ function writeQuiet(p: TurnPaths, untilMs: number): void {
   }
 }
 
-/** Whether `takeTurn` got the turn (or runs without one). */
-export const isHeld = (t: HeldTurn | TurnRefusal): t is HeldTurn => 'release' in t;
+/** Whether `lockTarget` got the turn (or runs without one). */
+export const isLocked = (t: TargetLock | LockRefused): t is TargetLock => 'release' in t;
 
 const runName = (r: OtherRun) => `pid ${r.pid}, started ${r.since}`;
 
