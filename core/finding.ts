@@ -94,3 +94,6 @@ export function parseFinding(description: string | undefined): Finding | undefin
     return undefined;
   }
 }
+
+/** The attachment (`application/json`, a `Finding[]`) that carries a test's findings to the run's reporter. */
+export const FINDINGS_ATTACHMENT = 'findings';

@@ -10,7 +10,6 @@ import type { secretsFromEnv } from '../../core/secrets.ts';
 import { emptyRepair } from '../../suites/journal/repair.ts';
 import type { WrittenCertificate } from '../certificate/index.ts';
 import type { Phase } from '../env.ts';
-import type { MergeStandby } from '../merge-standby.ts';
 import type { PhaseResult } from '../phases.ts';
 import type { ConformanceReport, PacingSummary, TestRecord } from '../verdict.ts';
 import type { MergedRun } from './merge.ts';
@@ -108,8 +107,6 @@ export interface RunContext {
   notRun: TestRecord[];
   /** runPhases: how each phase ended. */
   results: PhaseResult[];
-  /** runPhases: the merge, loaded while the last phases run; merge uses it, the run's end stops it unused. */
-  mergeStandby?: MergeStandby;
   /** Problems of the run met by any step (not yet redacted). */
   runErrors: string[];
   /** nameOpenAfterStop: what a stopped run's own journal leaves open (a run problem). */
@@ -206,7 +203,6 @@ export async function runSteps(steps: readonly Step[], ctx: RunContext): Promise
       }
     }
   } finally {
-    ctx.mergeStandby?.cancel();
     await closeTarget(ctx);
   }
   return ctx;

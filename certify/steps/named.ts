@@ -17,7 +17,7 @@ import type { VerdictInput } from '../verdict.ts';
 import { need, type RunContext, type RunVoice } from './context.ts';
 import { gateJunitFile, judgeReport, redactReport, verdictInputFor, writeReportFiles } from './judge.ts';
 import { listLeftOut as listLeftOutPhases } from './left-out.ts';
-import { mergeRun, standbyFor } from './merge.ts';
+import { mergeRun } from './merge.ts';
 import { startRunPacer } from './pacer.ts';
 import { initialHoldsOf, journalRefusals, pendingHolds } from './holds.ts';
 import { interruptedExit, preflight as preflightTarget, PREFLIGHT_EXIT } from './preflight.ts';
@@ -187,7 +187,7 @@ export async function listLeftOut(ctx: RunContext): Promise<void> {
   ctx.runErrors.push(...leftOut.runErrors);
 }
 
-/** Step "run the phases": one Playwright child per phase; a signal starts no further phase. */
+/** Step "run the phases": every phase in one Playwright run; a signal starts no further phase. */
 export async function runPhases(ctx: RunContext): Promise<void> {
   const pacer = need(ctx.pacer, 'the pacer');
   const run = need(ctx.run, 'the prepared run');
@@ -198,10 +198,6 @@ export async function runPhases(ctx: RunContext): Promise<void> {
     voice,
     () => pacer.progress(),
     ctx.options.signal,
-    () => {
-      // The merge loads while the last phases run (not while the phases start, which take the cores).
-      if (!ctx.options.signal?.aborted) ctx.mergeStandby = standbyFor(run, ctx.options.env, voice.redact);
-    },
   );
   ctx.results = ran.results;
   ctx.runErrors.push(...ran.runErrors);
@@ -235,10 +231,10 @@ export function nameOpenAfterStop(ctx: RunContext): void {
   need(ctx.voice, "the run's voice").say(`certify: ${problem.reason}\n`);
 }
 
-/** Step "merge": the phases' blobs into the HTML report, junit.xml and results.json; load.json. */
+/** Step "merge": the test records the run's reporter wrote per phase; load.json. */
 export async function merge(ctx: RunContext): Promise<void> {
   const voice = need(ctx.voice, "the run's voice");
-  ctx.merged = await mergeRun(need(ctx.run, 'the prepared run'), ctx.options.env, voice.redact, voice.say, ctx.mergeStandby, voice.detail);
+  ctx.merged = await mergeRun(need(ctx.run, 'the prepared run'), voice.redact, voice.say);
 }
 
 /** Step "scan secrets": every file of the reports folder for every form of every key; with the keys the redacting reporter caught, an input of the verdict. */
@@ -385,7 +381,7 @@ export function print(ctx: RunContext): void {
   const run = need(ctx.run, 'the prepared run');
   const otherReports = [
     'conformance.json',
-    // A verdictOnly run does not merge the phases' blobs into these.
+    // A verdictOnly run does not write these.
     ...(run.mergeReports ? ['html/index.html', 'junit.xml', 'results.json'] : []),
     'evidence.har',
     ...(need(ctx.merged, 'the merge').loadWritten ? ['load.json'] : []),
