@@ -7,7 +7,16 @@
  */
 import type { FullConfig, FullResult, Reporter, Suite, TestCase, TestError, TestResult } from '@playwright/test/reporter';
 import fs from 'node:fs';
-import { firstRequestFile, openFile, runFile, PHASE_PLAN_VARIABLE, PHASES_DIR_VARIABLE, resultFile, writeAtomically, type PhasePlan } from '../core/phase-gate.ts';
+import {
+  firstRequestFile,
+  openFile,
+  runFile,
+  PHASE_PLAN_VARIABLE,
+  PHASES_DIR_VARIABLE,
+  resultFile,
+  writeAtomically,
+  type PhasePlan,
+} from '../core/phase-gate.ts';
 import { cleanErrorMessage } from '../core/playwright-report.ts';
 import { ANNOTATION, type TestRecord } from '../core/results.ts';
 import { testRecordOf } from './test-record.ts';
@@ -47,7 +56,9 @@ interface PhaseState {
 
 export default class PhaseReporter implements Reporter {
   private readonly dir = process.env[PHASES_DIR_VARIABLE];
-  private readonly plan: PhasePlan = JSON.parse(process.env[PHASE_PLAN_VARIABLE] ?? '{"phases":[],"phaseTimeoutS":900,"startFirstMaxMs":3000}');
+  private readonly plan: PhasePlan = JSON.parse(
+    process.env[PHASE_PLAN_VARIABLE] ?? '{"phases":[],"phaseTimeoutS":900,"startFirstMaxMs":3000}',
+  );
   private readonly phases = new Map<string, PhaseState>();
   private readonly runErrors: string[] = [];
   private rootDir = process.cwd();
@@ -113,8 +124,7 @@ export default class PhaseReporter implements Reporter {
       },
     };
     if (this.dir) writeAtomically(resultFile(this.dir, phase), JSON.stringify(report));
-    for (const p of this.plan.phases)
-      if (p.after.includes(phase) && p.after.every((a) => this.state(a).ended)) this.open(p.name);
+    for (const p of this.plan.phases) if (p.after.includes(phase) && p.after.every((a) => this.state(a).ended)) this.open(p.name);
   }
 
   /** A test of a phase that reached its deadline and did not pass: not certified, a limit of the run, never the server's failure. */
@@ -122,7 +132,12 @@ export default class PhaseReporter implements Reporter {
     const record = testRecordOf(test, s.results.get(test) ?? [], this.rootDir);
     if (!s.timedOut || record.outcome === 'passed') return record;
     const reason = `the phase reached its time limit (PHASE_TIMEOUT_S=${this.plan.phaseTimeoutS} s) before this check ended`;
-    return { ...record, outcome: 'skipped', errors: [], annotations: [...record.annotations, { type: ANNOTATION.notCertified, description: reason }] };
+    return {
+      ...record,
+      outcome: 'skipped',
+      errors: [],
+      annotations: [...record.annotations, { type: ANNOTATION.notCertified, description: reason }],
+    };
   }
 
   onTestEnd(test: TestCase, result: TestResult): void {

@@ -7,7 +7,7 @@ import path from 'node:path';
 import type { TestCase, TestError, TestResult } from '@playwright/test/reporter';
 import { cleanErrorMessage } from '../core/playwright-report.ts';
 import { ANNOTATION, harnessStopReason, type Annotation, type Outcome, type TestRecord } from '../core/results.ts';
-import { FINDINGS_ATTACHMENT } from '../core/finding.ts';
+import { FINDING_ATTACHMENT, parseFinding, type Finding } from '../core/finding.ts';
 
 // eslint-disable-next-line no-control-regex
 const ANSI = /\u001b\[[0-9;]*[A-Za-z]/g;
@@ -69,6 +69,16 @@ function requestsOf(results: readonly TestResult[]): number {
   return total;
 }
 
+/** The findings the last attempt attached (core/finding.ts `attachFinding`), each as its checks wrote it. */
+function findingsOf(result: TestResult | undefined): Finding[] {
+  const out: Finding[] = [];
+  for (const a of result?.attachments ?? []) {
+    const f = a.name === FINDING_ATTACHMENT && a.contentType === 'application/json' ? parseFinding(a.body?.toString('utf8')) : undefined;
+    if (f) out.push(f);
+  }
+  return out;
+}
+
 /** The record of `test` (its last attempt `result`, none if it never ran), its file relative to `rootDir`. */
 export function testRecordOf(test: TestCase, results: readonly TestResult[], rootDir: string): TestRecord {
   const last = results[results.length - 1];
@@ -82,8 +92,8 @@ export function testRecordOf(test: TestCase, results: readonly TestResult[], roo
     annotations: annotationsOf(test, last),
     requests: requestsOf(results),
     ...(() => {
-      const findings = last?.attachments.find((a) => a.name === FINDINGS_ATTACHMENT && a.body);
-      return findings ? { findings: JSON.parse(findings.body!.toString('utf8')) } : {};
+      const findings = findingsOf(last);
+      return findings.length ? { findings } : {};
     })(),
   };
   const stops = test.outcome() === 'unexpected' ? harnessStopsOf(last) : undefined;

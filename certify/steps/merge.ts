@@ -8,8 +8,7 @@ import path from 'node:path';
 import { resultFile, runFile } from '../../core/phase-gate.ts';
 import type { PhaseReport, RunReport } from '../phase-reporter.ts';
 import type { TestRecord } from '../verdict.ts';
-import type { PreparedRun } from './prepare.ts';
-import { phasesDirOf } from './run-phases.ts';
+import { phasesDirOf, type PreparedRun } from './prepare.ts';
 
 export interface Merged {
   tests: TestRecord[];
@@ -116,11 +115,7 @@ export interface MergedRun extends Merged {
  * `results.json` were written by the same run), writes `load.json`, reads the redaction log, and
  * removes the run's scratch folder.
  */
-export async function mergeRun(
-  run: PreparedRun,
-  redact: (s: string) => string,
-  say: (text: string) => void,
-): Promise<MergedRun> {
+export async function mergeRun(run: PreparedRun, redact: (s: string) => string, say: (text: string) => void): Promise<MergedRun> {
   const merged = collectResults(phasesDirOf(run), run.phases, redact);
   const generatedAt = new Date().toISOString();
   const load = mergeLoadReports(run.reportsDir, generatedAt);

@@ -192,13 +192,7 @@ export async function runPhases(ctx: RunContext): Promise<void> {
   const pacer = need(ctx.pacer, 'the pacer');
   const run = need(ctx.run, 'the prepared run');
   const voice = need(ctx.voice, "the run's voice");
-  const ran = await runAllPhases(
-    run,
-    need(ctx.childEnv, "the children's environment"),
-    voice,
-    () => pacer.progress(),
-    ctx.options.signal,
-  );
+  const ran = await runAllPhases(run, need(ctx.childEnv, "the children's environment"), voice, () => pacer.progress(), ctx.options.signal);
   ctx.results = ran.results;
   ctx.runErrors.push(...ran.runErrors);
 }

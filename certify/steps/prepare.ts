@@ -128,6 +128,11 @@ export function titleFilter(titles: readonly string[]): string {
   return `/(?:^| )(?:${escaped.join('|')})(?: @\\S+)*$/`;
 }
 
+/** The folder of the run's phase files (core/phase-gate.ts), in its scratch folder. */
+export function phasesDirOf(run: Pick<PreparedRun, 'workDir'>): string {
+  return path.join(run.workDir, 'phases');
+}
+
 /** The requirements ledger; an unreadable one is a problem of the run (the verdict reports it), not a crash. */
 function readLedger(ledgerFile: string): { ledger: LedgerRequirement[]; runErrors: string[] } {
   try {

@@ -8,12 +8,21 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { phasesBefore, START_FIRST_MAX_MS, startsFirst, yieldsAtStart } from '../phase-list.ts';
 import { phaseOutputDir } from '../../core/paths.ts';
-import { firstRequestFile, PHASE_PLAN_VARIABLE, PHASES_DIR_VARIABLE, pollFor, readOpening, resultFile, writeAtomically, type PhasePlan } from '../../core/phase-gate.ts';
+import {
+  firstRequestFile,
+  PHASE_PLAN_VARIABLE,
+  PHASES_DIR_VARIABLE,
+  pollFor,
+  readOpening,
+  resultFile,
+  writeAtomically,
+  type PhasePlan,
+} from '../../core/phase-gate.ts';
 import { SECRET_VARIABLES } from '../../core/secrets.ts';
 import { PHASE_REPORTER, runOnce, windowWaitsOf, type PhaseResult, type RunEnd } from '../phases.ts';
 import type { PhaseReport } from '../phase-reporter.ts';
 import type { RunVoice } from './context.ts';
-import type { PreparedRun } from './prepare.ts';
+import { phasesDirOf, type PreparedRun } from './prepare.ts';
 
 export interface PhasesOutcome {
   results: PhaseResult[];
@@ -62,8 +71,6 @@ export async function runPhases(
     before?: (phase: string, running: readonly string[]) => string[];
     /** What a phase waits for once the phases it comes after have ended (none: it starts then). */
     startGate?: (phase: string) => Promise<void> | undefined;
-    /** Called once, when every phase has started and at most two are still running. */
-    lastPhasesRunning?: () => void;
   },
 ): Promise<PhasesOutcome> {
   const out: PhasesOutcome = { results: [], runErrors: [] };
@@ -71,12 +78,6 @@ export async function runPhases(
   const ended = new Map<string, Promise<PhaseResult | undefined>>();
   let started = 0;
   let finished = 0;
-  let lastCalled = false;
-  const noteLastPhases = () => {
-    if (lastCalled || started < phases.length || phases.length - finished > 2) return;
-    lastCalled = true;
-    options.lastPhasesRunning?.();
-  };
   const start = async (phase: string): Promise<PhaseResult | undefined> => {
     await Promise.all(before(phase, phases).map((p) => ended.get(p)));
     await options.startGate?.(phase);
@@ -84,11 +85,8 @@ export async function runPhases(
     const i = ++started;
     const progressBefore = options.progress?.();
     say(`▶ phase ${i}/${phases.length}: ${phase}${progressBefore ? ` (at most ${options.phaseTimeoutS} s, PHASE_TIMEOUT_S)` : ''}\n`);
-    const running = run(phase);
-    noteLastPhases();
-    const result = await running;
+    const result = await run(phase);
     finished++;
-    noteLastPhases();
     const spent = progressBefore && options.progress ? progressText(progressBefore, options.progress(), phases.length - finished) : '';
     const waited = result.waitedS ? `, ${result.waitedS.toFixed(1)} s of it waiting on windows` : '';
     say(`■ phase ${phase} finished in ${(result.durationMs / 1000).toFixed(1)} s${waited}: ${phaseEnding(result)}${spent}\n`);
@@ -256,9 +254,4 @@ export async function runAllPhases(
   const last = await ended;
   if (last.timedOut) outcome.runErrors.push(`the run was stopped ${timeoutS + 30} s after it started (its phases' PHASE_TIMEOUT_S)`);
   return outcome;
-}
-
-/** The folder of the run's phase files (core/phase-gate.ts), in its scratch folder. */
-export function phasesDirOf(run: Pick<PreparedRun, 'workDir'>): string {
-  return path.join(run.workDir, 'phases');
 }

@@ -8,7 +8,6 @@ import fs from 'node:fs';
 import path from 'node:path';
 import config from '../../playwright.config.ts';
 import { phaseOutputDir, REPO_ROOT } from '../../core/paths.ts';
-import { PHASES } from '../../certify/phase-list.ts';
 import { runAllPhases } from '../../certify/steps/run-phases.ts';
 import { runInBackground } from '../background.ts';
 
