@@ -7,7 +7,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { phasesBefore, START_FIRST_MAX_MS, startsFirst, yieldsAtStart } from '../phase-list.ts';
-import { phaseOutputDir } from '../../core/paths.ts';
 import {
   firstRequestFile,
   PHASE_PLAN_VARIABLE,
@@ -190,7 +189,6 @@ export async function runAllPhases(
   const keysGiven = SECRET_VARIABLES.filter((k) => childEnv[k]);
   const phasesDir = phasesDirOf(run);
   fs.mkdirSync(phasesDir, { recursive: true });
-  for (const phase of run.phases) fs.mkdirSync(phaseOutputDir(run.reportsDir, phase), { recursive: true });
   const plan = phasePlanOf(run.phases, keysGiven, config.phaseTimeoutS);
   // The run lasts at most the longest chain of phases' deadlines, and a minute more.
   const timeoutS = longestChain(plan) * config.phaseTimeoutS + 60;
@@ -220,6 +218,8 @@ export async function runAllPhases(
       ...(verbose ? { verbose } : {}),
       ...(signal ? { signal } : {}),
       extraArgs: [
+        // One output folder for the run (Playwright empties it once, as the run starts), beside the HTML report.
+        `--output=${path.join(run.reportsDir, 'test-results')}`,
         ...(run.testFilters ?? []),
         ...(run.grep ? [`--grep=${run.grep}`] : []),
         ...(run.maxFailures ? [`--max-failures=${run.maxFailures}`] : []),
