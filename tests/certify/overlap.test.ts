@@ -67,7 +67,7 @@ test('phases run together in one run, all end with their report; with reports as
     for (const round of [1, 2]) {
       const reportsDir = path.join(dir, `reports-${round}`);
       const run = {
-        config: { phaseTimeoutS: 60 } as Parameters<typeof runAllPhases>[0]['config'],
+        config: { phaseTimeoutS: 200 } as Parameters<typeof runAllPhases>[0]['config'],
         phases: ['phase0', 'phase1', 'phase2', 'phase3'],
         configFile,
         reportsDir,
