@@ -245,7 +245,8 @@ export async function runAllPhases(
       phaseTimeoutS: config.phaseTimeoutS,
       ...(signal ? { signal } : {}),
       progress,
-      before: () => [],
+      // The reporter opens a phase once these have ended; said after their end lines.
+      before: (phase) => plan.phases.find((p) => p.name === phase)?.after ?? [],
       startGate: async (phase) => {
         await pollFor(() => readOpening(phasesDir, phase) ?? (end ? null : undefined), limit);
       },
