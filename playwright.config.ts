@@ -4,10 +4,11 @@ import { readSettings } from './settings/index.ts';
 
 /**
  * The conformance run (docs/architecture.md): suites in `suites/`, one Playwright project per
- * phase. This file is the one home of the phase list: certify runs each project as a phase, a
- * phase as soon as the phases of its `metadata.after` have ended (no project `dependencies`: a
- * failing phase must not skip the next one), and `metadata.readonly` says whether the `readonly`
- * profile runs it.
+ * phase, every phase in one Playwright run with workers of its own (`workers` is their sum, so no
+ * phase waits for another's). This file is the one home of the phase list: certify's reporter
+ * opens a phase as soon as the phases of its `metadata.after` have ended (no project
+ * `dependencies`: a failing phase must not skip the next one), and `metadata.readonly` says
+ * whether the `readonly` profile runs it.
  *
  * Traces, screenshots and videos stay off: a trace copies request headers, the key among them,
  * verbatim. No `extraHTTPHeaders`: the suites' `api` fixture sets Authorization per request and
@@ -43,6 +44,9 @@ export interface PhaseMetadata {
   startFirst?: boolean;
 }
 
+/** Workers of the phases that run their checks one at a time. */
+const ONE = 1;
+
 // A plain object, not `defineConfig(…)`: certify reads the phase list from this file, and a
 // runtime import of @playwright/test would load the whole test runner into every certify process.
 const config: PlaywrightTestConfig = {
@@ -54,7 +58,8 @@ const config: PlaywrightTestConfig = {
   globalSetup: `./suites/pacing/global-setup${ext}`,
   // A pacing wait or a Retry-After wait may take up to MAX_RETRY_AFTER_S; the 429 check sets its own.
   timeout: (values.MAX_RETRY_AFTER_S + 60) * 1000,
-  workers: values.WORKERS,
+  // Every phase's workers at once (functional's WORKERS, one each for rate-limit, load and generated).
+  workers: values.WORKERS + 3 * ONE,
   fullyParallel: true,
   retries: 0,
   forbidOnly: !!process.env.CI,
@@ -73,6 +78,7 @@ const config: PlaywrightTestConfig = {
       name: 'functional',
       outputDir: phaseOutputDir(values.REPORTS_DIR, 'functional'),
       testIgnore: [`rate-limit/retry-after.spec${ext}`, 'load/**', 'generated/**'],
+      workers: values.WORKERS,
       metadata: { readonly: true } satisfies PhaseMetadata,
     },
     {
@@ -84,7 +90,7 @@ const config: PlaywrightTestConfig = {
       fullyParallel: false,
       // One worker: both files judge the one sequence and the bursts that follow it on the key's
       // windows (`oncePerRun`), whichever file comes first, so a second worker would only start.
-      workers: 1,
+      workers: ONE,
       metadata: { readonly: false, after: ['functional'], aloneWith: 'RATE_LIMIT_KEY', startFirst: true } satisfies PhaseMetadata,
     },
     {
@@ -96,6 +102,7 @@ const config: PlaywrightTestConfig = {
       outputDir: phaseOutputDir(values.REPORTS_DIR, 'load'),
       testMatch: `load/capacity.spec${ext}`,
       fullyParallel: false,
+      workers: ONE,
       metadata: { readonly: false, startFirst: true } satisfies PhaseMetadata,
     },
     {
@@ -107,7 +114,7 @@ const config: PlaywrightTestConfig = {
       testMatch: `generated/**/*.spec${ext}`,
       fullyParallel: false,
       // One at a time: the generated cases, the sequences and the concurrency check share the pets they change.
-      workers: 1,
+      workers: ONE,
       metadata: { readonly: true, after: ['functional'] } satisfies PhaseMetadata,
     },
   ],

@@ -27,6 +27,11 @@ export function phasesBefore(phase: Phase, running: readonly Phase[] = PHASES, k
   return (metadata.after ?? []).filter((p) => running.includes(p));
 }
 
+/** Whether `phase` starts first (`metadata.startFirst`). */
+export function startsFirst(phase: Phase): boolean {
+  return projects.find((x) => x.name === phase)?.metadata.startFirst === true;
+}
+
 /**
  * Whether `phase` starts only once a `metadata.startFirst` phase that starts with it has sent its
  * first request (or a short while has passed, `START_FIRST_MAX_MS`): the phases of a run start at

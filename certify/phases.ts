@@ -1,12 +1,11 @@
 /**
- * Orchestration of the conformance run: one `playwright test --project=<phase>` child process per
- * phase, in order, so that a failing phase never stops the next (project `dependencies` would skip
- * them). Each phase writes its own JSON report, which the verdict reads, and, in a run that builds
- * the HTML report, a blob report: `playwright merge-reports` then builds the HTML report,
- * `junit.xml` and `results.json` from all blobs in one pass.
+ * The conformance run as one `playwright test` process: every phase a project with workers of its
+ * own, opened in turn by certify's reporter (`phase-reporter.ts`), which writes each phase's test
+ * records as it ends; the HTML report, `junit.xml` and `results.json` come from the same run's
+ * reporters. A failing phase never stops the next (no project `dependencies`).
  *
- * Every child writes through `redact-reporter.ts` first, and the parent filters the children's
- * console output, so no key reaches the console or a report.
+ * Every reporter comes after `redact-reporter.ts`, and the parent filters the run's console
+ * output, so no key reaches the console or a report.
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -21,39 +20,7 @@ export const PLAYWRIGHT_CLI = require.resolve('@playwright/test/cli');
 export { REPO_ROOT };
 export const REDACT_REPORTER = codeFile('certify/redact-reporter');
 export const CONSOLE_REPORTER = codeFile('certify/console-reporter');
-export const MERGE_CONFIG = codeFile('certify/merge.config');
-
-export interface PhaseOptions {
-  phase: string;
-  /** Playwright config (default: the root `playwright.config.ts`). */
-  configFile: string;
-  /** Complete environment of the child (keys included; never printed). */
-  env: Record<string, string | undefined>;
-  /**
-   * The phase's blob report, for `playwright merge-reports`; none in a run that merges no reports
-   * (writing one costs a short phase about 0.4 CPU-s, measured on the fault matrix's cases).
-   */
-  blobFile?: string;
-  /** The phase's own JSON report (Playwright's `json` reporter): the verdict reads it, merged or not. */
-  jsonFile?: string;
-  outputDir: string;
-  workers?: string;
-  timeoutS: number;
-  /** Already-redacting sink for console lines. */
-  write: (text: string) => void;
-  /**
-   * Every check as it ends and the checks' own output (Playwright's `list` reporter), and a "still
-   * running" line after `heartbeatS` of silence; otherwise only the phase's own errors (`console-reporter.ts`).
-   */
-  verbose?: boolean;
-  /** Seconds of silence before a "still running" line of a verbose console (default 15). */
-  heartbeatS?: number;
-  cwd?: string;
-  /** Aborting stops the phase. */
-  signal?: AbortSignal;
-  /** Further Playwright arguments (for tools, e.g. the orchestration benchmark's `--grep`). */
-  extraArgs?: string[];
-}
+export const PHASE_REPORTER = codeFile('certify/phase-reporter');
 
 export interface PhaseResult {
   phase: string;
@@ -61,34 +28,22 @@ export interface PhaseResult {
   signal: NodeJS.Signals | null;
   durationMs: number;
   timedOut: boolean;
-  /** The phase wrote its report: its blob when it was given one, else its JSON report. */
+  /** The run's reporter wrote the phase's records (it ended, or the run ended with it). */
   reportWritten: boolean;
   /** Last lines of the phase's (redacted) console output, for a phase that ended without a report. */
   tail: string[];
   /** Seconds its checks spent waiting for rate-limit windows (Retry-After, Reset), from their records. */
   waitedS?: number;
-  /** Its checks by outcome, from its JSON report (none when it wrote none). */
+  /** Its checks by outcome (none when it has no report). */
   counts?: PhaseCounts;
 }
 
-/** A phase's checks by outcome (Playwright's JSON report's `stats`). */
+/** A phase's checks by Playwright's outcome (expected, unexpected, flaky, skipped). */
 export interface PhaseCounts {
   passed: number;
   failed: number;
   flaky: number;
   skipped: number;
-}
-
-/** The counts of a phase's JSON report, or undefined when it has none that reads. */
-export function phaseCountsOf(jsonFile: string | undefined): PhaseCounts | undefined {
-  if (!jsonFile) return undefined;
-  try {
-    const stats = (JSON.parse(fs.readFileSync(jsonFile, 'utf8')) as { stats?: Record<string, unknown> }).stats;
-    const n = (k: string) => (typeof stats?.[k] === 'number' ? (stats[k] as number) : 0);
-    return stats ? { passed: n('expected'), failed: n('unexpected'), flaky: n('flaky'), skipped: n('skipped') } : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 /**
@@ -157,47 +112,70 @@ export function lineFilter(redact: (s: string) => string, write: (s: string) => 
   };
 }
 
-/** A phase's reporters: the redaction first, then the console (`list` when verbose, else ours), the blob and the JSON report. */
-export function phaseReporters(o: Pick<PhaseOptions, 'verbose' | 'blobFile' | 'jsonFile'>): string[] {
-  return [REDACT_REPORTER, o.verbose ? 'list' : CONSOLE_REPORTER, ...(o.blobFile ? ['blob'] : []), ...(o.jsonFile ? ['json'] : [])];
+/** What the one run of the phases is given. */
+export interface RunOptions {
+  /** The phases (projects) to run, in order. */
+  phases: readonly string[];
+  configFile: string;
+  /** Complete environment of the run (keys included; never printed). */
+  env: Record<string, string | undefined>;
+  /** certify's own settings for the run (the phase files, the report files), over `env`. */
+  own: Record<string, string>;
+  /** The run's reporters after the redaction and the console (the phases' reporter; html, junit, json when asked). */
+  reporters: string[];
+  /** Playwright's --global-timeout; the process is stopped 30 s after it. */
+  timeoutS: number;
+  /** Already-redacting sink for console lines. */
+  write: (text: string) => void;
+  /** Every check as it ends (`list`); otherwise only the run's own errors (`console-reporter.ts`). */
+  verbose?: boolean;
+  cwd?: string;
+  /** Aborting stops the run. */
+  signal?: AbortSignal;
+  /** Further Playwright arguments (location filters, `--grep`, `--max-failures`). */
+  extraArgs?: string[];
 }
 
-function playwrightArgs(o: PhaseOptions): string[] {
-  const args = [
+/** How the run's process ended, and its last lines of (redacted) output. */
+export interface RunEnd {
+  exitCode: number | null;
+  signal: NodeJS.Signals | null;
+  /** The process was stopped 30 s past its global timeout. */
+  timedOut: boolean;
+  tail: string[];
+}
+
+/** The run's reporters: the redaction first, then the console (`list` when verbose, else ours), then `others`. */
+export function runReporters(verbose: boolean | undefined, others: readonly string[]): string[] {
+  return [REDACT_REPORTER, verbose ? 'list' : CONSOLE_REPORTER, ...others];
+}
+
+function playwrightArgs(o: RunOptions): string[] {
+  const reporters = runReporters(o.verbose, o.reporters);
+  return [
     PLAYWRIGHT_CLI,
     'test',
     '--config',
     o.configFile,
-    `--project=${o.phase}`,
-    `--reporter=${phaseReporters(o).join(',')}`,
-    `--output=${o.outputDir}`,
+    ...o.phases.map((p) => `--project=${p}`),
+    `--reporter=${reporters.join(',')}`,
     '--trace=off',
     '--pass-with-no-tests',
     `--global-timeout=${o.timeoutS * 1000}`,
+    ...(o.extraArgs ?? []),
   ];
-  if (o.workers) args.push(`--workers=${o.workers}`);
-  if (o.extraArgs) args.push(...o.extraArgs);
-  return args;
 }
 
-/** Runs one phase as a child process; never throws for a failing or crashing phase. */
-export function runPhase(o: PhaseOptions, redact: (s: string) => string): Promise<PhaseResult> {
-  const started = Date.now();
-  if (o.blobFile) fs.mkdirSync(path.dirname(o.blobFile), { recursive: true });
+/** Runs the phases as one Playwright process; never throws for a failing or crashing run. */
+export function runOnce(o: RunOptions, redact: (s: string) => string): Promise<RunEnd> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, playwrightArgs(o), {
       cwd: o.cwd ?? REPO_ROOT,
-      env: playwrightEnv(o.env, {
-        ...(o.blobFile ? { PLAYWRIGHT_BLOB_OUTPUT_FILE: o.blobFile } : {}),
-        ...(o.jsonFile ? { PLAYWRIGHT_JSON_OUTPUT_FILE: o.jsonFile } : {}),
-        FORCE_COLOR: '0',
-      }),
+      env: playwrightEnv(o.env, { ...o.own, FORCE_COLOR: '0' }),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    let lastOutput = Date.now();
     const tail: string[] = [];
     const sink = (s: string) => {
-      lastOutput = Date.now();
       o.write(s);
       for (const line of s.split('\n')) if (line.trim()) tail.push(line.trim());
       if (tail.length > 8) tail.splice(0, tail.length - 8);
@@ -206,15 +184,8 @@ export function runPhase(o: PhaseOptions, redact: (s: string) => string): Promis
     const err = lineFilter(redact, sink);
     child.stdout.on('data', (c: Buffer) => out.push(c));
     child.stderr.on('data', (c: Buffer) => err.push(c));
-    const heartbeatMs = (o.heartbeatS ?? 15) * 1000;
-    const heartbeat = setInterval(() => {
-      if (o.verbose && Date.now() - lastOutput >= heartbeatMs) {
-        const s = Math.round((Date.now() - started) / 1000);
-        sink(`  … phase ${o.phase} still running (${s} s, ${Math.max(0, o.timeoutS - s)} s left of PHASE_TIMEOUT_S)\n`);
-      }
-    }, 1000);
     // The child stays in certify's process group, so whoever stops certify's group (Ctrl-C, a CI
-    // timeout, a harness) stops the phase too. SIGINT lets Playwright stop its tests and still write
+    // timeout, a harness) stops the run too. SIGINT lets Playwright stop its tests and still write
     // its reports; SIGTERM and SIGKILL follow if it does not end.
     // A Ctrl-C in a terminal reaches the child directly, and a second SIGINT makes Playwright quit
     // without its reports: so the child gets its own SIGINT only if it is still running 2 s later.
@@ -234,7 +205,7 @@ export function runPhase(o: PhaseOptions, redact: (s: string) => string): Promis
     const killer = setTimeout(
       () => {
         timedOut = true;
-        sink(`  ✗ phase ${o.phase} exceeded PHASE_TIMEOUT_S=${o.timeoutS}; stopping it\n`);
+        sink(`  ✗ the run exceeded its time limit (${o.timeoutS} s, from PHASE_TIMEOUT_S); stopping it\n`);
         stop(0);
       },
       o.timeoutS * 1000 + 30_000,
@@ -245,33 +216,16 @@ export function runPhase(o: PhaseOptions, redact: (s: string) => string): Promis
     child.on('close', (exitCode, signal) => {
       exited = true;
       o.signal?.removeEventListener('abort', onAbort);
-      clearInterval(heartbeat);
       clearTimeout(killer);
       out.end();
       err.end();
-      resolve({
-        phase: o.phase,
-        exitCode,
-        signal,
-        durationMs: Date.now() - started,
-        timedOut,
-        reportWritten: fs.existsSync(o.blobFile ?? o.jsonFile ?? ''),
-        tail,
-        ...(() => {
-          const waitedS = windowWaitsOf(o.env.REPORTS_DIR, o.phase);
-          return waitedS === undefined ? {} : { waitedS };
-        })(),
-        ...(() => {
-          const counts = phaseCountsOf(o.jsonFile);
-          return counts ? { counts } : {};
-        })(),
-      });
+      resolve({ exitCode, signal, timedOut, tail });
     });
   });
 }
 
 /**
- * Runs a Playwright CLI command to completion, capturing its output (for --list and merge-reports):
+ * Runs a Playwright CLI command to completion, capturing its output (for --list):
  * in `env` without Playwright's own settings, plus `own` (`playwrightEnv`), killed past `timeoutMs`.
  */
 export function runPlaywright(
@@ -320,26 +274,4 @@ export async function listPhases(
   } catch {
     return undefined;
   }
-}
-
-/** The arguments of `playwright merge-reports` for the blobs of `blobDir` (certify's merge config). */
-export function mergeArgs(blobDir: string): string[] {
-  return ['merge-reports', '--config', MERGE_CONFIG, blobDir];
-}
-
-/** The merge's environment: `env` and where the merge config writes (`reportsDir`) and finds the tests (`cwd`). */
-export function mergeEnv(env: Record<string, string | undefined>, reportsDir: string, cwd: string): Record<string, string | undefined> {
-  return { ...env, CERTIFY_REPORTS_DIR: path.resolve(reportsDir), CERTIFY_ROOT_DIR: cwd };
-}
-
-/** Merges every blob in `blobDir` into the HTML report, junit.xml and results.json under `reportsDir`. */
-export async function mergeReports(
-  blobDir: string,
-  reportsDir: string,
-  env: Record<string, string | undefined>,
-  redact: (s: string) => string,
-  cwd = REPO_ROOT,
-): Promise<{ ok: boolean; output: string }> {
-  const { exitCode, stdout, stderr } = await runPlaywright(mergeArgs(blobDir), mergeEnv(env, reportsDir, cwd), redact, { cwd });
-  return { ok: exitCode === 0, output: `${stdout}${stderr}` };
 }

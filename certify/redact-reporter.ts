@@ -4,13 +4,13 @@ import type { FullConfig, Reporter, Suite, TestCase, TestError, TestResult, Test
 import { redactText, secretNeedles, secretsFromEnv, type SecretNeedle } from '../core/secrets.ts';
 
 /**
- * First reporter of every certify phase (before `list` and `blob`): scrubs keys out of what the
+ * First reporter of certify's run (before the console, the phases' reporter and `html`, `junit`, `json`): scrubs keys out of what the
  * other reporters are about to write, in place, before they see it.
  *
  * Why: a failing Playwright API request puts its call log, request headers included
  * (`Authorization: Bearer <key>`), into the error message (`toBeOK()`, network errors). Reporters
- * are called in order with the same objects, so scrubbing here keeps the key out of the blob, and
- * so out of the HTML, JSON and JUnit reports and the console.
+ * are called in order with the same objects, so scrubbing here keeps the key out of
+ * the HTML, JSON and JUnit reports, the phases' records and the console.
  *
  * A key found in an attachment file (e.g. `error-context.md`, which the worker writes itself
  * before any reporter runs) was already on disk: the file is scrubbed in place and the event is

@@ -57,14 +57,13 @@ export async function runCertify(options: RunOptions): Promise<CertifyOutcome> {
     if (isStop(reached)) return abandon(run, reached);
     checks = await runChecks(run, reached, journalFile, options);
     const closed = await reached.session.close();
-    const merged = await merge(run, options.env, reached.console, checks);
+    const merged = await merge(run, reached.console);
     const evidence: Evidence = { run, opened: reached, checks, closed, merged, ...(options.signal ? { signal: options.signal } : {}) };
     const scanned = scanSecrets(run, reached.console, merged);
     const artifacts = writeArtifacts(evidence, scanned, judge(evidence, scanned.findings), options.env);
     printRun(evidence, artifacts, started);
     return outcomeOf(artifacts);
   } finally {
-    checks?.standby?.cancel();
     await resolved.session.close();
   }
 }

@@ -65,10 +65,7 @@ function toEvidence(test: TestRecord): EvidenceEntry {
   const nc = notCertifiedReason(test);
   if (nc) entry.notCertified = nc;
   if (test.requests) entry.requests = test.requests;
-  const findings = test.annotations
-    .filter((a) => a.type === ANNOTATION.finding)
-    .map((a) => parseFinding(a.description))
-    .filter((f): f is Finding => f !== undefined);
+  const findings = test.findings ?? [];
   if (findings.length) entry.findings = findings;
   if (FAILED.includes(test.outcome) && !findings.some((f) => f.curl)) {
     const last = test.annotations

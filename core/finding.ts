@@ -34,8 +34,8 @@ export type FindingFields = Omit<Finding, 'part' | 'curl'> & { part?: string | u
 
 /**
  * Makes a finding from named fields: `finding({ id, part?, level, message, expected, observed, curl? })`.
- * A `part` or `curl` given as `undefined` is left out, so the finding's JSON (the `finding`
- * annotation, the reports) holds only the fields that carry something.
+ * A `part` or `curl` given as `undefined` is left out, so the finding's JSON (its attachment,
+ * the reports) holds only the fields that carry something.
  */
 export function finding(fields: FindingFields): Finding {
   const { id, part, level, message, expected, observed, curl } = fields;
@@ -77,12 +77,7 @@ export function mapFindingText(f: Finding, clean: (s: string) => string): Findin
   };
 }
 
-/** The `finding` annotation (core/results.ts ANNOTATION.finding) that carries `f` to the verdict as data. */
-export function findingAnnotation(f: Finding): { type: 'finding'; description: string } {
-  return { type: 'finding', description: JSON.stringify(f) };
-}
-
-/** Reads a `finding` annotation back; undefined when it holds no finding. */
+/** Reads a finding back from its JSON (an attachment's body, a `met-finding` annotation); undefined when it holds none. */
 export function parseFinding(description: string | undefined): Finding | undefined {
   if (!description) return undefined;
   try {
@@ -93,4 +88,17 @@ export function parseFinding(description: string | undefined): Finding | undefin
   } catch {
     return undefined;
   }
+}
+
+/** The attachment (`application/json`, one `Finding`) that carries a finding to certify's reporter. */
+export const FINDING_ATTACHMENT = 'finding';
+
+/** What `attachFinding` writes into: Playwright's `TestInfo` (its public `attachments`). */
+export interface FindingSink {
+  attachments: { name: string; contentType: string; body?: Buffer }[];
+}
+
+/** Attaches `f` to the running test as data (`application/json`): certify's reporter reads it as it is. */
+export function attachFinding(testInfo: FindingSink, f: Finding): void {
+  testInfo.attachments.push({ name: FINDING_ATTACHMENT, contentType: 'application/json', body: Buffer.from(JSON.stringify(f)) });
 }

@@ -4,6 +4,8 @@
  * which requirement ids a test evidences, and typed run problems. Pure: no I/O.
  */
 
+import type { Finding } from './finding.ts';
+
 export type RequirementStatus = 'pass' | 'fail' | 'warn' | 'skipped';
 export type Outcome = 'passed' | 'failed' | 'flaky' | 'skipped' | 'interrupted';
 
@@ -13,7 +15,6 @@ export type Outcome = 'passed' | 'failed' | 'flaky' | 'skipped' | 'interrupted';
  * - `not-certified`: the reason the test could not judge (a limit of the harness or the profile);
  * - `warning`: a should-level deviation, or a choice the spec leaves open, seen;
  * - `evidence`: one redacted exchange line;
- * - `finding`: one typed `Finding` as JSON;
  * - `met-finding`: one typed `Finding` of another requirement than the test's, met on its way (a 429 it did not plan); it counts for that requirement;
  * - `unrestored`: one `Unrestored` as JSON: a pet the test changed and could not put back;
  * - `requests`: how many requests the test sent;
@@ -24,7 +25,6 @@ export const ANNOTATION = {
   notCertified: 'not-certified',
   warning: 'warning',
   evidence: 'evidence',
-  finding: 'finding',
   metFinding: 'met-finding',
   unrestored: 'unrestored',
   requests: 'requests',
@@ -110,6 +110,8 @@ export interface TestRecord {
   annotations: Annotation[];
   /** Sum of `requests` annotations over every attempt. */
   requests: number;
+  /** What the last attempt found, typed (its `finding` attachments): requirement, expected, observed, curl. */
+  findings?: Finding[];
 }
 
 /**

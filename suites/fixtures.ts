@@ -8,14 +8,13 @@
  * - `assertions`: `expectFact`, `expectStatus`, `expectErrorBody`, `expectNoDeviation`, `failWith`: the
  *   one way a check fails, a typed finding (requirement id from the running test).
  */
-// The suites drive no browser: their `test` starts from Playwright's base test type, without the
-// browser fixtures of `test` (about thirty context options and trace recording, each set up and
-// torn down around every test, each with a stack trace taken): a fifth of the workers' CPU.
-import { _baseTest as base, expect } from '@playwright/test';
+// Playwright's public `test`: its browser fixtures are set up only when a check asks for one (none does).
+import { test as base, expect } from '@playwright/test';
 import { runFixtures } from './fixtures/run.ts';
 import { verdictFixtures } from './fixtures/verdicts.ts';
 import { apiFixtures } from './fixtures/api.ts';
 import { stockFixtures } from './fixtures/stock.ts';
+import { phaseFixtures } from './fixtures/phase-gate.ts';
 
 /**
  * `fixtures` with no step of their own in the report (`box: 'self'`): a check's evidence is its
@@ -33,6 +32,7 @@ function withoutSteps<F extends object>(fixtures: F): F {
 }
 
 export const test = base
+  .extend(withoutSteps(phaseFixtures))
   .extend(withoutSteps(runFixtures))
   .extend(withoutSteps(verdictFixtures))
   .extend(withoutSteps(apiFixtures))

@@ -15,7 +15,6 @@ import type { ChecksRan } from './run-checks.ts';
 import { scanSecrets as scanFolder } from './scan-secrets.ts';
 import { acrossMachinesNote } from './target-lock.ts';
 
-type Env = Record<string, string | undefined>;
 
 /** The secret scan: every key found in memory or in a file (described without the key), and when it began. */
 export interface SecretsScanned {
@@ -34,9 +33,9 @@ export interface Evidence {
   signal?: AbortSignal;
 }
 
-/** Step "merge" (certify/steps/merge.ts): the phases' reports into test records, the HTML report, junit.xml, results.json, load.json. */
-export function merge(run: PreparedRun, env: Env, console: RunConsole, checks: Pick<ChecksRan, 'standby'>): Promise<MergedRun> {
-  return mergeRun(run, env, console.redact, console.say, checks.standby, console.detail);
+/** Step "merge" (certify/steps/merge.ts): the test records the run's reporter wrote per phase; load.json. */
+export function merge(run: PreparedRun, console: RunConsole): Promise<MergedRun> {
+  return mergeRun(run, console.redact, console.say);
 }
 
 /** Step "scan secrets": every file of the reports folder for every form of every key; with the keys the redacting reporter caught. */

@@ -7,7 +7,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { loadLedger } from '../../core/ledger.ts';
-import { LEDGER_FILE, phaseOutputDir, REPO_ROOT, ROOT_CONFIG } from '../../core/paths.ts';
+import { LEDGER_FILE, REPO_ROOT, ROOT_CONFIG } from '../../core/paths.ts';
 import { readSettings, type SettingValues } from '../../settings/index.ts';
 import { EXIT } from '../../core/exit-codes.ts';
 import { inputRedactor, parseEnv, PHASES, type CertifyConfig, type Phase } from '../env.ts';
@@ -33,7 +33,7 @@ export interface PrepareOptions {
   configFile?: string;
   /** The requirements ledger (default: `suites/requirements.yaml`). */
   ledgerFile?: string;
-  /** No HTML report, `junit.xml` or `results.json`: the phases' blobs are not merged (`RunOptions.verdictOnly`). */
+  /** No HTML report, `junit.xml` or `results.json` (`RunOptions.verdictOnly`). */
   verdictOnly?: boolean;
 }
 
@@ -58,13 +58,9 @@ export interface PreparedRun {
   reportsDir: string;
   /** certify's scratch folder inside the reports folder (removed before the verdict). */
   workDir: string;
-  /** Where each phase writes its blob report. */
-  blobDir: string;
-  /** The redacting reporter's logs (`CERTIFY_REDACTIONS_FILE`), one file per phase. */
+  /** The redacting reporter's log (`CERTIFY_REDACTIONS_FILE`). */
   redactionsDir: string;
-  /** Each phase's own JSON report (scratch: removed with `workDir`). */
-  resultsDir: string;
-  /** The phases' blobs are merged into the HTML report, `junit.xml` and `results.json` (not with `verdictOnly`). */
+  /** The run writes the HTML report, `junit.xml` and `results.json` (not with `verdictOnly`). */
   mergeReports: boolean;
   configFile: string;
   gate: GateInputs;
@@ -114,9 +110,7 @@ export function prepareRun(options: PrepareOptions): Prepared {
       folder,
       reportsDir,
       workDir,
-      blobDir: path.join(reportsDir, 'blob'),
       redactionsDir: path.join(workDir, 'redactions'),
-      resultsDir: path.join(workDir, 'results'),
       mergeReports: !options.verdictOnly,
       configFile,
       gate: gateRead.inputs,
@@ -136,38 +130,9 @@ export function titleFilter(titles: readonly string[]): string {
   return `/(?:^| )(?:${escaped.join('|')})(?: @\\S+)*$/`;
 }
 
-/** What one phase writes: files and folders of its own, never shared with a phase that may run at the same time. */
-export interface PhaseFiles {
-  /** Playwright's output folder (`--output`), emptied by Playwright when the phase starts. */
-  outputDir: string;
-  /** The phase's blob report, merged with the others after every phase has ended. */
-  blobFile: string;
-  /** The redacting reporter's log of this phase. */
-  redactionsFile: string;
-  /** The phase's own JSON report, which the verdict reads. */
-  jsonFile: string;
-}
-
-/**
- * The files of `phase` in `run`: each phase has its own output folder, blob and redaction log, so
- * overlapping phases never empty or interleave what another writes. The folders are created here,
- * before the phase starts, inside the reports folder the run owns (its manifest lists them).
- */
-export function phaseFiles(run: Pick<PreparedRun, 'reportsDir' | 'blobDir' | 'redactionsDir' | 'resultsDir'>, phase: Phase): PhaseFiles {
-  const files: PhaseFiles = {
-    outputDir: phaseOutputDir(run.reportsDir, phase),
-    blobFile: path.join(run.blobDir, `${phase}.zip`),
-    redactionsFile: path.join(run.redactionsDir, `${phase}.jsonl`),
-    jsonFile: phaseJsonFile(run, phase),
-  };
-  for (const dir of [files.outputDir, path.dirname(files.blobFile), path.dirname(files.redactionsFile), path.dirname(files.jsonFile)])
-    fs.mkdirSync(dir, { recursive: true });
-  return files;
-}
-
-/** The JSON report of `phase` in `run`: the verdict reads its tests from it. */
-export function phaseJsonFile(run: Pick<PreparedRun, 'resultsDir'>, phase: Phase): string {
-  return path.join(run.resultsDir, `${phase}.json`);
+/** The folder of the run's phase files (core/phase-gate.ts), in its scratch folder. */
+export function phasesDirOf(run: Pick<PreparedRun, 'workDir'>): string {
+  return path.join(run.workDir, 'phases');
 }
 
 /** The requirements ledger; an unreadable one is a problem of the run (the verdict reports it), not a crash. */

@@ -7,13 +7,11 @@ import path from 'node:path';
 import { readJournals } from '../../core/journal.ts';
 import type { RunProblem } from '../../core/results.ts';
 import { emptyRepair } from '../../suites/journal/repair.ts';
-import type { MergeStandby } from '../merge-standby.ts';
 import { listPhases, type PhaseResult } from '../phases.ts';
 import type { TestRecord } from '../verdict.ts';
 import type { RunConsole } from './console.ts';
 import { initialHoldsOf, journalRefusals, pendingHolds } from './holds.ts';
 import { listLeftOut as listLeftOutPhases } from './left-out.ts';
-import { standbyFor } from './merge.ts';
 import type { OpenedTarget } from './open-target.ts';
 import { startRunPacer, type RunPacer } from './pacer.ts';
 import type { PreparedRun } from './prepare.ts';
@@ -36,17 +34,13 @@ export interface PhasesInput {
   childEnv: Env;
   console: RunConsole;
   pacer: RunPacer;
-  /** The run's own environment (the merge is prepared from it, without keys). */
-  env: Env;
   signal?: AbortSignal;
 }
 
-/** What the phase-running step returns: how each phase ended, its run problems, and the merge it prepared. */
+/** What the phase-running step returns: how each phase ended and its run problems. */
 export interface PhasesRan {
   results: PhaseResult[];
   runErrors: string[];
-  /** The merge, loaded while the last phases ran (undefined: a run that merges no reports, or stopped by a signal). */
-  standby?: MergeStandby;
 }
 
 /** What the checks leave for the verdict: the phases' results, the tests left out, the journal's account. */
@@ -109,27 +103,11 @@ export async function listLeftOut(
   return { notRun: leftOut.notRun, runErrors: leftOut.runErrors };
 }
 
-/** Step "run the phases" (certify/steps/run-phases.ts): one Playwright child per phase; a signal starts no further phase. */
+/** Step "run the phases" (certify/steps/run-phases.ts): every phase in one Playwright run; a signal starts no further phase. */
 export async function runPhasesStep(input: PhasesInput): Promise<PhasesRan> {
   const { run, console, pacer, signal } = input;
-  let standby: MergeStandby | undefined;
-  try {
-    const ran = await runAllPhases(
-      run,
-      input.childEnv,
-      console,
-      () => pacer.progress(),
-      signal,
-      () => {
-        // The merge loads while the last phases run (not while the phases start, which take the cores).
-        if (!signal?.aborted) standby = standbyFor(run, input.env, console.redact);
-      },
-    );
-    return { results: ran.results, runErrors: ran.runErrors, ...(standby ? { standby } : {}) };
-  } catch (error) {
-    standby?.cancel();
-    throw error;
-  }
+  const ran = await runAllPhases(run, input.childEnv, console, () => pacer.progress(), signal);
+  return { results: ran.results, runErrors: ran.runErrors };
 }
 
 /** Step "settle the journal": what a check left open is tried once more (the console says it only when verbose). */
@@ -179,21 +157,15 @@ export async function runChecks(
     childEnv: started.childEnv,
     console,
     pacer: started.pacer,
-    env: options.env,
     ...(signal ? { signal } : {}),
   });
-  try {
-    const journal = signal?.aborted ? repaired : await settleJournal(run, repaired, started.childEnv, console.detail);
-    const openAfterStop = nameOpenAfterStop(run, journalFile, console, signal);
-    return {
-      ...ran,
-      runErrors: [...leftOut.runErrors, ...ran.runErrors],
-      journal,
-      notRun: leftOut.notRun,
-      ...(openAfterStop ? { openAfterStop } : {}),
-    };
-  } catch (error) {
-    ran.standby?.cancel();
-    throw error;
-  }
+  const journal = signal?.aborted ? repaired : await settleJournal(run, repaired, started.childEnv, console.detail);
+  const openAfterStop = nameOpenAfterStop(run, journalFile, console, signal);
+  return {
+    ...ran,
+    runErrors: [...leftOut.runErrors, ...ran.runErrors],
+    journal,
+    notRun: leftOut.notRun,
+    ...(openAfterStop ? { openAfterStop } : {}),
+  };
 }

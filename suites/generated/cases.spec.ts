@@ -25,7 +25,7 @@ import {
   ruleWarnings,
   summary,
 } from './report.ts';
-import { findingAnnotation, formatFinding } from '../../core/finding.ts';
+import { attachFinding, formatFinding } from '../../core/finding.ts';
 import { RULES } from './judge.ts';
 import { ANNOTATION } from '../../core/results.ts';
 
@@ -117,7 +117,7 @@ for (const op of petFreeFirst(OPERATIONS)) {
           for (const note of run.notes) testInfo.annotations.push({ type: ANNOTATION.evidence, description: note });
           if (rule.id === 'GEN-06') for (const w of run.warnings) warn(w);
           const failures = ruleFailures(run, rule.id, api.env);
-          for (const f of ruleFindings(run, rule.id)) testInfo.annotations.push(findingAnnotation(f));
+          for (const f of ruleFindings(run, rule.id)) attachFinding(testInfo, f);
           for (const f of ruleWarnings(run, rule.id)) warn(formatFinding(f));
           if (failures.length)
             throw new Error(

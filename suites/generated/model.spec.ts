@@ -5,7 +5,7 @@
 import type { TestInfo } from '@playwright/test';
 import { test } from './pets-held.ts';
 import { markNotCertified } from '../fixtures/verdicts.ts';
-import { findingAnnotation, formatFinding } from '../../core/finding.ts';
+import { attachFinding, formatFinding } from '../../core/finding.ts';
 import { decodeToken, encodeToken } from './replay.ts';
 import { phasePlan } from './phase-plan.ts';
 import { replayCommand } from './report.ts';
@@ -38,7 +38,7 @@ test('GEN-06 generated sequences of list, update and send message agree with a m
       `  sequence (shrunk in ${run.failure.shrinks} steps${run.failure.shrinkCut ? ', shrinking stopped at the budget' : ''}): ${run.failure.sequence}`,
       `  replay: ${replayCommand(run.failure.token, api.env)}`,
     );
-  for (const f of run.findings) testInfo.annotations.push(findingAnnotation(f));
+  for (const f of run.findings) attachFinding(testInfo, f);
   if (lines.length)
     throw new Error(`GEN-06: expected every list to match the model and every change restored; observed:\n${lines.join('\n')}`);
   if (run.notCertified) markNotCertified(testInfo, api.redact(run.notCertified));
@@ -60,7 +60,7 @@ test('GEN-07 concurrent updates of one pet are linearizable', TAGS, async ({ api
   });
   const token = replayCommand(encodeToken({ check: 'concurrency', seed: REPLAY?.seed ?? SETTINGS.seed }), api.env);
   const lines = run.findings.map(formatFinding);
-  for (const f of run.findings) testInfo.annotations.push(findingAnnotation(f));
+  for (const f of run.findings) attachFinding(testInfo, f);
   if (lines.length)
     throw new Error(
       `GEN-07: expected a linearizable history; observed:\n${lines.join('\n')}\n  history: ${run.history.map((h) => `${h.label} ${h.kind} ${h.value} [${h.start.toFixed(1)}, ${h.end.toFixed(1)}]`).join('; ')}\n  replay: ${token}`,

@@ -11,7 +11,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { TestInfo } from '@playwright/test';
-import { failed, findingAnnotation, findingsOf, formatFinding, mapFindingText, type Finding } from '../../core/finding.ts';
+import { failed, attachFinding, findingsOf, formatFinding, mapFindingText, type Finding } from '../../core/finding.ts';
 import { shellWord } from '../../core/exchange.ts';
 import { redact, secretsOf } from '../../core/secrets.ts';
 import type { OncePerRun } from '../fixtures/run.ts';
@@ -165,7 +165,7 @@ export function judgeFindings(
   for (const f of mine.filter((x) => x.level === 'warn')) v.warn(formatFinding(f));
   const failing = mine.filter((x) => x.level === 'fail' || x.level === 'gate');
   for (const f of [...mine.filter((x) => x.level === 'warn'), ...failing])
-    testInfo.annotations.push(findingAnnotation({ ...f, curl: f.curl ?? loadCurl(record) }));
+    attachFinding(testInfo, { ...f, curl: f.curl ?? loadCurl(record) });
   if (failing.length)
     throw new Error(failing.map((f) => `${formatFinding(f)}\n  reproduce one request: ${f.curl ?? loadCurl(record)}`).join('\n'));
   const notCertified = mine.filter((x) => x.level === 'not-certified');

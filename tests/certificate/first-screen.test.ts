@@ -4,7 +4,7 @@ import path from 'node:path';
 import { chromium, type Page } from '@playwright/test';
 import { test, expect } from '../test.ts';
 import { loadLedger } from '../../core/ledger.ts';
-import { findingAnnotation, finding } from '../../core/finding.ts';
+import { finding } from '../../core/finding.ts';
 import { writeCertificate } from '../../certify/certificate/index.ts';
 import { renderMarkdown } from '../../certify/markdown.ts';
 import { computeVerdict, type TestRecord } from '../../certify/verdict.ts';
@@ -36,8 +36,9 @@ function record(id: string, failed: boolean): TestRecord {
     tags: [],
     outcome: failed ? 'failed' : 'passed',
     errors: failed ? [`Error: ${id}: expected an Error body`] : [],
-    annotations: failed ? [findingAnnotation(f)] : [],
+    annotations: [],
     requests: 2,
+    ...(failed ? { findings: [f] } : {}),
   };
 }
 

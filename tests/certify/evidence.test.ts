@@ -15,7 +15,7 @@ import { computeVerdict, type LedgerRequirement, type TestRecord } from '../../c
 import { verifyCertificate, writeCertificate } from '../../certify/certificate/index.ts';
 import { redact, secretsOf } from '../../core/secrets.ts';
 import { curlOf, shellWord, type RecordedExchange } from '../../core/exchange.ts';
-import { findingAnnotation, finding } from '../../core/finding.ts';
+import { finding } from '../../core/finding.ts';
 import { replayCommand } from '../../suites/generated/report.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
@@ -99,12 +99,16 @@ const errFinding = finding({
   observed: '`code` is missing',
 });
 const TESTS: TestRecord[] = [
-  rec(
-    'ERR-01 missing key: the 401 is an Error body',
-    'failed',
-    [ann(errBody), findingAnnotation({ ...errFinding, curl: curlOf(errBody) })],
-    [`Error: ${errFinding.message}\n\nexpect(received).toEqual(expected) // deep equality`],
-  ),
+  {
+    ...rec(
+      'ERR-01 missing key: the 401 is an Error body',
+      'failed',
+      [ann(errBody)],
+      [`Error: ${errFinding.message}\n\nexpect(received).toEqual(expected) // deep equality`],
+    ),
+    requests: 2,
+    findings: [{ ...errFinding, curl: curlOf(errBody) }],
+  },
   // A failure that wrote no finding: its raw diff becomes words, its last exchange a curl line.
   rec(
     'AUTH-03 an unknown key yields 401',

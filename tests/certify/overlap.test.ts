@@ -1,51 +1,18 @@
 /**
- * Overlapping phases never share an output: each phase empties only its own Playwright output
- * folder when it starts, and writes its own blob and redaction log. Before, every phase ran with
- * one `--output` folder, so a phase starting late emptied the folder under a phase still writing,
- * and a conformant server could end with "phase ended without a report" (exit 5).
+ * The phases run in one Playwright run (certify/steps/run-phases.ts): overlapping phases each write
+ * into their own output folder, every phase ends with its report, and the same run writes the HTML
+ * report, `junit.xml` and `results.json` when asked (no merge of reports afterwards).
  */
 import { test, expect } from '../test.ts';
 import fs from 'node:fs';
 import path from 'node:path';
 import config from '../../playwright.config.ts';
 import { phaseOutputDir, REPO_ROOT } from '../../core/paths.ts';
-import { PHASES } from '../../certify/phase-list.ts';
 import { runAllPhases } from '../../certify/steps/run-phases.ts';
-import { phaseFiles } from '../../certify/steps/prepare.ts';
 import { runInBackground } from '../background.ts';
 
 // Runs of several phases at once: at a lower priority than the tests that judge timing (tests/background.ts).
 test.beforeAll(runInBackground);
-
-const nested = (a: string, b: string) => {
-  const rel = path.relative(a, b);
-  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
-};
-
-test('every phase has an output folder, a blob and a redaction log of its own, none inside another', () => {
-  const dir = fs.mkdtempSync(path.join(REPO_ROOT, 'test-results', 'overlap-files-'));
-  try {
-    const run = {
-      reportsDir: dir,
-      blobDir: path.join(dir, 'blob'),
-      redactionsDir: path.join(dir, '.certify', 'redactions'),
-      resultsDir: path.join(dir, '.certify', 'results'),
-    };
-    const files = PHASES.map((p) => phaseFiles(run, p));
-    for (const [i, a] of files.entries()) {
-      expect(fs.statSync(a.outputDir).isDirectory(), `${PHASES[i]}: its output folder exists before it starts`).toBe(true);
-      for (const [j, b] of files.entries()) {
-        if (i === j) continue;
-        expect(nested(a.outputDir, b.outputDir), `${PHASES[i]} and ${PHASES[j]} share an output folder`).toBe(false);
-        expect(a.blobFile).not.toBe(b.blobFile);
-        expect(a.redactionsFile).not.toBe(b.redactionsFile);
-        expect(a.jsonFile).not.toBe(b.jsonFile);
-      }
-    }
-  } finally {
-    fs.rmSync(dir, { recursive: true, force: true });
-  }
-});
 
 test('the conformance config gives each project (phase) its own output folder, as certify does', () => {
   const reportsDir = path.resolve(process.env.REPORTS_DIR ?? 'reports');
@@ -53,8 +20,8 @@ test('the conformance config gives each project (phase) its own output folder, a
 });
 
 /**
- * A scratch conformance config: four phases whose tests keep writing into their output folders;
- * phase k starts k × 600 ms late. Its tests live in a folder of their own, apart from the reports
+ * A scratch conformance config: four phases, each with a worker of its own, whose tests keep
+ * writing into their output folders. Its tests live in a folder of their own, apart from the reports
  * (as `suites/` and `reports/` are): a runner looking for test files must not walk the folders
  * other phases are emptying and filling.
  */
@@ -81,22 +48,18 @@ for (const n of [1, 2]) {
   fs.writeFileSync(
     file,
     `import { defineConfig } from '@playwright/test';
-const arg = process.argv.find((a) => a.startsWith('--project='));
-const k = arg ? Number(arg.slice(-1)) : 0;
-// Start-up skew: a late phase empties its output folder while the earlier ones write.
-if (k) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, k * 600);
 export default defineConfig({
   testDir: './suite',
   testMatch: 'write.spec.ts',
-  workers: 1,
-  projects: [0, 1, 2, 3].map((i) => ({ name: 'phase' + i })),
+  workers: 4,
+  projects: [0, 1, 2, 3].map((i) => ({ name: 'phase' + i, workers: 1, outputDir: 'out/phase' + i })),
 });
 `,
   );
   return file;
 }
 
-test('phases started together, one late, all end with their report: no phase empties what another writes; without a merge, no blob', async () => {
+test('phases run together in one run, all end with their report; with reports asked, the same run writes html, junit.xml and results.json', async () => {
   test.setTimeout(480_000); // a deadline against a hang, not a speed bound: a busy runner stretches the phases
   const dir = fs.mkdtempSync(path.join(REPO_ROOT, 'test-results', 'overlap-run-'));
   try {
@@ -104,14 +67,13 @@ test('phases started together, one late, all end with their report: no phase emp
     for (const round of [1, 2]) {
       const reportsDir = path.join(dir, `reports-${round}`);
       const run = {
-        config: { phaseTimeoutS: 60 } as Parameters<typeof runAllPhases>[0]['config'],
+        config: { phaseTimeoutS: 200 } as Parameters<typeof runAllPhases>[0]['config'],
         phases: ['phase0', 'phase1', 'phase2', 'phase3'],
         configFile,
         reportsDir,
-        blobDir: path.join(reportsDir, 'blob'),
+        workDir: path.join(reportsDir, '.certify'),
         redactionsDir: path.join(reportsDir, '.certify', 'redactions'),
-        resultsDir: path.join(reportsDir, '.certify', 'results'),
-        // The second round merges no reports (certify's `verdictOnly`): its phases write no blob.
+        // The second round writes no reports (certify's `verdictOnly`).
         mergeReports: round === 1,
       };
       let said = '';
@@ -126,8 +88,10 @@ test('phases started together, one late, all end with their report: no phase emp
         out.results.map((r) => [r.phase, r.exitCode, r.reportWritten]),
         `round ${round}:\n${said}`,
       ).toEqual(run.phases.map((p) => [p, 0, true]));
-      const blobs = fs.existsSync(run.blobDir) ? fs.readdirSync(run.blobDir) : [];
-      expect(blobs.sort(), `round ${round}`).toEqual(round === 1 ? run.phases.map((p) => `${p}.zip`) : []);
+      for (const f of ['html/index.html', 'junit.xml', 'results.json'])
+        expect(fs.existsSync(path.join(reportsDir, f)), `round ${round}: ${f}`).toBe(round === 1);
+      const results = fs.readdirSync(path.join(run.workDir, 'phases')).filter((f) => f.endsWith('.json'));
+      expect(results.sort()).toEqual([...run.phases.map((p) => `${p}.json`), 'run.json'].sort());
     }
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });

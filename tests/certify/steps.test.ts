@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { PhaseResult } from '../../certify/phases.ts';
 import { listLeftOut } from '../../certify/steps/left-out.ts';
-import { mergeResults, readRedactions } from '../../certify/steps/merge.ts';
+import { collectResults, readRedactions } from '../../certify/steps/merge.ts';
 import { resolveTarget } from '../../certify/steps/resolve-target.ts';
 import { runPhases } from '../../certify/steps/run-phases.ts';
 import { PHASES, phasesOfProfile } from '../../certify/phase-list.ts';
@@ -169,110 +169,32 @@ test('run the phases: in order, a failing phase does not stop the next; no repor
   expect(stopped.runErrors).toEqual([]);
 });
 
-test('run the phases: once every phase has started and at most two still run, the merge is told to load; once per run', async () => {
-  const ends = new Map<string, () => void>();
-  const running = new Set<string>();
-  const told: string[][] = [];
-  const run = (p: string) =>
-    new Promise<PhaseResult>((resolve) => {
-      running.add(p);
-      ends.set(p, () => {
-        running.delete(p);
-        resolve(phaseResult(p));
-      });
-    });
-  const until = async (ok: () => boolean) => {
-    while (!ok()) await new Promise((r) => setTimeout(r, 5));
-  };
-  // generated comes after functional; the other three start at once.
-  const before = (p: string) => (p === 'generated' ? ['functional'] : []);
-  const lastPhasesRunning = () => told.push([...running].sort());
-  const phases = ['functional', 'rate-limit', 'load', 'generated'];
-  const out = runPhases(phases, run, () => {}, { phaseTimeoutS: 60, before, lastPhasesRunning });
-  await until(() => running.size === 3);
-  expect(told).toEqual([]);
-  ends.get('functional')!();
-  await until(() => running.has('generated'));
-  // Every phase started, three still run: not yet.
-  expect(told).toEqual([]);
-  ends.get('load')!();
-  await until(() => told.length > 0);
-  expect(told).toEqual([['generated', 'rate-limit']]);
-  ends.get('rate-limit')!();
-  ends.get('generated')!();
-  expect((await out).results.map((r) => r.phase)).toEqual(phases);
-  expect(told).toHaveLength(1);
-
-  // A run of one phase: at its start.
-  const alone: string[][] = [];
-  await runPhases(
-    ['functional'],
-    async (p) => {
-      alone.push(['started']);
-      return phaseResult(p);
-    },
-    () => {},
-    { phaseTimeoutS: 60, lastPhasesRunning: () => alone.push(['told']) },
-  );
-  expect(alone).toEqual([['started'], ['told']]);
-});
-
-test("merge: each phase's own JSON report becomes test records, merged or not; no blob, a failed merge or a phase without its JSON report are run problems", async () => {
+test("merge: the records the run's reporter wrote per phase, and the run's errors; no report at all is a run problem, a phase without one is not counted", () => {
   const dir = tempDir();
   try {
-    const blobDir = path.join(dir, 'blob');
-    const reports = [{ phase: 'functional', file: path.join(dir, 'functional.json') }];
-    const merge = async () => ({ ok: true, output: '' });
-    expect((await mergeResults(blobDir, reports, merge, (s) => s)).runErrors).toEqual(['no phase produced a report']);
-    expect((await mergeResults(blobDir, [], merge, (s) => s)).runErrors).toEqual([]);
-    fs.mkdirSync(blobDir);
-    fs.writeFileSync(path.join(blobDir, 'functional.zip'), 'zip');
-    const failed = await mergeResults(
-      blobDir,
-      reports,
-      async () => ({ ok: false, output: `boom ${KEY}` }),
-      (s) => s.split(KEY).join('[redacted]'),
-    );
-    expect(failed.runErrors).toEqual([
-      'merging the phase reports failed: boom [redacted]',
-      'phase functional wrote a blob report but no readable JSON report',
-    ]);
-    const results = {
-      suites: [
-        {
-          file: 'a.spec.ts',
-          specs: [{ title: 'AUTH-02 x', tests: [{ projectName: 'functional', status: 'expected', results: [{ status: 'passed' }] }] }],
-        },
-      ],
-      errors: [{ message: 'global' }],
+    expect(collectResults(dir, ['functional'], (s) => s).runErrors).toEqual(['no phase produced a report']);
+    expect(collectResults(dir, [], (s) => s).runErrors).toEqual([]);
+    const record = {
+      title: 'AUTH-02 x',
+      project: 'functional',
+      file: 'a.spec.ts',
+      tags: [],
+      outcome: 'passed',
+      errors: [],
+      annotations: [],
+      requests: 1,
     };
-    fs.writeFileSync(reports[0]!.file, JSON.stringify(results));
-    let merged = 0;
-    for (const withMerge of [true, false]) {
-      const ok = await mergeResults(
-        blobDir,
-        reports,
-        withMerge
-          ? async () => {
-              merged++;
-              return { ok: true, output: '' };
-            }
-          : undefined,
-        (s) => s,
-      );
-      expect(ok.tests.map((t) => [t.title, t.project, t.outcome, t.file])).toEqual([['AUTH-02 x', 'functional', 'passed', 'a.spec.ts']]);
-      expect(ok.runErrors).toEqual(['global']);
-    }
-    expect(merged, 'the blobs are merged only when the run writes the merged files').toBe(1);
-    // A run that merges no reports writes no blob: its phases' JSON reports are all it has.
-    fs.rmSync(blobDir, { recursive: true });
-    const verdictOnly = await mergeResults(blobDir, reports, undefined, (s) => s);
-    expect(verdictOnly.tests.map((t) => t.title)).toEqual(['AUTH-02 x']);
-    expect(verdictOnly.runErrors, 'no blob is no problem when a JSON report is there').toEqual(['global']);
-    fs.rmSync(reports[0]!.file);
-    expect((await mergeResults(blobDir, reports, undefined, (s) => s)).runErrors).toEqual(['no phase produced a report']);
+    const counts = { passed: 1, failed: 0, flaky: 0, skipped: 0 };
+    fs.writeFileSync(
+      path.join(dir, 'functional.json'),
+      JSON.stringify({ phase: 'functional', endedAt: 1, timedOut: false, cutShort: false, tests: [record], counts }),
+    );
+    fs.writeFileSync(path.join(dir, 'run.json'), JSON.stringify({ status: 'failed', runErrors: [`global ${KEY}`] }));
+    const ok = collectResults(dir, ['functional', 'load'], (s) => s.split(KEY).join('[redacted]'));
+    expect(ok.tests.map((t) => [t.title, t.project, t.outcome, t.file])).toEqual([['AUTH-02 x', 'functional', 'passed', 'a.spec.ts']]);
+    expect(ok.runErrors).toEqual(['global [redacted]']);
 
-    // One log per phase: the phases run at the same time and never append to one file.
+    // The redacting reporter's log (one per run; an older run wrote one per phase).
     const redactions = path.join(dir, 'redactions');
     fs.mkdirSync(redactions);
     fs.writeFileSync(

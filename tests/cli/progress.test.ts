@@ -1,9 +1,6 @@
 import { test, expect } from '../test.ts';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { phaseEnding, progressText, runPhases } from '../../certify/steps/run-phases.ts';
-import { CONSOLE_REPORTER, phaseCountsOf, phaseReporters, REDACT_REPORTER, type PhaseResult } from '../../certify/phases.ts';
+import { CONSOLE_REPORTER, PHASE_REPORTER, REDACT_REPORTER, runReporters, type PhaseResult } from '../../certify/phases.ts';
 import { consoleFor } from '../../certify/steps/console.ts';
 
 test('progress: one line per phase with its budget, then the requests and waits it spent and what is left', async () => {
@@ -31,21 +28,12 @@ test('progress: one line per phase with its budget, then the requests and waits 
 
 test('console: each check, load progress and pacing only with --verbose; a phase ends with its checks counted', () => {
   // Without --verbose a phase prints through certify's own console reporter (nothing per check); with it, Playwright's `list`.
-  expect(phaseReporters({ jsonFile: 'r.json' })).toEqual([REDACT_REPORTER, CONSOLE_REPORTER, 'json']);
-  expect(phaseReporters({ verbose: true, jsonFile: 'r.json', blobFile: 'b.zip' })).toEqual([REDACT_REPORTER, 'list', 'blob', 'json']);
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'progress-'));
-  try {
-    const file = path.join(dir, 'phase.json');
-    fs.writeFileSync(file, JSON.stringify({ stats: { expected: 115, unexpected: 2, flaky: 0, skipped: 4, duration: 1 } }));
-    const counts = phaseCountsOf(file);
-    expect(counts).toEqual({ passed: 115, failed: 2, flaky: 0, skipped: 4 });
-    expect(phaseCountsOf(path.join(dir, 'none.json'))).toBeUndefined();
-    const ended = { phase: 'functional', exitCode: 1, signal: null, durationMs: 1, timedOut: false, reportWritten: true, tail: [] };
-    expect(phaseEnding({ ...ended, ...(counts ? { counts } : {}) })).toBe('115 passed, 2 failed (4 not run)');
-    expect(phaseEnding(ended)).toBe('some checks failed');
-  } finally {
-    fs.rmSync(dir, { recursive: true, force: true });
-  }
+  expect(runReporters(false, [PHASE_REPORTER])).toEqual([REDACT_REPORTER, CONSOLE_REPORTER, PHASE_REPORTER]);
+  expect(runReporters(true, [PHASE_REPORTER, 'html'])).toEqual([REDACT_REPORTER, 'list', PHASE_REPORTER, 'html']);
+  const counts = { passed: 115, failed: 2, flaky: 0, skipped: 4 };
+  const ended = { phase: 'functional', exitCode: 1, signal: null, durationMs: 1, timedOut: false, reportWritten: true, tail: [] };
+  expect(phaseEnding({ ...ended, counts })).toBe('115 passed, 2 failed (4 not run)');
+  expect(phaseEnding(ended)).toBe('some checks failed');
   // The run's console: `detail` says nothing unless verbose; both redact.
   const said: string[] = [];
   const quiet = consoleFor({ API_KEY: 'ik_live_0123456789abcdef' }, (t) => said.push(t));

@@ -7,8 +7,7 @@
 import type { TestInfo } from '@playwright/test';
 import { test, expect } from '../test.ts';
 import { expectFact, expectNoDeviation, expectStatus, factFinding, type JudgedResponse } from '../../suites/fixtures/assertions.ts';
-import { finding, findingAnnotation, formatFinding, parseFinding, type Finding } from '../../core/finding.ts';
-import { ANNOTATION } from '../../core/results.ts';
+import { finding, FINDING_ATTACHMENT, formatFinding, parseFinding, type Finding } from '../../core/finding.ts';
 
 const CURL = "curl -sS -X PATCH 'http://127.0.0.1:1/v1/inventory/7' -H 'Authorization: Bearer $API_KEY' --data-raw '{\"quantity\":3}'";
 
@@ -25,16 +24,21 @@ const response = (status: number, text: string, curl = CURL): JudgedResponse => 
 
 /** What `run` threw (it must throw) and the findings it wrote on the running test. */
 function failure(testInfo: TestInfo, run: () => void): { message: string; findings: Finding[] } {
-  const before = testInfo.annotations.length;
+  const before = testInfo.attachments.length;
   let message: string | undefined;
   try {
     run();
   } catch (error) {
     message = (error as Error).message;
   }
-  const added = testInfo.annotations.splice(before);
+  const added = testInfo.attachments.splice(before);
   expect(message, 'the assertion threw').toBeDefined();
-  return { message: message!, findings: added.filter((a) => a.type === ANNOTATION.finding).map((a) => parseFinding(a.description)!) };
+  return {
+    message: message!,
+    findings: added
+      .filter((a) => a.name === FINDING_ATTACHMENT && a.contentType === 'application/json')
+      .map((a) => parseFinding(a.body?.toString('utf8'))!),
+  };
 }
 
 test('finding() takes one object and leaves out a part or curl given as undefined', () => {
@@ -50,7 +54,7 @@ test('finding() takes one object and leaves out a part or curl given as undefine
   expect(f).toEqual({ id: 'LOAD-02', level: 'fail', message: 'over-admission', expected: 'at most 60', observed: '61' });
   expect(Object.keys(f)).toEqual(['id', 'level', 'message', 'expected', 'observed']);
   const full = finding({ id: 'LOAD-02', part: 'admission', level: 'warn', message: 'm', expected: 'e', observed: 'o', curl: 'curl x' });
-  expect(parseFinding(findingAnnotation(full).description)).toEqual({
+  expect(parseFinding(JSON.stringify(full))).toEqual({
     id: 'LOAD-02',
     part: 'admission',
     level: 'warn',
