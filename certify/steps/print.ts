@@ -99,6 +99,13 @@ export function countsText(report: ConformanceReport): string {
  * what the run left on the target, where the reports are, the verdict. `say` redacts; `o.detail`
  * is what only a verbose console shows (each key's pacing, the requests by phase; default `say`).
  */
+/** A reason of the console's first screen: at most `max` characters, cut after a list item; the whole is in conformance.md. */
+export function atAGlance(text: string, max = 240): string {
+  if (text.length <= max) return text;
+  const cut = text.lastIndexOf('; ', max);
+  return `${text.slice(0, cut > max / 2 ? cut : max)}; … (the whole list in conformance.md)`;
+}
+
 export function printSummary(
   report: ConformanceReport,
   say: (text: string) => void,
@@ -123,7 +130,7 @@ export function printSummary(
     say(`Not certified (${report.notCertified.length}; a limit of this run, not the server's failure):\n`);
     const byReason = new Map<string, string[]>();
     for (const n of report.notCertified) byReason.set(n.reason, [...(byReason.get(n.reason) ?? []), n.id]);
-    for (const [reason, ids] of byReason) say(`  ◦ ${ids.join(', ')}: ${reason.split('\n')[0]}\n`);
+    for (const [reason, ids] of byReason) say(`  ◦ ${ids.join(', ')}: ${atAGlance(reason.split('\n')[0] ?? '')}\n`);
   }
   const warned = report.requirements.filter((r) => r.status === 'warn');
   if (warned.length) say(`Warnings (${warned.length}, see conformance.md): ${warned.map((r) => r.id).join(', ')}\n`);

@@ -7,7 +7,7 @@ import type { PhaseResult } from '../../certify/phases.ts';
 import { judge, phaseSummaries, readGateInputs, verdictInputFor } from '../../certify/steps/judge.ts';
 import { abandonRun, prepareRun, titleFilter } from '../../certify/steps/prepare.ts';
 import { pacingSummary, startRunPacer } from '../../certify/steps/pacer.ts';
-import { printSummary } from '../../certify/steps/print.ts';
+import { atAGlance, printSummary } from '../../certify/steps/print.ts';
 import { scanSecrets } from '../../certify/steps/scan-secrets.ts';
 import { renderMarkdown } from '../../certify/markdown.ts';
 import { computeVerdict, type LedgerRequirement } from '../../certify/verdict.ts';
@@ -313,4 +313,13 @@ test('judge: CONFORMANCE_STRICT is read by its setting (settings/), as --strict 
   const strict = (value: string | undefined) => readGateInputs({ CONFORMANCE_STRICT: value }).inputs.options.strict;
   expect([strict('true'), strict('1'), strict('YES'), strict(' true\n')]).toEqual([true, true, true, true]);
   expect([strict('false'), strict('0'), strict('no'), strict(undefined), strict('')]).toEqual([false, false, false, false, false]);
+});
+
+test('console: a long not-certified reason is cut after a list item at 240 characters, the whole list left to conformance.md', () => {
+  const items = Array.from({ length: 40 }, (_, i) => `case ${i}`).join('; ');
+  const reason = `40 coverage cases not sent (raise MAX_MESSAGES to send them): ${items}`;
+  const line = atAGlance(reason);
+  expect(line.length).toBeLessThan(300);
+  expect(line).toMatch(/; case \d+; … \(the whole list in conformance\.md\)$/);
+  expect(atAGlance('short reason')).toBe('short reason');
 });
