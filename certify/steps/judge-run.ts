@@ -15,7 +15,6 @@ import type { ChecksRan } from './run-checks.ts';
 import { scanSecrets as scanFolder } from './scan-secrets.ts';
 import { acrossMachinesNote } from './target-lock.ts';
 
-
 /** The secret scan: every key found in memory or in a file (described without the key), and when it began. */
 export interface SecretsScanned {
   findings: string[];
