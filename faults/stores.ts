@@ -232,3 +232,17 @@ export function sharedBucketStore(): RateLimitStore {
   let state: RateState | undefined;
   return { hit: (_identity, policy, now) => decide((state ??= newRateState(policy)), policy, now) };
 }
+
+/**
+ * The reference server's limiter with a minute window of at most `limit` requests: a sequential
+ * drive reaches the limit within one short window even on a slow runner.
+ */
+export function smallMinuteLimitStore(limit = 10): RateLimitStore {
+  return new MapStore((state, policy, now) =>
+    decide(
+      state,
+      { ...policy, windows: policy.windows.map((w) => (w.name === 'minute' ? { ...w, limit: Math.min(w.limit, limit) } : w)) },
+      now,
+    ),
+  );
+}

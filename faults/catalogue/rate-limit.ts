@@ -4,7 +4,7 @@
  */
 import { headers, type HeaderList, type ProxyResponse } from '../proxy.ts';
 import { answer, dateSeconds, intHeader, isMessages, mapHeader, respond, tokenOf, PLAN_LIMITS } from '../lib.ts';
-import { lateByOneStore, unenforcedStore } from '../stores.ts';
+import { lateByOneStore, smallMinuteLimitStore, unenforcedStore } from '../stores.ts';
 import type { FaultDefinition } from '../fault.ts';
 
 const isRateLimited = (res: ProxyResponse) => res.status === 429;
@@ -198,8 +198,9 @@ export const faults: FaultDefinition[] = [
   {
     name: 'ratelimit-remaining-static',
     description:
-      '`X-RateLimit-Remaining` never falls: a cached header shows the full Limit on every admitted response, while the limiter behind it refuses at the limit.',
+      '`X-RateLimit-Remaining` never falls: a cached header shows the full Limit on every admitted response, while the limiter behind it refuses at the limit (10 a window, so that a drive one request at a time reaches it on a slow runner).',
     expect: ['RL-10'],
+    store: () => smallMinuteLimitStore(10),
     proxy: () =>
       respond(
         (res) => res.status !== 429,
