@@ -264,26 +264,24 @@ test('a server that answers a burst so slowly that some answers miss LOAD_TIMEOU
 });
 
 /**
- * A proxy that leaves the key's first probe after its burst unanswered (a request of the key alone,
- * after more than 30 of it) and holds each answer on the other key `otherDelayMs`.
+ * A proxy that leaves the key's probe after its burst unanswered and holds each answer on the other
+ * key `otherDelayMs`. Counted, not timed: the window's probe is the key's request 1, its Remaining R
+ * sizes the burst (R + 1 requests), so the probe after the burst is request R + 3.
  */
 function probeHangs(otherDelayMs: number) {
   return (key: string, other: string): FaultHooks => {
     let seen = 0;
-    let hung = false;
-    let last = 0;
+    let probeAfterBurst: number | undefined;
     return {
       request: (req) => {
         if (tokenOf(req) !== key) return req;
-        const alone = Date.now() - last > 500;
-        last = Date.now();
-        if (++seen > 30 && alone && !hung) {
-          hung = true;
-          return 'swallow';
-        }
-        return req;
+        return ++seen === probeAfterBurst ? 'swallow' : req;
       },
       response: async (res, req) => {
+        if (tokenOf(req) === key && probeAfterBurst === undefined) {
+          const remaining = res.headers.find(([name]) => name.toLowerCase() === 'x-ratelimit-remaining')?.[1];
+          if (remaining !== undefined) probeAfterBurst = Number(remaining) + 3;
+        }
         if (tokenOf(req) === other) await new Promise((resolve) => setTimeout(resolve, otherDelayMs));
         return res;
       },
