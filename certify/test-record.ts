@@ -50,10 +50,20 @@ function annotationsOf(test: TestCase, result: TestResult | undefined): Annotati
   return all.map((a) => ({ type: String(a.type), ...(a.description !== undefined ? { description: String(a.description) } : {}) }));
 }
 
-/** Reasons of a failed attempt every error of which is a stop of the harness (core/results.ts), else undefined. */
+const TEST_TIMEOUT = /^Test timeout of (\d+)ms exceeded/;
+
+/** A stop of the harness (core/results.ts), or the check's own test timeout: a limit of the run, never a finding on the server. */
+function stopReason(message: string): string | undefined {
+  const timeout = TEST_TIMEOUT.exec(message);
+  if (timeout)
+    return `the check did not finish within its test timeout of ${Number(timeout[1]) / 1000} s, a limit of this run (each request has its own deadline, judged apart)`;
+  return harnessStopReason(message);
+}
+
+/** Reasons of a failed attempt every error of which is a stop of the harness or its test timeout, else undefined. */
 function harnessStopsOf(result: TestResult | undefined): string[] | undefined {
   if (!result || (result.status !== 'failed' && result.status !== 'timedOut')) return undefined;
-  const reasons = errorsOf(result).map((e) => harnessStopReason(String(e.message ?? e.value ?? '').replace(ANSI, '')));
+  const reasons = errorsOf(result).map((e) => stopReason(String(e.message ?? e.value ?? '').replace(ANSI, '')));
   if (!reasons.length || reasons.some((r) => r === undefined)) return undefined;
   return [...new Set(reasons as string[])];
 }
