@@ -264,7 +264,7 @@ export function answeredAtOnce(other: ProbeResponse | ProbeFailure | undefined, 
  * A probe on the key without an answer in time, when the list on the other key, asked for right
  * after it, did not come back within half of LOAD_TIMEOUT_S either (or could not be asked for):
  * the run cannot tell a hang of the probe from a server, or a runner, too slow to answer any
- * request. As the suites judge a request that timed out (suites/fixtures/api.ts).
+ * request. As the suites judge a request that timed out (suites/fixtures/pipeline/classify.ts).
  */
 export function slowProbeFinding(error: string, other: ProbeResponse | ProbeFailure | undefined): Finding {
   const list = `the list on ${OTHER}, asked for right after it,`;

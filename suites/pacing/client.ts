@@ -111,7 +111,7 @@ export class PacerUnreachable extends Error {
 
 /**
  * `client` with every call a check makes of the coordinator, beyond asking for a grant (whose
- * caller names the request: `acquirerOf` in suites/fixtures/api.ts), handed to `unreachable` when the
+ * caller names the request: `acquirerOf` in suites/fixtures/pipeline/pacer.ts), handed to `unreachable` when the
  * coordinator cannot be reached: a lease's answers, a pet lease, a record made once per run.
  * `unreachable` throws (the check is not certified). Ending a lease whose coordinator is gone is
  * nothing to do: the coordinator drops it when its time to live ends.
