@@ -38,6 +38,17 @@ test('a change on a pet not journaled opens an entry with no original, and journ
   expect(calls).toEqual(['change 7 null INV-02', 'writing 7 3 INV-02']);
   after(404);
   expect(calls.at(-1)).toBe('done e1 absent INV-02');
+  // An invalid id (400) changed nothing either; a 2xx or a refusal of another kind leaves the list at the run's end to decide.
+  for (const [status, closed] of [
+    [400, true],
+    [200, false],
+    [401, false],
+    [undefined, false],
+  ] as const) {
+    const again = recordingJournal();
+    journalBefore(again.journal, { method: 'PATCH', base: 'inventory', path: '/inventory/8' }, 'PATCH', 'INV-03')(status);
+    expect(again.calls.includes('done e1 absent INV-03')).toBe(closed);
+  }
 });
 
 test('a pet already journaled opens nothing more; a 200 closes nothing', () => {
