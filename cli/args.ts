@@ -105,7 +105,7 @@ export function parseArgs(argv: readonly string[], settings: readonly Setting[])
     return out;
   }
   if (!(COMMANDS as readonly string[]).includes(first)) {
-    out.errors.push(`unknown command "${first}" (commands: ${COMMANDS.filter((c) => c !== 'help').join(', ')})`);
+    out.errors.push(`unknown command "${first}" (commands: ${[...COMMANDS.filter((c) => c !== 'help'), 'diff', 'submit'].join(', ')})`);
     return out;
   }
   out.command = first as Command;
