@@ -17,7 +17,7 @@ export const ALIASES: Record<string, string> = { '--plan': 'API_PLAN' };
 export const OWN_FLAGS: Record<string, { value: boolean; help: string; commands: readonly Command[] }> = {
   '--json': {
     value: false,
-    help: 'print only the verdict document (JSON) on stdout; progress goes to stderr',
+    help: 'print only the result as JSON on stdout (certify, replay: the verdict document; verify, restore: their outcome); progress goes to stderr',
     commands: ['certify', 'replay', 'verify', 'restore'],
   },
   '--dry-run': {
