@@ -1,11 +1,6 @@
 /**
- * A baseline of known failures (`--baseline file`): a vendor mid-migration records the
- * requirements its deployment is known to fail, and only new failures fail the gate. The report
- * lists the known ones apart and says when one is fixed, so it can leave the baseline. Pure: the
- * caller reads the file (`parseBaseline`) and passes the ConformanceReport.
- *
- * Run problems (a phase that timed out, a key found in a report) are never baselined: they are not
- * the target's failures but the run's.
+ * A baseline of known failures (`--baseline file`): only failures it does not list fail the gate; run problems are
+ * never baselined (docs/vendor-guide.md, "Mid-migration"). Pure: the caller reads the file (`parseBaseline`).
  */
 import YAML from 'yaml';
 import { ID_PATTERN, type Level } from '../core/ledger.ts';

@@ -53,7 +53,8 @@ export function messagesCountedText(messages: readonly PostedBy[], shown = 6): s
     .slice(0, shown)
     .map(([id, n]) => `${id} ${n}`)
     .join(', ');
-  const more = counted.length > shown ? `, and ${counted.length - shown} more check(s)` : '';
+  const rest = counted.length - shown;
+  const more = rest > 0 ? `, and ${rest} more requirement${rest === 1 ? '' : 's'}` : '';
   return `${messages.length} message${messages.length === 1 ? '' : 's'} posted: ${head}${more}`;
 }
 

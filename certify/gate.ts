@@ -1,16 +1,6 @@
 /**
- * The gate: from the conformance verdict, the baseline, a previous certificate and strict mode to
- * one result and one exit code (core/exit-codes.ts). Pure. Every report states this one result:
- * conformance.json, conformance.md, junit.xml, the certificate, `--json` and the exit code.
- *
- * Order: harness trouble first (the run could not judge, so a "fail" beside it is not the target's
- * verdict alone), then new failures and the target's run problems (a target left changed), then,
- * in strict mode, anything not certified.
- *
- * A failure is *known* (it does not fail the gate) when the baseline lists it, or, gated on a
- * previous certificate (`--no-regression-from`), when the requirement did not pass there: only
- * what passed (or warned) before and fails now is a regression. A requirement the previous
- * certificate does not have is new, and its failure fails the gate.
+ * The gate: the verdict, the baseline, a previous certificate and strict mode to one result and one exit code
+ * (core/exit-codes.ts), which every report states. Pure. Its order and known failures: docs/vendor-guide.md.
  */
 import { EXIT } from '../core/exit-codes.ts';
 import { isHarnessProblem, type RequirementStatus, type RunProblem } from '../core/results.ts';

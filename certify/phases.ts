@@ -1,11 +1,6 @@
 /**
- * The conformance run as one `playwright test` process: every phase a project with workers of its
- * own, opened in turn by certify's reporter (`phase-reporter.ts`), which writes each phase's test
- * records as it ends; the HTML report, `junit.xml` and `results.json` come from the same run's
- * reporters. A failing phase never stops the next (no project `dependencies`).
- *
- * Every reporter comes after `redact-reporter.ts`, and the parent filters the run's console
- * output, so no key reaches the console or a report.
+ * The conformance run as one `playwright test` process, every phase a project opened in turn by certify's reporter,
+ * every reporter after `redact-reporter.ts` (docs/architecture.md, "Phases: one Playwright run").
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';

@@ -4,17 +4,8 @@ import type { FullConfig, Reporter, Suite, TestCase, TestError, TestResult, Test
 import { redactText, secretNeedles, secretsFromEnv, type SecretNeedle } from '../core/secrets.ts';
 
 /**
- * First reporter of certify's run (before the console, the phases' reporter and `html`, `junit`, `json`): scrubs keys out of what the
- * other reporters are about to write, in place, before they see it.
- *
- * Why: a failing Playwright API request puts its call log, request headers included
- * (`Authorization: Bearer <key>`), into the error message (`toBeOK()`, network errors). Reporters
- * are called in order with the same objects, so scrubbing here keeps the key out of
- * the HTML, JSON and JUnit reports, the phases' records and the console.
- *
- * A key found in an attachment file (e.g. `error-context.md`, which the worker writes itself
- * before any reporter runs) was already on disk: the file is scrubbed in place and the event is
- * recorded in `CERTIFY_REDACTIONS_FILE` (file name, no key) so that certify fails the run.
+ * First reporter of certify's run: scrubs keys out of what the other reporters (console, phases, html, junit, json)
+ * are about to write, in place; a key already in an attachment file fails the run (docs/run-costs.md, keys).
  */
 export default class RedactReporter implements Reporter {
   private readonly needles: SecretNeedle[] = secretNeedles(secretsFromEnv(process.env));

@@ -1,22 +1,6 @@
 /**
- * `inventory-conformance restore`: what certify's first step does (certify/steps/repair.ts), on its
- * own, for a user who will not certify again soon. Every entry an earlier run left open in the
- * reports folder's journal for `BASE_URL` is put back and verified through the list; a journal of
- * another target is left alone and named. Keys come only from the environment, as for certify; the
- * preflight checks the target and its TLS certificate without a key first; every request is
- * deadlined (`REQUEST_TIMEOUT_MS`) and paced (a 429 waits its Retry-After, or, beyond
- * `MAX_RETRY_AFTER_S`, the restore gives up saying so).
- *
- * A count the run did not write (somebody else wrote since) is left alone and named with the
- * three counts (suites/journal/decision.ts); a 429 an earlier run journaled is waited for before
- * anything is sent on its key, and every 429 restore meets is journaled too (steps/holds.ts).
- * `dryRun`: the list is read and what would be done with each pet is said, with why; nothing is
- * written or closed. `forget`: the open entries of those pets are closed as `forgotten` (a person
- * dealt with them by hand); nothing is sent.
- *
- * Exit status: 0 when nothing is left changed (or a dry run), 1 naming every entry that could not
- * be restored or was left alone (somebody else wrote it since), 2 on a usage error, 3 when the
- * preflight stops it.
+ * `inventory-conformance restore`: certify's repair step (certify/steps/repair.ts) on its own: every entry
+ * an earlier run left open for `BASE_URL` put back and verified, or named (docs/journal.md, "restore on its own").
  */
 import path from 'node:path';
 import fs from 'node:fs';

@@ -1,11 +1,6 @@
 /**
- * `npm run certify` as typed steps: each takes what the step before returned, so the compiler keeps
- * their order (docs/architecture.md, "From certify to the verdict"):
- *
- *   prepare → resolve, lock, preflight (open-target.ts) → run the checks (run-checks.ts) →
- *   close the target → merge, scan, judge (judge-run.ts) → write the artifacts (write-artifacts.ts) → print
- *
- * Exit codes: core/exit-codes.ts. A replay (`CONFORMANCE_REPLAY`) writes into `<REPORTS_DIR>/replay/`.
+ * `npm run certify` as typed steps, each taking what the one before returned, so the compiler keeps their order
+ * (docs/architecture.md, "From certify to the verdict"). A replay writes into `<REPORTS_DIR>/replay/`.
  */
 import path from 'node:path';
 import { newJournalName } from '../core/journal.ts';

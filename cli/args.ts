@@ -17,7 +17,7 @@ export const ALIASES: Record<string, string> = { '--plan': 'API_PLAN' };
 export const OWN_FLAGS: Record<string, { value: boolean; help: string; commands: readonly Command[] }> = {
   '--json': {
     value: false,
-    help: 'print only the verdict document (JSON) on stdout; progress goes to stderr',
+    help: 'print only the result as JSON on stdout (certify, replay: the verdict document; verify, restore: their outcome); progress goes to stderr',
     commands: ['certify', 'replay', 'verify', 'restore'],
   },
   '--dry-run': {
@@ -105,7 +105,7 @@ export function parseArgs(argv: readonly string[], settings: readonly Setting[])
     return out;
   }
   if (!(COMMANDS as readonly string[]).includes(first)) {
-    out.errors.push(`unknown command "${first}" (commands: ${COMMANDS.filter((c) => c !== 'help').join(', ')})`);
+    out.errors.push(`unknown command "${first}" (commands: ${[...COMMANDS.filter((c) => c !== 'help'), 'diff', 'submit'].join(', ')})`);
     return out;
   }
   out.command = first as Command;

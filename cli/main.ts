@@ -6,6 +6,7 @@
  *   verify    recompute a certificate's digests and check its signature
  *   restore   put back what a run that died left changed (the journal, certify/restore.ts)
  *   diff      the requirement-level difference between two certificates (cli/diff.ts)
+ *   submit    a submission folder anyone can check, from a strict, signed run (cli/submit.ts)
  * Exit codes: core/exit-codes.ts. Variables and flags: settings/ (a flag wins over its variable).
  */
 import { spawn } from 'node:child_process';
@@ -48,7 +49,7 @@ function usageError(io: Io, errors: string[], command?: Command): number {
   io.reasons?.push(...errors.map((e) => redact(e)));
   io.stderr(
     redact(
-      `${BIN}: usage error:\n${errors.map((e) => `  - ${e}\n`).join('')}Run \`${BIN} ${command && command !== 'help' ? `${command} ` : ''}--help\` for the flags.\n`,
+      `${BIN}: usage error:\n${errors.map((e) => `  - ${e}\n`).join('')}Run \`${BIN} ${command && command !== 'help' ? `${command} ` : ''}--help\` for the ${command && command !== 'help' ? 'flags' : 'commands'}.\n`,
     ),
   );
   return EXIT.usage;

@@ -10,7 +10,7 @@ export const EXIT = {
   fail: 1,
   /** Usage error: an unknown flag, a malformed variable, a bad config file. Nothing was run. */
   usage: 2,
-  /** The target did not answer the preflight (connection refused, DNS, TLS). Nothing was judged. */
+  /** The preflight stopped the run (unreachable, TLS, a redirect, no 401 without a key). No key was sent. */
   unreachable: 3,
   /** Strict mode: the run passed, but something was not certified (a missing key, the profile). */
   notCertified: 4,
@@ -44,7 +44,12 @@ export const EXIT_DESCRIPTIONS: readonly { code: ExitCode; name: ExitName; meani
     name: 'usage',
     meaning: 'usage error: unknown flag, malformed value, bad config file, literal key in the config; nothing ran',
   },
-  { code: EXIT.unreachable, name: 'unreachable', meaning: 'the target did not answer (connection refused, DNS, TLS); nothing was judged' },
+  {
+    code: EXIT.unreachable,
+    name: 'unreachable',
+    meaning:
+      'the preflight stopped the run: the target did not answer (connection refused, DNS, TLS), redirected, or answered a request without a key other than 401 with an Error body; no key was sent',
+  },
   {
     code: EXIT.notCertified,
     name: 'notCertified',

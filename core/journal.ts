@@ -1,21 +1,6 @@
 /**
- * The journal of changes a run makes to its target: a write-ahead log, one JSON record a line, in
- * `<REPORTS_DIR>/journal/`. Before a state-changing request leaves, what it may change is appended
- * (the target's identity, the pet and its count as first read, when, by which phase and check) and
- * flushed to disk (fsync); so is each count the run is about to write on the pet (`write`), so a
- * repair can tell its own write from somebody else's; a restore that was verified appends a
- * `done` record for it. Every 429 the run meets is journaled too (`limit`: the key's label, never
- * the key): the next run waits it out. Nothing is ever rewritten: an entry is open from its
- * record until a `done` record names it (docs/journal.md).
- *
- * A run that dies (SIGKILL: no handler runs) leaves open entries; the next run against the same
- * target, or `inventory-conformance restore`, puts each back and verifies it before it sends
- * anything else. Several processes append to one file: each record is one `write` of one line on a
- * descriptor opened with O_APPEND, so lines never interleave (records are far below a page).
- * A line torn by a crash in the middle of a write is skipped when read.
- *
- * A record never holds a key: the target is named by its address (origin and path, never
- * userinfo, query or fragment), the rest is pet ids, counts, times and check names.
+ * The journal of changes a run makes to its target (`<REPORTS_DIR>/journal/`): a write-ahead log, one JSON
+ * record a line, appended and fsynced before the change it names; never a key (docs/journal.md).
  */
 import fs from 'node:fs';
 import path from 'node:path';

@@ -1,11 +1,6 @@
 /**
- * The requirements ledger (`suites/requirements.yaml`): its one parser, the one rule that reads a
- * requirement id from a test title, and the sync check with the tests (every testable requirement
- * has a test whose title starts with its id, every test title starts with a known, testable id,
- * every `requirement` annotation names one). Everything else reads the ledger through here:
- * certify (`loadLedger`), the fault matrix (`phasesByRequirement`) and the coverage listing.
- *
- * The checks are pure; `loadLedger` and `listSuites` are the only two that touch files or processes.
+ * The requirements ledger (`suites/requirements.yaml`): its one parser and its sync check with the tests (each testable
+ * id has a test, each title a known id); `loadLedger` and `listSuites` alone touch files (docs/adding-a-requirement.md).
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';

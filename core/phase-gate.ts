@@ -1,10 +1,6 @@
 /**
- * The phases of one certify run, all in one Playwright run (docs/architecture.md, "One run"): the
- * run's reporter (certify/phase-reporter.ts) opens a phase once the phases it comes after have
- * ended, by writing `<phase>.open` (its deadline) into `CERTIFY_PHASES_DIR`; the phase's workers
- * wait for that file before their first check (suites/fixtures/phase-gate.ts). `<phase>.json`
- * holds the phase's results once it has ended; certify reads both. A phase that yields at start
- * opens once certify has written `first-request`.
+ * The files of `CERTIFY_PHASES_DIR` through which certify opens a phase (`<phase>.open`, its deadline),
+ * gets its results (`<phase>.json`) and hears of a first request (docs/architecture.md, "Phases: one Playwright run").
  */
 import fs from 'node:fs';
 import path from 'node:path';

@@ -9,17 +9,7 @@ import type { Finding } from './finding.ts';
 export type RequirementStatus = 'pass' | 'fail' | 'warn' | 'skipped';
 export type Outcome = 'passed' | 'failed' | 'flaky' | 'skipped' | 'interrupted';
 
-/**
- * The annotation kinds a suite test writes (Playwright `test.info().annotations`):
- * - `requirement`: a further ledger id the test evidences (one id, or several separated by commas);
- * - `not-certified`: the reason the test could not judge (a limit of the harness or the profile);
- * - `warning`: a should-level deviation, or a choice the spec leaves open, seen;
- * - `evidence`: one redacted exchange line;
- * - `met-finding`: one typed `Finding` of another requirement than the test's, met on its way (a 429 it did not plan); it counts for that requirement;
- * - `unrestored`: one `Unrestored` as JSON: a pet the test changed and could not put back;
- * - `requests`: how many requests the test sent;
- * - `exchange`: one `RecordedExchange` as JSON (written by core/transport.ts's recording hook), for reports/evidence.har.
- */
+/** The annotation kinds a suite test writes (`test.info().annotations`); each is described in docs/architecture.md, "Annotations". */
 export const ANNOTATION = {
   requirement: 'requirement',
   notCertified: 'not-certified',

@@ -1,16 +1,6 @@
 /**
- * The keys of a conformance run, their one normal form, and the one redaction engine of the
- * harness: every text the suites record, every line certify prints, every report file and the
- * after-run scan go through here.
- *
- * A key is found in every form a report can hold it in:
- * - character by character, each character raw (any letter case), `\u`-escaped as JSON writes it
- *   (behind any number of backslashes, so a JSON string inside a JSON string is covered too),
- *   percent-encoded, or as an HTML character reference (`&#115;`, `&#x73;`, `&amp;`), in any mix;
- * - base64 and base64url at each of the three byte alignments, so a key inside a longer encoded
- *   blob (a zip embedded in the HTML report, a `Basic` header) is still found.
- * Zips and gzip streams are opened by the scan (`certify/secret-scan.ts`), which asks this module
- * what to look for. Nothing here ever prints a key: findings name the variable and the encoding.
+ * The keys of a run, their one normal form, and the one redaction engine: every recorded text, printed line and
+ * report file, and the after-run scan, go through here; a key is found in every encoding (docs/run-costs.md). Never prints a key.
  */
 
 /** Environment variables that hold keys: the settings of kind `secret` (tests/certify/settings.test.ts keeps them equal). */

@@ -1,31 +1,6 @@
 /**
- * The one outbound HTTP client of the harness: every request to the target (the suites' `api`
- * fixture, the load engine, the preflight) leaves the process here, and nowhere else
- * (tests/architecture/sockets.test.ts holds it). One policy for each thing that carries a key out:
- *
- * - **Deadline**: wall clock from sending to the last byte of the answer. A target that trickles
- *   its headers or sends an endless body cannot stretch it.
- * - **TLS**: verified explicitly (`rejectUnauthorized: true`), whatever `NODE_TLS_REJECT_UNAUTHORIZED`
- *   says; only the user's explicit opt-in (`INSECURE_TLS`, `tls.insecure`) turns it off. A private
- *   CA: `NODE_EXTRA_CA_CERTS`, or `tls.ca` (added to Node's roots, never replacing them). One
- *   classification of a refused certificate or a failed handshake (`isTlsFailure`): nothing was
- *   written to that peer.
- * - **Body cap**: at most `maxBodyBytes` are read; beyond it the request fails, or (`overflow:
- *   'truncate'`) ends with what was read.
- * - **Content coding**: none is asked for and none is decoded. No `Accept-Encoding` is added, and a
- *   body is the bytes the server sent, read as UTF-8 (RFC 9110 §8.4: a coding is the server's
- *   choice; the checks judge what was sent).
- * - **Redirects**: never followed. A 3xx is an answer like any other, so a key is never sent to a
- *   `Location` the server names (RFC 9110 §15.4 leaves following to the client).
- * - **Recording**: `record` is the one hook through which an exchange is recorded, already
- *   redacted: every key of `record.secrets`, in every encoding, is its placeholder (`<API_KEY>`)
- *   before the hook sees it.
- * - Nothing is added to the request: headers and body go out exactly as given.
- *
- * Two ways out, under that one policy: `send` (node:http, one exchange with everything above) and
- * `poolFor` (for load: kept-alive sockets opened here, each exchange framed by core/http1-pool.ts at
- * a fraction of node:http's CPU per request; the same TLS, deadline, body cap, no redirect, no
- * decoding; it records nothing).
+ * The one outbound HTTP client: every request to the target leaves here (`send`; `poolFor` for load), under one
+ * policy for deadline, TLS, body cap, content coding, redirects and recording (docs/architecture.md, "One way out").
  */
 import { readFileSync } from 'node:fs';
 import http from 'node:http';

@@ -96,8 +96,7 @@ function targetText(target: unknown): string {
   const t = (target ?? {}) as Record<string, unknown>;
   const parts = [String(t.baseUrl ?? '?')];
   if (t.apiUrl) parts.push(`messages ${String(t.apiUrl)}`);
-  if (t.kind === 'reference') parts.push('(bundled reference server)');
-  return parts.join(', ');
+  return parts.join(', ') + (t.kind === 'reference' ? ' (bundled reference server)' : '');
 }
 
 function firstFailure(r: CertifiedRequirement): FailureText | undefined {

@@ -1,11 +1,6 @@
 /**
- * A pending 429 outlives its run (spec, Errors: "the client must wait for the time given in the
- * Retry-After header before retrying"; Limits: "Repeated requests after a 429 may cause a temporary
- * ban"). Every 429 the run's pacer sees is journaled (a `limit` record: the key's label, never the
- * key; the local time, the server's Date, the Retry-After, until when the key is held) before its
- * sender is answered. The next run, and `restore`, read them back: the run's pacer starts holding
- * each key whose 429 is still pending, so nothing is sent on it before then; a wait beyond
- * MAX_RETRY_AFTER_S closes the key (its checks not certified, nothing sent on it).
+ * A pending 429 outlives its run (spec, Errors: "the client must wait for the time given in the Retry-After header"):
+ * every 429 is journaled, and the next run or `restore` holds its key until then (docs/journal.md).
  */
 import { appendRecord, newEntryId, targetIdentity, type JournalFile, type LimitRecord } from '../../core/journal.ts';
 import type { InitialHold, Refusal } from '../../suites/pacing/coordinator.ts';

@@ -27,7 +27,9 @@ export async function listLeftOut(
     const reason = `CONFORMANCE_PROFILE=${profile} does not run the ${phase} phase`;
     const tests = listed.filter((x) => x.project === phase).map((t) => toNotRun(t, reason));
     out.notRun.push(...tests);
-    out.lines.push(`▷ phase ${phase} not run (profile ${profile}): ${tests.length} check(s) listed as not certified\n`);
+    out.lines.push(
+      `▷ phase ${phase} not run (profile ${profile}): ${tests.length} check${tests.length === 1 ? '' : 's'} listed as not certified\n`,
+    );
   }
   if (!listing)
     out.runErrors.push(`could not list the checks of the phases not run (${phases.join(', ')}); they are missing from the report`);

@@ -1,12 +1,6 @@
 /**
- * Step "start the run-wide pacer": one coordinator (`suites/pacing/coordinator.ts`) per certify
- * run, started before the first phase and closed after the last. Every phase's workers reach it at
- * `CONFORMANCE_PACER_URL`, so nothing is sent on a key while a 429 on it is pending, whichever
- * process sends (spec, Limits: "Repeated requests after a 429 may cause a temporary ban"). Its
- * report (per key label: requests, waits, 429s, early requests, suspected ban) goes into
- * `conformance.json` and the console summary. Only key labels cross it, never keys. It starts
- * holding the keys whose 429 an earlier run journaled is still pending, and journals every 429 it
- * sees (steps/holds.ts).
+ * Step "start the run-wide pacer": one coordinator per run, so nothing is sent on a key while a 429 on it is pending
+ * (spec, Limits: "Repeated requests after a 429 may cause a temporary ban"); key labels only (suites/pacing/README.md).
  */
 import {
   startPacerCoordinator,

@@ -1,11 +1,6 @@
 /**
- * Step "preflight": before any phase, and before any key leaves the machine, one request without
- * a key to `GET {BASE_URL}/inventory` (and, when given, `GET {API_URL}/messages`: there only TLS
- * and redirects stop the run, an unreachable quickstart fails its own checks). It fails within
- * seconds, with one line, when the target is unreachable, its TLS certificate is not verified
- * (trust a private CA with NODE_EXTRA_CA_CERTS), it redirects (a key is never sent to a redirect
- * target), or it does not answer like this API: a missing key must yield 401 with an Error body
- * (spec, Authentication rule 3: "A missing or invalid key yields 401 with an Error body").
+ * Step "preflight": one request without a key before any phase (spec, Authentication rule 3: "A missing or invalid
+ * key yields 401 with an Error body"); unreachable, unverified TLS, a redirect or no such 401: exit 3 (README.md).
  */
 import { EXIT, signalExit } from '../../core/exit-codes.ts';
 import { send, TransportError } from '../../core/transport.ts';

@@ -1,12 +1,6 @@
 /**
- * Step "repair first": before the phases send anything, every entry an earlier run left open in
- * the reports folder's journal for this target (it died: SIGKILL, a lost machine) is put back and
- * verified through the list (suites/journal/repair.ts); a journal of another target is left alone
- * and named. At the run's end the same repair settles the run's own journal: what its checks did
- * not close is tried once more, and what cannot be undone (a pet an upsert created, a message
- * posted, a count that would not go back) is named at run level as "target left changed".
- *
- * Every request goes through the run-wide pacer with `API_KEY`, TLS verified, deadlined.
+ * Step "repair first": what an earlier run left open in the journal for this target is put back and verified before
+ * the phases send anything; at the end the same repair settles the run's own journal (docs/journal.md).
  */
 import { readJournalFile, readJournals, targetIdentity, type JournalFile } from '../../core/journal.ts';
 import type { RunProblem } from '../../core/results.ts';

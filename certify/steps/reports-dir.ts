@@ -1,18 +1,6 @@
 /**
- * Step "prepare the reports folder": the run writes only inside a folder it owns, and deletes only
- * what it wrote there. A folder is the run's when it is fresh (created now, or empty) or holds the
- * run's marker file, `.conformance-run.json`, which is also the manifest of what the last run wrote.
- *
- * Refused (a usage error, exit 2, before any file is touched): a symbolic link, the file system
- * root, the home folder, the repository root or a folder that holds one of them, a path that is
- * not a folder, and a folder holding any file the run did not write (a user's `.env`, notes,
- * archives…). A folder without the marker whose every entry is one of the run's own names
- * (`REPORT_ENTRIES`: what an earlier version or a plain `npx playwright test` wrote) is taken as
- * the run's. The repository's own `reports/README.md` is known and never touched.
- *
- * The journal of changes (`journal/`, core/journal.ts) is the next run's input: a journal file
- * with an entry still open survives the cleanup (the run repairs from it, or names it when it
- * belongs to another target); a journal whose every entry is closed is deleted like any report.
+ * Step "prepare the reports folder": the run writes only in a folder it owns (fresh, empty, or marked by
+ * `.conformance-run.json`) and deletes only what it wrote there (reports/README.md, docs/run-costs.md).
  */
 import fs from 'node:fs';
 import os from 'node:os';

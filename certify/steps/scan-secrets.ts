@@ -1,11 +1,6 @@
 /**
- * Step "scan secrets": every file the run wrote is searched for every encoded form of every key
- * (`secret-scan.ts`). A file where a key is found is scrubbed (each form replaced by
- * `[redacted <VARIABLE>]`) when it is plain text; a file that cannot be scrubbed (the key inside a
- * zip, gzip or the HTML report's embedded archive, or a file the scan could not read) is removed.
- * Either way the run fails, naming the file, so CI never uploads a key. A file the run did not
- * write (`owns` says no) is never rewritten nor removed: its finding is reported, the file left as
- * it is. Playwright's blob and HTML reports are files of the folder like any other.
+ * Step "scan secrets": every file the run wrote is searched for every encoded form of every key; a hit is scrubbed or
+ * removed if the run wrote the file, and fails the run naming it (docs/run-costs.md, docs/architecture.md "Contract").
  */
 import fs from 'node:fs';
 import path from 'node:path';

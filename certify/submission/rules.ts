@@ -1,15 +1,6 @@
 /**
- * Whether a certificate may stand in a submission: a strict run of the full profile against a
- * deployment, gated without known failures, every must-level requirement of the installed ledger
- * certified and passing, signed, by a released suite.
- *
- * "Released" (the rule `submit` and `verify` apply): the certificate's suite version is a plain
- * release version (MAJOR.MINOR.PATCH, no prerelease or build part), it is the version of the
- * harness that checks it, the suite's source digest it records is that harness's own (the
- * installed package's: the sources it was compiled from, while its compiled files are the ones
- * built), and the checkout that ran recorded no uncommitted change to the suite's source. A
- * registry runs `npx inventory-conformance@<version> verify`, so its check compares against the
- * published package of that version, which a modified clone cannot match.
+ * Whether a certificate may stand in a submission: strict, full profile, a deployment, no known failures, every
+ * must-level requirement certified and passing, signed, by a released suite (docs/submission.md).
  */
 import type { Level } from '../../core/ledger.ts';
 import type { Certificate } from '../certificate/types.ts';

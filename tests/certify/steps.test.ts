@@ -114,8 +114,8 @@ test('list what is left out: each check of a phase not run is a not-certified re
     { type: 'not-certified', description: 'CONFORMANCE_PROFILE=readonly does not run the rate-limit phase' },
   ]);
   expect(out.lines).toEqual([
-    '▷ phase rate-limit not run (profile readonly): 1 check(s) listed as not certified\n',
-    '▷ phase load not run (profile readonly): 1 check(s) listed as not certified\n',
+    '▷ phase rate-limit not run (profile readonly): 1 check listed as not certified\n',
+    '▷ phase load not run (profile readonly): 1 check listed as not certified\n',
   ]);
   expect(out.runErrors).toEqual([]);
   const failed = await listLeftOut(['load'], 'readonly', async () => undefined);
