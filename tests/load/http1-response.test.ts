@@ -53,3 +53,31 @@ test('what cannot be framed is refused: a bad status line, a bad or conflicting 
     RangeError,
   );
 });
+
+test('bytes read into one reused buffer: what the parser keeps between reads is its own copy', () => {
+  const parser = new ResponseParser(1024);
+  const buffer = Buffer.alloc(64);
+  for (const text of [LENGTH, CHUNKED]) {
+    parser.reset();
+    const bytes = Buffer.from(text, 'latin1');
+    let done: ReturnType<ResponseParser['feed']>;
+    for (let at = 0; at < bytes.length && !done; at += 5) {
+      buffer.fill('#');
+      const length = bytes.copy(buffer, 0, at, at + 5);
+      done = parser.feed(buffer, length);
+    }
+    expect(Buffer.concat(done!.body).toString('utf8')).toBe('{"ok":true}');
+  }
+});
+
+test('status lines and chunk sizes are read as RFC 9112 writes them, and nothing else', () => {
+  expect(parse('HTTP/1.1 200\r\nContent-Length: 0\r\n\r\n')).toMatchObject({ status: 200 });
+  expect(() => parse('HTTP/1.1 2000 OK\r\n\r\n')).toThrow(/status line/);
+  expect(() => parse('HTTP/1.1 099 OK\r\n\r\n')).toThrow(/status line/);
+  expect(() => parse('HTTP/1.2 200 OK\r\n\r\n')).toThrow(/status line/);
+  const chunked = (size: string) => parse(`HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n${size}\r\nab\r\n0\r\n\r\n`);
+  expect(chunked('2')).toMatchObject({ text: 'ab' });
+  expect(chunked('0002 ;name=value')).toMatchObject({ text: 'ab' });
+  expect(() => chunked('2x')).toThrow(/chunk size/);
+  expect(() => chunked('0000000000002')).toThrow(/chunk size/);
+});
