@@ -8,7 +8,8 @@
  * and engine/wrk by req/s and autocannon/engine by CPU per request, with their intervals
  * (bench/stats.ts), and what they show about the goal (≥ 0.9 by req/s, ≥ 1 by CPU).
  * `BENCH_BASELINE_ENGINE` (another checkout's `suites/load/saturate.ts`) adds that engine to the
- * rounds, and the ratio engine/baseline: two candidates of the engine measured side by side.
+ * rounds, and the ratios engine/baseline by req/s and baseline/engine by CPU per request: two
+ * candidates of the engine measured side by side.
  */
 import { fileURLToPath } from 'node:url';
 import {
@@ -86,6 +87,7 @@ export async function saturation(settings: SaturationSettings, tls: boolean): Pr
     const byCannon: number[] = [];
     const byWrk: number[] = [];
     const byBaseline: number[] = [];
+    const cpuBaseline: number[] = [];
     const cpuRatios: number[] = [];
     for (let round = 1; round <= settings.rounds; round++) {
       const order = round % 2 ? sides : [...sides].reverse();
@@ -99,6 +101,7 @@ export async function saturation(settings: SaturationSettings, tls: boolean): Pr
       cpuRatios.push(cpu(got.autocannon) / cpu(got.engine));
       if (got['wrk -t1']) byWrk.push(got.engine.rps / got['wrk -t1'].rps);
       if (got.baseline) byBaseline.push(got.engine.rps / got.baseline.rps);
+      if (got.baseline) cpuBaseline.push(cpu(got.baseline) / cpu(got.engine));
       console.log(
         `  round ${String(round).padStart(2)}  ${Object.entries(got)
           .map(([n, g]) => `${n} ${g.rps.toFixed(0)} req/s${Number.isNaN(g.cpuUs) ? '' : ` ${cpu(g).toFixed(1)} µs/req`}`)
@@ -111,7 +114,9 @@ export async function saturation(settings: SaturationSettings, tls: boolean): Pr
       `engine/autocannon ${withInterval(byCannon)} by req/s (goal >= 0.9: ${goal(byCannon, 0.9)}), ` +
       `autocannon/engine ${withInterval(cpuRatios)} by CPU per request (goal >= 1: ${goal(cpuRatios, 1)})` +
       (WRK_INSTALLED ? `, engine/wrk -t1 ${withInterval(byWrk)} by req/s` : '; wrk not installed (apt-get install wrk)') +
-      (baseline ? `, engine/baseline ${withInterval(byBaseline)} by req/s` : '')
+      (baseline
+        ? `, engine/baseline ${withInterval(byBaseline)} by req/s, baseline/engine ${withInterval(cpuBaseline)} by CPU per request`
+        : '')
     );
   } finally {
     engine.stop();

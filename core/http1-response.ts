@@ -50,9 +50,11 @@ function statusOf(text: string, end: number): number {
   return a * 100 + b * 10 + c;
 }
 
-/** One header field into `headers` (name lowercased, as `headersOf`); a Content-Length value also into `lengths`. */
-function field(headers: Record<string, string>, lengths: string[], name: string, value: string): void {
-  const lower = name.toLowerCase();
+/** How many lines of a head the parser remembers the field names of. */
+const NAMES_KEPT = 64;
+
+/** One header field into `headers` (its name lowercased, `headersOf`); a Content-Length value also into `lengths`. */
+function field(headers: Record<string, string>, lengths: string[], lower: string, value: string): void {
   addHeader(headers, lower, value);
   if (lower === 'content-length') lengths.push(value);
 }
@@ -67,6 +69,9 @@ export class ResponseParser {
   private bodyless = false;
   /** How many of the body's parts are copies (the rest are views of the chunk being fed). */
   private owned = 0;
+  /** The previous head's field names by line, as received and lowercased: a server repeats them. */
+  private readonly names: string[] = [];
+  private readonly lowerNames: string[] = [];
   /** Beyond this many body bytes `feed` throws a RangeError. */
   private readonly maxBodyBytes: number;
   constructor(maxBodyBytes: number) {
@@ -176,7 +181,7 @@ export class ResponseParser {
     const lengths: string[] = [];
     let name: string | undefined;
     let value = '';
-    for (let start = eol + 2; start < text.length; start = eol + 2) {
+    for (let start = eol + 2, line = 0; start < text.length; start = eol + 2, line++) {
       eol = text.indexOf('\r\n', start);
       if (eol < 0) eol = text.length;
       const first = text[start];
@@ -186,10 +191,23 @@ export class ResponseParser {
         value += ` ${text.slice(start, eol).trim()}`;
         continue;
       }
-      const colon = text.indexOf(':', start);
-      if (colon <= start || colon >= eol) throw new ParseError('a header line without a name');
       if (name !== undefined) field(headers, lengths, name, value);
-      name = text.slice(start, colon);
+      const known = this.names[line];
+      let colon: number;
+      if (known !== undefined && text.startsWith(known, start) && text.charCodeAt(start + known.length) === 58) {
+        // The name the previous head had on this line (it holds no colon and no line end).
+        colon = start + known.length;
+        name = this.lowerNames[line]!;
+      } else {
+        colon = text.indexOf(':', start);
+        if (colon <= start || colon >= eol) throw new ParseError('a header line without a name');
+        const raw = text.slice(start, colon);
+        name = raw.toLowerCase();
+        if (line < NAMES_KEPT) {
+          this.names[line] = raw;
+          this.lowerNames[line] = name;
+        }
+      }
       value = text.slice(colon + 1, eol).trim();
     }
     if (name !== undefined) field(headers, lengths, name, value);
