@@ -43,9 +43,10 @@
  * Environment: BENCH_SCENARIOS, BENCH_GENERATOR, BENCH_CONNECTIONS (10), BENCH_DURATION (seconds
  * per run, 2), BENCH_ROUNDS (6), BENCH_WARMUP (seconds per target, 2), BENCH_PIPELINING (1,
  * autocannon only), BENCH_WORKERS (autocannon worker threads or wrk threads; 0 = one thread),
- * BENCH_PROFILE (a directory: each target process runs with `node --cpu-prof` and writes its
- * profile under `<dir>/<scenario>-<target>/` when it stops; the bench prints how many requests
- * each target answered, so `npx tsx bench/profile.ts <profile> <requests>` gives µs per request).
+ * BENCH_PROFILE (a directory: each target process, and in `engine` and `engine-tls` the engine,
+ * runs with `node --cpu-prof` and writes its profile under `<dir>/<scenario>-<target>/` when it
+ * stops; the bench prints how many requests each answered, so `npx tsx bench/profile.ts <profile>
+ * <requests>` gives µs per request).
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';

@@ -154,14 +154,22 @@ export interface EngineGenerator {
     connections: number,
     caFile?: string,
   ): Promise<Generated & { cpuUs: number }>;
-  stop(): void;
+  /** Ends the engine's process; resolves once it has exited (its profile written). */
+  stop(): Promise<void>;
 }
 
 const SATURATE_SCRIPT = fileURLToPath(new URL('../suites/load/saturate.ts', import.meta.url));
 
-/** Starts the engine of this checkout, or of `script` (another checkout's `suites/load/saturate.ts`, to compare). */
-export function startEngine(script = SATURATE_SCRIPT): EngineGenerator {
-  const child = spawn(process.execPath, ['--import', import.meta.resolve('tsx'), script], { stdio: ['pipe', 'pipe', 'inherit'] });
+/**
+ * Starts the engine of this checkout, or of `script` (another checkout's `suites/load/saturate.ts`,
+ * to compare); with `profileDir`, under `node --cpu-prof`, its profile written there when it stops.
+ */
+export function startEngine(script = SATURATE_SCRIPT, profileDir?: string): EngineGenerator {
+  const profile = profileDir === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', profileDir];
+  const child = spawn(process.execPath, [...profile, '--import', import.meta.resolve('tsx'), script], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
   return {
     async run(url, authorization, duration, connections, caFile) {
@@ -187,6 +195,9 @@ export function startEngine(script = SATURATE_SCRIPT): EngineGenerator {
         cpuUs: r.cpuUs,
       };
     },
-    stop: () => child.stdin!.end(),
+    stop: () => {
+      child.stdin!.end();
+      return exited;
+    },
   };
 }

@@ -2,8 +2,8 @@
  * Where each microsecond of a request goes: `npx tsx bench/profile.ts <profile or dir> <requests> [top]`.
  *
  * Reads a V8 CPU profile (`node --cpu-prof`, as `BENCH_PROFILE=<dir> npm run bench` writes one per
- * target; given a directory, its largest `.cpuprofile`, the main thread's — tsx's loader thread
- * writes a smaller one) and divides the sampled time by the number of requests the target
+ * target and engine; given a directory, the `.cpuprofile` that spent most time outside idle, the
+ * main thread's: tsx's loader thread writes one too) and divides the sampled time by the number of requests the target
  * answered (the bench prints it). Prints the time per request by area (the project's own code,
  * node's HTTP, streams, events and ticks, buffers, the garbage collector, native code outside
  * JavaScript, idle), then the `top` functions by self time, then the project's own functions by
@@ -29,15 +29,27 @@ interface CpuProfile {
   timeDeltas: number[];
 }
 
-/** The profile file: `path` itself, or the largest `.cpuprofile` in the directory `path`. */
+/** Sampled time outside idle (µs). */
+function busyTime(profile: CpuProfile): number {
+  const idle = new Set(profile.nodes.filter((n) => n.callFrame.functionName === '(idle)').map((n) => n.id));
+  let busy = 0;
+  for (let i = 0; i < profile.samples.length; i++) if (!idle.has(profile.samples[i])) busy += profile.timeDeltas[i] ?? 0;
+  return busy;
+}
+
+/** The profile file: `path` itself, or the busiest `.cpuprofile` in the directory `path`. */
 export function profileFile(path: string): string {
   if (!statSync(path).isDirectory()) return path;
   const files = readdirSync(path)
     .filter((f) => f.endsWith('.cpuprofile'))
     .map((f) => join(path, f));
   if (files.length === 0) throw new Error(`${path}: no .cpuprofile in it`);
-  return files.sort((a, b) => statSync(b).size - statSync(a).size)[0];
+  const busy = new Map(files.map((f) => [f, busyTime(JSON.parse(readFileSync(f, 'utf8')) as CpuProfile)]));
+  return files.sort((a, b) => busy.get(b)! - busy.get(a)!)[0];
 }
+
+/** The repository's own code: the engine and its core, the suites, the reference server, the bench. */
+const OWN_CODE = /\/(reference-server|bench|core|suites)\//;
 
 /** The area a frame's time counts to. */
 export function areaOf(frame: CallFrame): string {
@@ -45,7 +57,7 @@ export function areaOf(frame: CallFrame): string {
   if (functionName === '(garbage collector)') return 'garbage collector';
   if (functionName === '(idle)') return 'idle (waiting for the socket)';
   if (functionName === '(program)') return 'native, outside JavaScript (syscalls, parser)';
-  if (/\/(reference-server|bench)\//.test(url)) return 'this repository (reference server, bench target)';
+  if (OWN_CODE.test(url) && !/node_modules/.test(url)) return 'this repository (engine, suites, reference server, bench)';
   if (/tsx|esbuild|modules\/|yaml\//.test(url)) return 'start-up (module loading)';
   if (/^node:_http_/.test(url)) return "node's HTTP (node:_http_*)";
   if (/^node:internal\/streams\//.test(url)) return 'streams (node:internal/streams)';
@@ -56,7 +68,7 @@ export function areaOf(frame: CallFrame): string {
 }
 
 const label = (f: CallFrame): string =>
-  `${f.functionName || '(anonymous)'} ${f.url.replace(/^.*?\/(reference-server|bench|node_modules)\//, '$1/')}:${f.lineNumber + 1}`;
+  `${f.functionName || '(anonymous)'} ${f.url.replace(/^.*?\/(reference-server|bench|core|suites|node_modules)\//, '$1/')}:${f.lineNumber + 1}`;
 
 /** Time per request (µs) by area, by function (self) and by the repository's functions (inclusive). */
 export function summarize(profile: CpuProfile, requests: number) {
@@ -82,7 +94,7 @@ export function summarize(profile: CpuProfile, requests: number) {
     for (let cur: number | undefined = id; cur !== undefined; cur = parent.get(cur)) {
       const f = byId.get(cur)!.callFrame;
       const k = label(f);
-      if (seen.has(k) || !/\/(reference-server|bench)\//.test(f.url)) continue;
+      if (seen.has(k) || !OWN_CODE.test(f.url) || /node_modules/.test(f.url)) continue;
       seen.add(k);
       add(inclusive, k, t);
     }

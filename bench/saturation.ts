@@ -8,8 +8,13 @@
  * and engine/wrk by req/s and autocannon/engine by CPU per request, with their intervals
  * (bench/stats.ts), and what they show about the goal (≥ 0.9 by req/s, ≥ 1 by CPU).
  * `BENCH_BASELINE_ENGINE` (another checkout's `suites/load/saturate.ts`) adds that engine to the
- * rounds, and the ratio engine/baseline: two candidates of the engine measured side by side.
+ * rounds, and the ratios engine/baseline by req/s and baseline/engine by CPU per request: two
+ * candidates of the engine measured side by side. With `BENCH_PROFILE` each engine runs under
+ * `node --cpu-prof` (its profile in `<dir>/<scenario>-engine/`, and `-baseline/`; the bench prints
+ * how many requests it answered, for `bench/profile.ts`); profiling slows it, so its ratios then
+ * say little.
  */
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
   autocannonRun,
@@ -20,7 +25,7 @@ import {
   WRK_INSTALLED,
   wrkRun,
 } from './generators.ts';
-import { startTarget, stopTarget } from './processes.ts';
+import { PROFILE_DIR, startTarget, stopTarget } from './processes.ts';
 import { median, medianInterval, readGoal } from './stats.ts';
 
 const CA_FILE = fileURLToPath(new URL('../tests/fixtures/tls/ca.pem', import.meta.url));
@@ -59,9 +64,11 @@ export async function saturation(settings: SaturationSettings, tls: boolean): Pr
     BENCH_SAMPLE: JSON.stringify(SAMPLE),
     ...(tls ? { BENCH_TLS: '1' } : {}),
   });
-  const engine = startEngine();
+  const profileOf = (label: string) => (PROFILE_DIR === undefined ? undefined : join(PROFILE_DIR, `${scenario}-${label}`));
+  const engine = startEngine(undefined, profileOf('engine'));
   const baselineScript = process.env.BENCH_BASELINE_ENGINE;
-  const baseline = baselineScript ? startEngine(baselineScript) : undefined;
+  const baseline = baselineScript ? startEngine(baselineScript, profileOf('baseline')) : undefined;
+  const served: Record<string, number> = { engine: 0, baseline: 0 };
   try {
     const url = `${target.origin}${LIST.path}`;
     const ca = tls ? CA_FILE : undefined;
@@ -81,11 +88,12 @@ export async function saturation(settings: SaturationSettings, tls: boolean): Pr
         ? [['baseline', () => baseline.run(url, AUTHORIZATION, settings.duration, settings.connections, ca)] as [string, typeof wrk]]
         : []),
     ];
-    await engine.run(url, AUTHORIZATION, settings.warmup, settings.connections, ca);
+    served.engine += (await engine.run(url, AUTHORIZATION, settings.warmup, settings.connections, ca)).total;
     await autocannonRun(url, LIST, AUTHORIZATION, settings.warmup, 0, settings);
     const byCannon: number[] = [];
     const byWrk: number[] = [];
     const byBaseline: number[] = [];
+    const cpuBaseline: number[] = [];
     const cpuRatios: number[] = [];
     for (let round = 1; round <= settings.rounds; round++) {
       const order = round % 2 ? sides : [...sides].reverse();
@@ -93,12 +101,14 @@ export async function saturation(settings: SaturationSettings, tls: boolean): Pr
       for (const [name, run] of order) {
         got[name] = await run();
         valid(`${scenario} ${name}`, got[name]);
+        if (name in served) served[name] += got[name].total;
       }
       const cpu = (g: Generated & { cpuUs: number }) => g.cpuUs / Math.max(1, g.total);
       byCannon.push(got.engine.rps / got.autocannon.rps);
       cpuRatios.push(cpu(got.autocannon) / cpu(got.engine));
       if (got['wrk -t1']) byWrk.push(got.engine.rps / got['wrk -t1'].rps);
       if (got.baseline) byBaseline.push(got.engine.rps / got.baseline.rps);
+      if (got.baseline) cpuBaseline.push(cpu(got.baseline) / cpu(got.engine));
       console.log(
         `  round ${String(round).padStart(2)}  ${Object.entries(got)
           .map(([n, g]) => `${n} ${g.rps.toFixed(0)} req/s${Number.isNaN(g.cpuUs) ? '' : ` ${cpu(g).toFixed(1)} µs/req`}`)
@@ -111,11 +121,14 @@ export async function saturation(settings: SaturationSettings, tls: boolean): Pr
       `engine/autocannon ${withInterval(byCannon)} by req/s (goal >= 0.9: ${goal(byCannon, 0.9)}), ` +
       `autocannon/engine ${withInterval(cpuRatios)} by CPU per request (goal >= 1: ${goal(cpuRatios, 1)})` +
       (WRK_INSTALLED ? `, engine/wrk -t1 ${withInterval(byWrk)} by req/s` : '; wrk not installed (apt-get install wrk)') +
-      (baseline ? `, engine/baseline ${withInterval(byBaseline)} by req/s` : '')
+      (baseline
+        ? `, engine/baseline ${withInterval(byBaseline)} by req/s, baseline/engine ${withInterval(cpuBaseline)} by CPU per request`
+        : '')
     );
   } finally {
-    engine.stop();
-    baseline?.stop();
+    await Promise.all([engine.stop(), baseline?.stop()]);
     await stopTarget(target);
+    for (const label of baseline ? ['engine', 'baseline'] : ['engine'])
+      if (PROFILE_DIR !== undefined) console.log(`  profile ${profileOf(label)}: ${served[label]} requests answered`);
   }
 }

@@ -5,7 +5,7 @@
  * `ResponseParser`. One wall-clock deadline per exchange, to the last byte, swept by one timer; a
  * connection idle for FREE_SOCKET_IDLE_MS is closed; nothing is ever retried.
  */
-import type { Socket } from 'node:net';
+import type { OnReadOpts, Socket } from 'node:net';
 import { ParseError, type ParsedResponse, ResponseParser } from './http1-response.ts';
 import { type StallWatch, watchStalls } from './stall.ts';
 import { type FailureKind, FREE_SOCKET_IDLE_MS, isTlsFailure, MAX_BODY_BYTES, TransportError } from './transport-errors.ts';
@@ -64,7 +64,8 @@ export interface ConnectionPool {
 
 /** How the pool gets a connection: a socket and the event after which it may carry a request. */
 export interface Connector {
-  connect(): Socket;
+  /** A socket whose bytes go to `onread` (a buffer reused for every read: no stream, no allocation per read). */
+  connect(onread: OnReadOpts): Socket;
   readyEvent: 'connect' | 'secureConnect';
   /** Why a socket that is ready must still not carry a request (a TLS peer not verified), if it must not. */
   refuse(socket: Socket): Error | undefined;
@@ -85,6 +86,8 @@ interface Exchange {
 
 /** How often the pool looks for exchanges past their deadline and connections idle too long. */
 const SWEEP_MS = 20;
+/** The one read buffer of a pool's sockets: each read is parsed (what is kept, copied) before the next. */
+const READ_BUFFER_BYTES = 64 * 1024;
 
 /** The bytes of `request` on `host`: written once per pool, whole, for every exchange of it. */
 function serialise(request: PooledRequest, host: string): Buffer {
@@ -102,10 +105,7 @@ class Connection {
   used = false;
   idleSince = performance.now();
   exchange: Exchange | undefined;
-  readonly socket: Socket;
-  constructor(socket: Socket) {
-    this.socket = socket;
-  }
+  socket!: Socket;
 }
 
 export class FramedPool implements ConnectionPool {
@@ -113,6 +113,7 @@ export class FramedPool implements ConnectionPool {
   private readonly all = new Set<Connection>();
   private readonly waiting: Exchange[] = [];
   private readonly prepared = new Map<PooledRequest, Buffer>();
+  private readonly readBuffer = Buffer.allocUnsafe(READ_BUFFER_BYTES);
   private readonly timer: NodeJS.Timeout;
   private stalls: StallWatch | undefined;
   private closed = false;
@@ -163,8 +164,16 @@ export class FramedPool implements ConnectionPool {
   }
 
   private open(): Connection {
-    const connection = new Connection(this.connector.connect());
-    const { socket } = connection;
+    const connection = new Connection();
+    const onread: OnReadOpts = {
+      buffer: this.readBuffer,
+      callback: (length) => {
+        this.read(connection, length);
+        return true;
+      },
+    };
+    const socket = this.connector.connect(onread);
+    connection.socket = socket;
     this.opened++;
     this.all.add(connection);
     socket.setNoDelay(true);
@@ -174,7 +183,6 @@ export class FramedPool implements ConnectionPool {
       connection.ready = true;
       if (connection.exchange) this.write(connection);
     });
-    socket.on('data', (chunk: Buffer) => this.read(connection, chunk));
     socket.on('error', (error) => this.lose(connection, error));
     socket.on('close', () => {
       const last = connection.exchange ? connection.parser.end() : undefined;
@@ -196,11 +204,12 @@ export class FramedPool implements ConnectionPool {
     connection.socket.write(exchange.bytes);
   }
 
-  private read(connection: Connection, chunk: Buffer): void {
+  /** The first `length` bytes of the read buffer came on `connection`. */
+  private read(connection: Connection, length: number): void {
     if (connection.exchange === undefined) return this.lose(connection, new ParseError('bytes from the server with no request pending'));
     let response: ParsedResponse | undefined;
     try {
-      response = connection.parser.feed(chunk);
+      response = connection.parser.feed(this.readBuffer, length);
     } catch (error) {
       if (error instanceof RangeError) return this.fail(connection, 'too-large', error.message, 'ERR_BODY_TOO_LARGE');
       return this.fail(connection, 'socket', `an invalid response: ${(error as Error).message}`, 'HPE_INVALID');
@@ -210,15 +219,16 @@ export class FramedPool implements ConnectionPool {
 
   /** An answer is complete: the connection is free (or closed) before the caller hears of it. */
   private complete(connection: Connection, response: ParsedResponse): void {
+    const now = performance.now();
+    // Read before anything else can reuse the read buffer the body's parts may be views of.
+    const body = response.body.length === 1 ? response.body[0]!.toString('utf8') : Buffer.concat(response.body).toString('utf8');
     const exchange = connection.exchange!;
     connection.exchange = undefined;
     connection.used = true;
     if (response.closes) this.drop(connection);
     else this.release(connection);
-    const now = performance.now();
     const stalledMs = this.stalls?.longestSince(exchange.started);
-    const body = response.body.length === 1 ? response.body[0]!.toString('utf8') : Buffer.concat(response.body).toString('utf8');
-    exchange.done(undefined, {
+    const answer: PooledResponse = {
       status: response.status,
       headers: response.headers,
       body,
@@ -226,8 +236,9 @@ export class FramedPool implements ConnectionPool {
       writtenAt: exchange.writtenAt ?? exchange.started,
       receivedAt: Date.now(),
       latencyMs: Math.round((now - exchange.started) * 100) / 100,
-      ...(stalledMs !== undefined ? { stalledMs } : {}),
-    });
+    };
+    if (stalledMs !== undefined) answer.stalledMs = stalledMs;
+    exchange.done(undefined, answer);
   }
 
   /** A free connection takes the next waiting exchange, or waits idle. */

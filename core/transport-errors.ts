@@ -103,12 +103,13 @@ const FIRST_ONLY = new Set(
 /** Raw header pairs as node:http's `headers` reads them, values joined into one string. */
 export function headersOf(raw: readonly (Buffer | string)[]): Record<string, string> {
   const out: Record<string, string> = {};
-  for (let i = 0; i + 1 < raw.length; i += 2) {
-    const name = raw[i]!.toString('latin1').toLowerCase();
-    const value = raw[i + 1]!.toString('latin1');
-    const seen = out[name];
-    if (seen === undefined) out[name] = value;
-    else if (!FIRST_ONLY.has(name)) out[name] = `${seen}${name === 'cookie' ? '; ' : ', '}${value}`;
-  }
+  for (let i = 0; i + 1 < raw.length; i += 2) addHeader(out, raw[i]!.toString('latin1').toLowerCase(), raw[i + 1]!.toString('latin1'));
   return out;
+}
+
+/** Adds one field (`name` lowercased) to `out` as node:http joins a repeated one (`headersOf`). */
+export function addHeader(out: Record<string, string>, name: string, value: string): void {
+  const seen = out[name];
+  if (seen === undefined) out[name] = value;
+  else if (!FIRST_ONLY.has(name)) out[name] = `${seen}${name === 'cookie' ? '; ' : ', '}${value}`;
 }

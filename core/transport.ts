@@ -5,8 +5,15 @@
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
-import { connect as netConnect, isIP } from 'node:net';
-import { createSecureContext, rootCertificates, type SecureContext, connect as tlsConnect, type TLSSocket } from 'node:tls';
+import { connect as netConnect, isIP, type OnReadOpts } from 'node:net';
+import {
+  type ConnectionOptions,
+  createSecureContext,
+  rootCertificates,
+  type SecureContext,
+  connect as tlsConnect,
+  type TLSSocket,
+} from 'node:tls';
 import { type ConnectionPool, type Connector, FramedPool } from './http1-pool.ts';
 import { MAX_RECORDED_BODY, type RecordedExchange, type RecordedHeader } from './results.ts';
 import { redactorOf, type Secret } from './secrets.ts';
@@ -317,15 +324,19 @@ export function poolFor(url: string, tls: TlsOptions = {}, connections?: number)
     ? {
         secure,
         readyEvent: 'secureConnect',
-        connect: () =>
-          tlsConnect({
+        connect: (onread) => {
+          // tls.connect takes `onread` as net.connect does (Node's documentation; @types/node lacks it).
+          const options: ConnectionOptions & { onread: OnReadOpts } = {
             host,
             port,
+            onread,
             servername,
             ALPNProtocols: ['http/1.1'],
             rejectUnauthorized: policy.rejectUnauthorized,
             ...(policy.secureContext ? { secureContext: policy.secureContext } : {}),
-          }),
+          };
+          return tlsConnect(options);
+        },
         refuse: (socket) =>
           policy.rejectUnauthorized && !(socket as TLSSocket).authorized
             ? Object.assign(new Error(`certificate not verified: ${(socket as TLSSocket).authorizationError ?? 'unknown'}`), {
@@ -333,6 +344,6 @@ export function poolFor(url: string, tls: TlsOptions = {}, connections?: number)
               })
             : undefined,
       }
-    : { secure, readyEvent: 'connect', connect: () => netConnect({ host, port }), refuse: () => undefined };
+    : { secure, readyEvent: 'connect', connect: (onread) => netConnect({ host, port, onread }), refuse: () => undefined };
   return new FramedPool(target.host, connector, connections ?? Number.POSITIVE_INFINITY);
 }

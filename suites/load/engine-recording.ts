@@ -29,14 +29,15 @@ function round(value: number, digits = 2): number {
 }
 
 /** Nearest-rank percentile of sorted values (0 when empty). */
-export function percentile(sorted: readonly number[], p: number): number {
+export function percentile(sorted: ArrayLike<number>, p: number): number {
   if (sorted.length === 0) return 0;
   const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
   return sorted[rank]!;
 }
 
 function latencyOf(values: number[]): LatencyFigures {
-  const sorted = [...values].sort((a, b) => a - b);
+  // A typed array sorts numbers natively, in numeric order (no comparator called per pair).
+  const sorted = Float64Array.from(values).sort();
   const mean = sorted.length ? sorted.reduce((a, b) => a + b, 0) / sorted.length : 0;
   return {
     p50: round(percentile(sorted, 50)),
@@ -154,6 +155,10 @@ export function recordResult(
   stepStats.statusCodes[r.status] = (stepStats.statusCodes[r.status] ?? 0) + 1;
   state.latencies.push(r.latencyMs);
   state.latencyFloors.push(Math.max(0, r.latencyMs - r.heldMs));
+  const slot = keep(state.index++);
+  const stops = stopOn.has(r.status);
+  // The record is built only for what reads it (a run at saturation may need none).
+  if (!(options.recordAll || slot >= 0 || options.onResponse || stops)) return;
   const record: RecordedResponse = {
     step: step.name,
     status: r.status,
@@ -163,10 +168,9 @@ export function recordResult(
     latencyMs: r.latencyMs,
   };
   if (options.recordAll) state.responses.push(record);
-  const slot = keep(state.index++);
   if (slot >= 0) state.samples[slot] = { ...record, body: r.body };
   options.onResponse?.(record);
-  if (stopOn.has(r.status)) {
+  if (stops) {
     state.stoppers.push(record);
     stopRun(state, 'status');
   }

@@ -170,7 +170,7 @@ function drive(options: LoadRunOptions, state: RunState, connections: number, st
       sendPooled(pool, requests[at]!, timeoutS, (r) => {
         state.inFlight--;
         if (firstWave) noteWritten(state, r.writtenAt);
-        if (r.ok) state.firstAnsweredAt = Math.min(state.firstAnsweredAt, performance.now());
+        if (r.ok && state.firstAnsweredAt === Number.POSITIVE_INFINITY) state.firstAnsweredAt = performance.now();
         recordResult(state, options, step, r, keep, stopOn);
         if (model.kind !== 'open') pump();
         settleIfDone();

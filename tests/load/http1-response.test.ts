@@ -53,3 +53,88 @@ test('what cannot be framed is refused: a bad status line, a bad or conflicting 
     RangeError,
   );
 });
+
+test('bytes read into one reused buffer: what the parser keeps between reads is its own copy', () => {
+  const parser = new ResponseParser(1024);
+  const buffer = Buffer.alloc(64);
+  for (const text of [LENGTH, CHUNKED]) {
+    parser.reset();
+    const bytes = Buffer.from(text, 'latin1');
+    let done: ReturnType<ResponseParser['feed']>;
+    for (let at = 0; at < bytes.length && !done; at += 5) {
+      buffer.fill('#');
+      const length = bytes.copy(buffer, 0, at, at + 5);
+      done = parser.feed(buffer, length);
+    }
+    expect(Buffer.concat(done!.body).toString('utf8')).toBe('{"ok":true}');
+  }
+});
+
+test('status lines and chunk sizes are read as RFC 9112 writes them, and nothing else', () => {
+  expect(parse('HTTP/1.1 200\r\nContent-Length: 0\r\n\r\n')).toMatchObject({ status: 200 });
+  expect(() => parse('HTTP/1.1 2000 OK\r\n\r\n')).toThrow(/status line/);
+  expect(() => parse('HTTP/1.1 099 OK\r\n\r\n')).toThrow(/status line/);
+  expect(() => parse('HTTP/1.2 200 OK\r\n\r\n')).toThrow(/status line/);
+  const chunked = (size: string) => parse(`HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n${size}\r\nab\r\n0\r\n\r\n`);
+  expect(chunked('2')).toMatchObject({ text: 'ab' });
+  expect(chunked('0002 ;name=value')).toMatchObject({ text: 'ab' });
+  expect(() => chunked('2x')).toThrow(/chunk size/);
+  expect(() => chunked('0000000000002')).toThrow(/chunk size/);
+});
+
+/** A deterministic generator (mulberry32) for the generated responses below. */
+function randomOf(seed: number): (n: number) => number {
+  let a = seed;
+  return (n) => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return Math.floor((((t ^ (t >>> 14)) >>> 0) / 4294967296) * n);
+  };
+}
+
+/** What one parser makes of `bytes` fed in pieces of `size` through one reused buffer (or whole), as text. */
+function outcome(parser: ResponseParser, bytes: Buffer, size: number, reused: boolean, bodyless: boolean): string {
+  parser.reset(bodyless);
+  const buffer = Buffer.alloc(64);
+  const show = (r: ReturnType<ResponseParser['feed']>, how: string) =>
+    `${how} ${JSON.stringify({ ...r, body: Buffer.concat(r!.body).toString('latin1') })}`;
+  try {
+    for (let at = 0; at < bytes.length; at += size) {
+      const piece = bytes.subarray(at, at + size);
+      buffer.fill(13);
+      const done = reused ? parser.feed(buffer, piece.copy(buffer)) : parser.feed(piece);
+      if (done) return show(done, 'complete');
+    }
+    const end = parser.end();
+    return end ? show(end, 'at close') : 'incomplete';
+  } catch (error) {
+    return `${(error as Error).constructor.name}: ${(error as Error).message}`;
+  }
+}
+
+test('generated responses read the same whole, in pieces, and through one reused buffer by a parser that read others before', () => {
+  const random = randomOf(20261202);
+  const pick = <T>(items: readonly T[]) => items[random(items.length)]!;
+  const statuses = [
+    'HTTP/1.1 200 OK',
+    'HTTP/1.0 200 OK',
+    'HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK',
+    'HTTP/1.1 204 N',
+    'HTTP/1.1 2000',
+  ];
+  const fields = ['Content-Length: 5', 'content-length: 5, 5', 'Content-Length: 5, 6', 'Transfer-Encoding: chunked', 'Connection: close'];
+  const more = ['X-A: 1', 'x-a: 2', ' folded', 'Set-Cookie: a', 'cookie: b', 'Retry-After: 1', 'retry-after: 2', 'bad line'];
+  const bodies = ['5\r\nabcde\r\n', '0\r\n\r\n', '0\r\nX-T: t\r\n\r\n', '3;e=1\r\nabc\r\n', 'abcde', 'hi', 'zz\r\n', '\u00e9\u00ff'];
+  const shared = new ResponseParser(20);
+  for (let i = 0; i < 3000; i++) {
+    const head = [pick(statuses), ...Array.from({ length: random(4) }, () => pick(random(2) ? fields : more))];
+    const text = `${head.join('\r\n')}\r\n\r\n${Array.from({ length: random(4) }, () => pick(bodies)).join('')}`;
+    const bytes = Buffer.from(text, 'latin1');
+    const size = 1 + random(Math.min(64, bytes.length));
+    const bodyless = random(10) === 0;
+    const whole = outcome(new ResponseParser(20), bytes, bytes.length, false, bodyless);
+    expect(outcome(new ResponseParser(20), bytes, size, false, bodyless), text).toBe(whole);
+    expect(outcome(shared, bytes, size, true, bodyless), text).toBe(whole);
+  }
+});

@@ -25,7 +25,7 @@ test.describe('bench profile summary', () => {
     const s = summarize(profile, 10);
     expect(s.total).toBeCloseTo(200);
     const areas = Object.fromEntries(s.areas);
-    expect(areas['this repository (reference server, bench target)']).toBeCloseTo(30);
+    expect(areas['this repository (engine, suites, reference server, bench)']).toBeCloseTo(30);
     expect(areas['V8 builtins (RegExp, string and buffer copies)']).toBeCloseTo(60);
     expect(areas['idle (waiting for the socket)']).toBeCloseTo(100);
     expect(areas['garbage collector']).toBeCloseTo(10);
@@ -47,6 +47,8 @@ test.describe('bench profile summary', () => {
       ['node:buffer', 'buffers'],
       ['node:internal/stream_base_commons', 'other node internals'],
       ['file:///x/node_modules/tsx/dist/register.cjs', 'start-up (module loading)'],
+      ['file:///x/core/http1-pool.ts', 'this repository (engine, suites, reference server, bench)'],
+      ['file:///x/suites/load/engine.ts', 'this repository (engine, suites, reference server, bench)'],
     ];
     for (const [url, area] of table) expect(areaOf(frame('f', url)), url).toBe(area);
   });
