@@ -15,6 +15,7 @@ import { metFindingAnnotation, refusalFindings } from '../fixtures/unplanned-429
 import { rateLimitOf, type ExhaustRecord, type Snapshot } from './exhaust.ts';
 import { sequenceOfRun, type Sequence } from './sequence.ts';
 import { ANNOTATION } from '../../core/results.ts';
+import { answeredBy } from '../lib/front-door.ts';
 
 const test = base.extend<{ sequence: Sequence }>({
   sequence: async ({ conformance, apiFactory, oncePerRun }, use) => {
@@ -23,6 +24,12 @@ const test = base.extend<{ sequence: Sequence }>({
     await use(await sequenceOfRun(conformance, apiFactory, oncePerRun));
   },
 });
+
+/** An answer with at least one of the three X-RateLimit-* headers: the limiter the sequence drove (spec, Limits). */
+function carriesRateLimit(s: Snapshot): boolean {
+  const { raw } = rateLimitOf(s);
+  return raw.limit !== undefined || raw.remaining !== undefined || raw.reset !== undefined;
+}
 
 /** The sequence's evidence and request count go to the first check; the others cite the 429. */
 function report(
@@ -157,6 +164,10 @@ test.describe('429 and Retry-After', () => {
     });
     const after = r.after!;
     if (r.earlyRefusalUnconfirmed && after.status === 429) notCertified(r.earlyRefusalUnconfirmed);
+    if (after.status === 429 && carriesRateLimit(refused) && !carriesRateLimit(after))
+      notCertified(
+        `the request after the wait met a 429 without any X-RateLimit-* header (${answeredBy(after)}), not the limit whose 429 set Retry-After but another on the way (a front door's own gate, a limit per address): RL-01, RL-06 and RL-09 judge that 429`,
+      );
     expectFact(after.status >= 200 && after.status < 300, {
       expected: `a 2xx after waiting Retry-After (${refused.headers['retry-after']})`,
       observed: `status ${after.status}${after.status === 429 ? ' (Retry-After too short, e.g. rounded down)' : ''}`,
