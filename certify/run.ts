@@ -30,11 +30,11 @@ export type CertifyOutcome =
       report: ConformanceReport;
       certificate?: WrittenCertificate;
       /** Keys found in files written after the verdict (described without the key): the run is void, exit 5. */
-      lateFindings?: string[];
+      keysInLateFiles?: string[];
       reasons?: undefined;
     }
   /** Stopped before a verdict (usage error, preflight, target not started, signal during the preflight): the reasons, redacted. */
-  | { exitCode: number; report?: undefined; certificate?: undefined; lateFindings?: undefined; reasons: string[] };
+  | { exitCode: number; report?: undefined; certificate?: undefined; keysInLateFiles?: undefined; reasons: string[] };
 
 /** Runs certify; returns the outcome (the CLI prints from it). The target, its lock and the pacer are closed whatever happens. */
 export async function runCertify(options: RunOptions): Promise<CertifyOutcome> {
@@ -74,10 +74,10 @@ const stoppedOutcome = (stop: RunStop): CertifyOutcome => ({ exitCode: stop.exit
 /** The outcome of a judged run: the gate's exit code, or 5 when a key reached even the files written again. */
 export function outcomeOf(a: Artifacts): CertifyOutcome {
   return {
-    exitCode: a.lateFindings.length ? EXIT.harness : a.report.gate.exitCode,
+    exitCode: a.keysInLateFiles.length ? EXIT.harness : a.report.gate.exitCode,
     report: a.report,
     ...(a.certificate ? { certificate: a.certificate } : {}),
-    ...(a.lateFindings.length ? { lateFindings: a.lateFindings } : {}),
+    ...(a.keysInLateFiles.length ? { keysInLateFiles: a.keysInLateFiles } : {}),
   };
 }
 

@@ -196,7 +196,7 @@ async function certify(
     return outcome.exitCode;
   }
   // A key in a file written after the verdict (the run said which, without the key): the verdict is void.
-  if (outcome.lateFindings?.length) {
+  if (outcome.keysInLateFiles?.length) {
     io.reasons?.push(`a key reached a file written after the verdict (exit ${EXIT.harness})`);
     return EXIT.harness;
   }

@@ -89,12 +89,12 @@ export interface MessageRecord extends RecordBase {
  * - `refused`: the server answered the request with a status other than 2xx (nothing was posted);
  * - `reported`: a change the API cannot undo (a message) was named at run level with what to do by hand.
  */
-export type CloseHow = 'restored' | 'unchanged' | 'absent' | 'refused' | 'reported' | 'left-alone' | 'forgotten';
+export type ClosedAs = 'restored' | 'unchanged' | 'absent' | 'refused' | 'reported' | 'left-alone' | 'forgotten';
 
 /** Closes an entry. */
 export interface DoneRecord extends RecordBase {
   kind: 'done';
-  how: CloseHow;
+  how: ClosedAs;
 }
 
 export type JournalRecord = ChangeRecord | MessageRecord | DoneRecord | WriteRecord | LimitRecord;
@@ -102,7 +102,7 @@ export type JournalRecord = ChangeRecord | MessageRecord | DoneRecord | WriteRec
 /** An entry no `done` record closes. */
 export type OpenEntry = ChangeRecord | MessageRecord;
 
-const CLOSE_HOWS: readonly CloseHow[] = ['restored', 'unchanged', 'absent', 'refused', 'reported', 'left-alone', 'forgotten'];
+const CLOSED_AS: readonly ClosedAs[] = ['restored', 'unchanged', 'absent', 'refused', 'reported', 'left-alone', 'forgotten'];
 
 /**
  * The identity of a target in the journal: origin and path of its base address, trailing slashes
@@ -155,7 +155,7 @@ export function recordOf(value: unknown): JournalRecord | undefined {
   }
   if (r.kind === 'message' && isText(r.target) && isText(r.address))
     return { ...base, kind: 'message', target: r.target, address: r.address };
-  if (r.kind === 'done' && CLOSE_HOWS.includes(r.how as CloseHow)) return { ...base, kind: 'done', how: r.how as CloseHow };
+  if (r.kind === 'done' && CLOSED_AS.includes(r.how as ClosedAs)) return { ...base, kind: 'done', how: r.how as ClosedAs };
   return undefined;
 }
 
@@ -279,6 +279,6 @@ export function newJournalName(now = new Date()): string {
 }
 
 /** The record that closes `entry`. */
-export function doneRecord(entry: string, how: CloseHow, by: string, now = new Date()): DoneRecord {
+export function doneRecord(entry: string, how: ClosedAs, by: string, now = new Date()): DoneRecord {
   return { v: 1, kind: 'done', entry, how, at: now.toISOString(), by };
 }

@@ -17,7 +17,7 @@ export interface Artifacts {
   /** Undefined: a replay, or it could not be written. */
   certificate?: WrittenCertificate;
   /** Keys in files written again after a late key (described without the key): the run is void, exit 5. */
-  lateFindings: string[];
+  keysInLateFiles: string[];
 }
 
 /** conformance.json and .md, evidence.har, junit.xml stating the gate, and (not for a replay) the certificate; each text redacted. */
@@ -49,7 +49,7 @@ export function writeArtifacts(
   env: Record<string, string | undefined>,
 ): Artifacts {
   const { say } = e.opened.console;
-  let out: Artifacts = { report, lateFindings: [] };
+  let out: Artifacts = { report, keysInLateFiles: [] };
   const certificate = writeReports(e, report, env);
   if (certificate) out.certificate = certificate;
   const found = keysWrittenSince(e, scanned.scannedAt);
@@ -59,10 +59,10 @@ export function writeArtifacts(
     const rewrittenAt = Date.now();
     const judged = judge(e, [...scanned.findings, ...found]);
     const again = writeReports(e, judged, env);
-    out = { report: judged, ...(again ? { certificate: again } : {}), lateFindings: keysWrittenSince(e, rewrittenAt) };
-    if (out.lateFindings.length) {
-      say(`certify: a key reached ${out.lateFindings.length} file(s) written again: the run is void (harness trouble, exit 5)\n`);
-      for (const x of out.lateFindings) say(`  ✗ ${x}\n`);
+    out = { report: judged, ...(again ? { certificate: again } : {}), keysInLateFiles: keysWrittenSince(e, rewrittenAt) };
+    if (out.keysInLateFiles.length) {
+      say(`certify: a key reached ${out.keysInLateFiles.length} file(s) written again: the run is void (harness trouble, exit 5)\n`);
+      for (const x of out.keysInLateFiles) say(`  ✗ ${x}\n`);
     }
   }
   e.run.folder.finish();

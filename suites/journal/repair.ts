@@ -16,7 +16,7 @@ import {
   doneRecord,
   writesOf,
   type ChangeRecord,
-  type CloseHow,
+  type ClosedAs,
   type JournalFile,
   type MessageRecord,
 } from '../../core/journal.ts';
@@ -30,7 +30,7 @@ export { repairDecision, type RepairDecision } from './decision.ts';
 export interface RepairedPet {
   petId: string;
   original: string;
-  how: Extract<CloseHow, 'restored' | 'unchanged' | 'absent'>;
+  how: Extract<ClosedAs, 'restored' | 'unchanged' | 'absent'>;
   /** The check that journaled it, e.g. `functional UPD-02`. */
   by: string;
   file: string;
@@ -158,7 +158,7 @@ function petsOf(journals: readonly JournalFile[], target: string): PetEntries[] 
 /** Runs a repair; never throws for what the target does (a failure becomes `stopped` and the entries stay open). */
 export async function repairJournals(o: RepairOptions): Promise<RepairOutcome> {
   const out = emptyRepair();
-  const close = (file: string, entry: string, how: CloseHow) => appendRecord(path.join(o.reportsDir, file), doneRecord(entry, how, o.by));
+  const close = (file: string, entry: string, how: ClosedAs) => appendRecord(path.join(o.reportsDir, file), doneRecord(entry, how, o.by));
   for (const j of o.journals) {
     const mine = j.open.filter((r) => r.target === o.target);
     if (mine.length) out.journals.push(j.file);

@@ -13,7 +13,7 @@ import {
   newEntryId,
   newJournalName,
   targetIdentity,
-  type CloseHow,
+  type ClosedAs,
   type JournalRecord,
 } from '../../core/journal.ts';
 import { redact, secretsOf } from '../../core/secrets.ts';
@@ -42,7 +42,7 @@ export interface RunJournal {
   /** Before posting a message: the API cannot take it back. */
   message(by: string): string;
   /** Closes entries: the change was put back and verified (or never happened). */
-  done(entries: readonly string[], how: CloseHow, by: string): void;
+  done(entries: readonly string[], how: ClosedAs, by: string): void;
 }
 
 /** Where a process journals: the run's file, or one of its own under the reports folder. */

@@ -167,7 +167,7 @@ test('scan secrets, judge, write, certificate, print: a key found in a report is
     expect(written, 'the report returned is conformance.json as written').toEqual(artifacts.report);
     expect(fs.existsSync(path.join(o.run.reportsDir, 'evidence.har'))).toBe(true);
     expect(artifacts.certificate?.gate).toEqual(report.gate);
-    expect(artifacts.lateFindings).toEqual([]);
+    expect(artifacts.keysInLateFiles).toEqual([]);
     printRun(e, artifacts, Date.now());
     expect(o.out()).toContain(`, exit ${report.gate.exitCode} — `);
     const files = fs
@@ -188,7 +188,7 @@ test('scan what was written after the verdict: a key in a file written after the
     const scanned = scanSecrets(o.run, o.opened.console, e.merged);
     const first = judge(e, scanned.findings);
     const clean = writeArtifacts(e, scanned, first, {});
-    expect(clean.lateFindings, 'the reports written from redacted data hold no key').toEqual([]);
+    expect(clean.keysInLateFiles, 'the reports written from redacted data hold no key').toEqual([]);
     expect(clean.report, 'judged once').toBe(first);
     // A writer that forgot to redact, after the verdict.
     fs.writeFileSync(path.join(o.run.reportsDir, 'stray.md'), `observed Authorization: Bearer ${KEY}\n`);
@@ -204,7 +204,7 @@ test('scan what was written after the verdict: a key in a file written after the
     expect(written).toEqual(again.report);
     expect(again.certificate?.gate).toEqual(again.report.gate);
     expect(outcomeOf(again).exitCode).toBe(again.report.gate.exitCode);
-    expect(again.lateFindings, 'the files written again hold no key').toEqual([]);
+    expect(again.keysInLateFiles, 'the files written again hold no key').toEqual([]);
     for (const f of fs.readdirSync(o.run.reportsDir, { recursive: true }).map(String)) {
       const file = path.join(o.run.reportsDir, f);
       if (fs.statSync(file).isFile()) expect(fs.readFileSync(file, 'latin1').includes(KEY), f).toBe(false);
@@ -221,9 +221,9 @@ test('the outcome: the exit code of the gate; a key in a file written again make
     const o = openedIn(dir);
     const e = evidenceOf(o);
     const report = judge(e, []);
-    expect(outcomeOf({ report, lateFindings: [] })).toEqual({ exitCode: report.gate.exitCode, report });
-    const lateFindings = ['conformance.md: API_KEY (raw) — scrubbed in place'];
-    expect(outcomeOf({ report, lateFindings })).toEqual({ exitCode: EXIT.harness, report, lateFindings });
+    expect(outcomeOf({ report, keysInLateFiles: [] })).toEqual({ exitCode: report.gate.exitCode, report });
+    const keysInLateFiles = ['conformance.md: API_KEY (raw) — scrubbed in place'];
+    expect(outcomeOf({ report, keysInLateFiles })).toEqual({ exitCode: EXIT.harness, report, keysInLateFiles });
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
