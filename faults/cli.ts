@@ -72,13 +72,15 @@ async function worker() {
       `${ok ? 'ok  ' : 'MISS'} ${c.id.padEnd(50)} ${(c.phases && c.kind !== 'fault' ? `${out.verdict}*` : out.verdict).padEnd(5)} ${(out.durationMs / 1000).toFixed(1).padStart(5)} s  phases=${c.phases?.join('+') ?? 'all'}  expected [${c.expect.join(', ')}]  failing [${out.failing.join(', ')}]${missing.length ? `  MISSING ${missing.join(', ')}` : ''}  early=${total(out.retry.early)} bans=${total(out.retry.bans)} messages=${out.retry.messagesQueued ?? 0}${c.misleadsRetryAfter ? ' (misleads Retry-After)' : ''}${c.misleadsRemaining ? ' (misleads Remaining: bans tolerated)' : ''}${c.kind !== 'fault' ? `  not certified [${Object.keys(out.notCertified).join(', ')}]` : ''}`,
     );
     if (c.kind !== 'fault')
-      for (const [id, why] of Object.entries(out.notCertified)) console.log(`        ${id} not certified: ${why.slice(0, 300)}`);
+      for (const [id, why] of Object.entries(out.notCertified))
+        console.log(`        ${id} not certified: ${why.replace(/^not certified: /i, '').slice(0, 300)}`);
     for (const seen of out.otherClients) console.log(`        pacing saw another client: ${seen.slice(0, 300)}`);
     if (!ok) {
       for (const id of out.failing) console.log(`        ${id}: ${out.reasons[id]}`);
       // A fault missed: what the run could not tell says why its requirement did not fail.
       if (c.kind === 'fault')
-        for (const [id, why] of Object.entries(out.notCertified)) console.log(`        ${id} not certified: ${why.slice(0, 600)}`);
+        for (const [id, why] of Object.entries(out.notCertified))
+          console.log(`        ${id} not certified: ${why.replace(/^not certified: /i, '').slice(0, 600)}`);
       if (out.unevidenced.length && c.kind !== 'fault') console.log(`        without a test result: ${out.unevidenced.join(', ')}`);
       if (out.problems.length) console.log(`        run problems: ${out.problems.join('; ')}`);
       if (out.verdict === 'missing') console.log(out.tail);
