@@ -4,6 +4,7 @@
  * invalid one is a 400 every time (errors are never remembered), and an item of the in-process
  * store serializes to the same JSON as a plain item with the same fields, after updates too.
  */
+import assert from 'node:assert/strict';
 import { expect, test } from '../test.ts';
 import { ApiError } from '../../reference-server/errors/api-error.ts';
 import { INT64_MAX, INT64_MIN, parsePetId } from '../../reference-server/inventory/pet-id.ts';
@@ -33,7 +34,9 @@ test.describe('reference server: memos of the PATCH path', () => {
     for (let round = 0; round < 3; round++) {
       for (const [segment, expected] of table) expect(status(segment), `round ${round}: ${JSON.stringify(segment)}`).toBe(expected);
     }
-    for (let i = 0; i < 3_000; i++) expect(parsePetId(String(9_007_199_254_740_993n + BigInt(i)))).toBe(9_007_199_254_740_993n + BigInt(i));
+    // node:assert, not expect: in 3,000 calls expect's bookkeeping (about 1 ms a call) was most of this test's time.
+    for (let i = 0; i < 3_000; i++)
+      assert.strictEqual(parsePetId(String(9_007_199_254_740_993n + BigInt(i))), 9_007_199_254_740_993n + BigInt(i));
     for (const [segment, expected] of table) expect(status(segment), `after 3,000 others: ${JSON.stringify(segment)}`).toBe(expected);
   });
 
