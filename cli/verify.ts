@@ -98,7 +98,9 @@ export function verifyCommand(io: VerifyIo, args: VerifyArgs, usage: (errors: st
       `${JSON.stringify({ format: VERIFY_FORMAT, subject: 'certificate', path: file, ok: result.ok, exitCode: result.ok ? EXIT.pass : EXIT.fail, problems, checks: result.checks }, null, 2)}\n`,
     );
   } else {
-    for (const c of result.checks) io.stdout(`${c.ok ? '✓' : '✗'} ${c.name}: ${c.detail}\n`);
+    // An unsigned certificate passes the signature check without proving anything: no ✓ for it.
+    const mark = (c: (typeof result.checks)[number]) => (!c.ok ? '✗' : unsigned && c.name === 'signature' ? '○' : '✓');
+    for (const c of result.checks) io.stdout(`${mark(c)} ${c.name}: ${c.detail}\n`);
     io.stdout(
       result.ok
         ? `verify: ${file} is intact${unsigned ? ' (unsigned: self-consistent, its origin is not proven)' : ''}\n`

@@ -107,7 +107,7 @@ export function abandonedLine(run: OperationRun): string {
 /** The line of coverage cases not sent because the run's messages (MAX_MESSAGES) were spent. */
 export function messagesSpentLine(run: OperationRun): string {
   const names = run.coverage.messagesSpent ?? [];
-  return `${names.length} coverage case${names.length === 1 ? '' : 's'} of ${run.op} not sent: each would queue a real message on the target, and the run's MAX_MESSAGES were spent (raise MAX_MESSAGES to send them): ${names.join('; ')}`;
+  return `${names.length} coverage case${names.length === 1 ? '' : 's'} of ${run.op} not sent, the run's MAX_MESSAGES spent (raise MAX_MESSAGES to send them; each queues a real message on the target): ${names.join('; ')}`;
 }
 
 /** The cases the budget left out, by name, with their number. */
