@@ -31,6 +31,11 @@ function carriesRateLimit(s: Snapshot): boolean {
   return raw.limit !== undefined || raw.remaining !== undefined || raw.reset !== undefined;
 }
 
+/** What a 429 breaks by itself (fixtures/unplanned-429.ts), judged on a kept answer. */
+function refusalFindingsOf(s: Snapshot) {
+  return refusalFindings({ label: s.label, curl: s.curl ?? '', header: (n) => s.headers[n.toLowerCase()] });
+}
+
 /** The sequence's evidence and request count go to the first check; the others cite the 429. */
 function report(
   seq: Sequence,
@@ -110,9 +115,7 @@ test.describe('429 and Retry-After', () => {
     const refused = refusedOf(r);
     const info = rateLimitOf(refused);
     // Headers missing on the 429 break "every response carries" them too (RL-01).
-    const header = (n: string) => refused.headers[n.toLowerCase()];
-    for (const f of refusalFindings({ label: refused.label, curl: '', header }).filter((x) => x.id === 'RL-01'))
-      testInfo.annotations.push(metFindingAnnotation(f));
+    for (const f of refusalFindingsOf(refused).filter((x) => x.id === 'RL-01')) testInfo.annotations.push(metFindingAnnotation(f));
     expectNoDeviation(
       info.missing.map((h) => `${h} missing`),
       'X-RateLimit-Limit, -Remaining and -Reset on the 429',
@@ -166,8 +169,7 @@ test.describe('429 and Retry-After', () => {
     if (r.earlyRefusalUnconfirmed && after.status === 429) notCertified(r.earlyRefusalUnconfirmed);
     if (after.status === 429 && carriesRateLimit(refused) && !carriesRateLimit(after)) {
       // Another limiter's 429 (a front door's gate, a limit per address): what it breaks is judged on it.
-      const header = (n: string) => after.headers[n.toLowerCase()];
-      const met = refusalFindings({ label: after.label, curl: after.curl ?? '', header });
+      const met = refusalFindingsOf(after);
       for (const f of met) testInfo.annotations.push(metFindingAnnotation(f));
       notCertified(
         `the request after the wait met a 429 without any X-RateLimit-* header (${answeredBy(after)}), not the limit whose 429 set Retry-After but another on the way; that 429 itself fails ${[...new Set(met.map((f) => f.id))].join(', ')}`,
