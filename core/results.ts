@@ -170,9 +170,13 @@ export function isHarnessProblem(p: RunProblem): boolean {
  */
 export const HARNESS_STOP_ERRORS = ['NotCertified', 'PacingNotCertified', 'PacerUnreachable'] as const;
 
+/** Why a check sent nothing more when the run's pacer was out of reach (`detail`: what the call met). */
+export const pacerUnreachableReason = (detail: string): string =>
+  `the run's pacer could not be reached, so nothing more was sent (${detail})`;
+
 /** The reason of a failure message that is a stop of the harness (`HARNESS_STOP_ERRORS`), else undefined. */
 export function harnessStopReason(message: string): string | undefined {
   const m = /^(NotCertified|PacingNotCertified|PacerUnreachable): (?:not certified: )?([^\n]*)/.exec(message);
   if (!m || !(HARNESS_STOP_ERRORS as readonly string[]).includes(m[1]!)) return undefined;
-  return m[1] === 'PacerUnreachable' ? `the run's pacer could not be reached, so nothing more was sent (${m[2]})` : m[2]!;
+  return m[1] === 'PacerUnreachable' ? pacerUnreachableReason(m[2]!) : m[2]!;
 }

@@ -61,10 +61,10 @@ export function scopeOf(req: WireRequest, documented: readonly string[]): Scope 
 
 const outside = (why: string): Scope => ({ kind: 'outside', why });
 
-/** What an answer shows of who sent it. */
+/** What an answer shows of who sent it: its header fields and, when it was read, its body. */
 export interface AnswerLike {
   headers: HeaderSource;
-  text: string;
+  text?: string;
 }
 
 const header = (a: AnswerLike, name: string): string | undefined => getHeader(a.headers, name);
@@ -72,10 +72,12 @@ const header = (a: AnswerLike, name: string): string | undefined => getHeader(a.
 /** The body's shape: `an HTML body`, `a JSON body`, `a text body`, `an empty body`, `a body of type <type>`. */
 export function bodyShape(a: AnswerLike): string {
   const type = (header(a, 'content-type') ?? '').split(';')[0]!.trim().toLowerCase();
-  const text = a.text.trim();
-  if (!text) return 'an empty body';
-  if (type === 'text/html' || type === 'application/xhtml+xml' || /^<(!doctype html|html|head|body)\b/i.test(text)) return 'an HTML body';
+  const text = a.text?.trim();
+  if (text === '') return 'an empty body';
+  if (type === 'text/html' || type === 'application/xhtml+xml' || /^<(!doctype html|html|head|body)\b/i.test(text ?? ''))
+    return 'an HTML body';
   if (/^application\/([\w.+-]*\+)?json$/.test(type)) return 'a JSON body';
+  if (!type && text === undefined) return 'a body without Content-Type';
   if (type.startsWith('text/') || !type) return 'a text body';
   return `a body of type ${type}`;
 }

@@ -10,20 +10,13 @@ import { shellWord } from '../../core/exchange.ts';
 import { finding, type Finding } from '../../core/finding.ts';
 import { parseRetryAfter } from '../lib/retry-after.ts';
 import { refusalFindings } from '../fixtures/unplanned-429.ts';
+import { answeredBy } from '../lib/front-door.ts';
+import { RATE_LIMIT_HEADERS } from '../lib/rate-limit.ts';
 import type { RecordedResponse } from './engine.ts';
-
-const RATE_LIMIT_HEADERS = ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset'];
 
 /** A 429 without any X-RateLimit-* header (headers lowercased, as the engine and the probe record them). */
 export function outsidePlan(r: Pick<RecordedResponse, 'status' | 'headers'>): boolean {
-  return r.status === 429 && RATE_LIMIT_HEADERS.every((h) => r.headers[h] === undefined);
-}
-
-/** Who answered, as the response says: its `Server` header and its body type. */
-function answeredBy(r: Pick<RecordedResponse, 'headers'>): string {
-  const server = r.headers.server;
-  const type = r.headers['content-type']?.split(';')[0];
-  return `${server ? `Server: ${server}` : 'no Server header'}, ${type ? `a ${type} body` : 'no Content-Type'}`;
+  return r.status === 429 && RATE_LIMIT_HEADERS.every((h) => r.headers[h.toLowerCase()] === undefined);
 }
 
 /**
@@ -47,7 +40,7 @@ export function outsidePlanFindings(
     id: o.id,
     level: 'not-certified',
     message:
-      `${outside.length} 429(s) in ${o.what} carried none of the X-RateLimit-* headers (${answeredBy(first)}): not the limit the burst was sized on ` +
+      `${outside.length} 429(s) in ${o.what} carried none of the X-RateLimit-* headers (${answeredBy({ headers: first.headers })}): not the limit the burst was sized on ` +
       `but another met on the way (a front door's own gate, a limit per address), so what the check judges was not seen; nothing more is sent on ${o.keyLabel}` +
       (broken.length ? `; the 429 itself fails ${[...new Set(broken.map((f) => f.id))].join(', ')}` : ''),
     expected: `the key's own limit answering: a 429 with Retry-After and the three X-RateLimit-* headers`,

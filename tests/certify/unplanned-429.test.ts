@@ -20,7 +20,7 @@ test("a front door's 429 without Retry-After nor X-RateLimit-* breaks RL-06, RL-
   expect(findings.map((f) => f.id)).toEqual(['RL-06', 'RL-01', 'RL-09']);
   for (const f of findings) {
     expect(f).toMatchObject({ level: 'fail', curl: gateway.curl });
-    expect(f.message).toContain('GET /v1/inventory → 429; Server: gate, a text/html body');
+    expect(f.message).toContain('GET /v1/inventory → 429; gate (Server header), an HTML body');
   }
   expect(findings[1]).toMatchObject({ observed: 'missing X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset' });
 });

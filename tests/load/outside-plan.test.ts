@@ -68,7 +68,7 @@ test("a gateway's own 429 (HTML, no Retry-After, no X-RateLimit-*) inside a burs
     text,
   ).toEqual([]);
   expect(load.find((f) => f.level === 'not-certified')?.message, text).toMatch(
-    /carried none of the X-RateLimit-\* headers \(no Server header, a text\/html body\)/,
+    /carried none of the X-RateLimit-\* headers \(an answerer without a Server header, an HTML body\)/,
   );
   const broken = outcome.findings.filter((f) => f.id !== 'LOAD-02' && f.id !== 'LOAD-03');
   expect(broken.map((f) => f.id).sort(), text).toEqual(['RL-01', 'RL-06', 'RL-09']);

@@ -167,7 +167,7 @@ it('a pacer that cannot be reached leaves the check not certified, never failed,
   );
   expect(err).toBeInstanceOf(NotCertified);
   expect((err as Error).message).toMatch(
-    /^not certified: INV-01: GET \/v1\/inventory: the run's pacer could not be reached, so nothing was sent \(pacer coordinator at .* unreachable/,
+    /^not certified: INV-01: GET \/v1\/inventory: the run's pacer could not be reached, so nothing more was sent \(pacer coordinator at .* unreachable/,
   );
   expect(server.arrivals).toEqual([]);
   api.finish();
