@@ -41,7 +41,7 @@ export interface ReferenceTarget {
   close(): Promise<void>;
 }
 
-export const DEFAULT_REFERENCE_TARGET = { minuteWindowMs: 5_000, banMs: 2_000, apiPlan: 'business' as TargetPlan };
+export const DEFAULT_REFERENCE_TARGET = { minuteWindowMs: 4_000, banMs: 2_000, apiPlan: 'business' as TargetPlan };
 
 /**
  * The variables that certify a running reference deployment (one process or several): `API_KEY` of

@@ -6,6 +6,7 @@
  * deployment with per-process limiters is a fault (`catalogue/multi-instance.ts`).
  */
 import { DEFAULT_REFERENCE_TARGET, referenceTargetOf, type ReferenceTarget } from '../certify/reference-target.ts';
+import { CASE_WINDOW_MS } from './reference.ts';
 
 /** Longest wait for every instance to listen: three processes loading TypeScript on a busy 2-core host. */
 export const DEPLOYMENT_START_TIMEOUT_MS = 120_000;
@@ -23,7 +24,8 @@ export interface DeploymentTargetOptions {
 export async function startDeploymentTarget(options: DeploymentTargetOptions = {}): Promise<ReferenceTarget> {
   const { startRedisServer } = await import('../reference-server/shared-state/redis-server.ts');
   const { startDeployment } = await import('../reference-server/deployment/start.ts');
-  const { minuteWindowMs, banMs, apiPlan } = DEFAULT_REFERENCE_TARGET;
+  const { banMs, apiPlan } = DEFAULT_REFERENCE_TARGET;
+  const minuteWindowMs = CASE_WINDOW_MS;
   const redis = await startRedisServer();
   let deployment;
   try {

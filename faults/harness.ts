@@ -3,7 +3,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Phase } from '../certify/env.ts';
-import { startReferenceTarget, type ReferenceTarget } from '../certify/reference-target.ts';
+import type { ReferenceTarget } from '../certify/reference-target.ts';
+import { startCaseReference } from './reference.ts';
 import { startFaultProxy, throughProxy, type FaultHooks, type RunningFaultProxy } from './proxy.ts';
 import type { RetryStats } from './retry-watch.ts';
 import type { RateLimitStore } from '../reference-server/rate-limit/store.ts';
@@ -27,7 +28,7 @@ export const CERTIFY_CLI: readonly string[] = SOURCE_TREE.certifyCli;
 /**
  * The bundled reference server's "per minute" window for a second run of a case whose first run
  * left requirements not certified (the fault matrix's `inconclusiveIds`, the staging runs): four
- * times certify's 5 s. The first run could not keep a short window's timing (counting a key to its
+ * times a case's 5 s (`CASE_WINDOW_MS`). The first run could not keep a short window's timing (counting a key to its
  * limit took longer than the window, measured on a busy CI machine); the second gives the same
  * server more time, and what it finds holds whatever the window's length.
  */
@@ -104,7 +105,7 @@ export interface RunCaseOptions {
   /** The harness that certifies (default: the sources of this clone, `SOURCE_TREE`). */
   tree?: HarnessTree;
   /**
-   * Length of the bundled reference server's "per minute" window (default: certify's, 5 s); a case
+   * Length of the bundled reference server's "per minute" window (default: `CASE_WINDOW_MS`, 5 s); a case
    * with its own `upstream` keeps that deployment's. Longer windows give a busy runner more time
    * to count a key to its limit inside one window.
    */
@@ -138,7 +139,7 @@ export interface CaseTarget {
 export async function startCaseTarget(c: MatrixCase, options: Pick<RunCaseOptions, 'minuteWindowMs'> = {}): Promise<CaseTarget> {
   const target = c.upstream
     ? await c.upstream()
-    : await startReferenceTarget({
+    : await startCaseReference({
         ...(c.store ? { server: { store: c.store() } } : {}),
         ...(options.minuteWindowMs ? { minuteWindowMs: options.minuteWindowMs } : {}),
       });

@@ -2,7 +2,7 @@ import { headers, type FaultHooks, type HeaderList, type ProxyRequest, type Prox
 import { dateSeconds, isError, isJson, isList, isMessages, isPatch, jsonBody, mapJson, petIdOf, readJson } from './lib.ts';
 import { slidingWindowStore } from './stores.ts';
 import { startDeploymentTarget } from './deployment.ts';
-import { startReferenceTarget } from '../certify/reference-target.ts';
+import { startCaseReference } from './reference.ts';
 import { zooVariants } from './zoo-variants.ts';
 import type { Variant } from './variant.ts';
 
@@ -336,7 +336,7 @@ export const variants: Variant[] = [
     choices: [
       'requests refused with 401 count against the limit of the key they carry, whatever its form (the spec does not say what a refused request costs)',
     ],
-    upstream: () => startReferenceTarget({ server: { countRefusedKeys: true } }),
+    upstream: () => startCaseReference({ server: { countRefusedKeys: true } }),
   },
   ...zooVariants,
 ];

@@ -34,7 +34,7 @@ export interface StagingRunOptions {
   /** Extra certify settings (short load runs, …). */
   env?: Record<string, string>;
   timeoutMs?: number;
-  /** Windows of the reference target (default: certify's short ones). */
+  /** Windows of the reference target (default: a case's 5 s, faults/reference.ts). */
   reference?: ReferenceTargetOptions;
   /** With `tls`: leave the private CA out of NODE_EXTRA_CA_CERTS, so the simulator's certificate is untrusted. */
   untrusted?: boolean;

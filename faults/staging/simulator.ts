@@ -10,7 +10,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
-import { startReferenceTarget, type ReferenceTargetOptions } from '../../certify/reference-target.ts';
+import type { ReferenceTargetOptions } from '../../certify/reference-target.ts';
+import { startCaseReference } from '../reference.ts';
 import { startFaultProxy, throughProxy } from '../proxy.ts';
 import type { RetryStats } from '../retry-watch.ts';
 import { tokenBucketStore } from '../stores.ts';
@@ -76,7 +77,7 @@ export async function startStagingTarget(conditions: StagingConditions, referenc
     ...(conditions.tokenBucket ? { store: tokenBucketStore({ tickMs: 1000 }) } : {}),
     ...reference.server,
   };
-  const target = await startReferenceTarget({ ...reference, server });
+  const target = await startCaseReference({ ...reference, server });
   const latency = conditions.latencyMs ?? 0;
   const proxy = await startFaultProxy({
     upstream: target.server.baseUrl.replace(/\/v1\/?$/, ''),

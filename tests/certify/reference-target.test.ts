@@ -38,7 +38,7 @@ test('startReferenceTarget: env of a complete run on a free port, keys matching 
     expect(await limitOf(`${env.BASE_URL}/inventory`, env.API_KEY)).toEqual({ status: 200, limit: '1000' });
     expect(await limitOf(`${env.BASE_URL}/inventory`, env.RATE_LIMIT_KEY)).toEqual({ status: 200, limit: '60' });
     expect((await limitOf(`${env.BASE_URL}/inventory`, env.LOAD_KEY)).status).toBe(200);
-    expect(target.settings).toEqual({ minuteWindowMs: 5000, banMs: 2000, apiPlan: 'business' });
+    expect(target.settings).toEqual({ minuteWindowMs: 4000, banMs: 2000, apiPlan: 'business' });
     // The short window is in effect: the limit resets within seconds, not a minute.
     expect(await secondsToReset(`${env.BASE_URL}/inventory`, env.RATE_LIMIT_KEY)).toBeLessThanOrEqual(6);
   } finally {

@@ -1,13 +1,14 @@
 import fs from 'node:fs';
 import { test, expect } from '../test.ts';
 import { spawnCertify, startCaseTarget, type MatrixCase } from '../../faults/harness.ts';
-import { startReferenceTarget, DEFAULT_REFERENCE_TARGET } from '../../certify/reference-target.ts';
+import { startReferenceTarget } from '../../certify/reference-target.ts';
+import { CASE_WINDOW_MS } from '../../faults/reference.ts';
 
 // The matrix runs a fault whose evidence came out not certified once more on longer windows
 // (SECOND_RUN_WINDOW_MS of faults/harness.ts): the window reaches the bundled reference server, never a
 // deployment the case starts itself.
 const rows: Array<{ what: string; c: MatrixCase; asked?: number; window: number }> = [
-  { what: 'the bundled reference server, no window asked', c: { id: 'fault:a' }, window: DEFAULT_REFERENCE_TARGET.minuteWindowMs },
+  { what: 'the bundled reference server, no window asked', c: { id: 'fault:a' }, window: CASE_WINDOW_MS },
   { what: 'the bundled reference server, 20 s asked', c: { id: 'fault:a' }, asked: 20_000, window: 20_000 },
   {
     what: 'a deployment of its own, 20 s asked',

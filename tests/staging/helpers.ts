@@ -11,7 +11,7 @@ import { SECOND_RUN_WINDOW_MS } from '../../faults/harness.ts';
 
 export const RUN_TIMEOUT_MS = 420_000; // a deadline against a hang, not a speed bound
 
-/** One certify run under the named conditions (combined), on the reference server's windows of `minuteWindowMs` (default: certify's 5 s). */
+/** One certify run under the named conditions (combined), on the reference server's windows of `minuteWindowMs` (default: a case's 5 s, faults/reference.ts). */
 function runUnder(conditions: string[], minuteWindowMs?: number): Promise<StagingOutcome> {
   return runStaging(conditionsOf(conditions), {
     env: STAGING_ENV,
