@@ -15,15 +15,33 @@ const counted = (by: Record<string, number>): string =>
 /** "Messages queued: 20 of at most 20 (MAX_MESSAGES): …"; undefined without a report. */
 export function footprintLine(m: MessageReport | undefined): string | undefined {
   if (!m) return undefined;
-  const parts = [`Messages queued: ${m.queued} of at most ${m.limit} (MAX_MESSAGES)${m.queued ? `: ${counted(m.byCheck)}` : ''}`];
+  return (
+    [
+      `Messages queued: ${m.queued} of at most ${m.limit} (MAX_MESSAGES)${m.queued ? `: ${counted(m.byCheck)}` : ''}`,
+      ...budgetNotes(m),
+    ].join('; ') + '.'
+  );
+}
+
+/**
+ * What the budget adds to a line that already counts the messages posted: "MAX_MESSAGES=20: 168
+ * not sent, …"; undefined when it adds nothing.
+ */
+export function budgetLine(m: MessageReport | undefined): string | undefined {
+  const notes = m ? budgetNotes(m) : [];
+  return notes.length ? `MAX_MESSAGES=${m!.limit}: ${notes.join('; ')}.` : undefined;
+}
+
+function budgetNotes(m: MessageReport): string[] {
+  const parts: string[] = [];
   if (m.unexpectedlyQueued)
-    parts.push(`${m.unexpectedlyQueued} of them answered requests the spec says the server refuses (no key, or a bad body)`);
+    parts.push(`${m.unexpectedlyQueued} queued by requests the spec says the server refuses (no key, or a bad body)`);
   const refused = Object.values(m.refusedByBudget).reduce((a, b) => a + b, 0);
   if (refused)
     parts.push(
       `${refused} not sent, the budget spent (${counted(m.refusedByBudget)}): their checks are not certified, each named with the reason`,
     );
-  return `${parts.join('; ')}.`;
+  return parts;
 }
 
 /** A message the run posted, as the journal records it (`by`: `<phase> <requirement>`). */

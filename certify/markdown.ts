@@ -240,8 +240,8 @@ function runMarkdown(report: ConformanceReport): string[] {
   lines.push(`- Requests sent: ${report.requests}${byPhase ? ` (${byPhase})` : ''}`);
   const phases = (report.phases ?? [])
     .map((p) => (p.ran ? `${p.name} ${p.seconds} s${p.exit === 0 ? '' : ` (exit ${p.exit})`}` : `${p.name} not run (${p.reason})`))
-    .join(' → ');
-  if (phases) lines.push(`- Phases: ${phases}`);
+    .join(', ');
+  if (phases) lines.push(`- Phases, each from its opening (they overlap): ${phases}`);
   lines.push(`- Generated: ${report.generatedAt}`, '');
   return lines;
 }

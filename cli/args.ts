@@ -13,45 +13,54 @@ export type Command = (typeof COMMANDS)[number];
 /** Short forms users expect, beside the derived flag. */
 export const ALIASES: Record<string, string> = { '--plan': 'API_PLAN' };
 
-/** Flags of the CLI itself (not settings): name → takes a value. */
-export const OWN_FLAGS: Record<string, { value: boolean; help: string; commands: readonly Command[] }> = {
-  '--json': {
-    value: false,
-    help: 'print only the result as JSON on stdout (certify, replay: the verdict document; verify, restore: their outcome); progress goes to stderr',
-    commands: ['certify', 'replay', 'verify', 'restore'],
-  },
-  '--dry-run': {
-    value: false,
-    help: 'certify: print every setting with its value and where it came from (keys: given or not), then stop; nothing is sent. restore: read the list and say what would be put back, left alone or closed, and why; no change is sent',
-    commands: ['certify', 'restore'],
-  },
-  '--forget': {
-    value: true,
-    help: 'restore: close the open entries of these pets (ids, comma-separated), dealt with by hand; nothing is sent',
-    commands: ['restore'],
-  },
-  '--list-cases': {
-    value: false,
-    help: 'print the coverage cases of the generated phase per operation and location (and which the budget leaves out), then stop; nothing is sent',
-    commands: ['certify'],
-  },
-  '--write-baseline': {
-    value: true,
-    help: "write the run's failed requirements as a baseline file (then pass it with --baseline)",
-    commands: ['certify'],
-  },
-  '--public-key': {
-    value: true,
-    help: 'verify: PEM public key that must have signed the certificate (an unsigned one then fails)',
-    commands: ['verify'],
-  },
-  '--accept-expired': {
-    value: false,
-    help: 'verify: report a certificate past its validUntil without failing on it',
-    commands: ['verify'],
-  },
-  '--help': { value: false, help: 'this help', commands: ['certify', 'serve', 'replay', 'verify', 'restore', 'help'] },
-};
+/** Flags of the CLI itself (not settings): name → takes a value; its help, or its help for each command. */
+export const OWN_FLAGS: Record<string, { value: boolean; help: string | Partial<Record<Command, string>>; commands: readonly Command[] }> =
+  {
+    '--json': {
+      value: false,
+      help: {
+        certify: 'print only the verdict document as JSON on stdout; progress goes to stderr',
+        replay: 'print only the verdict document as JSON on stdout; progress goes to stderr',
+        verify: "print only the verification's outcome as JSON on stdout",
+        restore: "print only the repair's outcome as JSON on stdout; progress goes to stderr",
+      },
+      commands: ['certify', 'replay', 'verify', 'restore'],
+    },
+    '--dry-run': {
+      value: false,
+      help: {
+        certify: 'print every setting with its value and where it came from (keys: given or not), then stop; nothing is sent',
+        restore: 'read the list and say what would be put back, left alone or closed, and why; no change is sent',
+      },
+      commands: ['certify', 'restore'],
+    },
+    '--forget': {
+      value: true,
+      help: 'close the open entries of these pets (ids, comma-separated), dealt with by hand; nothing is sent',
+      commands: ['restore'],
+    },
+    '--list-cases': {
+      value: false,
+      help: 'print the coverage cases of the generated phase per operation and location (and which the budget leaves out), then stop; nothing is sent',
+      commands: ['certify'],
+    },
+    '--write-baseline': {
+      value: true,
+      help: "write the run's failed requirements as a baseline file (then pass it with --baseline)",
+      commands: ['certify'],
+    },
+    '--public-key': {
+      value: true,
+      help: 'PEM public key that must have signed the certificate (an unsigned one then fails)',
+      commands: ['verify'],
+    },
+    '--accept-expired': {
+      value: false,
+      help: 'report a certificate past its validUntil without failing on it',
+      commands: ['verify'],
+    },
+    '--help': { value: false, help: 'this help', commands: ['certify', 'serve', 'replay', 'verify', 'restore', 'help'] },
+  };
 
 export interface ParsedArgs {
   command: Command;

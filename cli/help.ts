@@ -91,7 +91,8 @@ export function help(command?: Command): string {
   );
   if (command === 'verify') lines.push(...VERIFY_NOTES);
   const own = Object.entries(OWN_FLAGS).filter(([, f]) => f.commands.includes(command));
-  lines.push('Flags:', ...own.map(([flag, f]) => `  ${`${flag}${f.value ? ' <value>' : ''}`.padEnd(26)}${f.help}`), '');
+  const helpOf = (f: (typeof OWN_FLAGS)[string]) => (typeof f.help === 'string' ? f.help : (f.help[command] ?? ''));
+  lines.push('Flags:', ...own.map(([flag, f]) => `  ${`${flag}${f.value ? ' <value>' : ''}`.padEnd(26)}${helpOf(f)}`), '');
   if (command === 'certify' || command === 'replay') {
     lines.push(
       'Settings: each is an environment variable and a flag (shown last); the flag wins, then the',

@@ -40,7 +40,7 @@ export const SUBMIT_HELP = [
   '  url: https://inventory.acme.example/v1     # the BASE_URL the run certified',
   '',
   'Examples:',
-  '  npx inventory-conformance certify --base-url https://inventory.acme.example/v1 --strict --sign-key signer.pem',
+  '  API_KEY=… RATE_LIMIT_KEY=… LOAD_KEY=… npx inventory-conformance certify --base-url https://inventory.acme.example/v1 --api-url https://inventory.acme.example/quickstart --strict --sign-key signer.pem',
   '  npx inventory-conformance submit --product product.yaml',
   '  npx inventory-conformance verify submission/acme-acme-inventory-2.4.1 --public-key signer.pub.pem',
   '',

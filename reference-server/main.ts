@@ -33,7 +33,7 @@ export function parseFlags(argv: readonly string[]): Record<string, string> {
 export function usage(): string {
   const rows = SETTINGS.map((s) => `  ${flagOf(s.env).padEnd(27)} ${s.env.padEnd(25)} ${s.description} (default ${s.default})`);
   return [
-    'usage: inventory-conformance serve [flags]   (in a clone: npm start -- [flags])',
+    'Usage: inventory-conformance serve [flags]   (in a clone: npm start -- [flags])',
     `  ${'flag'.padEnd(27)} ${'environment'.padEnd(25)} meaning`,
     ...rows,
   ].join('\n');

@@ -157,7 +157,7 @@ export async function preflight(run: PreparedRun, opened: OpenedTarget, signal?:
   }
   for (const line of pre.lines) detail(`certify: ${line}\n`);
   say(
-    `certify: profile ${run.config.profile}; phases ${run.phases.join(' → ')}; keys given: ` +
+    `certify: profile ${run.config.profile}; phases ${run.phases.join(', ')} (together, each opening when it may); keys given: ` +
       `${SECRET_VARIABLES.filter((n) => env[n]).join(', ') || 'none'}; reports in ${run.reportsDir}\n`,
   );
   for (const note of run.config.notes) say(`certify: note: ${note}\n`);

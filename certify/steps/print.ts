@@ -9,7 +9,7 @@ import type { JournalReport } from './repair.ts';
 import type { ConformanceReport } from '../verdict.ts';
 import { quoteSentence } from '../certificate/quotes.ts';
 import { failureLine, failureTexts } from '../failure-text.ts';
-import { footprintLine, messageAddresses, messagesCountedText } from '../footprint.ts';
+import { budgetLine, footprintLine, messageAddresses, messagesCountedText } from '../footprint.ts';
 import { otherRunsLines } from './target-lock.ts';
 
 /** The run-level "target left changed" lines: each pet, its original and its current count, what to do (the messages posted: `messagesCounted`). */
@@ -140,10 +140,9 @@ export function printSummary(
     say(
       `Left on the target, by design: ${messages} (to ${messageAddresses(posted).join(', ')}); the API cannot take a message back (not a failure)\n`,
     );
-  // The budget's own line when it adds to that: what it kept back, or messages posted nowhere in the journal.
-  const budget = report.footprint?.messages;
-  const footprint = footprintLine(budget);
-  if (footprint && (!messages || budget?.unexpectedlyQueued || Object.keys(budget?.refusedByBudget ?? {}).length)) say(`${footprint}\n`);
+  // The budget's own line: whole without a journal's count, else only what it adds (what it kept back).
+  const budget = messages ? budgetLine(report.footprint?.messages) : footprintLine(report.footprint?.messages);
+  if (budget) say(`${budget}\n`);
   for (const k of report.pacing ?? []) {
     // Each key's pacing only when verbose, unless it tells of a problem (a 429 sent early, a ban, another client).
     const speak = k.earlyRequests || k.suspectedBan || k.anotherClient ? say : detail;

@@ -48,10 +48,10 @@ export interface Progress {
   waits: number;
 }
 
-/** `; all phases meanwhile: 62 requests, 1 429, 1 wait; 1 phase left`: the run-wide pacer's counts while a phase ran (phases overlap), and what remains. */
+/** `; all phases meanwhile: 62 requests (1 answered 429), 1 wait; 1 phase left`: the run-wide pacer's counts while a phase ran (phases overlap), and what remains. */
 export function progressText(before: Progress, after: Progress, left: number): string {
   const n = (count: number, one: string, many = `${one}s`) => `${count} ${count === 1 ? one : many}`;
-  return `; all phases meanwhile: ${n(after.requests - before.requests, 'request')}, ${n(after.refused - before.refused, '429', '429s')}, ${n(after.waits - before.waits, 'wait')}; ${left ? `${n(left, 'phase')} left` : 'last phase'}`;
+  return `; all phases meanwhile: ${n(after.requests - before.requests, 'request')} (${after.refused - before.refused} answered 429), ${n(after.waits - before.waits, 'wait')}; ${left ? `${n(left, 'phase')} left` : 'last phase'}`;
 }
 
 /**

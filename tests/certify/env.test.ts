@@ -93,6 +93,21 @@ test("env: a bad value of any group (load, generated, cli) is a usage error by t
   }
 });
 
+// Spec, Overview: both base addresses end in the version segment /v1.
+for (const [base, ok] of [
+  ['https://staging.example.com', false],
+  ['https://staging.example.com/v2', false],
+  ['https://staging.example.com/v1x', false],
+  ['https://staging.example.com/v1', true],
+  ['https://staging.example.com/api/v1/', true],
+] as const) {
+  test(`env: BASE_URL ${base} ${ok ? 'is taken' : 'is a usage error: it does not end in /v1'}`, () => {
+    const errors = errorsOf({ ...external, BASE_URL: base });
+    if (ok) expect(errors).toEqual([]);
+    else expect(errors).toEqual(['BASE_URL must end in /v1, as every base address of the spec does (the value is not shown)']);
+  });
+}
+
 test('env: every problem is reported at once', () => {
   const errors = errorsOf({ BASE_URL: 'nope', API_PLAN: 'gold', CONFORMANCE_PROFILE: 'x' });
   expect(errors.length).toBeGreaterThanOrEqual(4);

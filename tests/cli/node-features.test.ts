@@ -73,5 +73,5 @@ test(`node ${process.version}: the reference server starts as the CLI starts it,
   expect(args.includes('--import'), 'a loader').toBe(!NODE_STRIPS_TYPES);
   const r = spawnSync(process.execPath, [...args, '--help'], { encoding: 'utf8', timeout: 60_000 });
   expect(r.status, r.stderr).toBe(0);
-  expect(r.stdout).toContain('usage: inventory-conformance serve');
+  expect(r.stdout).toContain('Usage: inventory-conformance serve');
 });

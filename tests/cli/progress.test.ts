@@ -17,12 +17,12 @@ test('progress: one line per phase with its budget, then the requests and waits 
   await runPhases(['functional', 'rate-limit'], run, (t) => said.push(t), { phaseTimeoutS: 900, progress: () => counter });
   expect(said).toEqual([
     '▶ phase 1/2: functional (at most 900 s, PHASE_TIMEOUT_S)\n',
-    '■ phase functional finished in 1.2 s: all checks passed; all phases meanwhile: 227 requests, 0 429s, 0 waits; 1 phase left\n',
+    '■ phase functional finished in 1.2 s: all checks passed; all phases meanwhile: 227 requests (0 answered 429), 0 waits; 1 phase left\n',
     '▶ phase 2/2: rate-limit (at most 900 s, PHASE_TIMEOUT_S)\n',
-    '■ phase rate-limit finished in 1.2 s: all checks passed; all phases meanwhile: 1 request, 1 429, 1 wait; last phase\n',
+    '■ phase rate-limit finished in 1.2 s: all checks passed; all phases meanwhile: 1 request (1 answered 429), 1 wait; last phase\n',
   ]);
   expect(progressText({ requests: 5, refused: 0, waits: 0 }, { requests: 5, refused: 2, waits: 2 }, 2)).toBe(
-    '; all phases meanwhile: 0 requests, 2 429s, 2 waits; 2 phases left',
+    '; all phases meanwhile: 0 requests (2 answered 429), 2 waits; 2 phases left',
   );
 });
 
