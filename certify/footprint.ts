@@ -15,12 +15,8 @@ const counted = (by: Record<string, number>): string =>
 /** "Messages queued: 20 of at most 20 (MAX_MESSAGES): …"; undefined without a report. */
 export function footprintLine(m: MessageReport | undefined): string | undefined {
   if (!m) return undefined;
-  return (
-    [
-      `Messages queued: ${m.queued} of at most ${m.limit} (MAX_MESSAGES)${m.queued ? `: ${counted(m.byCheck)}` : ''}`,
-      ...budgetNotes(m),
-    ].join('; ') + '.'
-  );
+  const queued = `Messages queued: ${m.queued} of at most ${m.limit} (MAX_MESSAGES)${m.queued ? `: ${counted(m.byCheck)}` : ''}`;
+  return `${[queued, ...budgetNotes(m)].join('; ')}.`;
 }
 
 /**
