@@ -33,8 +33,6 @@ export interface SettingInput<N extends string, K extends SettingKind, D extends
   minExclusive?: boolean;
   /** A unit shown in messages and help, e.g. `seconds`. */
   unit?: string;
-  /** `url`: the last path segment it must end in, e.g. `/v1`. */
-  pathEnd?: string;
   /** CLI flag; derived from the name (`--max-retry-after-s`) unless given; `false`: environment only. */
   flag?: string | false;
 }
@@ -176,11 +174,6 @@ export function parseValue(s: Setting, rawUntrimmed: string): ParsedValue {
         return { ok: false, message: `${s.name} must not carry credentials (the value is not shown); pass the key in API_KEY` };
       if (url.search || url.hash)
         return { ok: false, message: `${s.name} must not have a query or fragment (the value is not shown: it may carry a key)` };
-      if (s.pathEnd && !url.pathname.replace(/\/+$/, '').endsWith(s.pathEnd))
-        return {
-          ok: false,
-          message: `${s.name} must end in ${s.pathEnd}, as every base address of the spec does (the value is not shown)`,
-        };
       return { ok: true, value: raw.replace(/\/+$/, '') };
     }
     default:

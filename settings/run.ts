@@ -12,12 +12,7 @@ export const PLANS: readonly Plan[] = [...(Object.keys(PLAN_LIMITS) as Plan[]), 
 export const PROFILES = ['full', 'readonly'] as const;
 
 export const RUN_SETTINGS = defineGroup('run', 'Target, keys and run', [
-  setting({
-    name: 'BASE_URL',
-    kind: 'url',
-    pathEnd: '/v1',
-    help: 'Inventory base address, ends in /v1. Unset: certify the bundled reference server.',
-  }),
+  setting({ name: 'BASE_URL', kind: 'url', help: 'Inventory base address, ends in /v1. Unset: certify the bundled reference server.' }),
   setting({
     name: 'API_URL',
     kind: 'url',
