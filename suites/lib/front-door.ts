@@ -69,7 +69,7 @@ export interface AnswerLike {
 
 const header = (a: AnswerLike, name: string): string | undefined => getHeader(a.headers, name);
 
-/** The body's shape: `an HTML body`, `a JSON body`, `a text body`, `an empty body`, `a body of type <type>`. */
+/** The body's shape: `an HTML body`, `a JSON body`, `a text body`, `an empty body`, `a body of type <type>`; unread and untyped: `a body without Content-Type`. */
 export function bodyShape(a: AnswerLike): string {
   const type = (header(a, 'content-type') ?? '').split(';')[0]!.trim().toLowerCase();
   const text = a.text?.trim();

@@ -8,8 +8,8 @@ import { CASE_WINDOW_MS } from '../../faults/reference.ts';
 // (SECOND_RUN_WINDOW_MS of faults/harness.ts): the window reaches the bundled reference server, never a
 // deployment the case starts itself.
 const rows: Array<{ what: string; c: MatrixCase; asked?: number; window: number }> = [
-  { what: 'the bundled reference server, no window asked', c: { id: 'fault:a' }, window: CASE_WINDOW_MS },
-  { what: 'the bundled reference server, 20 s asked', c: { id: 'fault:a' }, asked: 20_000, window: 20_000 },
+  { what: "a case's reference server, no window asked", c: { id: 'fault:a' }, window: CASE_WINDOW_MS },
+  { what: "a case's reference server, 20 s asked", c: { id: 'fault:a' }, asked: 20_000, window: 20_000 },
   {
     what: 'a deployment of its own, 20 s asked',
     c: { id: 'fault:b', upstream: () => startReferenceTarget({ minuteWindowMs: 7_000 }) },

@@ -118,4 +118,9 @@ test("who answered: the Server header, or its absence, and the body's shape", ()
   expect(bodyShape({ headers: { 'content-type': 'application/problem+json' }, text: '{}' })).toBe('a JSON body');
   expect(bodyShape({ headers: { 'content-type': 'text/plain' }, text: '<html><body>x</body></html>' })).toBe('an HTML body');
   expect(bodyShape({ headers: { 'content-type': 'application/octet-stream' }, text: 'x' })).toBe('a body of type application/octet-stream');
+  // Headers only (a refused request's record): the shape comes from Content-Type alone.
+  expect(answeredBy({ headers: { server: 'gate', 'content-type': 'text/html; charset=utf-8' } })).toBe(
+    'gate (Server header), an HTML body',
+  );
+  expect(answeredBy({ headers: {} })).toBe('an answerer without a Server header, a body without Content-Type');
 });
